@@ -1,0 +1,1 @@
+//! tiny-pi: an agent loop. Placeholder while the core lands.
