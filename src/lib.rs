@@ -1,1 +1,30 @@
-//! tiny-pi: an agent loop. Placeholder while the core lands.
+//! tiny-pi: an agent loop. The model streams, the loop runs the tools it asks for, appends each result
+//! paired to its call, and asks again until a row of the decision table ends the run.
+//!
+//! The core (everything but `wasm`) is plain Rust on `futures`; the `wasm` module is the thin bridge that
+//! JavaScript calls.
+
+pub mod agent_loop;
+pub mod event;
+pub mod message;
+pub mod model;
+pub mod schema;
+pub mod signal;
+pub mod tools;
+pub mod trace;
+pub mod transcript;
+
+#[cfg(target_arch = "wasm32")]
+mod wasm;
+
+pub use agent_loop::{run_agent_loop, AgentContext, LoopOptions, NoObserver, Observer, DEFAULT_MAX_STEPS};
+pub use event::{LoopEvent, RunReason, RunResult, SkipReason};
+pub use message::*;
+pub use model::{Model, ModelEvent, ModelRequest, ModelStream, RecordedRequest, ScriptedModel, StreamEvent};
+pub use signal::{AbortController, AbortSignal, SignalSource};
+pub use tools::{
+    Clock, ExecutionContext, ProgressSink, Tool, ToolCallContext, ToolDefinition, ToolExecutor, ToolHandler, ToolOutput,
+    ToolRegistry, ToolReply,
+};
+pub use trace::{format_trace, prologue_trace, validate_trace, Owner, TraceKind, TraceRecord};
+pub use transcript::{validate_transcript, Problem, ProblemKind, Validation};

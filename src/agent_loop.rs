@@ -1,0 +1,324 @@
+//! The agent loop (SPEC §4): ask the model, decide, run the requested tools, append each result paired to
+//! its call, ask again. Reads top-down like pi-agent-core's `agent-loop.ts`:
+//! `drive` → `stream_response` → `decide` (the decision table) → `execute_batch` / `skip_calls` → `finish`.
+
+use std::collections::HashSet;
+use std::future::poll_fn;
+use std::rc::Rc;
+use std::task::Poll;
+
+use futures::channel::mpsc;
+use futures::future::LocalBoxFuture;
+use futures::stream::{FuturesUnordered, StreamExt};
+use serde_json::json;
+
+use crate::event::{LoopEvent, RunReason, RunResult, SkipReason};
+use crate::message::{AgentMessage, AssistantMessage, Extra, MediaBlock, StopReason, ToolCall, ToolResultMessage};
+use crate::model::{Model, ModelRequest, ModelStream, StreamEvent};
+use crate::signal::AbortSignal;
+use crate::tools::{Clock, ExecutionContext, ToolDefinition, ToolExecutor, ToolReply};
+
+pub const DEFAULT_MAX_STEPS: u32 = 32;
+
+/// The system prompt and the messages a run starts from. The run works on its own copy.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct AgentContext {
+    pub system_prompt: Option<String>,
+    pub messages: Vec<AgentMessage>,
+}
+
+/// Receives every event of a run, in order. `Ok(Some(future))` is an observer that wants to be awaited
+/// before the loop goes on (a JS `onEvent` returning a promise); `Err` is an observer that threw.
+pub trait Observer<E> {
+    #[allow(clippy::type_complexity)]
+    fn on_event(&self, event: LoopEvent<'_, E>) -> Result<Option<LocalBoxFuture<'static, Result<(), String>>>, String>;
+}
+
+/// An observer that ignores everything.
+pub struct NoObserver;
+
+impl<E> Observer<E> for NoObserver {
+    fn on_event(&self, _: LoopEvent<'_, E>) -> Result<Option<LocalBoxFuture<'static, Result<(), String>>>, String> {
+        Ok(None)
+    }
+}
+
+/// Everything a run needs. `tools` are the definitions sent on every request; `executor` runs the calls
+/// (a `ToolRegistry`, or the caller's own executor).
+pub struct LoopOptions<'a, M: Model> {
+    pub context: AgentContext,
+    pub model: &'a M,
+    pub tools: Vec<ToolDefinition>,
+    pub executor: &'a dyn ToolExecutor,
+    pub signal: AbortSignal,
+    pub max_steps: u32,
+    pub observer: &'a dyn Observer<<M::Stream as ModelStream>::Event>,
+    pub clock: Clock,
+}
+
+/// How a run ends: the reason, and for `Error` what went wrong.
+#[derive(Debug, Clone, PartialEq)]
+enum End {
+    Stop,
+    Length,
+    Error(String),
+    Aborted,
+    MaxSteps,
+}
+
+/// One row of the decision table.
+#[derive(Debug, Clone, PartialEq)]
+enum Decision {
+    /// Run every call at once, append the results in call order, then ask again.
+    Execute,
+    /// Answer every call with a skipped result (none when there are no calls), then end.
+    Skip(SkipReason, End),
+    /// Nothing to answer: end.
+    Finish(End),
+}
+
+/// The decision table of SPEC §4, one model response at a time.
+fn decide(message: &AssistantMessage, calls: &[ToolCall]) -> Decision {
+    use Decision::{Execute, Finish, Skip};
+    match (message.stop_reason, calls.is_empty()) {
+        (StopReason::Stop, true) => Finish(End::Stop),
+        (StopReason::Stop, false) => Skip(
+            SkipReason::UnexpectedStop,
+            End::Error(format!("the model stopped with {} tool call(s) it did not ask to run", calls.len())),
+        ),
+        (StopReason::ToolUse, true) => Finish(End::Error("the model asked for tool use but sent no tool calls".into())),
+        (StopReason::ToolUse, false) => match repeated_id(calls) {
+            Some(id) => Skip(
+                SkipReason::DuplicateCallId,
+                End::Error(format!("the model used tool call id \"{id}\" more than once in one message")),
+            ),
+            None => Execute,
+        },
+        (StopReason::Length, _) => Skip(SkipReason::Length, End::Length),
+        (StopReason::Error, _) => Skip(
+            SkipReason::Error,
+            End::Error(message.error_message.clone().unwrap_or_else(|| "the model response ended with an error".into())),
+        ),
+        (StopReason::Aborted, _) => Skip(SkipReason::Aborted, End::Aborted),
+    }
+}
+
+fn repeated_id(calls: &[ToolCall]) -> Option<&str> {
+    let mut seen = HashSet::new();
+    calls.iter().map(|c| c.id.as_str()).find(|id| !seen.insert(*id))
+}
+
+/// Runs the loop to its end. Never fails: every way a run can go wrong is a reason in the result.
+pub async fn run_agent_loop<M: Model>(options: LoopOptions<'_, M>) -> RunResult {
+    let LoopOptions { context, model, tools, executor, signal, max_steps, observer, clock } = options;
+    let mut run = Run {
+        model,
+        executor,
+        system_prompt: context.system_prompt,
+        tools,
+        signal,
+        max_steps,
+        clock,
+        messages: context.messages,
+        steps: 0,
+        emitter: Emitter { observer, first_error: None },
+    };
+    let end = run.drive().await;
+    run.finish(end).await
+}
+
+struct Run<'a, M: Model> {
+    model: &'a M,
+    executor: &'a dyn ToolExecutor,
+    system_prompt: Option<String>,
+    tools: Vec<ToolDefinition>,
+    signal: AbortSignal,
+    max_steps: u32,
+    clock: Clock,
+    messages: Vec<AgentMessage>,
+    steps: u32,
+    emitter: Emitter<'a, <M::Stream as ModelStream>::Event>,
+}
+
+impl<M: Model> Run<'_, M> {
+    /// One model request per step until a row of the table ends the run.
+    async fn drive(&mut self) -> End {
+        loop {
+            // Checkpoint 1: no new request once aborted.
+            if self.signal.aborted() {
+                return End::Aborted;
+            }
+            if self.steps >= self.max_steps {
+                return End::MaxSteps;
+            }
+            self.steps += 1;
+            let message = match self.stream_response().await {
+                Ok(message) => message,
+                Err(error) => return End::Error(error),
+            };
+            let calls: Vec<ToolCall> = message.tool_calls().cloned().collect();
+            let decision = decide(&message, &calls);
+            self.append_assistant(message).await;
+            match decision {
+                Decision::Execute => self.execute_batch(&calls).await,
+                Decision::Skip(reason, end) => {
+                    self.skip_calls(&calls, reason).await;
+                    return end;
+                }
+                Decision::Finish(end) => return end,
+            }
+            // Checkpoint 2: the batch is appended; abort before asking again.
+            if self.signal.aborted() {
+                return End::Aborted;
+            }
+        }
+    }
+
+    /// Streams one response: every event goes to the observer, then the final message is taken from
+    /// `result()` or, without one, from the terminal event. A stream that throws or ends without a final
+    /// message is an error and appends nothing.
+    async fn stream_response(&mut self) -> Result<AssistantMessage, String> {
+        let request = ModelRequest {
+            system_prompt: self.system_prompt.as_deref(),
+            messages: &self.messages,
+            tools: &self.tools,
+        };
+        let mut stream = self.model.stream(request, &self.signal)?;
+        let from_result = stream.has_result();
+        let mut terminal = None;
+        while let Some(event) = stream.next().await {
+            let event = event?;
+            if !from_result {
+                terminal = event.final_message().or(terminal);
+            }
+            self.emitter.emit(LoopEvent::ModelEvent { event: &event }).await;
+        }
+        if from_result {
+            stream.result().await
+        } else {
+            terminal.unwrap_or_else(|| Err("the model stream ended without a final message".into()))
+        }
+    }
+
+    async fn append_assistant(&mut self, message: AssistantMessage) {
+        self.messages.push(AgentMessage::Assistant(message));
+        if let Some(AgentMessage::Assistant(message)) = self.messages.last() {
+            self.emitter.emit(LoopEvent::AssistantMessage { message }).await;
+        }
+    }
+
+    /// Every `tool_start`, then all calls at once; `tool_end` in completion order, results appended in call
+    /// order once the whole batch has finished.
+    async fn execute_batch(&mut self, calls: &[ToolCall]) {
+        for call in calls {
+            self.emitter.emit(LoopEvent::ToolStart { call }).await;
+        }
+        let (progress_tx, mut progress_rx) = mpsc::unbounded::<(usize, Vec<MediaBlock>)>();
+        let mut running: FuturesUnordered<_> = calls
+            .iter()
+            .enumerate()
+            .map(|(index, call)| {
+                let tx = progress_tx.clone();
+                let context = ExecutionContext {
+                    signal: self.signal.clone(),
+                    progress: Rc::new(move |content| {
+                        // The receiver is gone only after the batch ended; late progress is dropped.
+                        let _ = tx.unbounded_send((index, content));
+                    }),
+                    clock: self.clock.clone(),
+                };
+                let execution = self.executor.execute(call, context);
+                async move { (index, execution.await) }
+            })
+            .collect();
+        drop(progress_tx);
+
+        let mut results: Vec<Option<ToolResultMessage>> = vec![None; calls.len()];
+        loop {
+            // Progress already reported goes out before the completion that follows it.
+            let next = poll_fn(|cx| {
+                if let Poll::Ready(Some(progress)) = progress_rx.poll_next_unpin(cx) {
+                    return Poll::Ready(Some(Err(progress)));
+                }
+                running.poll_next_unpin(cx).map(|done| done.map(Ok))
+            })
+            .await;
+            match next {
+                Some(Err((index, content))) => {
+                    let event = LoopEvent::ToolProgress { call_id: &calls[index].id, content: &content };
+                    self.emitter.emit(event).await;
+                }
+                Some(Ok((index, reply))) => {
+                    let result = finalize(&calls[index], reply, (self.clock)());
+                    self.emitter.emit(LoopEvent::ToolEnd { result: &result }).await;
+                    results[index] = Some(result);
+                }
+                None => break,
+            }
+        }
+        self.messages.extend(results.into_iter().flatten().map(AgentMessage::ToolResult));
+    }
+
+    /// Answers each distinct call id with a skipped result, announced by `tool_skipped`.
+    async fn skip_calls(&mut self, calls: &[ToolCall], reason: SkipReason) {
+        let mut answered = HashSet::new();
+        for call in calls.iter().filter(|call| answered.insert(call.id.as_str())) {
+            self.messages.push(AgentMessage::ToolResult(skipped(call, reason, (self.clock)())));
+            if let Some(AgentMessage::ToolResult(result)) = self.messages.last() {
+                self.emitter.emit(LoopEvent::ToolSkipped { result }).await;
+            }
+        }
+    }
+
+    async fn finish(mut self, end: End) -> RunResult {
+        let (reason, error) = match end {
+            End::Stop => (RunReason::Stop, None),
+            End::Length => (RunReason::Length, None),
+            End::Error(error) => (RunReason::Error, Some(error)),
+            End::Aborted => (RunReason::Aborted, None),
+            End::MaxSteps => (RunReason::MaxSteps, None),
+        };
+        self.emitter.emit(LoopEvent::TurnEnd { reason, steps: self.steps }).await;
+        RunResult { reason, messages: self.messages, steps: self.steps, error, observer_error: self.emitter.first_error }
+    }
+}
+
+/// The result of an executed call; a rejection becomes an error result with its message (never a stack).
+fn finalize(call: &ToolCall, reply: Result<ToolReply, String>, now: f64) -> ToolResultMessage {
+    match reply {
+        Ok(reply) => reply.into_result(call, now),
+        Err(message) => ToolResultMessage::error(call, message, now),
+    }
+}
+
+/// The result answering a call the loop did not run.
+pub fn skipped(call: &ToolCall, reason: SkipReason, now: f64) -> ToolResultMessage {
+    ToolResultMessage {
+        tool_call_id: call.id.clone(),
+        tool_name: call.name.clone(),
+        content: vec![MediaBlock::text(reason.explanation())],
+        details: Some(json!({ "skipped": true, "reason": reason.as_str() })),
+        is_error: true,
+        timestamp: now,
+        extra: Extra::new(),
+    }
+}
+
+/// Sends events to the observer, awaiting it when it asks; keeps the first error it throws.
+struct Emitter<'a, E> {
+    observer: &'a dyn Observer<E>,
+    first_error: Option<String>,
+}
+
+impl<E> Emitter<'_, E> {
+    async fn emit(&mut self, event: LoopEvent<'_, E>) {
+        let outcome = match self.observer.on_event(event) {
+            Ok(None) => Ok(()),
+            Ok(Some(pending)) => pending.await,
+            Err(error) => Err(error),
+        };
+        if let Err(error) = outcome {
+            self.first_error.get_or_insert(error);
+        }
+    }
+}

@@ -1,0 +1,96 @@
+//! What a run reports while it runs (SPEC §4, `LoopEvent`) and how it ends.
+
+use serde::{Deserialize, Serialize};
+
+use crate::message::{AssistantMessage, MediaBlock, ToolCall, ToolResultMessage};
+
+/// One observable step of a run. Borrowed, so emitting an event copies nothing; `E` is the model's own
+/// event type, forwarded untouched (the wasm bridge hands JS the very objects the model yielded).
+#[derive(Debug, Serialize)]
+#[serde(tag = "type", rename_all = "snake_case", rename_all_fields = "camelCase")]
+pub enum LoopEvent<'a, E> {
+    ModelEvent { event: &'a E },
+    AssistantMessage { message: &'a AssistantMessage },
+    ToolStart { call: &'a ToolCall },
+    ToolProgress { call_id: &'a str, content: &'a [MediaBlock] },
+    ToolEnd { result: &'a ToolResultMessage },
+    ToolSkipped { result: &'a ToolResultMessage },
+    TurnEnd { reason: RunReason, steps: u32 },
+}
+
+impl<E> LoopEvent<'_, E> {
+    pub fn kind(&self) -> &'static str {
+        match self {
+            LoopEvent::ModelEvent { .. } => "model_event",
+            LoopEvent::AssistantMessage { .. } => "assistant_message",
+            LoopEvent::ToolStart { .. } => "tool_start",
+            LoopEvent::ToolProgress { .. } => "tool_progress",
+            LoopEvent::ToolEnd { .. } => "tool_end",
+            LoopEvent::ToolSkipped { .. } => "tool_skipped",
+            LoopEvent::TurnEnd { .. } => "turn_end",
+        }
+    }
+}
+
+/// Why a run ended (`turn_end.reason`, `result.reason`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum RunReason {
+    Stop,
+    Length,
+    Error,
+    Aborted,
+    MaxSteps,
+}
+
+/// Why a tool call was answered without running (`details.reason` of a skipped result).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum SkipReason {
+    Length,
+    Error,
+    Aborted,
+    UnexpectedStop,
+    DuplicateCallId,
+}
+
+impl SkipReason {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SkipReason::Length => "length",
+            SkipReason::Error => "error",
+            SkipReason::Aborted => "aborted",
+            SkipReason::UnexpectedStop => "unexpected-stop",
+            SkipReason::DuplicateCallId => "duplicate-call-id",
+        }
+    }
+
+    /// The one sentence a skipped result carries.
+    pub fn explanation(self) -> &'static str {
+        match self {
+            SkipReason::Length => "Tool call was not executed because the model response was truncated.",
+            SkipReason::Error => "Tool call was not executed because the model response ended with an error.",
+            SkipReason::Aborted => "Tool call was not executed because the run was aborted.",
+            SkipReason::UnexpectedStop => {
+                "Tool call was not executed because the model stopped instead of requesting tool use."
+            }
+            SkipReason::DuplicateCallId => {
+                "Tool call was not executed because its id was used by more than one call in the same message."
+            }
+        }
+    }
+}
+
+/// What `run_agent_loop` returns.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RunResult {
+    pub reason: RunReason,
+    pub messages: Vec<crate::message::AgentMessage>,
+    pub steps: u32,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    /// The first error an observer threw; the run went on regardless.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub observer_error: Option<String>,
+}

@@ -1,0 +1,207 @@
+//! The canonical transcript (SPEC §1), in pi-ai's JSON shapes.
+//!
+//! Every struct keeps unknown fields in `extra` so that provider data (usage, api, model, signatures, ...)
+//! survives a run unchanged.
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+/// Fields a message or block carried that tiny-pi does not interpret; written back verbatim.
+pub type Extra = Map<String, Value>;
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TextContent {
+    pub text: String,
+    #[serde(flatten)]
+    pub extra: Extra,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ThinkingContent {
+    pub thinking: String,
+    #[serde(flatten)]
+    pub extra: Extra,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ImageContent {
+    pub data: String,
+    pub mime_type: String,
+    #[serde(flatten)]
+    pub extra: Extra,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolCall {
+    pub id: String,
+    pub name: String,
+    /// A JSON object in well-formed calls; kept as any value so a malformed call still reaches
+    /// the executor, which answers it with an error result instead of losing it.
+    #[serde(default = "empty_object")]
+    pub arguments: Value,
+    #[serde(flatten)]
+    pub extra: Extra,
+}
+
+fn empty_object() -> Value {
+    Value::Object(Map::new())
+}
+
+/// A block of user or tool-result content.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "camelCase")]
+pub enum MediaBlock {
+    Text(TextContent),
+    Image(ImageContent),
+}
+
+/// A block of assistant content.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "camelCase")]
+pub enum AssistantBlock {
+    Text(TextContent),
+    Thinking(ThinkingContent),
+    ToolCall(ToolCall),
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum UserContent {
+    Text(String),
+    Blocks(Vec<MediaBlock>),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum StopReason {
+    Stop,
+    Length,
+    ToolUse,
+    Error,
+    Aborted,
+}
+
+impl StopReason {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            StopReason::Stop => "stop",
+            StopReason::Length => "length",
+            StopReason::ToolUse => "toolUse",
+            StopReason::Error => "error",
+            StopReason::Aborted => "aborted",
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct UserMessage {
+    pub content: UserContent,
+    /// Lenient on input (0 when missing): hand-written messages often leave it out.
+    #[serde(default)]
+    pub timestamp: f64,
+    #[serde(flatten)]
+    pub extra: Extra,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AssistantMessage {
+    pub content: Vec<AssistantBlock>,
+    pub stop_reason: StopReason,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error_message: Option<String>,
+    /// Lenient on input (0 when missing): hand-written messages often leave it out.
+    #[serde(default)]
+    pub timestamp: f64,
+    #[serde(flatten)]
+    pub extra: Extra,
+}
+
+impl AssistantMessage {
+    /// A message with no provider fields, handy for scripts and tests.
+    pub fn new(content: Vec<AssistantBlock>, stop_reason: StopReason) -> Self {
+        AssistantMessage { content, stop_reason, error_message: None, timestamp: 0.0, extra: Extra::new() }
+    }
+
+    /// The tool calls of this message, in content order.
+    pub fn tool_calls(&self) -> impl Iterator<Item = &ToolCall> {
+        self.content.iter().filter_map(|block| match block {
+            AssistantBlock::ToolCall(call) => Some(call),
+            _ => None,
+        })
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ToolResultMessage {
+    pub tool_call_id: String,
+    pub tool_name: String,
+    pub content: Vec<MediaBlock>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub details: Option<Value>,
+    pub is_error: bool,
+    /// Lenient on input (0 when missing): hand-written messages often leave it out.
+    #[serde(default)]
+    pub timestamp: f64,
+    #[serde(flatten)]
+    pub extra: Extra,
+}
+
+impl ToolResultMessage {
+    /// An error result answering `call`: the text is kept, nothing else (never a stack).
+    pub fn error(call: &ToolCall, text: impl Into<String>, timestamp: f64) -> Self {
+        ToolResultMessage {
+            tool_call_id: call.id.clone(),
+            tool_name: call.name.clone(),
+            content: vec![MediaBlock::text(text)],
+            details: None,
+            is_error: true,
+            timestamp,
+            extra: Extra::new(),
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "role", rename_all = "camelCase")]
+pub enum AgentMessage {
+    User(UserMessage),
+    Assistant(AssistantMessage),
+    ToolResult(ToolResultMessage),
+}
+
+impl MediaBlock {
+    pub fn text(text: impl Into<String>) -> Self {
+        MediaBlock::Text(TextContent { text: text.into(), extra: Extra::new() })
+    }
+}
+
+impl AssistantBlock {
+    pub fn text(text: impl Into<String>) -> Self {
+        AssistantBlock::Text(TextContent { text: text.into(), extra: Extra::new() })
+    }
+
+    pub fn thinking(thinking: impl Into<String>) -> Self {
+        AssistantBlock::Thinking(ThinkingContent { thinking: thinking.into(), extra: Extra::new() })
+    }
+
+    pub fn tool_call(id: impl Into<String>, name: impl Into<String>, arguments: Value) -> Self {
+        AssistantBlock::ToolCall(ToolCall { id: id.into(), name: name.into(), arguments, extra: Extra::new() })
+    }
+}
+
+impl AgentMessage {
+    pub fn user(text: impl Into<String>, timestamp: f64) -> Self {
+        AgentMessage::User(UserMessage { content: UserContent::Text(text.into()), timestamp, extra: Extra::new() })
+    }
+
+    pub fn role(&self) -> &'static str {
+        match self {
+            AgentMessage::User(_) => "user",
+            AgentMessage::Assistant(_) => "assistant",
+            AgentMessage::ToolResult(_) => "toolResult",
+        }
+    }
+}

@@ -1,0 +1,218 @@
+//! The JSON Schema subset tool parameters use: `type`, `properties`, `required`, `enum`, `const`, `items`,
+//! `additionalProperties`, numeric and string/array bounds, and `anyOf`/`oneOf`/`allOf` (what TypeBox emits).
+//! Hand-written because a full validator crate (and its regex engine) would outweigh the whole wasm module;
+//! other keywords are ignored, as JSON Schema prescribes for unknown ones.
+
+use serde_json::{Map, Value};
+
+const TYPES: [&str; 7] = ["null", "boolean", "integer", "number", "string", "array", "object"];
+
+/// Checks `value` against `schema`; the error names the failing path (`arguments.items[2].id: ...`).
+pub fn validate(schema: &Value, value: &Value, path: &str) -> Result<(), String> {
+    let schema = match schema {
+        Value::Bool(true) => return Ok(()),
+        Value::Bool(false) => return Err(format!("{path}: no value is allowed here")),
+        Value::Object(schema) => schema,
+        _ => return Ok(()),
+    };
+    if let Some(expected) = schema.get("type") {
+        check_type(expected, value, path)?;
+    }
+    if let Some(Value::Array(options)) = schema.get("enum") {
+        if !options.contains(value) {
+            return Err(format!("{path}: must be one of {}, got {}", Value::Array(options.clone()), value));
+        }
+    }
+    if let Some(constant) = schema.get("const") {
+        if constant != value {
+            return Err(format!("{path}: must be {constant}, got {value}"));
+        }
+    }
+    match value {
+        Value::Object(object) => validate_object(schema, object, path)?,
+        Value::Array(items) => validate_array(schema, items, path)?,
+        Value::String(s) => {
+            let len = s.chars().count() as f64;
+            bound(schema, "minLength", |min| len >= min, |min| format!("{path}: must be at least {min} characters long"))?;
+            bound(schema, "maxLength", |max| len <= max, |max| format!("{path}: must be at most {max} characters long"))?;
+        }
+        Value::Number(n) => {
+            let x = n.as_f64().unwrap_or(f64::NAN);
+            bound(schema, "minimum", |m| x >= m, |m| format!("{path}: must be >= {m}, got {n}"))?;
+            bound(schema, "maximum", |m| x <= m, |m| format!("{path}: must be <= {m}, got {n}"))?;
+            bound(schema, "exclusiveMinimum", |m| x > m, |m| format!("{path}: must be > {m}, got {n}"))?;
+            bound(schema, "exclusiveMaximum", |m| x < m, |m| format!("{path}: must be < {m}, got {n}"))?;
+        }
+        _ => {}
+    }
+    if let Some(Value::Array(all)) = schema.get("allOf") {
+        for s in all {
+            validate(s, value, path)?;
+        }
+    }
+    if let Some(Value::Array(any)) = schema.get("anyOf") {
+        if !any.iter().any(|s| validate(s, value, path).is_ok()) {
+            return Err(first_failure(any, value, path, "anyOf"));
+        }
+    }
+    if let Some(Value::Array(one)) = schema.get("oneOf") {
+        let matching = one.iter().filter(|s| validate(s, value, path).is_ok()).count();
+        if matching == 0 {
+            return Err(first_failure(one, value, path, "oneOf"));
+        }
+        if matching > 1 {
+            return Err(format!("{path}: matches {matching} schemas of oneOf, expected exactly one"));
+        }
+    }
+    Ok(())
+}
+
+fn validate_object(schema: &Map<String, Value>, object: &Map<String, Value>, path: &str) -> Result<(), String> {
+    if let Some(Value::Array(required)) = schema.get("required") {
+        for key in required.iter().filter_map(Value::as_str) {
+            if !object.contains_key(key) {
+                return Err(format!("{path}: missing required property \"{key}\""));
+            }
+        }
+    }
+    let properties = schema.get("properties").and_then(Value::as_object);
+    for (key, item) in object {
+        let item_path = format!("{path}.{key}");
+        match properties.and_then(|p| p.get(key)) {
+            Some(property) => validate(property, item, &item_path)?,
+            None => match schema.get("additionalProperties") {
+                Some(Value::Bool(false)) => return Err(format!("{path}: unexpected property \"{key}\"")),
+                Some(extra @ Value::Object(_)) => validate(extra, item, &item_path)?,
+                _ => {}
+            },
+        }
+    }
+    let count = object.len() as f64;
+    bound(schema, "minProperties", |m| count >= m, |m| format!("{path}: must have at least {m} properties"))?;
+    bound(schema, "maxProperties", |m| count <= m, |m| format!("{path}: must have at most {m} properties"))
+}
+
+fn validate_array(schema: &Map<String, Value>, items: &[Value], path: &str) -> Result<(), String> {
+    if let Some(item_schema) = schema.get("items") {
+        for (i, item) in items.iter().enumerate() {
+            validate(item_schema, item, &format!("{path}[{i}]"))?;
+        }
+    }
+    let count = items.len() as f64;
+    bound(schema, "minItems", |m| count >= m, |m| format!("{path}: must have at least {m} items"))?;
+    bound(schema, "maxItems", |m| count <= m, |m| format!("{path}: must have at most {m} items"))
+}
+
+fn bound(
+    schema: &Map<String, Value>,
+    key: &str,
+    holds: impl Fn(f64) -> bool,
+    message: impl Fn(f64) -> String,
+) -> Result<(), String> {
+    match schema.get(key).and_then(Value::as_f64) {
+        Some(limit) if !holds(limit) => Err(message(limit)),
+        _ => Ok(()),
+    }
+}
+
+fn first_failure(schemas: &[Value], value: &Value, path: &str, keyword: &str) -> String {
+    let reasons: Vec<String> = schemas.iter().filter_map(|s| validate(s, value, path).err()).collect();
+    format!("{path}: matches none of {keyword} ({})", reasons.join("; "))
+}
+
+fn check_type(expected: &Value, value: &Value, path: &str) -> Result<(), String> {
+    let matches = |name: &str| type_matches(name, value);
+    let ok = match expected {
+        Value::String(name) => matches(name),
+        Value::Array(names) => names.iter().filter_map(Value::as_str).any(matches),
+        _ => true,
+    };
+    if ok {
+        return Ok(());
+    }
+    let wanted = match expected {
+        Value::String(name) => name.clone(),
+        other => other.as_array().into_iter().flatten().filter_map(Value::as_str).collect::<Vec<_>>().join(" or "),
+    };
+    Err(format!("{path}: expected {wanted}, got {}", type_name(value)))
+}
+
+fn type_matches(name: &str, value: &Value) -> bool {
+    match name {
+        "null" => value.is_null(),
+        "boolean" => value.is_boolean(),
+        "number" => value.is_number(),
+        "integer" => value.as_f64().is_some_and(|x| x.fract() == 0.0),
+        "string" => value.is_string(),
+        "array" => value.is_array(),
+        "object" => value.is_object(),
+        _ => false,
+    }
+}
+
+/// The JSON type of a value, in schema words.
+pub fn type_name(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "boolean",
+        Value::Number(n) if n.as_f64().is_some_and(|x| x.fract() == 0.0) => "integer",
+        Value::Number(_) => "number",
+        Value::String(_) => "string",
+        Value::Array(_) => "array",
+        Value::Object(_) => "object",
+    }
+}
+
+/// Checks that a tool's `parameters` is a schema this validator can apply, naming the bad part.
+pub fn check_schema(schema: &Value, path: &str) -> Result<(), String> {
+    let object = match schema {
+        Value::Bool(_) => return Ok(()),
+        Value::Object(object) => object,
+        other => return Err(format!("{path} must be a JSON Schema object, got {}", type_name(other))),
+    };
+    match object.get("type") {
+        None => {}
+        Some(Value::String(name)) if TYPES.contains(&name.as_str()) => {}
+        Some(Value::Array(names)) if names.iter().all(|n| n.as_str().is_some_and(|n| TYPES.contains(&n))) => {}
+        Some(other) => return Err(format!("{path}.type: unknown type {other} (expected one of {})", TYPES.join(", "))),
+    }
+    if let Some(properties) = object.get("properties") {
+        let Some(properties) = properties.as_object() else {
+            return Err(format!("{path}.properties must be an object"));
+        };
+        for (key, property) in properties {
+            check_schema(property, &format!("{path}.properties.{key}"))?;
+        }
+    }
+    if let Some(required) = object.get("required") {
+        if !required.as_array().is_some_and(|r| r.iter().all(Value::is_string)) {
+            return Err(format!("{path}.required must be an array of strings"));
+        }
+    }
+    if let Some(options) = object.get("enum") {
+        if !options.is_array() {
+            return Err(format!("{path}.enum must be an array"));
+        }
+    }
+    for key in ["items", "additionalProperties"] {
+        if let Some(sub) = object.get(key) {
+            check_schema(sub, &format!("{path}.{key}"))?;
+        }
+    }
+    for key in ["anyOf", "oneOf", "allOf"] {
+        if let Some(list) = object.get(key) {
+            let Some(list) = list.as_array() else {
+                return Err(format!("{path}.{key} must be an array of schemas"));
+            };
+            for (i, sub) in list.iter().enumerate() {
+                check_schema(sub, &format!("{path}.{key}[{i}]"))?;
+            }
+        }
+    }
+    for key in ["minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "minLength", "maxLength", "minItems", "maxItems"] {
+        if object.get(key).is_some_and(|v| !v.is_number()) {
+            return Err(format!("{path}.{key} must be a number"));
+        }
+    }
+    Ok(())
+}

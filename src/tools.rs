@@ -1,0 +1,200 @@
+//! Tools (SPEC §3): the registry, the core executor that never fails, and the executor boundary the loop
+//! calls (the registry by default, or a caller's `executeToolCall`).
+
+use std::rc::Rc;
+
+use futures::future::LocalBoxFuture;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::message::{Extra, MediaBlock, ToolCall, ToolResultMessage};
+use crate::schema;
+use crate::signal::AbortSignal;
+
+/// What the model is told about a tool.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolDefinition {
+    pub name: String,
+    #[serde(default)]
+    pub description: String,
+    /// A JSON Schema for the arguments object.
+    #[serde(default = "any_object")]
+    pub parameters: Value,
+}
+
+fn any_object() -> Value {
+    serde_json::json!({ "type": "object" })
+}
+
+/// What a tool's `execute` returns.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ToolOutput {
+    pub content: Vec<MediaBlock>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub details: Option<Value>,
+    #[serde(default)]
+    pub is_error: bool,
+}
+
+/// Called with the content a running tool reports; the loop turns it into `tool_progress`.
+pub type ProgressSink = Rc<dyn Fn(Vec<MediaBlock>)>;
+/// The clock for timestamps the loop and the executor write.
+pub type Clock = Rc<dyn Fn() -> f64>;
+
+/// What every executor gets with a call.
+#[derive(Clone)]
+pub struct ExecutionContext {
+    pub signal: AbortSignal,
+    pub progress: ProgressSink,
+    pub clock: Clock,
+}
+
+/// What a tool's `execute` gets beside its arguments.
+#[derive(Clone)]
+pub struct ToolCallContext {
+    pub call_id: String,
+    pub signal: AbortSignal,
+    pub progress: ProgressSink,
+}
+
+/// A tool's implementation. `Err` is a tool that threw: its message becomes an error result.
+pub trait ToolHandler {
+    fn call(&self, arguments: Value, context: ToolCallContext) -> LocalBoxFuture<'static, Result<ToolOutput, String>>;
+}
+
+impl<F, Fut> ToolHandler for F
+where
+    F: Fn(Value, ToolCallContext) -> Fut,
+    Fut: std::future::Future<Output = Result<ToolOutput, String>> + 'static,
+{
+    fn call(&self, arguments: Value, context: ToolCallContext) -> LocalBoxFuture<'static, Result<ToolOutput, String>> {
+        Box::pin(self(arguments, context))
+    }
+}
+
+pub struct Tool {
+    pub definition: ToolDefinition,
+    pub handler: Rc<dyn ToolHandler>,
+}
+
+/// What an executor answers for one call. Lenient on purpose: a caller's executor may leave out the
+/// pairing fields, which the loop stamps from the call it executed (pairing is the loop's job).
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ToolReply {
+    #[serde(default)]
+    pub content: Vec<MediaBlock>,
+    #[serde(default)]
+    pub details: Option<Value>,
+    #[serde(default)]
+    pub is_error: bool,
+    #[serde(default)]
+    pub timestamp: Option<f64>,
+    #[serde(flatten)]
+    pub extra: Extra,
+}
+
+impl ToolReply {
+    /// The transcript message answering `call`.
+    pub fn into_result(mut self, call: &ToolCall, now: f64) -> ToolResultMessage {
+        // Fields a full ToolResultMessage carries are written from the call, not copied.
+        for key in ["role", "toolCallId", "toolName"] {
+            self.extra.remove(key);
+        }
+        ToolResultMessage {
+            tool_call_id: call.id.clone(),
+            tool_name: call.name.clone(),
+            content: self.content,
+            details: self.details,
+            is_error: self.is_error,
+            timestamp: self.timestamp.unwrap_or(now),
+            extra: self.extra,
+        }
+    }
+}
+
+impl From<ToolResultMessage> for ToolReply {
+    fn from(r: ToolResultMessage) -> Self {
+        ToolReply { content: r.content, details: r.details, is_error: r.is_error, timestamp: Some(r.timestamp), extra: r.extra }
+    }
+}
+
+/// Runs one tool call. `Err` is an executor that rejected; the loop answers the call with an error result.
+pub trait ToolExecutor {
+    fn execute<'a>(&'a self, call: &'a ToolCall, context: ExecutionContext) -> LocalBoxFuture<'a, Result<ToolReply, String>>;
+}
+
+#[derive(Default)]
+pub struct ToolRegistry {
+    tools: Vec<Tool>,
+}
+
+impl ToolRegistry {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Adds a tool. Names are unique and the parameters must be a usable schema.
+    pub fn register(&mut self, tool: Tool) -> Result<(), String> {
+        let name = &tool.definition.name;
+        if name.is_empty() {
+            return Err("tool.name must be a non-empty string".into());
+        }
+        if self.get(name).is_some() {
+            return Err(format!("tool.name: a tool named \"{name}\" is already registered"));
+        }
+        schema::check_schema(&tool.definition.parameters, "tool.parameters")?;
+        self.tools.push(tool);
+        Ok(())
+    }
+
+    pub fn get(&self, name: &str) -> Option<&Tool> {
+        self.tools.iter().find(|t| t.definition.name == name)
+    }
+
+    pub fn definitions(&self) -> Vec<ToolDefinition> {
+        self.tools.iter().map(|t| t.definition.clone()).collect()
+    }
+
+    pub fn len(&self) -> usize {
+        self.tools.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.tools.is_empty()
+    }
+
+    /// The core executor (chapter 06): never fails. An unknown tool, arguments that fail the schema and a
+    /// tool that throws all become an error result paired to the call.
+    pub async fn execute(&self, call: &ToolCall, context: ExecutionContext) -> ToolResultMessage {
+        let now = || (context.clock)();
+        let Some(tool) = self.get(&call.name) else {
+            return ToolResultMessage::error(call, format!("Tool \"{}\" not found", call.name), now());
+        };
+        if let Err(problem) = schema::validate(&tool.definition.parameters, &call.arguments, "arguments") {
+            let text = format!("Invalid arguments for tool \"{}\": {problem}", call.name);
+            return ToolResultMessage::error(call, text, now());
+        }
+        let tool_context =
+            ToolCallContext { call_id: call.id.clone(), signal: context.signal.clone(), progress: context.progress.clone() };
+        match tool.handler.call(call.arguments.clone(), tool_context).await {
+            Ok(output) => ToolResultMessage {
+                tool_call_id: call.id.clone(),
+                tool_name: call.name.clone(),
+                content: output.content,
+                details: output.details,
+                is_error: output.is_error,
+                timestamp: now(),
+                extra: Extra::new(),
+            },
+            Err(message) => ToolResultMessage::error(call, message, now()),
+        }
+    }
+}
+
+impl ToolExecutor for ToolRegistry {
+    fn execute<'a>(&'a self, call: &'a ToolCall, context: ExecutionContext) -> LocalBoxFuture<'a, Result<ToolReply, String>> {
+        Box::pin(async move { Ok(ToolRegistry::execute(self, call, context).await.into()) })
+    }
+}

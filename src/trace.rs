@@ -1,0 +1,213 @@
+//! The prologue trace of chapter 00: a run seen as milestones, each with the party it comes from.
+//!
+//! `user_message` (user) · `model_start` (model, `turn=N`) · `assistant_message` (model) · `tool_start`
+//! (loop) · `tool_result` (tool). Built from a transcript, so any saved run can be traced.
+
+use std::fmt::Write;
+
+use serde::{Deserialize, Serialize};
+
+use crate::message::{AgentMessage, MediaBlock, UserContent};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TraceKind {
+    UserMessage,
+    ModelStart,
+    AssistantMessage,
+    ToolStart,
+    ToolResult,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Owner {
+    User,
+    Model,
+    Loop,
+    Tool,
+}
+
+impl TraceKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TraceKind::UserMessage => "user_message",
+            TraceKind::ModelStart => "model_start",
+            TraceKind::AssistantMessage => "assistant_message",
+            TraceKind::ToolStart => "tool_start",
+            TraceKind::ToolResult => "tool_result",
+        }
+    }
+}
+
+impl Owner {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Owner::User => "user",
+            Owner::Model => "model",
+            Owner::Loop => "loop",
+            Owner::Tool => "tool",
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TraceRecord {
+    pub seq: usize,
+    pub kind: TraceKind,
+    pub owner: Owner,
+    pub detail: String,
+    /// The call a record is about; several ids, comma-separated, for a message with several calls.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_call_id: Option<String>,
+}
+
+/// The milestones of a transcript, numbered from 1. A skipped result is the loop's record, not a tool's,
+/// and has no `tool_start` before it.
+pub fn prologue_trace(messages: &[AgentMessage]) -> Vec<TraceRecord> {
+    let mut records = Vec::new();
+    let mut push = |kind, owner, detail: String, tool_call_id: Option<String>| {
+        let seq = records.len() + 1;
+        records.push(TraceRecord { seq, kind, owner, detail, tool_call_id });
+    };
+    let mut turn = 0;
+    for message in messages {
+        match message {
+            AgentMessage::User(user) => push(TraceKind::UserMessage, Owner::User, user_text(&user.content), None),
+            AgentMessage::Assistant(assistant) => {
+                turn += 1;
+                push(TraceKind::ModelStart, Owner::Model, format!("turn={turn}"), None);
+                let ids: Vec<&str> = assistant.tool_calls().map(|c| c.id.as_str()).collect();
+                let names: Vec<&str> = assistant.tool_calls().map(|c| c.name.as_str()).collect();
+                let mut detail = format!("stopReason={}", assistant.stop_reason.as_str());
+                if !names.is_empty() {
+                    write!(detail, " name={}", names.join(",")).ok();
+                }
+                let ids = (!ids.is_empty()).then(|| ids.join(","));
+                push(TraceKind::AssistantMessage, Owner::Model, detail, ids);
+            }
+            AgentMessage::ToolResult(result) => {
+                let id = Some(result.tool_call_id.clone());
+                let skipped = result.details.as_ref().and_then(|d| d.get("skipped")) == Some(&true.into());
+                if skipped {
+                    let reason = result.details.as_ref().and_then(|d| d.get("reason")).and_then(|r| r.as_str());
+                    push(TraceKind::ToolResult, Owner::Loop, format!("skipped reason={}", reason.unwrap_or("?")), id);
+                } else {
+                    push(TraceKind::ToolStart, Owner::Loop, format!("name={}", result.tool_name), id.clone());
+                    let mut detail = first_line(&blocks_text(&result.content));
+                    if result.is_error {
+                        detail = format!("isError=true {detail}");
+                    }
+                    push(TraceKind::ToolResult, Owner::Tool, detail, id);
+                }
+            }
+        }
+    }
+    records
+}
+
+/// One line per record: `03 assistant_message owner=model detail="stopReason=toolUse name=read" toolCallId=call_1`.
+pub fn format_trace(records: &[TraceRecord]) -> String {
+    let mut out = String::new();
+    for r in records {
+        write!(out, "{:02} {} owner={} detail={}", r.seq, r.kind.as_str(), r.owner.as_str(), quote(&r.detail)).ok();
+        if let Some(id) = &r.tool_call_id {
+            write!(out, " toolCallId={id}").ok();
+        }
+        out.push('\n');
+    }
+    out
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TraceProblemKind {
+    MissingResult,
+    ResultBeforeCall,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TraceProblem {
+    pub kind: TraceProblemKind,
+    pub tool_call_id: String,
+    pub seq: usize,
+    /// "missing paired result" or "result before call".
+    pub message: String,
+}
+
+/// Reports a call without a `tool_result`, and a `tool_result` before its call.
+pub fn validate_trace(records: &[TraceRecord]) -> Vec<TraceProblem> {
+    let ids = |r: &TraceRecord| -> Vec<String> {
+        r.tool_call_id.as_deref().map(|s| s.split(',').map(str::to_owned).collect()).unwrap_or_default()
+    };
+    let mut problems = Vec::new();
+    for (i, record) in records.iter().enumerate() {
+        match record.kind {
+            TraceKind::AssistantMessage => {
+                for id in ids(record) {
+                    let answered = records[i + 1..]
+                        .iter()
+                        .any(|r| r.kind == TraceKind::ToolResult && r.tool_call_id.as_deref() == Some(id.as_str()));
+                    if !answered {
+                        problems.push(TraceProblem {
+                            kind: TraceProblemKind::MissingResult,
+                            seq: record.seq,
+                            message: "missing paired result".into(),
+                            tool_call_id: id,
+                        });
+                    }
+                }
+            }
+            TraceKind::ToolResult => {
+                let Some(id) = record.tool_call_id.clone() else { continue };
+                let called_before = records[..i]
+                    .iter()
+                    .any(|r| r.kind == TraceKind::AssistantMessage && ids(r).contains(&id));
+                if !called_before {
+                    problems.push(TraceProblem {
+                        kind: TraceProblemKind::ResultBeforeCall,
+                        seq: record.seq,
+                        message: "result before call".into(),
+                        tool_call_id: id,
+                    });
+                }
+            }
+            _ => {}
+        }
+    }
+    problems
+}
+
+fn user_text(content: &UserContent) -> String {
+    match content {
+        UserContent::Text(text) => first_line(text),
+        UserContent::Blocks(blocks) => first_line(&blocks_text(blocks)),
+    }
+}
+
+fn blocks_text(blocks: &[MediaBlock]) -> String {
+    let parts: Vec<&str> = blocks
+        .iter()
+        .map(|b| match b {
+            MediaBlock::Text(t) => t.text.as_str(),
+            MediaBlock::Image(_) => "[image]",
+        })
+        .collect();
+    parts.join(" ")
+}
+
+/// A short one-line summary: the first line, at most 60 characters.
+fn first_line(text: &str) -> String {
+    let line = text.lines().next().unwrap_or("");
+    let mut short: String = line.chars().take(60).collect();
+    if line.chars().count() > 60 {
+        short.push('…');
+    }
+    short
+}
+
+fn quote(detail: &str) -> String {
+    format!("\"{}\"", detail.replace('\\', "\\\\").replace('"', "\\\""))
+}

@@ -1,0 +1,107 @@
+//! Checks on a transcript's call/result pairing (SPEC §5, invariant 2).
+//!
+//! A call is answered by one result with its id, after it and before the next assistant message. An id
+//! may be used again by a later message (some providers number calls per turn); inside one message a
+//! repeated id is a problem unless the loop answered it with its `duplicate-call-id` skip.
+
+use serde::Serialize;
+
+use crate::event::SkipReason;
+use crate::message::{AgentMessage, ToolResultMessage};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ProblemKind {
+    MissingResult,
+    ResultBeforeCall,
+    OrphanResult,
+    DuplicateResult,
+    DuplicateCallId,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Problem {
+    pub kind: ProblemKind,
+    pub tool_call_id: String,
+    /// The message the problem is about: the assistant message for a call, the result message for a result.
+    pub index: usize,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Validation {
+    pub ok: bool,
+    pub problems: Vec<Problem>,
+}
+
+/// One call id of the current assistant message, waiting for its result.
+struct Open<'a> {
+    id: &'a str,
+    index: usize,
+    repeated: bool,
+    results: usize,
+}
+
+pub fn validate_transcript(messages: &[AgentMessage]) -> Validation {
+    let mut problems = Vec::new();
+    let mut open: Vec<Open> = Vec::new();
+    for (index, message) in messages.iter().enumerate() {
+        match message {
+            AgentMessage::Assistant(assistant) => {
+                close(&mut open, &mut problems);
+                for call in assistant.tool_calls() {
+                    match open.iter_mut().find(|c| c.id == call.id) {
+                        Some(earlier) => earlier.repeated = true,
+                        None => open.push(Open { id: &call.id, index, repeated: false, results: 0 }),
+                    }
+                }
+            }
+            AgentMessage::ToolResult(result) => {
+                let id = result.tool_call_id.as_str();
+                let problem = |kind| Problem { kind, tool_call_id: id.into(), index };
+                match open.iter_mut().find(|c| c.id == id) {
+                    Some(call) => {
+                        call.results += 1;
+                        if call.results > 1 {
+                            problems.push(problem(ProblemKind::DuplicateResult));
+                        } else if call.repeated && !is_skip(result, SkipReason::DuplicateCallId) {
+                            problems.push(Problem { index: call.index, ..problem(ProblemKind::DuplicateCallId) });
+                        }
+                    }
+                    None if called_later(&messages[index + 1..], id) => {
+                        problems.push(problem(ProblemKind::ResultBeforeCall))
+                    }
+                    None if answered_earlier(&messages[..index], id) => {
+                        problems.push(problem(ProblemKind::DuplicateResult))
+                    }
+                    None => problems.push(problem(ProblemKind::OrphanResult)),
+                }
+            }
+            AgentMessage::User(_) => {}
+        }
+    }
+    close(&mut open, &mut problems);
+    problems.sort_by_key(|p| p.index);
+    Validation { ok: problems.is_empty(), problems }
+}
+
+/// Ends the current message's pairing window: calls still without a result are missing one.
+fn close(open: &mut Vec<Open>, problems: &mut Vec<Problem>) {
+    for call in open.drain(..).filter(|c| c.results == 0) {
+        problems.push(Problem { kind: ProblemKind::MissingResult, tool_call_id: call.id.into(), index: call.index });
+    }
+}
+
+fn is_skip(result: &ToolResultMessage, reason: SkipReason) -> bool {
+    let details = result.details.as_ref();
+    details.and_then(|d| d.get("skipped")).and_then(|s| s.as_bool()) == Some(true)
+        && details.and_then(|d| d.get("reason")).and_then(|r| r.as_str()) == Some(reason.as_str())
+}
+
+fn called_later(rest: &[AgentMessage], id: &str) -> bool {
+    rest.iter().any(|m| matches!(m, AgentMessage::Assistant(a) if a.tool_calls().any(|c| c.id == id)))
+}
+
+fn answered_earlier(before: &[AgentMessage], id: &str) -> bool {
+    before.iter().any(|m| matches!(m, AgentMessage::ToolResult(r) if r.tool_call_id == id))
+}
