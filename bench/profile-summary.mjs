@@ -1,0 +1,56 @@
+#!/usr/bin/env node
+// Summarise a V8 .cpuprofile: self time per function and per source file, top first.
+//   node --cpu-prof --cpu-prof-dir=bench/out/prof bench/run.mjs --profile=tiny
+//   node bench/profile-summary.mjs [file.cpuprofile] [--top=25]
+import fs from "node:fs";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+
+const HERE = path.dirname(fileURLToPath(import.meta.url));
+const argv = process.argv.slice(2);
+const top = Number((argv.find((a) => a.startsWith("--top=")) ?? "--top=25").slice(6));
+let file = argv.find((a) => !a.startsWith("--"));
+if (!file) {
+  const dir = path.join(HERE, "out/prof");
+  const all = fs.existsSync(dir) ? fs.readdirSync(dir).filter((f) => f.endsWith(".cpuprofile")) : [];
+  if (!all.length) {
+    console.error(`profile-summary: no .cpuprofile in ${dir}\n  -> node --cpu-prof --cpu-prof-dir=bench/out/prof bench/run.mjs --profile=tiny`);
+    process.exit(1);
+  }
+  file = path.join(dir, all.map((f) => [f, fs.statSync(path.join(dir, f)).mtimeMs]).sort((a, b) => b[1] - a[1])[0][0]);
+}
+
+const prof = JSON.parse(fs.readFileSync(file, "utf8"));
+const byId = new Map(prof.nodes.map((n) => [n.id, n]));
+// Sample counts weighted by the time delta that follows each sample.
+const selfUs = new Map();
+for (let i = 0; i < prof.samples.length; i++) {
+  const id = prof.samples[i];
+  selfUs.set(id, (selfUs.get(id) ?? 0) + (prof.timeDeltas[i + 1] ?? 0));
+}
+const total = [...selfUs.values()].reduce((a, b) => a + b, 0);
+const where = (cf) => {
+  if (!cf.url) return "(native)";
+  if (cf.url.startsWith("wasm://")) return "wasm";
+  const u = cf.url.replace(/^file:\/\//, "");
+  const nm = u.lastIndexOf("node_modules/");
+  return nm >= 0 ? u.slice(nm + 13) : path.relative(path.resolve(HERE, ".."), u);
+};
+
+const fns = new Map(), files = new Map();
+for (const [id, us] of selfUs) {
+  const cf = byId.get(id).callFrame;
+  const key = `${cf.functionName || "(anonymous)"}  ${where(cf)}${cf.url ? `:${cf.lineNumber + 1}` : ""}`;
+  fns.set(key, (fns.get(key) ?? 0) + us);
+  const f = where(cf).replace(/:\d+$/, "");
+  files.set(f, (files.get(f) ?? 0) + us);
+}
+const show = (title, m, n) => {
+  console.log(`\n${title}`);
+  for (const [k, us] of [...m].sort((a, b) => b[1] - a[1]).slice(0, n)) {
+    console.log(`${((us / total) * 100).toFixed(1).padStart(6)}%  ${(us / 1000).toFixed(1).padStart(9)} ms  ${k}`);
+  }
+};
+console.log(`${path.relative(process.cwd(), file)}: ${(total / 1000).toFixed(0)} ms sampled`);
+show("Self time by source file:", files, 12);
+show(`Self time by function (top ${top}):`, fns, top);

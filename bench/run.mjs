@@ -1,0 +1,393 @@
+#!/usr/bin/env node
+// Issue 4 benchmark: pi-agent-core's agentLoop vs a hand-written floor loop vs tiny-pi's runAgentLoop,
+// same scripted workload, one process, legs interleaved. See bench/README.md.
+//
+//   node bench/run.mjs                  full run (N = 50, 200, 1000; 7 reps; 10,000-run memory check)
+//   node bench/run.mjs --quick          smoke run (also BENCH_QUICK=1): small N, 3 reps, 1,000-run memory check
+//   node bench/run.mjs --write-results  also rewrite the figures in bench/RESULTS.md
+//   node --cpu-prof --cpu-prof-dir=bench/out/prof bench/run.mjs --profile=tiny [--n=1000] [--reps=5]
+//                                       run one leg only, for a CPU profile (then bench/profile-summary.mjs)
+import { spawnSync } from "node:child_process";
+import { createRequire } from "node:module";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import zlib from "node:zlib";
+
+const HERE = path.dirname(fileURLToPath(import.meta.url));
+const ROOT = path.resolve(HERE, "..");
+const OUT = path.join(HERE, "out");
+
+const args = Object.fromEntries(process.argv.slice(2).map((a) => {
+  const m = /^--([^=]+)(?:=(.*))?$/.exec(a);
+  if (!m) fail("arguments", `unknown argument ${a}`, "see the usage at the top of bench/run.mjs");
+  return [m[1], m[2] ?? true];
+}));
+const QUICK = !!args.quick || process.env.BENCH_QUICK === "1";
+const PROFILE = args.profile;
+
+// Heap figures need global.gc: re-run this script under --expose-gc (keeping any other node flags).
+if (typeof globalThis.gc !== "function" && !PROFILE) {
+  const r = spawnSync(process.execPath, ["--expose-gc", ...process.execArgv, fileURLToPath(import.meta.url), ...process.argv.slice(2)], { stdio: "inherit" });
+  process.exit(r.status ?? 1);
+}
+
+function fail(step, what, todo) {
+  console.error(`bench: ${step} failed: ${what}\n  -> ${todo}`);
+  process.exit(1);
+}
+
+// --- loading the three implementations -----------------------------------------------------------
+
+// The wasm-bindgen nodejs glue instantiates synchronously; keep the instance so its memory can be read
+// even if the glue does not expose `__wasm`.
+const wasmInstances = [];
+{
+  const Original = WebAssembly.Instance;
+  const Capturing = function Instance(module, imports) {
+    const instance = new Original(module, imports);
+    wasmInstances.push(instance);
+    return instance;
+  };
+  Capturing.prototype = Original.prototype;
+  WebAssembly.Instance = Capturing;
+}
+
+let piAi, piCore;
+try {
+  piAi = await import("@mariozechner/pi-ai");
+  piCore = await import("@mariozechner/pi-agent-core");
+} catch (err) {
+  fail("loading pi-agent-core", err.message, "run `npm install` at the repository root (devDependencies @mariozechner/pi-ai and pi-agent-core 0.73.1)");
+}
+const { Script, TOOL_SPECS, SYSTEM_PROMPT, userMessage, transcriptShape, expectedMessageCount, modelEventCount, CALLS_PER_TURN } =
+  await import("./workload.mjs");
+const { floorLoop, FloorTools } = await import("./floor-loop.mjs");
+
+// tiny-pi as an app imports it ("tiny-pi"); if the name is not linked, the built glue in pkg/node directly.
+async function loadTiny() {
+  try {
+    const mod = await import("tiny-pi");
+    return { mod: mod.runAgentLoop ? mod : mod.default, via: 'import "tiny-pi"' };
+  } catch (err) {
+    if (err.code !== "ERR_MODULE_NOT_FOUND" && err.code !== "MODULE_NOT_FOUND") throw err;
+  }
+  const glue = path.join(ROOT, "pkg/node/tiny_pi.js");
+  if (!fs.existsSync(glue)) return null;
+  return { mod: createRequire(import.meta.url)(glue), via: path.relative(ROOT, glue) };
+}
+const tiny = await loadTiny();
+const wasmMemory = () => {
+  const exp = tiny?.mod.__wasm ?? wasmInstances.at(-1)?.exports;
+  return exp?.memory instanceof WebAssembly.Memory ? exp.memory : null;
+};
+
+// --- the three legs ------------------------------------------------------------------------------
+// Each leg: run(turns) -> { messages, events }. Tools and registries are built once, as an app would.
+
+const PI_MODEL = { id: "bench-model", name: "bench", api: "bench", provider: "bench", baseUrl: "", reasoning: false,
+  input: ["text"], cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 }, contextWindow: 1e6, maxTokens: 1e5 };
+const piTools = TOOL_SPECS.map((t) => ({
+  name: t.name, label: t.name, description: t.description, parameters: t.parameters,
+  execute: async (_id, params) => t.run(params),
+}));
+const LLM_ROLES = new Set(["user", "assistant", "toolResult"]);
+const piConfig = { model: PI_MODEL, convertToLlm: (messages) => messages.filter((m) => LLM_ROLES.has(m.role)) };
+
+const floorTools = new FloorTools();
+for (const t of TOOL_SPECS) floorTools.register({ name: t.name, description: t.description, parameters: t.parameters, execute: async (a) => t.run(a) });
+
+let tinyTools;
+if (tiny) {
+  tinyTools = new tiny.mod.ToolRegistry();
+  for (const t of TOOL_SPECS) tinyTools.register({ name: t.name, description: t.description, parameters: t.parameters, execute: async (a) => t.run(a) });
+}
+
+const LEGS = [
+  {
+    name: "pi",
+    label: "pi-agent-core agentLoop",
+    async run(turns) {
+      const script = new Script(turns);
+      const context = { systemPrompt: SYSTEM_PROMPT, messages: [], tools: piTools };
+      const stream = piCore.agentLoop([userMessage()], context, piConfig, undefined, () => script.nextStream());
+      let events = 0;
+      for await (const _ of stream) events++;
+      return { messages: await stream.result(), events };
+    },
+  },
+  {
+    name: "floor",
+    label: "hand-written floor loop",
+    async run(turns) {
+      const script = new Script(turns);
+      let events = 0;
+      const r = await floorLoop({
+        context: { systemPrompt: SYSTEM_PROMPT, messages: [userMessage()] },
+        model: { stream: () => script.nextStream() },
+        tools: floorTools, maxSteps: turns + 1, onEvent: () => { events++; },
+      });
+      return { messages: r.messages, events, reason: r.reason, error: r.error };
+    },
+  },
+  tiny && {
+    name: "tiny",
+    label: "tiny-pi runAgentLoop",
+    async run(turns) {
+      const script = new Script(turns);
+      let events = 0;
+      const r = await tiny.mod.runAgentLoop({
+        context: { systemPrompt: SYSTEM_PROMPT, messages: [userMessage()] },
+        model: { stream: () => script.nextStream() },
+        tools: tinyTools, maxSteps: turns + 1, onEvent: () => { events++; },
+      });
+      return { messages: r.messages, events, reason: r.reason, error: r.error };
+    },
+  },
+].filter(Boolean);
+const leg = (name) => LEGS.find((l) => l.name === name);
+
+// --- helpers -------------------------------------------------------------------------------------
+
+const median = (xs) => {
+  const s = [...xs].sort((a, b) => a - b);
+  const m = s.length >> 1;
+  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
+};
+const nowMs = () => Number(process.hrtime.bigint()) / 1e6;
+const fmt = (x, d = 2) => (x === undefined || x === null || Number.isNaN(x) ? "-" : x.toFixed(d));
+const kb = (b) => (b / 1000).toFixed(1);
+// Let wasm-bindgen's FinalizationRegistry callbacks run between collections (they run as tasks).
+const settle = async () => {
+  for (let i = 0; i < 3; i++) {
+    globalThis.gc();
+    await new Promise((r) => setImmediate(r));
+  }
+  globalThis.gc();
+};
+const step = (what) => {
+  const t0 = Date.now();
+  process.stdout.write(`- ${what} ... `);
+  return () => console.log(`${((Date.now() - t0) / 1000).toFixed(1)} s`);
+};
+
+// Every leg must do the same work: same transcript (roles, call ids, tool results) and, for the two SPEC
+// loops, the same number of LoopEvents. A bench that compares different work is wrong, so this stops it.
+async function checkShape(turns) {
+  const expectMsgs = expectedMessageCount(turns);
+  const specEvents = modelEventCount(turns) + (turns + 1) + 2 * CALLS_PER_TURN * turns + 1;
+  let reference;
+  const events = {};
+  for (const l of LEGS) {
+    const r = await l.run(turns);
+    if (r.reason !== undefined && r.reason !== "stop") fail(`shape check (${l.name}, N=${turns})`, `run ended with reason ${r.reason}${r.error ? `: ${r.error}` : ""}`, "the leg must finish the script with reason stop");
+    if (r.messages.length !== expectMsgs) fail(`shape check (${l.name}, N=${turns})`, `${r.messages.length} messages, expected ${expectMsgs}`, "the leg is not doing the scripted work");
+    const shape = transcriptShape(r.messages);
+    if (reference === undefined) reference = { leg: l.name, shape };
+    else if (shape !== reference.shape) {
+      const a = reference.shape.split("\n"), b = shape.split("\n");
+      const i = a.findIndex((x, k) => x !== b[k]);
+      fail(`shape check (N=${turns})`, `${l.name} differs from ${reference.leg} at message ${i}: ${JSON.stringify(b[i])} vs ${JSON.stringify(a[i])}`, "fix the leg so all legs run the same workload");
+    }
+    if ((l.name === "floor" || l.name === "tiny") && r.events !== specEvents) fail(`shape check (${l.name}, N=${turns})`, `${r.events} LoopEvents, expected ${specEvents}`, "a SPEC §4 loop must emit every model event, each message, tool start/end and one turn_end");
+    events[l.name] = r.events;
+  }
+  return events;
+}
+
+// --- timing --------------------------------------------------------------------------------------
+
+async function timeAll(Ns, reps, warmup) {
+  const out = {};
+  for (const n of Ns) {
+    const done = step(`N=${n}: shape check, ${warmup} warm-up + ${reps} timed rounds of ${LEGS.map((l) => l.name).join(", ")}`);
+    const events = await checkShape(n);
+    const samples = Object.fromEntries(LEGS.map((l) => [l.name, []]));
+    for (let rep = -warmup; rep < reps; rep++) {
+      for (const l of LEGS) { // interleaved: A, B, C, A, B, C, ...
+        await settle();
+        const t0 = nowMs();
+        const r = await l.run(n);
+        const dt = nowMs() - t0;
+        if (r.messages.length !== expectedMessageCount(n)) fail(`timed run (${l.name}, N=${n})`, `${r.messages.length} messages`, "the leg became inconsistent between runs");
+        if (rep >= 0) samples[l.name].push(dt);
+      }
+    }
+    done();
+    const legs = {};
+    for (const l of LEGS) {
+      const med = median(samples[l.name]);
+      legs[l.name] = { median_ms: med, per_turn_us: (med * 1000) / (n + 1), min_ms: Math.min(...samples[l.name]),
+        max_ms: Math.max(...samples[l.name]), samples_ms: samples[l.name], events: events[l.name] };
+    }
+    const ratio = (a, b) => (legs[a] && legs[b] ? legs[a].median_ms / legs[b].median_ms : null);
+    out[n] = { legs, ratios: { tiny_pi: ratio("tiny", "pi"), tiny_floor: ratio("tiny", "floor"), pi_floor: ratio("pi", "floor") } };
+  }
+  return out;
+}
+
+// --- sizes ---------------------------------------------------------------------------------------
+
+function sizes() {
+  const targets = {};
+  for (const target of ["node", "web", "bundler"]) {
+    const dir = path.join(ROOT, "pkg", target);
+    if (!fs.existsSync(dir)) continue;
+    const files = fs.readdirSync(dir).filter((f) => f.endsWith(".wasm") || (f.endsWith(".js") && !f.endsWith(".d.ts")));
+    const entry = { files: {}, raw: 0, gzip: 0 };
+    for (const f of files) {
+      const buf = fs.readFileSync(path.join(dir, f));
+      const gz = zlib.gzipSync(buf, { level: 9 }).length;
+      entry.files[f] = { raw: buf.length, gzip: gz };
+      entry.raw += buf.length;
+      entry.gzip += gz;
+    }
+    targets[target] = entry;
+  }
+  return targets;
+}
+
+// --- memory (run in a fresh child process: wasm memory only grows, so earlier big runs would hide a leak)
+
+async function memoryPhase(base, total) {
+  const out = {};
+  const order = ["tiny", "floor", "pi"].map(leg).filter(Boolean);
+  for (const l of order) {
+    for (let i = 0; i < base; i++) await l.run(1);
+    await settle();
+    const atBase = { heap: process.memoryUsage().heapUsed, wasm: l.name === "tiny" ? wasmMemory()?.buffer.byteLength ?? null : null };
+    for (let i = base; i < total; i++) await l.run(1);
+    await settle();
+    const atTotal = { heap: process.memoryUsage().heapUsed, wasm: l.name === "tiny" ? wasmMemory()?.buffer.byteLength ?? null : null };
+    out[l.name] = { runs_base: base, runs_total: total, heap_base: atBase.heap, heap_total: atTotal.heap, heap_delta: atTotal.heap - atBase.heap,
+      wasm_base: atBase.wasm, wasm_total: atTotal.wasm, wasm_delta: atBase.wasm === null ? null : atTotal.wasm - atBase.wasm };
+  }
+  return out;
+}
+
+if (args.phase === "memory") {
+  const r = await memoryPhase(Number(args.base), Number(args.total));
+  fs.writeFileSync(args.out, JSON.stringify(r));
+  process.exit(0);
+}
+
+function runMemoryChild(base, total) {
+  fs.mkdirSync(OUT, { recursive: true });
+  const file = path.join(OUT, `memory-${process.pid}.json`);
+  const r = spawnSync(process.execPath, ["--expose-gc", fileURLToPath(import.meta.url), "--phase=memory", `--base=${base}`, `--total=${total}`, `--out=${file}`], { stdio: "inherit" });
+  if (r.status !== 0) fail("memory phase", `child exited with ${r.status}`, "run `node --expose-gc bench/run.mjs --phase=memory --base=100 --total=10000 --out=/tmp/m.json` to see why");
+  const data = JSON.parse(fs.readFileSync(file, "utf8"));
+  fs.rmSync(file);
+  return data;
+}
+
+// --- profile mode --------------------------------------------------------------------------------
+
+if (PROFILE) {
+  const l = leg(PROFILE);
+  if (!l) fail("profile", `no leg named ${PROFILE}`, `choose one of ${LEGS.map((x) => x.name).join(", ")}`);
+  const n = Number(args.n ?? 1000), reps = Number(args.reps ?? 5);
+  for (let i = 0; i < reps; i++) {
+    const t0 = nowMs();
+    await l.run(n);
+    console.log(`${l.name} N=${n} run ${i + 1}/${reps}: ${fmt(nowMs() - t0)} ms`);
+  }
+  process.exit(0);
+}
+
+// --- main ----------------------------------------------------------------------------------------
+
+const cfg = QUICK
+  ? { Ns: [10, 40], reps: 3, warmup: 1, memBase: 20, memTotal: 1000, smallN: 10, bigN: 40 }
+  : { Ns: [50, 200, 1000], reps: 7, warmup: 2, memBase: 100, memTotal: 10000, smallN: 50, bigN: 1000 };
+const command = `node bench/run.mjs${process.argv.slice(2).length ? " " + process.argv.slice(2).join(" ") : ""}`;
+
+console.log(`tiny-pi bench${QUICK ? " (quick mode: figures are a smoke test, not results)" : ""}`);
+console.log(`node ${process.version} on ${os.cpus()[0]?.model ?? "?"} x${os.cpus().length}, ${os.platform()}`);
+console.log(`legs: ${LEGS.map((l) => `${l.name} = ${l.label}`).join("; ")}`);
+console.log(tiny ? `tiny-pi loaded via ${tiny.via}` : "tiny-pi: pkg/node not built (run `npm run build`); timing pi and floor only");
+console.log(`workload: N tool turns (10 text deltas + ${CALLS_PER_TURN} tool calls each) + 1 stop turn; pi-ai EventStream per request\n`);
+
+const started = Date.now();
+const timing = await timeAll(cfg.Ns, cfg.reps, cfg.warmup);
+const size = sizes();
+let memory = null;
+{
+  const done = step(`memory: ${cfg.memTotal} back-to-back one-turn runs per leg (fresh process), compared at run ${cfg.memBase}`);
+  memory = runMemoryChild(cfg.memBase, cfg.memTotal);
+  done();
+}
+
+// --- report --------------------------------------------------------------------------------------
+
+const lines = [];
+const p = (s = "") => lines.push(s);
+p("\nTiming: median of " + cfg.reps + " interleaved runs (ms); per turn = median / (N + 1) model requests (µs)");
+p("   N  leg      median ms    per turn µs    min..max ms          events");
+for (const n of cfg.Ns) {
+  for (const l of LEGS) {
+    const x = timing[n].legs[l.name];
+    p(`${String(n).padStart(4)}  ${l.name.padEnd(6)} ${fmt(x.median_ms).padStart(10)} ${fmt(x.per_turn_us, 1).padStart(14)}    ${(fmt(x.min_ms) + ".." + fmt(x.max_ms)).padEnd(20)} ${x.events}`);
+  }
+  const r = timing[n].ratios;
+  p(`      ratios: tiny/pi ${fmt(r.tiny_pi)}   tiny/floor ${fmt(r.tiny_floor)}   pi/floor ${fmt(r.pi_floor)}`);
+}
+const flat = {};
+for (const l of LEGS) flat[l.name] = timing[cfg.bigN].legs[l.name].per_turn_us / timing[cfg.smallN].legs[l.name].per_turn_us;
+p(`\nFlatness (per-turn time at N=${cfg.bigN} / at N=${cfg.smallN}): ${LEGS.map((l) => `${l.name} ${fmt(flat[l.name])}x`).join("   ")}`);
+
+p("\nSize (gzip -9, zlib), wasm + JS glue (.d.ts excluded):");
+for (const [t, e] of Object.entries(size)) {
+  p(`  pkg/${t}/: ${Object.entries(e.files).map(([f, s]) => `${f} ${kb(s.raw)} KB (${kb(s.gzip)} gz)`).join(", ")}  => total ${kb(e.raw)} KB raw, ${kb(e.gzip)} KB gz`);
+}
+if (!Object.keys(size).length) p("  pkg/ not built");
+
+p(`\nMemory retained, after ${cfg.memTotal} runs minus after ${cfg.memBase} runs (after gc):`);
+for (const [name, m] of Object.entries(memory)) {
+  const w = m.wasm_base === null ? "" : `   wasm memory ${kb(m.wasm_base)} -> ${kb(m.wasm_total)} KB (${m.wasm_delta >= 0 ? "+" : ""}${kb(m.wasm_delta)} KB)`;
+  p(`  ${name.padEnd(6)} JS heap ${kb(m.heap_base)} -> ${kb(m.heap_total)} KB (${m.heap_delta >= 0 ? "+" : ""}${kb(m.heap_delta)} KB)${w}`);
+}
+
+// Targets of issue 4.
+const targets = [];
+const target = (name, value, limit, shown, better = "lower") => {
+  const met = value === null || value === undefined ? null : better === "lower" ? value <= limit : value >= limit;
+  const by = met === null ? "" : met ? "" : ` (missed by ${fmt(((value - limit) / limit) * 100, 0)}%)`;
+  targets.push({ name, value, limit, met, text: met === null ? "not measured" : `${shown}${by}` });
+};
+for (const n of [200, 1000].filter((x) => timing[x])) target(`tiny/pi <= 0.8 at N=${n}`, timing[n].ratios.tiny_pi, 0.8, fmt(timing[n].ratios.tiny_pi));
+if (QUICK) target(`tiny/pi <= 0.8 at N=${cfg.bigN} (quick)`, timing[cfg.bigN].ratios.tiny_pi, 0.8, fmt(timing[cfg.bigN].ratios.tiny_pi));
+target(`per-turn at N=${cfg.bigN} <= 1.2x N=${cfg.smallN} (tiny)`, flat.tiny, 1.2, `${fmt(flat.tiny)}x`);
+const gzMax = Object.values(size).length ? Math.max(...Object.values(size).map((e) => e.gzip)) : null;
+target("wasm + glue <= 60 KB gzipped (largest pkg target)", gzMax, 60000, gzMax === null ? "-" : `${kb(gzMax)} KB`);
+const tm = memory.tiny;
+target(`wasm memory after ${cfg.memTotal} runs within 1 MB of after ${cfg.memBase}`, tm ? tm.wasm_delta : null, 1e6, tm ? `${kb(tm.wasm_delta)} KB` : "-");
+target(`JS heap after ${cfg.memTotal} runs within 1 MB of after ${cfg.memBase} (tiny)`, tm ? tm.heap_delta : null, 1e6, tm ? `${kb(tm.heap_delta)} KB` : "-");
+p("\nIssue 4 targets" + (QUICK ? " (quick mode: indicative only)" : "") + ":");
+for (const t of targets) p(`  ${t.met === null ? "n/a   " : t.met ? "met   " : "MISSED"}  ${t.name.padEnd(62)} ${t.text}`);
+p(`\n${command}  (${((Date.now() - started) / 1000).toFixed(0)} s)`);
+console.log(lines.join("\n"));
+
+const result = {
+  date: new Date().toISOString(), command, quick: QUICK, node: process.version, cpu: os.cpus()[0]?.model, cores: os.cpus().length,
+  tiny_via: tiny?.via ?? null, config: cfg, timing, flatness: flat, sizes: size, memory, targets,
+};
+fs.mkdirSync(OUT, { recursive: true });
+fs.writeFileSync(path.join(OUT, "latest.json"), JSON.stringify(result, null, 2));
+console.log(`wrote ${path.relative(ROOT, path.join(OUT, "latest.json"))}`);
+
+// RESULTS.md: the figures go between markers; the hand-written analysis around them is kept.
+if (args["write-results"]) {
+  if (QUICK) fail("write-results", "quick-mode figures are not results", "run without --quick");
+  const file = path.join(HERE, "RESULTS.md");
+  const START = "<!-- figures:start (written by bench/run.mjs --write-results) -->", END = "<!-- figures:end -->";
+  const body = [START, "", `Measured ${result.date} with \`${command}\` (${result.node}, ${result.cpu} x${result.cores}; tiny-pi via ${result.tiny_via}).`, "",
+    "| target | measured | status |", "|---|---|---|",
+    ...targets.map((t) => `| ${t.name} | ${t.text} | ${t.met === null ? "n/a" : t.met ? "met" : "**missed**"} |`), "",
+    "```", ...lines.slice(1, -1), "```", "", END].join("\n");
+  const old = fs.existsSync(file) ? fs.readFileSync(file, "utf8") : `# Benchmark results (issue 4)\n\n${START}\n${END}\n`;
+  const a = old.indexOf(START), b = old.indexOf(END);
+  fs.writeFileSync(file, a >= 0 && b > a ? old.slice(0, a) + body + old.slice(b + END.length) : old + "\n" + body + "\n");
+  console.log(`wrote ${path.relative(ROOT, file)}`);
+}

@@ -1,0 +1,107 @@
+// The scripted workload every leg runs: N tool turns (10 text deltas + 3 tool calls each), then a final stop.
+// Each model request gets a fresh pi-ai AssistantMessageEventStream fed the way pi-ai providers feed it:
+// one `partial` message mutated in place, events pushed in order, `done` carrying the final message.
+// All events are pushed at once when the stream is created, so no leg waits on a timer: what is timed is the loop.
+import { createAssistantMessageEventStream } from "@mariozechner/pi-ai";
+
+export const TEXT_DELTAS = 10;
+export const CALLS_PER_TURN = 3;
+export const SYSTEM_PROMPT = "You are a benchmark.";
+export const TOOL_NAMES = ["read", "grep", "ls"];
+
+const PATH_SCHEMA = {
+  type: "object",
+  properties: { path: { type: "string" } },
+  required: ["path"],
+};
+
+// Tool bodies shared by every leg: small, resolve at once.
+export const TOOL_SPECS = TOOL_NAMES.map((name) => ({
+  name,
+  description: `${name} a path`,
+  parameters: PATH_SCHEMA,
+  run: (args) => ({ content: [{ type: "text", text: `${name} ${args.path}: ok` }], details: {} }),
+}));
+
+export function userMessage() {
+  return { role: "user", content: "Run the benchmark.", timestamp: 1 };
+}
+
+// A Script hands out one fresh stream per request: turns 0..n-1 use tools, turn n stops.
+export class Script {
+  constructor(turns) {
+    this.turns = turns;
+    this.next_ = 0;
+  }
+
+  nextStream() {
+    const turn = this.next_++;
+    const stream = createAssistantMessageEventStream();
+    feed(stream, turn, turn < this.turns);
+    return stream;
+  }
+}
+
+function feed(stream, turn, withTools) {
+  const partial = {
+    role: "assistant",
+    content: [],
+    api: "bench",
+    provider: "bench",
+    model: "bench-model",
+    usage: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, totalTokens: 0,
+      cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 } },
+    stopReason: withTools ? "toolUse" : "stop",
+    timestamp: 1000 + turn,
+  };
+  stream.push({ type: "start", partial });
+
+  const text = { type: "text", text: "" };
+  partial.content.push(text);
+  stream.push({ type: "text_start", contentIndex: 0, partial });
+  for (let i = 0; i < TEXT_DELTAS; i++) {
+    const delta = `t${turn}d${i} `;
+    text.text += delta;
+    stream.push({ type: "text_delta", contentIndex: 0, delta, partial });
+  }
+  stream.push({ type: "text_end", contentIndex: 0, content: text.text, partial });
+
+  if (withTools) {
+    for (let c = 0; c < CALLS_PER_TURN; c++) {
+      const contentIndex = partial.content.length;
+      const call = { type: "toolCall", id: `call_${turn}_${c}`, name: TOOL_NAMES[c % TOOL_NAMES.length], arguments: {} };
+      partial.content.push(call);
+      stream.push({ type: "toolcall_start", contentIndex, partial });
+      const json = `{"path":"/src/file_${turn}_${c}.rs"}`;
+      call.arguments = { path: `/src/file_${turn}_${c}.rs` };
+      stream.push({ type: "toolcall_delta", contentIndex, delta: json, partial });
+      stream.push({ type: "toolcall_end", contentIndex, toolCall: call, partial });
+    }
+  }
+  stream.push({ type: "done", reason: partial.stopReason, message: partial });
+}
+
+// Events one run's model produces, to check the loops forwarded every one.
+export function modelEventCount(turns) {
+  const text = 1 + 1 + TEXT_DELTAS + 1 + 1; // start, text_start, deltas, text_end, done
+  return turns * (text + 3 * CALLS_PER_TURN) + text;
+}
+
+// The transcript every leg must end with, as a comparable shape (roles, ids, tool result texts).
+export function transcriptShape(messages) {
+  return messages.map((m) => {
+    if (m.role === "toolResult") {
+      const text = m.content.map((b) => b.text).join("");
+      return `toolResult:${m.toolCallId}:${m.isError ? "error" : "ok"}:${text}`;
+    }
+    if (m.role === "assistant") {
+      const calls = m.content.filter((b) => b.type === "toolCall").map((b) => b.id).join(",");
+      return `assistant:${m.stopReason}:${calls}`;
+    }
+    return m.role;
+  }).join("\n");
+}
+
+export function expectedMessageCount(turns) {
+  return 1 + turns * (1 + CALLS_PER_TURN) + 1;
+}
