@@ -5,14 +5,14 @@
 //   node bench/run.mjs                  full run (N = 50, 200, 1000; 7 reps; 10,000-run memory check)
 //   node bench/run.mjs --quick          smoke run (also BENCH_QUICK=1): small N, 3 reps, 1,000-run memory check
 //   node bench/run.mjs --write-results  also rewrite the figures in bench/RESULTS.md
+//   node bench/run.mjs --n=50,200 --reps=5   other sizes / repetitions
 //   node --cpu-prof --cpu-prof-dir=bench/out/prof bench/run.mjs --profile=tiny [--n=1000] [--reps=5]
 //                                       run one leg only, for a CPU profile (then bench/profile-summary.mjs)
 import { spawnSync } from "node:child_process";
-import { createRequire } from "node:module";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { fileURLToPath } from "node:url";
+import { fileURLToPath, pathToFileURL } from "node:url";
 import zlib from "node:zlib";
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
@@ -65,7 +65,8 @@ const { Script, TOOL_SPECS, SYSTEM_PROMPT, userMessage, transcriptShape, expecte
   await import("./workload.mjs");
 const { floorLoop, FloorTools } = await import("./floor-loop.mjs");
 
-// tiny-pi as an app imports it ("tiny-pi"); if the name is not linked, the built glue in pkg/node directly.
+// tiny-pi as an app imports it: `import ... from "tiny-pi"` (linked by `npm install --prefix bench`); if the
+// name is not linked, the same entry resolved by hand from pkg/package.json's exports (condition "node").
 async function loadTiny() {
   try {
     const mod = await import("tiny-pi");
@@ -73,9 +74,15 @@ async function loadTiny() {
   } catch (err) {
     if (err.code !== "ERR_MODULE_NOT_FOUND" && err.code !== "MODULE_NOT_FOUND") throw err;
   }
-  const glue = path.join(ROOT, "pkg/node/tiny_pi.js");
-  if (!fs.existsSync(glue)) return null;
-  return { mod: createRequire(import.meta.url)(glue), via: path.relative(ROOT, glue) };
+  const pkgJson = path.join(ROOT, "pkg/package.json");
+  if (!fs.existsSync(pkgJson)) return null;
+  const pj = JSON.parse(fs.readFileSync(pkgJson, "utf8"));
+  const node = pj.exports?.["."]?.node;
+  const entry = node?.import?.default ?? node?.default ?? pj.main;
+  if (!entry) fail("loading tiny-pi", "pkg/package.json names no node entry", "rebuild with `npm run build`");
+  const file = path.join(ROOT, "pkg", entry);
+  const mod = await import(pathToFileURL(file).href);
+  return { mod: mod.runAgentLoop ? mod : mod.default, via: path.relative(ROOT, file) };
 }
 const tiny = await loadTiny();
 const wasmMemory = () => {
@@ -222,7 +229,13 @@ async function timeAll(Ns, reps, warmup) {
         max_ms: Math.max(...samples[l.name]), samples_ms: samples[l.name], events: events[l.name] };
     }
     const ratio = (a, b) => (legs[a] && legs[b] ? legs[a].median_ms / legs[b].median_ms : null);
-    out[n] = { legs, ratios: { tiny_pi: ratio("tiny", "pi"), tiny_floor: ratio("tiny", "floor"), pi_floor: ratio("pi", "floor") } };
+    // Runs of one round ran back to back, so their ratio is less exposed to load drift than medians are.
+    const paired = (a, b) => (legs[a] && legs[b] ? median(samples[a].map((x, i) => x / samples[b][i])) : null);
+    out[n] = {
+      legs,
+      ratios: { tiny_pi: ratio("tiny", "pi"), tiny_floor: ratio("tiny", "floor"), pi_floor: ratio("pi", "floor") },
+      paired_ratios: { tiny_pi: paired("tiny", "pi"), tiny_floor: paired("tiny", "floor"), pi_floor: paired("pi", "floor") },
+    };
   }
   return out;
 }
@@ -234,7 +247,7 @@ function sizes() {
   for (const target of ["node", "web", "bundler"]) {
     const dir = path.join(ROOT, "pkg", target);
     if (!fs.existsSync(dir)) continue;
-    const files = fs.readdirSync(dir).filter((f) => f.endsWith(".wasm") || (f.endsWith(".js") && !f.endsWith(".d.ts")));
+    const files = fs.readdirSync(dir).filter((f) => /\.(wasm|js|mjs)$/.test(f));
     const entry = { files: {}, raw: 0, gzip: 0 };
     for (const f of files) {
       const buf = fs.readFileSync(path.join(dir, f));
@@ -299,8 +312,13 @@ if (PROFILE) {
 // --- main ----------------------------------------------------------------------------------------
 
 const cfg = QUICK
-  ? { Ns: [10, 40], reps: 3, warmup: 1, memBase: 20, memTotal: 1000, smallN: 10, bigN: 40 }
-  : { Ns: [50, 200, 1000], reps: 7, warmup: 2, memBase: 100, memTotal: 10000, smallN: 50, bigN: 1000 };
+  ? { Ns: [10, 40], reps: 3, warmup: 1, memBase: 20, memTotal: 1000 }
+  : { Ns: [50, 200, 1000], reps: 7, warmup: 2, memBase: 100, memTotal: 10000 };
+if (args.n) cfg.Ns = String(args.n).split(",").map(Number);
+if (args.reps) cfg.reps = Number(args.reps);
+if (!cfg.Ns.length || cfg.Ns.some((n) => !(n >= 1)) || !(cfg.reps >= 1)) fail("arguments", "--n needs positive turn counts, --reps a positive count", "e.g. --n=50,200 --reps=5");
+cfg.smallN = Math.min(...cfg.Ns);
+cfg.bigN = Math.max(...cfg.Ns);
 const command = `node bench/run.mjs${process.argv.slice(2).length ? " " + process.argv.slice(2).join(" ") : ""}`;
 
 console.log(`tiny-pi bench${QUICK ? " (quick mode: figures are a smoke test, not results)" : ""}`);
@@ -330,8 +348,9 @@ for (const n of cfg.Ns) {
     const x = timing[n].legs[l.name];
     p(`${String(n).padStart(4)}  ${l.name.padEnd(6)} ${fmt(x.median_ms).padStart(10)} ${fmt(x.per_turn_us, 1).padStart(14)}    ${(fmt(x.min_ms) + ".." + fmt(x.max_ms)).padEnd(20)} ${x.events}`);
   }
-  const r = timing[n].ratios;
-  p(`      ratios: tiny/pi ${fmt(r.tiny_pi)}   tiny/floor ${fmt(r.tiny_floor)}   pi/floor ${fmt(r.pi_floor)}`);
+  const r = timing[n].ratios, q = timing[n].paired_ratios;
+  p(`      ratios of medians: tiny/pi ${fmt(r.tiny_pi)}   tiny/floor ${fmt(r.tiny_floor)}   pi/floor ${fmt(r.pi_floor)}` +
+    `   (median of per-round ratios: ${fmt(q.tiny_pi)}, ${fmt(q.tiny_floor)}, ${fmt(q.pi_floor)})`);
 }
 const flat = {};
 for (const l of LEGS) flat[l.name] = timing[cfg.bigN].legs[l.name].per_turn_us / timing[cfg.smallN].legs[l.name].per_turn_us;
