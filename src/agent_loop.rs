@@ -2,7 +2,7 @@
 //! its call, ask again. Reads top-down like pi-agent-core's `agent-loop.ts`:
 //! `drive` → `stream_response` → `decide` (the decision table) → `execute_batch` / `skip_calls` → `finish`.
 
-use std::collections::HashSet;
+use std::collections::{HashSet, VecDeque};
 use std::future::poll_fn;
 use std::rc::Rc;
 use std::task::Poll;
@@ -234,13 +234,22 @@ impl<M: Model> Run<'_, M> {
         drop(progress_tx);
 
         let mut results: Vec<Option<ToolResultMessage>> = vec![None; calls.len()];
+        let mut finished = VecDeque::new();
         loop {
-            // Progress already reported goes out before the completion that follows it.
+            // Tools are polled first so that progress a tool reports just before finishing still goes
+            // out before its `tool_end`.
             let next = poll_fn(|cx| {
+                while let Poll::Ready(Some(done)) = running.poll_next_unpin(cx) {
+                    finished.push_back(done);
+                }
                 if let Poll::Ready(Some(progress)) = progress_rx.poll_next_unpin(cx) {
                     return Poll::Ready(Some(Err(progress)));
                 }
-                running.poll_next_unpin(cx).map(|done| done.map(Ok))
+                match finished.pop_front() {
+                    Some(done) => Poll::Ready(Some(Ok(done))),
+                    None if running.is_empty() => Poll::Ready(None),
+                    None => Poll::Pending,
+                }
             })
             .await;
             match next {
