@@ -1,0 +1,266 @@
+// SPEC §6 through the installed package: every entry point handed malformed values answers an
+// Error naming the field (or, for a misbehaving model or tool, the run's own error path), and the
+// same WebAssembly instance keeps working: after every case a good run on it must pass.
+import assert from "node:assert/strict";
+import { after, before, test } from "node:test";
+import { readmeRoundTrip, readmeScript } from "../app/round-trip.mjs";
+import { loadTinyPi } from "./app-fixture.mjs";
+import { assistantMsg, text, toolCall, userMsg } from "./helpers.mjs";
+
+let tp;
+let reg; // one registry shared by every case: a bad call must not spoil it
+before(async () => {
+  tp = await loadTinyPi();
+  reg = new tp.ToolRegistry();
+  reg.register({ name: "read", parameters: { type: "object", properties: { path: { type: "string" } } }, execute: async () => ({ content: [text("# tiny-pi")] }) });
+});
+
+const counts = { reject: 0, run: 0, tool: 0, survive: 0 };
+after(() => {
+  const total = Object.values(counts).reduce((a, b) => a + b, 0);
+  console.log(`bad input: ${total} cases (${counts.reject} rejected naming the field, ${counts.run} model faults ended as run errors, ` +
+    `${counts.tool} tool faults became error results, ${counts.survive} garbage values survived), each followed by a good run`);
+});
+
+// --- what a case may do -------------------------------------------------------------------
+
+function assertNamedError(e, field) {
+  assert.ok(e instanceof Error, `expected an Error, got ${typeof e}: ${String(e)}`);
+  assert.ok(!(e instanceof WebAssembly.RuntimeError), `the instance trapped: ${e.message}`);
+  assert.doesNotMatch(e.message, /unreachable|RuntimeError|panicked/i, "a trap, not a validation error");
+  assert.match(e.message, field, `the message names the field: ${e.message}`);
+}
+
+/** The call throws or rejects with an Error naming the field. */
+async function rejects(fn, field) {
+  let outcome;
+  try {
+    outcome = await fn();
+  } catch (e) {
+    assertNamedError(e, field);
+    counts.reject += 1;
+    return;
+  }
+  assert.fail(`expected an Error naming ${field}, got ${JSON.stringify(outcome)?.slice(0, 200)}`);
+}
+
+/** A run with a misbehaving model: resolves with reason "error" and `error` set (SPEC §4), or, where `orReject`, rejects naming the field. */
+async function runErrors(options, field, { orReject = false } = {}) {
+  const events = [];
+  let result;
+  try {
+    result = await tp.runAgentLoop({ context: { messages: [userMsg("hi")] }, tools: reg, onEvent: (e) => events.push(e), ...options });
+  } catch (e) {
+    if (!orReject) throw e;
+    assertNamedError(e, field);
+    counts.run += 1;
+    return;
+  }
+  assert.equal(result.reason, "error", JSON.stringify(result));
+  assert.equal(typeof result.error, "string");
+  assert.match(result.error, field);
+  assert.deepEqual(result.messages.map((m) => m.role), ["user"], "nothing appended for the failed step");
+  assert.equal(events.filter((e) => e.type === "turn_end").length, 1);
+  counts.run += 1;
+}
+
+/** A tool that misbehaves: the run goes on, the call gets an isError result that says what was wrong. */
+async function toolFails(execute, field) {
+  const tools = new tp.ToolRegistry();
+  tools.register({ name: "bad", execute });
+  const model = new tp.ScriptedModel([assistantMsg([toolCall("b1", "bad")], "toolUse"), assistantMsg([text("ok")], "stop")]);
+  const result = await tp.runAgentLoop({ context: { messages: [userMsg("hi")] }, model, tools });
+  assert.equal(result.reason, "stop");
+  const r = result.messages[2];
+  assert.deepEqual([r.role, r.toolCallId, r.toolName, r.isError], ["toolResult", "b1", "bad", true]);
+  assert.match(r.content.map((c) => c.text).join("\n"), field);
+  counts.tool += 1;
+}
+
+/** Garbage that a loop may accept or refuse: completes with a valid transcript, or rejects with an Error. */
+async function survives(fn) {
+  let result;
+  try {
+    result = await fn();
+  } catch (e) {
+    assertNamedError(e, /./);
+    counts.survive += 1;
+    return;
+  }
+  if (result && Array.isArray(result.messages)) {
+    assert.ok(["stop", "length", "error", "aborted", "maxSteps"].includes(result.reason));
+  }
+  counts.survive += 1;
+}
+
+/** A model whose stream is whatever `make` returns. */
+const model = (make) => ({ stream: () => make() });
+async function* yields(...events) {
+  for (const e of events) yield e;
+}
+const okMsg = assistantMsg([text("fine")], "stop");
+const withResult = (it, result) => Object.assign(it, { result });
+
+const loop = (options) => () => tp.runAgentLoop(options);
+const ctx = (messages) => ({ messages });
+const good = { context: ctx([userMsg("hi")]), model: { stream: () => withResult(yields({ type: "done", reason: "stop", message: okMsg }), async () => okMsg) } };
+const withCall = (call) => assistantMsg([call], "toolUse");
+const exec = async () => ({ content: [text("x")] });
+
+// --- the cases ------------------------------------------------------------------------------
+
+const cases = [
+  // runAgentLoop(options)
+  ["runAgentLoop()", () => rejects(() => tp.runAgentLoop(), /options/)],
+  ["options null", () => rejects(loop(null), /options/)],
+  ["options a number", () => rejects(loop(42), /options/)],
+  ["options a string", () => rejects(loop("go"), /options/)],
+  ["model missing", () => rejects(loop({ context: good.context }), /model/)],
+  ["model null", () => rejects(loop({ ...good, model: null }), /model/)],
+  ["model without stream", () => rejects(loop({ ...good, model: {} }), /model\.stream|stream/)],
+  ["model.stream not a function", () => rejects(loop({ ...good, model: { stream: 3 } }), /stream is not a function|stream/)],
+  ["maxSteps -1", () => rejects(loop({ ...good, maxSteps: -1 }), /maxSteps/)],
+  ["maxSteps 1.5", () => rejects(loop({ ...good, maxSteps: 1.5 }), /maxSteps/)],
+  ['maxSteps "3"', () => rejects(loop({ ...good, maxSteps: "3" }), /maxSteps/)],
+  ["maxSteps NaN", () => rejects(loop({ ...good, maxSteps: NaN }), /maxSteps/)],
+  ["maxSteps Infinity", () => rejects(loop({ ...good, maxSteps: Infinity }), /maxSteps/)],
+  ["context missing", () => rejects(loop({ model: good.model }), /context/)],
+  ["context null", () => rejects(loop({ ...good, context: null }), /context/)],
+  ["context.messages missing", () => rejects(loop({ ...good, context: {} }), /messages/)],
+  ["context.messages a string", () => rejects(loop({ ...good, context: ctx("hi") }), /messages/)],
+  ["context.messages an object", () => rejects(loop({ ...good, context: ctx({ 0: userMsg("hi") }) }), /messages/)],
+  ["context.systemPrompt a number", () => rejects(loop({ ...good, context: { ...good.context, systemPrompt: 42 } }), /systemPrompt/)],
+  ["a null message", () => rejects(loop({ ...good, context: ctx([null]) }), /messages/)],
+  ["a message with a bad role", () => rejects(loop({ ...good, context: ctx([{ role: "robot", content: "beep", timestamp: 1 }]) }), /role/)],
+  ["a message without a role", () => rejects(loop({ ...good, context: ctx([{ content: "hi", timestamp: 1 }]) }), /role/)],
+  ["a user message with numeric content", () => rejects(loop({ ...good, context: ctx([{ role: "user", content: 42, timestamp: 1 }]) }), /content/)],
+  ["an assistant message whose content is not an array", () => rejects(loop({ ...good, context: ctx([userMsg("hi"), { role: "assistant", content: "hi", stopReason: "stop", timestamp: 2 }]) }), /content/)],
+  ["a toolCall without id", () => rejects(loop({ ...good, context: ctx([userMsg("hi"), withCall({ type: "toolCall", name: "read", arguments: {} })]) }), /\bid\b/)],
+  ["a toolCall with a numeric id", () => rejects(loop({ ...good, context: ctx([userMsg("hi"), withCall({ type: "toolCall", id: 7, name: "read", arguments: {} })]) }), /\bid\b/)],
+  ["an assistant message with a bad stopReason", () => rejects(loop({ ...good, context: ctx([userMsg("hi"), assistantMsg([text("x")], "finished")]) }), /stopReason/)],
+  ["a toolResult without toolCallId", () => rejects(loop({ ...good, context: ctx([userMsg("hi"), { role: "toolResult", toolName: "read", content: [], isError: false, timestamp: 3 }]) }), /toolCallId/)],
+  ["tools a plain object", () => rejects(loop({ ...good, tools: {} }), /tools/)],
+  ["tools an array", () => rejects(loop({ ...good, tools: [] }), /tools/)],
+  ["tools a look-alike", () => rejects(loop({ ...good, tools: { definitions: () => [], execute: exec } }), /tools/)],
+  ["onEvent a number", () => rejects(loop({ ...good, onEvent: 5 }), /onEvent/)],
+  ["onEvent an object", () => rejects(loop({ ...good, onEvent: {} }), /onEvent/)],
+  ["signal a look-alike", () => rejects(loop({ ...good, signal: { aborted: false, addEventListener() {} } }), /signal/)],
+  ["signal a string", () => rejects(loop({ ...good, signal: "abort" }), /signal/)],
+  ["executeToolCall a string", () => rejects(loop({ ...good, executeToolCall: "x" }), /executeToolCall/)],
+  ["now a number", () => rejects(loop({ ...good, now: 1 }), /now/)],
+
+  // ScriptedModel
+  ["new ScriptedModel()", () => rejects(() => new tp.ScriptedModel(), /messages/)],
+  ["new ScriptedModel(string)", () => rejects(() => new tp.ScriptedModel("x"), /messages/)],
+  ["new ScriptedModel([null])", () => rejects(() => new tp.ScriptedModel([null]), /messages/)],
+  ["new ScriptedModel([user message])", () => rejects(() => new tp.ScriptedModel([userMsg("hi")]), /role|assistant/)],
+  ["new ScriptedModel([assistant, content a string])", () => rejects(() => new tp.ScriptedModel([{ role: "assistant", content: "x", stopReason: "stop", timestamp: 1 }]), /content/)],
+
+  // ToolRegistry.register
+  ["register()", () => rejects(() => reg.register(), /tool/)],
+  ["register(null)", () => rejects(() => reg.register(null), /tool/)],
+  ["register without name", () => rejects(() => reg.register({ execute: exec }), /name/)],
+  ["register with an empty name", () => rejects(() => reg.register({ name: "", execute: exec }), /name/)],
+  ["register with a numeric name", () => rejects(() => reg.register({ name: 42, execute: exec }), /name/)],
+  ["register without execute", () => rejects(() => reg.register({ name: "x" }), /execute/)],
+  ["register with execute a string", () => rejects(() => reg.register({ name: "x", execute: "run" }), /execute/)],
+  ["register with a numeric description", () => rejects(() => reg.register({ name: "x", description: 42, execute: exec }), /description/)],
+  ["register with parameters a string", () => rejects(() => reg.register({ name: "x", parameters: "schema", execute: exec }), /parameters/)],
+  ["register with parameters.type a number", () => rejects(() => reg.register({ name: "x", parameters: { type: 5 }, execute: exec }), /parameters|type/)],
+  ["register with an unknown parameters.type", () => rejects(() => reg.register({ name: "x", parameters: { type: "banana" }, execute: exec }), /parameters|type/)],
+  ["register with parameters.required a string", () => rejects(() => reg.register({ name: "x", parameters: { type: "object", required: "path" }, execute: exec }), /parameters|required/)],
+
+  // ToolRegistry.execute
+  ["registry.execute(null)", () => rejects(() => reg.execute(null), /call/)],
+  ["registry.execute(call without id)", () => rejects(() => reg.execute({ type: "toolCall", name: "read", arguments: {} }), /\bid\b/)],
+  ["registry.execute(call, {signal: string})", () => rejects(() => reg.execute(toolCall("e1", "read"), { signal: "x" }), /signal/)],
+  ["registry.execute(call, {reportProgress: 5})", () => rejects(() => reg.execute(toolCall("e1", "read"), { reportProgress: 5 }), /reportProgress/)],
+
+  // validateTranscript and the trace functions
+  ["validateTranscript()", () => rejects(() => tp.validateTranscript(), /messages/)],
+  ["validateTranscript(string)", () => rejects(() => tp.validateTranscript("garbage"), /messages/)],
+  ["validateTranscript({length: 3})", () => rejects(() => tp.validateTranscript({ length: 3 }), /messages/)],
+  ["validateTranscript([42])", () => rejects(() => tp.validateTranscript([42]), /messages/)],
+  ["validateTranscript([bad role])", () => rejects(() => tp.validateTranscript([{ role: "robot" }]), /role/)],
+  ["prologueTrace(null)", () => rejects(() => tp.prologueTrace(null), /messages/)],
+  ["formatTrace(string)", () => rejects(() => tp.formatTrace("x"), /records/)],
+  ["formatTrace([bad record])", () => rejects(() => tp.formatTrace([{ seq: "1" }]), /records|seq|kind|owner/)],
+  ["validateTrace(42)", () => rejects(() => tp.validateTrace(42), /records/)],
+
+  // a model that misbehaves: the run ends with reason error (SPEC §4) or rejects naming the stream
+  ["stream() throws", () => runErrors({ model: model(() => { throw new Error("stream exploded"); }) }, /stream exploded/)],
+  ["the stream throws after start", () => runErrors({ model: model(() => (async function* () { yield { type: "start" }; throw new Error("midway failure"); })()) }, /midway failure/)],
+  ["result() rejects", () => runErrors({ model: model(() => withResult(yields({ type: "start" }), () => Promise.reject(new Error("result failed")))) }, /result failed/)],
+  ["the stream ends with no event and no result()", () => runErrors({ model: model(() => yields()) }, /./)],
+  ["stream() returns a number", () => runErrors({ model: model(() => 42) }, /stream|iterable/, { orReject: true })],
+  ["stream() returns null", () => runErrors({ model: model(() => null) }, /stream|iterable/, { orReject: true })],
+  ["stream() returns a plain object", () => runErrors({ model: model(() => ({})) }, /stream|iterable/, { orReject: true })],
+  ["the stream yields a number", () => runErrors({ model: model(() => yields(42)) }, /event/, { orReject: true })],
+  ["the stream yields null", () => runErrors({ model: model(() => yields(null)) }, /event/, { orReject: true })],
+  ["the stream yields an event with a numeric type", () => runErrors({ model: model(() => yields({ type: 5 })) }, /event|type/, { orReject: true })],
+  ["result() resolves a number", () => runErrors({ model: model(() => withResult(yields(), async () => 42)) }, /message|result|assistant/, { orReject: true })],
+  ["result() resolves a user message", () => runErrors({ model: model(() => withResult(yields(), async () => userMsg("me"))) }, /role|assistant/, { orReject: true })],
+  ["done carries a garbage message (no result())", () => runErrors({ model: model(() => yields({ type: "done", reason: "stop", message: 42 })) }, /message|assistant/, { orReject: true })],
+  ["the final message has a toolCall without id", () => runErrors({ model: model(() => withResult(yields(), async () => withCall({ type: "toolCall", name: "read", arguments: {} }))) }, /\bid\b/, { orReject: true })],
+
+  // a tool that misbehaves: an isError result (the core executor never rejects)
+  ["a tool returns a number", () => toolFails(() => 42, /result|content/)],
+  ["a tool returns null", () => toolFails(() => null, /result|content/)],
+  ["a tool returns undefined", () => toolFails(() => undefined, /result|content/)],
+  ["a tool returns content as a string", () => toolFails(() => ({ content: "str" }), /content/)],
+  ["a tool returns an unknown content block", () => toolFails(() => ({ content: [{ type: "video", url: "x" }] }), /content|type/)],
+  ["a tool rejects with a non-Error", () => toolFails(() => Promise.reject(42), /42/)],
+
+  // garbage a loop may accept or refuse, but must not trap on (issue 5)
+  ["a cyclic extra field on a message", () => survives(() => { const m = userMsg("hi"); m.self = m; return tp.runAgentLoop({ ...good, context: ctx([m]) }); })],
+  ["a function as an extra field", () => survives(() => tp.runAgentLoop({ ...good, context: ctx([{ ...userMsg("hi"), fn() {} }]) }))],
+  ["a BigInt in tool arguments", () => survives(() => tp.runAgentLoop({ ...good, context: ctx([userMsg("hi"), withCall(toolCall("z", "read", { n: 10n })), { role: "toolResult", toolCallId: "z", toolName: "read", content: [], isError: false, timestamp: 3 }]) }))],
+  ["a __proto__ key in tool arguments", async () => {
+    const args = JSON.parse('{"__proto__": {"polluted": true}, "path": "x"}');
+    await survives(() => tp.runAgentLoop({ ...good, tools: reg, model: new tp.ScriptedModel([withCall(toolCall("p1", "read", args)), okMsg]) }));
+    assert.equal({}.polluted, undefined, "Object.prototype not polluted");
+  }],
+  ["a 10 MB string", () => survives(() => tp.runAgentLoop({ ...good, context: ctx([userMsg("x".repeat(10_000_000))]) }))],
+  ["10,000 content blocks", () => survives(() => tp.runAgentLoop({ ...good, context: ctx([userMsg(Array.from({ length: 10_000 }, (_, i) => text(`b${i}`)))]) }))],
+  ["a thenable from onEvent that throws", async () => {
+    const result = await tp.runAgentLoop({ ...good, onEvent: () => ({ then() { throw new Error("bad thenable"); } }) });
+    assert.equal(result.reason, "stop");
+    assert.match(String(result.observerError), /bad thenable/);
+    counts.survive += 1;
+  }],
+  ["executeToolCall resolves a number", () => survives(async () => {
+    const result = await tp.runAgentLoop({ ...good, model: new tp.ScriptedModel([withCall(toolCall("q1", "read")), okMsg]), executeToolCall: async () => 42 });
+    assert.ok(tp.validateTranscript(result.messages).ok, "the call still has a result");
+    assert.equal(result.messages[2].isError, true);
+    return result;
+  })],
+  ["executeToolCall answers with another call's id", () => survives(async () => {
+    const result = await tp.runAgentLoop({
+      ...good,
+      model: new tp.ScriptedModel([withCall(toolCall("q2", "read")), okMsg]),
+      executeToolCall: async () => ({ role: "toolResult", toolCallId: "someone-else", toolName: "read", content: [], isError: false, timestamp: 1 }),
+    });
+    assert.deepEqual(tp.validateTranscript(result.messages), { ok: true, problems: [] }, "the transcript stays paired");
+    return result;
+  })],
+];
+
+/** The good run after each case: the README round trip on the same instance, plus the shared registry. */
+async function goodRun() {
+  const { problems } = await readmeRoundTrip(tp);
+  assert.deepEqual(problems, [], "a good run after the bad input");
+  const { input, script } = readmeScript();
+  const result = await tp.runAgentLoop({ context: { messages: input }, model: new tp.ScriptedModel(script), tools: reg });
+  assert.deepEqual([result.reason, result.steps, result.messages[2].isError], ["stop", 2, false], "the shared registry still works");
+}
+
+test("bad input (SPEC §6), each followed by a good run on the same instance", { timeout: 120_000 }, async (t) => {
+  await goodRun();
+  for (const [name, fn] of cases) {
+    await t.test(name, async () => {
+      await fn();
+      await goodRun();
+    });
+  }
+  t.diagnostic(`${cases.length} bad-input cases`);
+});
