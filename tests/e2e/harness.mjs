@@ -1,0 +1,147 @@
+// Shared setup for the playground's end-to-end tests: the static server, Debian's Chromium through
+// playwright-core (no browser download), console-error capture and screenshots.
+
+import { mkdtemp, mkdir, rm, access } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join, dirname } from "node:path";
+import { fileURLToPath } from "node:url";
+import { chromium } from "playwright-core";
+
+const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
+export const SCREENSHOTS = join(ROOT, "test-results", "screenshots");
+const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
+// Without the background-networking flags Chromium keeps dialing out, and this machine's network refuses it.
+const CHROMIUM_ARGS = [
+  "--no-sandbox",
+  "--disable-gpu",
+  "--disable-background-networking",
+  "--disable-component-update",
+  "--no-first-run",
+  "--disable-sync",
+  "--disable-quic",
+];
+
+const log = (msg) => process.stderr.write(`[e2e] ${msg}\n`);
+
+async function timed(what, fn) {
+  const started = Date.now();
+  log(`${what}…`);
+  const value = await fn();
+  log(`${what}: done in ${Date.now() - started} ms`);
+  return value;
+}
+
+const MIME = { ".html": "text/html", ".js": "text/javascript", ".mjs": "text/javascript", ".css": "text/css", ".wasm": "application/wasm", ".json": "application/json", ".png": "image/png" };
+
+// TEMPORARY until scripts/serve.mjs lands: www/ at /, pkg/ (or $TINY_PI_PKG_DIR) at /pkg/.
+async function fallbackServer() {
+  const { createServer } = await import("node:http");
+  const { readFile } = await import("node:fs/promises");
+  const { extname, normalize } = await import("node:path");
+  const pkgDir = process.env.TINY_PI_PKG_DIR ?? join(ROOT, "pkg");
+  const server = createServer(async (req, res) => {
+    const path = decodeURIComponent(new URL(req.url, "http://x").pathname);
+    const [base, rest] = path.startsWith("/pkg/") ? [pkgDir, path.slice(5)] : [join(ROOT, "www"), path === "/" ? "index.html" : path.slice(1)];
+    const file = normalize(join(base, rest));
+    if (!file.startsWith(base)) return res.writeHead(403).end();
+    try {
+      const body = await readFile(file);
+      res.writeHead(200, { "content-type": MIME[extname(file)] ?? "application/octet-stream" }).end(body);
+    } catch {
+      res.writeHead(404).end("not found");
+    }
+  });
+  await new Promise((resolve) => server.listen(0, "127.0.0.1", resolve));
+  return { url: `http://127.0.0.1:${server.address().port}/`, close: () => new Promise((resolve) => server.close(resolve)) };
+}
+
+/** Start the page server (www/ at /, pkg/ at /pkg/) on a free port: {url, close()}. */
+export async function startPageServer() {
+  const pkgEntry = join(process.env.TINY_PI_PKG_DIR ?? join(ROOT, "pkg"), "web", "tiny_pi.js");
+  try {
+    await access(pkgEntry);
+  } catch {
+    throw new Error(`${pkgEntry} is missing: build the package first (node scripts/build.mjs), then run the e2e tests again.`);
+  }
+  return timed("starting the page server", () => fallbackServer());
+}
+
+/** Launch Debian's Chromium headless with a fresh profile; returns {context, close}. */
+export async function launchBrowser() {
+  const profile = await mkdtemp(join(tmpdir(), "tiny-pi-e2e-"));
+  let context;
+  try {
+    context = await timed("launching headless Chromium", () =>
+      chromium.launchPersistentContext(profile, {
+        executablePath: CHROMIUM,
+        headless: true,
+        args: CHROMIUM_ARGS,
+        viewport: { width: 1280, height: 720 },
+        acceptDownloads: true,
+      }),
+    );
+  } catch (err) {
+    await rm(profile, { recursive: true, force: true });
+    throw new Error(`could not start ${CHROMIUM} (install Debian's chromium package): ${err.message}`);
+  }
+  return {
+    context,
+    async close() {
+      await context.close();
+      await rm(profile, { recursive: true, force: true });
+    },
+  };
+}
+
+/**
+ * Open the page with every console error, page error and dialog recorded in `problems`
+ * (a test asserts it stays empty: an alert() from the XSS case would land here too).
+ */
+export async function openPage(context, baseUrl, query = "") {
+  const page = await context.newPage();
+  const problems = [];
+  page.on("console", (msg) => {
+    if (msg.type() === "error") problems.push(`console.error: ${msg.text()}`);
+  });
+  page.on("pageerror", (err) => problems.push(`pageerror: ${err.message}`));
+  page.on("dialog", async (dialog) => {
+    problems.push(`dialog(${dialog.type()}): ${dialog.message()}`);
+    await dialog.dismiss();
+  });
+  await page.goto(new URL(`/${query}`, baseUrl).href);
+  // The page marks itself ready once the wasm module has been initialised.
+  await page.waitForSelector("body[data-ready='true']");
+  return { page, problems };
+}
+
+export async function screenshot(page, name, options = {}) {
+  await mkdir(SCREENSHOTS, { recursive: true });
+  const path = join(SCREENSHOTS, `${name}.png`);
+  await page.screenshot({ path, ...options });
+  return path;
+}
+
+/** The text content of each direct child of a test hook, or one of its attributes. */
+export function childValues(page, testid, attribute) {
+  return page.$$eval(
+    `[data-testid="${testid}"] > *`,
+    (nodes, attr) => nodes.map((n) => (attr ? n.getAttribute(attr) : n.textContent)),
+    attribute ?? null,
+  );
+}
+
+export function count(page, testid, selector = "*") {
+  return page.$$eval(`[data-testid="${testid}"] > ${selector}`, (nodes) => nodes.length);
+}
+
+/** Wait until a test hook's direct children matching `selector` number exactly n. */
+export function waitForCount(page, testid, n, selector = "*") {
+  return page.waitForFunction(
+    ([id, sel, want]) => document.querySelectorAll(`[data-testid="${id}"] > ${sel}`).length === want,
+    [testid, selector, n],
+  );
+}
+
+export function waitForText(page, testid, text) {
+  return page.waitForFunction(([id, want]) => document.querySelector(`[data-testid="${id}"]`)?.textContent === want, [testid, text]);
+}

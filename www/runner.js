@@ -1,0 +1,279 @@
+// One live run of the real runAgentLoop from the wasm package, held between events.
+//
+// Stepping works by returning a pending promise from onEvent: the loop awaits it (SPEC §4), so the run is
+// really paused right after the event it just emitted, and Step resolves that promise. Tools are JS
+// callbacks whose completion the learner can drive by hand (a "gate" resolved by a button).
+
+const clone = (v) => structuredClone(v);
+
+function toContent(value) {
+  if (typeof value === "string") return [{ type: "text", text: value }];
+  return Array.isArray(value) ? clone(value) : [];
+}
+
+/** The tool call id an event is about, if any. */
+export function eventCallId(e) {
+  if (e.type === "tool_start") return e.call?.id;
+  if (e.type === "tool_end" || e.type === "tool_skipped") return e.result?.toolCallId;
+  if (e.type === "tool_progress") return e.callId;
+  return undefined;
+}
+
+export class Run {
+  /**
+   * @param api   the tiny-pi module (runAgentLoop, ScriptedModel, ToolRegistry, ...)
+   * @param def   a scenario definition (see scenarios.js)
+   * @param hooks {onUpdate(): void, pace: ms between events in run mode (0 = no hold)}
+   */
+  constructor(api, def, { onUpdate = () => {}, pace = 0 } = {}) {
+    this.api = api;
+    this.def = def;
+    this.onUpdate = onUpdate;
+    this.pace = pace;
+    this.status = "ready"; // ready | active | done | failed
+    this.mode = "step"; // step: hold every event; run: hold `pace` ms then go on
+    this.events = []; // {seq, type, event, request, callId}
+    this.transcript = clone(def.messages);
+    this.requests = 0;
+    this.executions = 0;
+    this.steps = null;
+    this.reason = null;
+    this.result = null;
+    this.failure = null; // the error when runAgentLoop rejected its input
+    this.mismatch = false;
+    this.execs = []; // one per executor call: {callId, name, state, release}
+    this.batch = null; // the tool batch in flight: {order: [callId], results: [ToolResultMessage]}
+    this.hold = null; // {seq, resolve} while the loop awaits our onEvent promise
+    this.timer = null;
+    this.controller = new AbortController();
+    this.disposed = false;
+  }
+
+  get held() {
+    return this.hold !== null;
+  }
+
+  /** Executions still waiting for their gate or running. */
+  get pendingTools() {
+    return this.execs.filter((x) => x.state === "running" || x.state === "gated");
+  }
+
+  start(mode) {
+    if (this.status !== "ready") return;
+    this.mode = mode;
+    this.status = "active";
+    const { api, def } = this;
+    let model;
+    let tools;
+    try {
+      model = new api.ScriptedModel(clone(def.script));
+      tools = new api.ToolRegistry();
+      for (const [name, b] of Object.entries(def.tools)) {
+        const tool = { name, execute: (args, ctx) => this.behave(name, ctx.callId, ctx) };
+        if (b.description !== undefined) tool.description = b.description;
+        if (b.parameters !== undefined) tool.parameters = clone(b.parameters);
+        tools.register(tool);
+      }
+    } catch (err) {
+      model?.free();
+      tools?.free();
+      this.fail(err);
+      return;
+    }
+    this.model = model;
+    const options = {
+      context: { messages: clone(def.messages) },
+      model,
+      tools,
+      signal: this.controller.signal,
+      onEvent: (e) => this.onLoopEvent(e),
+    };
+    if (def.systemPrompt !== undefined) options.context.systemPrompt = def.systemPrompt;
+    if (def.maxSteps !== undefined) options.maxSteps = def.maxSteps;
+    if (def.executor === "custom") {
+      // The seeds' injected executor: it may reject, and the loop must turn that into an error result.
+      options.executeToolCall = async (call, ctx) => {
+        if (!Object.hasOwn(def.tools, call.name)) throw new Error(`unknown tool: ${call.name}`);
+        const out = await this.behave(call.name, call.id, ctx);
+        return { role: "toolResult", toolCallId: call.id, toolName: call.name, content: out.content, isError: out.isError, timestamp: Date.now() };
+      };
+    }
+    if (def.abort === "before-start") this.controller.abort();
+
+    let promise;
+    try {
+      promise = Promise.resolve(api.runAgentLoop(options));
+    } catch (err) {
+      promise = Promise.reject(err);
+    }
+    promise
+      .then(
+        (result) => this.finish(result),
+        (err) => this.fail(err),
+      )
+      .finally(() => {
+        model.free();
+        tools.free();
+      });
+    this.onUpdate();
+  }
+
+  step() {
+    if (this.status === "ready") return this.start("step");
+    if (this.status !== "active") return;
+    this.mode = "step";
+    this.releaseHold();
+  }
+
+  run() {
+    if (this.status === "ready") return this.start("run");
+    if (this.status !== "active") return;
+    this.mode = "run";
+    this.releaseHold();
+  }
+
+  pause() {
+    if (this.status !== "active") return;
+    this.mode = "step";
+    // Keep the hold pending: only its automatic release is cancelled.
+    clearTimeout(this.timer);
+    this.timer = null;
+    this.onUpdate();
+  }
+
+  abort() {
+    if (this.status !== "active" || this.controller.signal.aborted) return;
+    this.controller.abort();
+    this.onUpdate();
+  }
+
+  setPace(ms) {
+    this.pace = ms;
+  }
+
+  release(exec) {
+    if (exec.release) exec.release();
+  }
+
+  /** Let an abandoned run drain: every hold and gate resolves, the signal aborts, later events are ignored. */
+  dispose() {
+    this.disposed = true;
+    this.mode = "run";
+    this.pace = 0;
+    this.releaseHold();
+    for (const exec of this.execs) exec.release?.();
+    this.controller.abort();
+  }
+
+  releaseHold() {
+    clearTimeout(this.timer);
+    this.timer = null;
+    const hold = this.hold;
+    this.hold = null;
+    if (hold) {
+      hold.resolve();
+      this.onUpdate();
+    }
+  }
+
+  onLoopEvent(e) {
+    if (this.disposed) return undefined;
+    this.record(e);
+    if (this.mode === "run" && this.pace === 0) {
+      this.onUpdate();
+      return undefined;
+    }
+    return new Promise((resolve) => {
+      this.hold = { seq: this.events.length, resolve };
+      if (this.mode === "run") this.timer = setTimeout(() => this.releaseHold(), this.pace);
+      this.onUpdate();
+    });
+  }
+
+  /** Append the event and keep the live transcript in step with what the loop has appended so far. */
+  record(e) {
+    const rec = { seq: this.events.length + 1, type: e.type, event: e, request: this.requests, callId: eventCallId(e) };
+    if (e.type === "model_event" && e.event?.type === "start") {
+      this.requests += 1;
+      rec.request = this.requests;
+      // What the loop actually sent with this request is the authoritative transcript so far.
+      const sent = this.model.requests[this.requests - 1];
+      if (sent) this.transcript = sent.messages;
+    }
+    this.events.push(rec);
+    switch (e.type) {
+      case "assistant_message":
+        this.transcript.push(e.message);
+        break;
+      case "tool_start":
+        this.batch ??= { order: [], results: [] };
+        this.batch.order.push(e.call.id);
+        break;
+      case "tool_end":
+        // Results are appended in call order once the whole batch is done (SPEC §4), not as they finish.
+        if (this.batch) {
+          this.batch.results.push(e.result);
+          if (this.batch.results.length === this.batch.order.length) {
+            for (const id of this.batch.order) this.transcript.push(this.batch.results.find((r) => r.toolCallId === id));
+            this.batch = null;
+          }
+        }
+        break;
+      case "tool_skipped":
+        this.transcript.push(e.result);
+        break;
+      case "turn_end":
+        this.reason = e.reason;
+        this.steps = e.steps;
+        break;
+    }
+    return rec;
+  }
+
+  async behave(name, callId, ctx) {
+    const b = this.def.tools[name] ?? {};
+    const exec = { callId, name, state: "running", release: null };
+    this.execs.push(exec);
+    this.executions += 1;
+    if (this.def.abort === "during-tool") this.controller.abort();
+    this.onUpdate();
+    if (b.delay > 0) await new Promise((resolve) => setTimeout(resolve, b.delay));
+    if (b.gate && !this.disposed) {
+      exec.state = "gated";
+      this.onUpdate();
+      await new Promise((resolve) => {
+        exec.release = resolve;
+      });
+      exec.release = null;
+    }
+    if (b.progress !== undefined) ctx.reportProgress(toContent(b.progress));
+    if (typeof b.reject === "string") {
+      exec.state = "rejected";
+      this.onUpdate();
+      throw new Error(b.reject);
+    }
+    exec.state = "finished";
+    this.onUpdate();
+    return { content: toContent(b.answer ?? ""), isError: b.isError === true };
+  }
+
+  finish(result) {
+    if (this.disposed) return;
+    const shape = (list) => JSON.stringify(list.map((m) => [m.role, m.toolCallId ?? null, m.stopReason ?? null]));
+    this.mismatch = shape(this.transcript) !== shape(result.messages);
+    this.result = result;
+    this.transcript = result.messages;
+    this.reason = result.reason;
+    this.steps = result.steps;
+    this.requests = this.model.requests.length;
+    this.status = "done";
+    this.onUpdate();
+  }
+
+  fail(err) {
+    if (this.disposed) return;
+    this.failure = err instanceof Error ? `${err.name}: ${err.message}` : String(err);
+    this.status = "failed";
+    this.onUpdate();
+  }
+}
