@@ -73,6 +73,7 @@ where
     }
 }
 
+#[derive(Clone)]
 pub struct Tool {
     pub definition: ToolDefinition,
     pub handler: Rc<dyn ToolHandler>,
@@ -125,7 +126,8 @@ pub trait ToolExecutor {
     fn execute<'a>(&'a self, call: &'a ToolCall, context: ExecutionContext) -> LocalBoxFuture<'a, Result<ToolReply, String>>;
 }
 
-#[derive(Default)]
+/// Cheap to clone (handlers are shared): a run works on a snapshot.
+#[derive(Default, Clone)]
 pub struct ToolRegistry {
     tools: Vec<Tool>,
 }

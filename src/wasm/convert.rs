@@ -1,0 +1,101 @@
+//! Values crossing the boundary. Everything goes through JSON: `JSON.stringify` rejects cycles and BigInt
+//! with a clear error and drops functions, serde_json bounds nesting depth (no stack overflow, so no
+//! trap), and one string copy is cheaper than a property-by-property walk.
+
+use js_sys::{Function, Reflect, JSON};
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+use wasm_bindgen::{JsCast, JsValue};
+
+/// A `TypeError` with this message, as a value to throw or reject with.
+pub fn type_error(message: impl AsRef<str>) -> JsValue {
+    js_sys::TypeError::new(message.as_ref()).into()
+}
+
+/// Reads `what` (a path like `options.context.messages`) into a Rust value; the error names the field.
+pub fn from_js<T: DeserializeOwned>(value: &JsValue, what: &str) -> Result<T, String> {
+    let text = JSON::stringify(value).map_err(|e| format!("{what}: {}", error_message(&e)))?;
+    let Some(text) = text.as_string() else {
+        return Err(format!("{what} is missing (got {})", type_of(value)));
+    };
+    let mut de = serde_json::Deserializer::from_str(&text);
+    serde_path_to_error::deserialize(&mut de).map_err(|e| {
+        let path = e.path().to_string();
+        let inner = e.into_inner();
+        let message = strip_position(&inner.to_string());
+        if path == "." {
+            format!("{what}: {message}")
+        } else if path.starts_with('[') {
+            format!("{what}{path}: {message}")
+        } else {
+            format!("{what}.{path}: {message}")
+        }
+    })
+}
+
+/// serde_json appends "at line 1 column 93" to its messages; the column of a JSON text the caller never
+/// wrote is noise.
+fn strip_position(message: &str) -> String {
+    match message.rfind(" at line ") {
+        Some(at) => message[..at].to_string(),
+        None => message.to_string(),
+    }
+}
+
+pub fn to_js<T: Serialize + ?Sized>(value: &T) -> JsValue {
+    // Serializing our own types cannot fail (string keys only; non-finite numbers become null).
+    match serde_json::to_string(value) {
+        Ok(text) => JSON::parse(&text).unwrap_or(JsValue::UNDEFINED),
+        Err(_) => JsValue::UNDEFINED,
+    }
+}
+
+/// The message of a thrown value: `error.message` for errors, the string itself, or a short description.
+/// Never the stack.
+pub fn error_message(error: &JsValue) -> String {
+    if let Some(error) = error.dyn_ref::<js_sys::Error>() {
+        return String::from(error.message());
+    }
+    if let Some(text) = error.as_string() {
+        return text;
+    }
+    if let Ok(message) = Reflect::get(error, &JsValue::from_str("message")) {
+        if let Some(message) = message.as_string() {
+            return message;
+        }
+    }
+    format!("{} thrown", type_of(error))
+}
+
+pub fn type_of(value: &JsValue) -> String {
+    if value.is_null() {
+        return "null".into();
+    }
+    if js_sys::Array::is_array(value) {
+        return "array".into();
+    }
+    value.js_typeof().as_string().unwrap_or_else(|| "unknown".into())
+}
+
+/// `object[key]`, with a getter or proxy that throws reported against the field.
+pub fn get(object: &JsValue, key: &str, what: &str) -> Result<JsValue, String> {
+    Reflect::get(object, &JsValue::from_str(key)).map_err(|e| format!("{what}: {}", error_message(&e)))
+}
+
+pub fn is_object(value: &JsValue) -> bool {
+    value.is_object() && !value.is_null()
+}
+
+/// `object[key]` when it is a function, `None` when absent; anything else is a `TypeError` text.
+pub fn optional_function(object: &JsValue, key: &str, what: &str) -> Result<Option<Function>, String> {
+    let value = get(object, key, what)?;
+    if value.is_undefined() || value.is_null() {
+        return Ok(None);
+    }
+    value.dyn_into::<Function>().map(Some).map_err(|v| format!("{what} must be a function (got {})", type_of(&v)))
+}
+
+/// Sets `object[key] = value` on a fresh object we own (cannot throw).
+pub fn set(object: &JsValue, key: &str, value: &JsValue) {
+    let _ = Reflect::set(object, &JsValue::from_str(key), value);
+}

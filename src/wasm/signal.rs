@@ -1,0 +1,28 @@
+//! A JS `AbortSignal` as a core signal source. The loop reads `signal.aborted` at its checkpoints; JS
+//! tools and models get the original object.
+
+use std::any::Any;
+use std::task::Waker;
+
+use crate::signal::{AbortSignal, SignalSource};
+
+pub struct JsSignal(pub web_sys::AbortSignal);
+
+impl SignalSource for JsSignal {
+    fn aborted(&self) -> bool {
+        self.0.aborted()
+    }
+
+    /// The bridge never waits on the signal itself (JS code observes the JS signal), so there is no
+    /// listener to register.
+    fn on_abort(&self, _waker: &Waker) {}
+
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+}
+
+/// The JS signal behind a core signal, for handing on to JS code.
+pub fn js_signal(signal: &AbortSignal) -> Option<&web_sys::AbortSignal> {
+    signal.source()?.as_any().downcast_ref::<JsSignal>().map(|s| &s.0)
+}
