@@ -186,8 +186,9 @@ function render() {
     problems: validation.problems ?? [],
     highlight,
   });
-  views.renderFindings($("findings"), validation);
+  views.renderFindings($("findings"), validation, { live: !checked && active });
   views.renderTools($("tools"), checked ? [] : run.execs, (exec) => run.release(exec));
+  $("toolbar").hidden = checked || run.execs.length === 0;
 
   // Chapter 00: the milestone trace of whatever transcript is on screen
   const trace =

@@ -250,7 +250,7 @@ export function renderPairing(list, messages, keys, { execs, active, problems, h
   list.replaceChildren(...items);
 }
 
-export function renderFindings(box, validation) {
+export function renderFindings(box, validation, { live = false } = {}) {
   if (!validation) {
     box.replaceChildren();
     return;
@@ -268,7 +268,7 @@ export function renderFindings(box, validation) {
   const items = validation.problems.map((p) =>
     h("li", { "data-kind": p.kind, "data-call-id": p.toolCallId }, t("findings.item", { kind: p.kind, id: p.toolCallId, index: p.index })),
   );
-  box.replaceChildren(head, items.length ? h("ul", {}, ...items) : "");
+  box.replaceChildren(head, items.length ? h("ul", {}, ...items) : "", live && !validation.ok ? h("p", { class: "note" }, t("findings.live")) : "");
 }
 
 // --- tools panel -----------------------------------------------------------------------------------
