@@ -1,0 +1,142 @@
+// A TypeScript app using every export of tiny-pi (pi-ai interop is in pi-ai-interop.ts), checked with `tsc --strict --noEmit` against the
+// installed package's .d.ts. The @ts-expect-error lines prove the types are precise: if a type were
+// loose (any, string instead of a union, optional instead of required), tsc reports the unused directive.
+import {
+  formatTrace,
+  prologueTrace,
+  runAgentLoop,
+  ScriptedModel,
+  ToolRegistry,
+  validateTrace,
+  validateTranscript,
+} from "tiny-pi";
+import type {
+  AgentMessage,
+  AssistantMessage,
+  LoopEvent,
+  ModelEvent,
+  ModelRequest,
+  ToolCall,
+  ToolResultMessage,
+  TraceRecord,
+} from "tiny-pi";
+
+type RunOptions = Parameters<typeof runAgentLoop>[0];
+type RunResult = Awaited<ReturnType<typeof runAgentLoop>>;
+
+const readCall: ToolCall = { type: "toolCall", id: "call-1", name: "read", arguments: { path: "README.md" } };
+const script: AssistantMessage[] = [
+  { role: "assistant", content: [{ type: "text", text: "我先读取项目说明。" }, readCall], stopReason: "toolUse", timestamp: 2 },
+  { role: "assistant", content: [{ type: "text", text: "项目名是 tiny-pi。" }], stopReason: "stop", timestamp: 4 },
+];
+const input: AgentMessage[] = [{ role: "user", content: "请读取 README.md，并告诉我项目名。", timestamp: 1 }];
+
+const tools = new ToolRegistry();
+tools.register({
+  name: "read",
+  description: "Read a file",
+  parameters: { type: "object", properties: { path: { type: "string" } }, required: ["path"] },
+  execute: async (_args, ctx) => {
+    const id: string = ctx.callId;
+    ctx.reportProgress([{ type: "text", text: `reading for ${id}` }]);
+    return { content: [{ type: "text", text: "# tiny-pi" }], details: { bytes: 9 } };
+  },
+});
+const defs: { name: string; description: string }[] = tools.definitions();
+
+// Every LoopEvent variant narrows on `type`; the default branch proves the union is closed.
+function describe(e: LoopEvent): string {
+  switch (e.type) {
+    case "model_event": {
+      const ev: ModelEvent = e.event;
+      return ev.type;
+    }
+    case "assistant_message":
+      return e.message.stopReason;
+    case "tool_start":
+      return e.call.name;
+    case "tool_progress":
+      return `${e.callId}:${e.content.length}`;
+    case "tool_end": {
+      const r: ToolResultMessage = e.result;
+      // @ts-expect-error a tool_end carries a result, not a call
+      return r.toolCallId + e.call.id;
+    }
+    case "tool_skipped":
+      return e.result.toolCallId;
+    case "turn_end":
+      return `${e.reason}/${e.steps}`;
+    default: {
+      const unreachable: never = e;
+      return unreachable;
+    }
+  }
+}
+
+const model = new ScriptedModel(script);
+const options: RunOptions = {
+  context: { systemPrompt: "SYS", messages: input },
+  model,
+  tools,
+  maxSteps: 8,
+  signal: new AbortController().signal,
+  now: () => Date.now(),
+  onEvent: async (e) => {
+    describe(e);
+  },
+  executeToolCall: async (call, ctx) => {
+    ctx.reportProgress([{ type: "text", text: "..." }]);
+    return { role: "toolResult", toolCallId: call.id, toolName: call.name, content: [], isError: false, timestamp: 3 };
+  },
+};
+const result: RunResult = await runAgentLoop(options);
+const reason: "stop" | "length" | "error" | "aborted" | "maxSteps" = result.reason;
+const steps: number = result.steps;
+const error: string | undefined = result.error;
+const requests: ModelRequest[] = model.requests;
+model.free();
+
+for (const m of result.messages) {
+  if (m.role === "toolResult") {
+    const id: string = m.toolCallId;
+    const isError: boolean = m.isError;
+  } else if (m.role === "assistant") {
+    const calls = m.content.filter((b): b is ToolCall => b.type === "toolCall");
+    // @ts-expect-error an assistant message has no toolCallId
+    m.toolCallId;
+  }
+}
+
+// @ts-expect-error "toolUse" ends a model response, never a run
+if (result.reason === "toolUse") console.log("impossible");
+
+// @ts-expect-error "finished" is not a StopReason
+const badStop: AssistantMessage = { role: "assistant", content: [], stopReason: "finished", timestamp: 0 };
+
+// @ts-expect-error a tool call needs an id
+const noId: ToolCall = { type: "toolCall", name: "read", arguments: {} };
+
+// @ts-expect-error maxSteps is a number
+void runAgentLoop({ context: { messages: input }, model, maxSteps: "3" });
+
+// @ts-expect-error the model is required
+void runAgentLoop({ context: { messages: input } });
+
+// @ts-expect-error a ScriptedModel replays assistant messages
+new ScriptedModel("hello");
+
+// @ts-expect-error a tool needs an execute function
+tools.register({ name: "broken" });
+
+const check = validateTranscript(result.messages);
+for (const p of check.problems) {
+  const kind: "missing_result" | "result_before_call" | "orphan_result" | "duplicate_result" | "duplicate_call_id" = p.kind;
+  const where: [string, number] = [p.toolCallId, p.index];
+}
+const records: TraceRecord[] = prologueTrace(result.messages);
+const owners: ("user" | "model" | "loop" | "tool")[] = records.map((r) => r.owner);
+const text: string = formatTrace(records);
+const traceOk: boolean = validateTrace(records).ok;
+tools.free();
+
+export { badStop, defs, error, noId, owners, reason, requests, steps, text, traceOk };

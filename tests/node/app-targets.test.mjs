@@ -1,0 +1,116 @@
+// The package used unchanged by four kinds of app, each installed-by-path (see app-fixture.mjs):
+// a Node app (ESM and CommonJS, run as child processes), a TypeScript app (tsc --strict against the
+// installed .d.ts), a Vite app (vite build, loaded in headless Chromium) and a plain browser page
+// (the package's web build + init(), served statically, loaded in headless Chromium).
+// The app sources live in tests/app/ and are copied next to the fixture's node_modules.
+import assert from "node:assert/strict";
+import { execFile } from "node:child_process";
+import fs from "node:fs";
+import path from "node:path";
+import { after, before, describe, test } from "node:test";
+import { promisify } from "node:util";
+import { EXPECTED_EVENTS } from "../app/round-trip.mjs";
+import { appSrcDir, ensureFixture, toolPath } from "./app-fixture.mjs";
+import { launchChromium, runPage } from "./browser.mjs";
+import { serveStatic } from "./static-server.mjs";
+
+const run = promisify(execFile);
+const EXPECTED = {
+  problems: [],
+  summary: { events: EXPECTED_EVENTS, reason: "stop", steps: 2, requests: 2, executions: 1, roles: "user,assistant,toolResult,assistant" },
+};
+
+let fixture;
+let appDir;
+before(async () => {
+  fixture = await ensureFixture();
+  appDir = path.join(fixture, "app");
+  fs.rmSync(appDir, { recursive: true, force: true });
+  fs.cpSync(appSrcDir, appDir, { recursive: true });
+});
+
+/** Runs a step, printing what it does and how long it took; a failure says which step. */
+async function step(what, fn) {
+  const t0 = performance.now();
+  try {
+    return await fn();
+  } catch (e) {
+    const out = [e.stdout, e.stderr].filter(Boolean).join("\n").trim();
+    throw new Error(`${what} failed${out ? `:\n${out}` : `: ${e.message}`}`);
+  } finally {
+    process.stderr.write(`[app-targets] ${what}: ${((performance.now() - t0) / 1000).toFixed(1)}s\n`);
+  }
+}
+
+describe("Node app", () => {
+  for (const entry of ["main.mjs", "main.cjs"]) {
+    test(`node ${entry} (no flags, no init) runs the README round trip`, { timeout: 60_000 }, async () => {
+      const { stdout } = await step(`node app/node/${entry}`, () => run(process.execPath, [entry], { cwd: path.join(appDir, "node") }));
+      assert.deepEqual(JSON.parse(stdout), EXPECTED);
+    });
+  }
+});
+
+describe("TypeScript app", () => {
+  for (const config of ["tsconfig.json", "tsconfig.bundler.json", "tsconfig.pi-ai.json"]) {
+    test(`tsc --strict --noEmit (${config}) passes against the installed .d.ts`, { timeout: 120_000 }, async () => {
+      const tsc = await toolPath("typescript/bin/tsc");
+      await step(`tsc -p app/ts/${config}`, () => run(process.execPath, [tsc, "-p", path.join(appDir, "ts", config)], { cwd: fixture }));
+    });
+  }
+
+  test("the @ts-expect-error lines are load-bearing: without them tsc reports each one", { timeout: 120_000 }, async () => {
+    // Strip the directives: every one of them must turn into a real type error.
+    const src = fs.readFileSync(path.join(appDir, "ts", "app.ts"), "utf8");
+    const expected = (src.match(/^\s*\/\/ @ts-expect-error/gm) ?? []).length;
+    fs.writeFileSync(path.join(appDir, "ts", "loose.ts"), src.replace(/^\s*\/\/ @ts-expect-error.*$/gm, ""));
+    fs.writeFileSync(path.join(appDir, "ts", "tsconfig.loose.json"), JSON.stringify({ extends: "./tsconfig.json", files: ["loose.ts"] }));
+    const tsc = await toolPath("typescript/bin/tsc");
+    const out = await run(process.execPath, [tsc, "-p", path.join(appDir, "ts", "tsconfig.loose.json")], { cwd: fixture }).then(
+      () => "",
+      (e) => e.stdout,
+    );
+    const errors = out.split("\n").filter((l) => /loose\.ts\(\d+,\d+\): error/.test(l));
+    assert.equal(errors.length, expected, `each of the ${expected} directives marks a real error:\n${out}`);
+  });
+});
+
+describe("browser apps in headless Chromium", () => {
+  let browser;
+  before(async () => {
+    browser = await step("launch Chromium", launchChromium);
+  });
+  after(async () => browser?.close());
+
+  test("Vite: `vite build` of a page importing tiny-pi, loaded from a static server", { timeout: 180_000 }, async () => {
+    const vite = await toolPath("vite/bin/vite.js");
+    const root = path.join(appDir, "vite");
+    const outDir = path.join(fixture, "vite-dist");
+    await step("vite build app/vite", () => run(process.execPath, [vite, "build", root, "--outDir", outDir, "--emptyOutDir", "--logLevel", "warn"], { cwd: fixture }));
+    const assets = fs.readdirSync(path.join(outDir, "assets"));
+    assert.ok(assets.some((f) => f.endsWith(".wasm")), `the .wasm is emitted as an asset: ${assets}`);
+    const server = await serveStatic(outDir);
+    try {
+      const page = await step("load the Vite build in Chromium", () => runPage(browser.context, `${server.url}/index.html`));
+      assert.deepEqual(page.errors, []);
+      assert.equal(page.status, "done", JSON.stringify(page.result));
+      assert.deepEqual(page.result, EXPECTED);
+    } finally {
+      await server.close();
+    }
+  });
+
+  test("plain page: `import init from .../tiny-pi/web/tiny_pi.js; await init()`", { timeout: 60_000 }, async () => {
+    // Serve the fixture so the page loads the npm-installed package at /node_modules/tiny-pi/web/.
+    assert.ok(fs.existsSync(path.join(fixture, "node_modules", "tiny-pi", "web", "tiny_pi.js")), "the installed package has web/tiny_pi.js");
+    const server = await serveStatic(fixture);
+    try {
+      const page = await step("load the plain page in Chromium", () => runPage(browser.context, `${server.url}/app/web/index.html`));
+      assert.deepEqual(page.errors, []);
+      assert.equal(page.status, "done", JSON.stringify(page.result));
+      assert.deepEqual(page.result, EXPECTED);
+    } finally {
+      await server.close();
+    }
+  });
+});
