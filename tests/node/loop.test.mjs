@@ -513,3 +513,123 @@ describe("the model boundary", () => {
     assert.equal(events.at(-1).reason, "error");
   });
 });
+
+describe("cancellation and independence (issue 5, item 3)", () => {
+  /** A tool that honours the signal: it settles only when the run is aborted. */
+  function waitingRegistry(started) {
+    const tools = new tp.ToolRegistry();
+    tools.register({
+      name: "wait",
+      execute: (_args, ctx) => {
+        started?.();
+        return new Promise((_resolve, reject) => {
+          if (ctx.signal.aborted) reject(new Error("cancelled by signal"));
+          ctx.signal.addEventListener("abort", () => reject(new Error("cancelled by signal")), { once: true });
+        });
+      },
+    });
+    return tools;
+  }
+
+  test("a tool that honours the signal ends the run promptly: aborted, its error result kept", T, async () => {
+    const controller = new AbortController();
+    const started = gate();
+    const model = new tp.ScriptedModel([assistantMsg([toolCall("w1", "wait")], "toolUse"), assistantMsg([text("never")], "stop")]);
+    const run = tp.runAgentLoop({ context: { messages: [userMsg("go")] }, model, tools: waitingRegistry(started.open), signal: controller.signal });
+    await started.promise;
+    controller.abort();
+    const result = await run;
+    assert.deepEqual([result.reason, result.steps, model.requests.length], ["aborted", 1, 1]);
+    assert.deepEqual([result.messages[2].toolCallId, result.messages[2].isError], ["w1", true]);
+    assert.match(result.messages[2].content[0].text, /cancelled by signal/);
+  });
+
+  test("a model that honours the signal: abort during the stream gives the aborted row", T, async () => {
+    const controller = new AbortController();
+    const model = {
+      requests: 0,
+      stream(_request, { signal }) {
+        model.requests += 1;
+        const aborted = { role: "assistant", content: [text("partial")], stopReason: "aborted", errorMessage: "Request was aborted", timestamp: 2 };
+        return (async function* () {
+          yield { type: "start", partial: { ...aborted, content: [] } };
+          await new Promise((resolve) => (signal.aborted ? resolve() : signal.addEventListener("abort", resolve, { once: true })));
+          yield { type: "error", reason: "aborted", error: aborted };
+        })();
+      },
+    };
+    const log = eventLog();
+    const run = tp.runAgentLoop({ context: { messages: [userMsg("go")] }, model, signal: controller.signal, onEvent: log.push });
+    await log.when((e) => e.type === "model_event");
+    controller.abort();
+    const result = await run;
+    assert.deepEqual([result.reason, result.steps, model.requests], ["aborted", 1, 1]);
+    assert.deepEqual(result.messages.map((m) => [m.role, m.stopReason]), [["user", undefined], ["assistant", "aborted"]]);
+    assert.deepEqual(log.events.map(label), ["model_event:start", "model_event:error", "assistant_message", "turn_end"]);
+  });
+
+  test("runs sharing one AbortController all end aborted, each with its own paired transcript", T, async () => {
+    const controller = new AbortController();
+    const n = 5;
+    let startedCount = 0;
+    const allStarted = gate();
+    const runs = Array.from({ length: n }, (_, i) => {
+      const model = new tp.ScriptedModel([assistantMsg([toolCall(`w-${i}`, "wait")], "toolUse"), assistantMsg([text("never")], "stop")]);
+      const tools = waitingRegistry(() => {
+        if (++startedCount === n) allStarted.open();
+      });
+      return tp.runAgentLoop({ context: { messages: [userMsg(`run ${i}`)] }, model, tools, signal: controller.signal }).then((r) => ({ r, model }));
+    });
+    await allStarted.promise;
+    controller.abort();
+    const results = await Promise.all(runs);
+    results.forEach(({ r, model }, i) => {
+      assert.deepEqual([r.reason, r.steps, model.requests.length], ["aborted", 1, 1]);
+      assert.deepEqual(r.messages.map((m) => m.role), ["user", "assistant", "toolResult"]);
+      assert.equal(r.messages[0].content, `run ${i}`);
+      assert.deepEqual([r.messages[2].toolCallId, r.messages[2].isError], [`w-${i}`, true]);
+      assert.ok(tp.validateTranscript(r.messages).ok);
+    });
+  });
+
+  test("runs started in a loop with no await between them stay independent", T, async () => {
+    const n = 20;
+    const gates = Array.from({ length: n }, () => gate());
+    const starts = Array.from({ length: n }, () => gate());
+    const perRunEvents = Array.from({ length: n }, () => []);
+    const runs = [];
+    for (let i = 0; i < n; i += 1) {
+      const tools = new tp.ToolRegistry();
+      tools.register({
+        name: "echo",
+        execute: async (args) => {
+          starts[i].open();
+          await gates[i].promise;
+          return { content: [text(`echo ${args.run}`)] };
+        },
+      });
+      const model = new tp.ScriptedModel([
+        assistantMsg([toolCall(`c-${i}`, "echo", { run: i })], "toolUse"),
+        assistantMsg([text(`answer ${i}`)], "stop"),
+      ]);
+      runs.push(tp.runAgentLoop({ context: { messages: [userMsg(`q ${i}`)] }, model, tools, onEvent: (e) => perRunEvents[i].push(e) }));
+    }
+    await Promise.all(starts.map((s) => s.promise));
+    // Release in reverse order so completion order differs from start order.
+    for (let i = n - 1; i >= 0; i -= 1) gates[i].open();
+    const results = await Promise.all(runs);
+    results.forEach((r, i) => {
+      assert.equal(r.reason, "stop");
+      assert.deepEqual(r.messages.map((m) => m.role), ["user", "assistant", "toolResult", "assistant"]);
+      assert.equal(r.messages[0].content, `q ${i}`);
+      assert.deepEqual([r.messages[2].toolCallId, r.messages[2].content[0].text], [`c-${i}`, `echo ${i}`]);
+      assert.equal(r.messages[3].content[0].text, `answer ${i}`);
+      assert.deepEqual(perRunEvents[i].map(label), [
+        "model_event:start", "model_event:toolcall_delta", "model_event:toolcall_end", "model_event:done", "assistant_message",
+        "tool_start", "tool_end", "model_event:start", "model_event:text_delta", "model_event:done", "assistant_message", "turn_end",
+      ]);
+      assert.ok(perRunEvents[i].filter((e) => e.type === "tool_start").every((e) => e.call.id === `c-${i}`), "each run's observer sees only its own calls");
+      assert.equal(perRunEvents[i].filter((e) => e.type === "turn_end").length, 1);
+    });
+  });
+});
