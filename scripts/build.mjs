@@ -1,0 +1,244 @@
+#!/usr/bin/env node
+// Builds the npm package `tiny-pi` into pkg/ as declared by wasm-pack.toml.
+// One `wasm-pack build` per [[build]] (cargo's build is shared, so only the
+// first one compiles), then wasm-opt from the npm `binaryen` package, then the
+// wrappers and pkg/package.json. wasm-pack runs with `--mode no-install
+// --no-opt`, so it never downloads a tool.
+import { spawnSync } from "node:child_process";
+import { createHash } from "node:crypto";
+import fs from "node:fs";
+import { createRequire } from "node:module";
+import path from "node:path";
+import { fileURLToPath, pathToFileURL } from "node:url";
+import { parse as parseToml } from "smol-toml";
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
+const binDirs = [path.join(root, "node_modules", ".bin"), path.join(process.env.CARGO_HOME ?? path.join(process.env.HOME ?? "", ".cargo"), "bin")];
+const env = { ...process.env, PATH: [...binDirs, process.env.PATH].join(path.delimiter) };
+
+function fail(step, message, hint) {
+  console.error(`\nbuild: FAILED at step "${step}": ${message}`);
+  if (hint) console.error(`build: what to do: ${hint}`);
+  process.exit(1);
+}
+
+async function step(name, fn) {
+  const start = performance.now();
+  console.log(`==> ${name}`);
+  let result;
+  try {
+    result = await fn();
+  } catch (err) {
+    fail(name, err?.message ?? String(err), err?.hint);
+  }
+  console.log(`    ${name}: ${((performance.now() - start) / 1000).toFixed(1)}s`);
+  return result;
+}
+
+function run(cmd, args, opts = {}) {
+  const r = spawnSync(cmd, args, { cwd: root, env, stdio: "inherit", ...opts });
+  if (r.error) throw Object.assign(new Error(`${cmd}: ${r.error.message}`), { hint: "run `bash scripts/setup.sh build` to install the tools" });
+  if (r.status !== 0) throw new Error(`\`${cmd} ${args.join(" ")}\` exited with ${r.status ?? r.signal}`);
+  return r;
+}
+
+function output(cmd, args) {
+  const r = spawnSync(cmd, args, { cwd: root, env, encoding: "utf8" });
+  return r.status === 0 ? r.stdout.trim() : null;
+}
+
+const readToml = (file) => parseToml(fs.readFileSync(path.join(root, file), "utf8"));
+const write = (file, text) => fs.writeFileSync(file, text.endsWith("\n") ? text : text + "\n");
+const rel = (...parts) => "./" + path.posix.join(...parts);
+
+const t0 = performance.now();
+
+// ---- configuration --------------------------------------------------------
+const { config, crate } = await step("read wasm-pack.toml and Cargo.toml", () => {
+  const config = readToml("wasm-pack.toml");
+  const cargo = readToml("Cargo.toml");
+  const builds = config.build ?? [];
+  if (!config.package?.name) throw new Error("wasm-pack.toml: [package] name is missing");
+  if (builds.length === 0) throw new Error("wasm-pack.toml: no [[build]] entries");
+  const folders = new Set();
+  for (const b of builds) {
+    if (!b.folder || !b.target) throw new Error("wasm-pack.toml: every [[build]] needs `folder` and `target`");
+    if (folders.has(b.folder)) throw new Error(`wasm-pack.toml: folder "${b.folder}" appears twice`);
+    folders.add(b.folder);
+  }
+  for (const key of ["main", "module", "types"]) {
+    const f = config.package[key];
+    if (f !== undefined && !folders.has(f)) throw new Error(`wasm-pack.toml: [package] ${key} = "${f}" names no [[build]] folder`);
+  }
+  // wasm-bindgen names its files after the crate, with `-` turned into `_`.
+  return { config, crate: { name: cargo.package.name, stem: cargo.package.name.replace(/-/g, "_"), version: cargo.package.version, cargo } };
+});
+
+const outDir = path.join(root, config.package.out_dir ?? "pkg");
+const profile = config.profile?.cargo ?? "release";
+const wasmOptArgs = config.profile?.wasm_opt ?? false;
+const stem = crate.stem;
+
+// ---- tools ----------------------------------------------------------------
+await step("check tools (wasm-pack, wasm-bindgen, wasm-opt)", () => {
+  const hint = "run `bash scripts/setup.sh build`";
+  if (!fs.existsSync(path.join(root, "Cargo.lock"))) run("cargo", ["generate-lockfile"]);
+  const lock = fs.readFileSync(path.join(root, "Cargo.lock"), "utf8");
+  const want = lock.match(/name = "wasm-bindgen"\nversion = "([^"]+)"/)?.[1];
+  if (!want) throw Object.assign(new Error("wasm-bindgen is not in Cargo.lock"), { hint: "check Cargo.toml's wasm32 dependencies" });
+  if (!output("wasm-pack", ["--version"])) throw Object.assign(new Error("wasm-pack is not installed"), { hint });
+  const have = output("wasm-bindgen", ["--version"]);
+  if (have !== `wasm-bindgen ${want}`) {
+    throw Object.assign(new Error(`need wasm-bindgen ${want} on PATH (Cargo.lock), found: ${have ?? "none"}`), { hint });
+  }
+  if (wasmOptArgs && !output("wasm-opt", ["--version"])) {
+    throw Object.assign(new Error("wasm-opt (npm binaryen) not found in node_modules/.bin"), { hint: "run `npm ci`" });
+  }
+  console.log(`    wasm-bindgen ${want}${wasmOptArgs ? `, ${output("wasm-opt", ["--version"])}` : ", wasm-opt disabled"}`);
+});
+
+// ---- wasm-pack, one run per folder ------------------------------------------
+fs.rmSync(outDir, { recursive: true, force: true });
+for (const b of config.build) {
+  await step(`wasm-pack build --target ${b.target} -> ${path.relative(root, outDir)}/${b.folder}`, () => {
+    run("wasm-pack", [
+      "--log-level", "warn",
+      "build", "--mode", "no-install", "--no-opt", "--no-pack", "--no-gitignore",
+      `--${profile}`, "--target", b.target,
+      "--out-dir", path.join(outDir, b.folder), "--out-name", stem,
+      root,
+    ]);
+  });
+}
+
+// ---- wasm-opt ---------------------------------------------------------------
+if (wasmOptArgs) {
+  // Folders built from the same cargo output often hold identical .wasm files:
+  // optimise each distinct input once and copy the result.
+  const done = new Map();
+  for (const b of config.build) {
+    const wasm = path.join(outDir, b.folder, `${stem}_bg.wasm`);
+    const hash = createHash("sha256").update(fs.readFileSync(wasm)).digest("hex");
+    if (done.has(hash)) {
+      fs.copyFileSync(done.get(hash), wasm);
+      continue;
+    }
+    await step(`wasm-opt ${wasmOptArgs.join(" ")} ${b.folder}/${stem}_bg.wasm`, () => {
+      const before = fs.statSync(wasm).size;
+      run("wasm-opt", [wasm, "-o", wasm + ".opt", ...wasmOptArgs]);
+      fs.renameSync(wasm + ".opt", wasm);
+      console.log(`    ${before} -> ${fs.statSync(wasm).size} bytes`);
+    });
+    done.set(hash, wasm);
+  }
+}
+
+// ---- per-folder entries -----------------------------------------------------
+// entry[folder] = what the folder exports: { types, import, require? }
+const entries = await step("write wrappers and remove stray wasm-pack files", async () => {
+  const entries = {};
+  for (const b of config.build) {
+    const dir = path.join(outDir, b.folder);
+    // wasm-pack's own package.json/README/LICENSE would make each folder look
+    // like a separate package; the top pkg/package.json is the only one.
+    for (const f of ["package.json", ".gitignore", "README.md", "LICENSE", "LICENSE-MIT", "LICENSE-APACHE"]) {
+      fs.rmSync(path.join(dir, f), { force: true });
+    }
+    if (b.target === "nodejs") {
+      // pkg/package.json says "type": "module"; this folder is CommonJS.
+      write(path.join(dir, "package.json"), JSON.stringify({ type: "commonjs" }));
+      const cjs = path.join(dir, `${stem}.js`);
+      let entry = { types: rel(b.folder, `${stem}.d.ts`), default: rel(b.folder, `${stem}.js`) };
+      if (b.esm_wrapper) {
+        // Named ESM exports of a CommonJS file depend on Node's static lexer
+        // guessing them; list them explicitly instead (read from the module).
+        const names = Object.keys(createRequire(import.meta.url)(cjs)).filter((n) => /^[A-Za-z_$][\w$]*$/.test(n) && n !== "default");
+        if (names.length === 0) console.log("    note: the crate exports nothing yet");
+        write(path.join(dir, `${stem}.mjs`), [
+          "// ES module face of the CommonJS build: Node loads the .wasm synchronously, no init needed.",
+          `import cjs from "./${stem}.js";`,
+          ...(names.length ? [`export const { ${names.join(", ")} } = cjs;`] : []),
+        ].join("\n"));
+        write(path.join(dir, `${stem}.d.mts`), `export * from "./${stem}.js";`);
+        entry = { import: { types: rel(b.folder, `${stem}.d.mts`), default: rel(b.folder, `${stem}.mjs`) }, require: entry };
+      }
+      entries[b.folder] = entry;
+    } else if (b.self_init) {
+      if (b.target !== "web") throw new Error(`[[build]] ${b.folder}: self_init needs target = "web"`);
+      // Top-level await + new URL(..., import.meta.url): Vite and webpack 5
+      // both turn this into an emitted asset and an async module.
+      write(path.join(dir, "index.js"), [
+        "// Self-initialising entry for bundlers: importing it loads the .wasm once.",
+        `import init from "./${stem}.js";`,
+        `await init({ module_or_path: new URL("./${stem}_bg.wasm", import.meta.url) });`,
+        `export * from "./${stem}.js";`,
+      ].join("\n"));
+      write(path.join(dir, "index.d.ts"), `export * from "./${stem}.js";`);
+      entries[b.folder] = { types: rel(b.folder, "index.d.ts"), default: rel(b.folder, "index.js") };
+    } else {
+      entries[b.folder] = { types: rel(b.folder, `${stem}.d.ts`), default: rel(b.folder, `${stem}.js`) };
+    }
+  }
+  return entries;
+});
+
+// ---- pkg/package.json -------------------------------------------------------
+await step("write pkg/package.json and README", () => {
+  const p = config.package;
+  // main = a require()-able file, module = an ES module, types = declarations.
+  const pick = (folder, kind) => {
+    const e = entries[folder];
+    const branch = (kind === "main" ? e.require : e.import) ?? e;
+    return kind === "types" ? (e.require ?? e).types : branch.default;
+  };
+  const exports = { ".": {} };
+  for (const b of config.build) {
+    for (const c of b.conditions ?? []) {
+      if (c in exports["."]) throw new Error(`condition "${c}" is served by two folders`);
+      exports["."][c] = entries[b.folder];
+    }
+  }
+  for (const b of config.build) exports[`./${b.folder}`] = entries[b.folder];
+  exports["./package.json"] = "./package.json";
+
+  const sideEffects = config.build.flatMap((b) => [
+    // Importing these runs code (loads the .wasm); bundlers must keep them.
+    ...(b.self_init ? [rel(b.folder, "index.js")] : []),
+    ...(b.target === "nodejs" ? [rel(b.folder, "*")] : []),
+    rel(b.folder, "snippets", "*"),
+  ]);
+  const cargo = crate.cargo.package;
+  const pkg = {
+    name: p.name,
+    version: crate.version,
+    description: cargo.description,
+    license: cargo.license,
+    ...(cargo.repository ? { repository: { type: "git", url: cargo.repository } } : {}),
+    type: "module",
+    ...(p.main ? { main: pick(p.main, "main") } : {}),
+    ...(p.module ? { module: pick(p.module, "module") } : {}),
+    ...(p.types ? { types: pick(p.types, "types") } : {}),
+    exports,
+    files: [...config.build.map((b) => b.folder), "README.md"],
+    sideEffects,
+  };
+  write(path.join(outDir, "package.json"), JSON.stringify(pkg, null, 2));
+  if (p.readme) fs.copyFileSync(path.join(root, p.readme), path.join(outDir, "README.md"));
+});
+
+// ---- smoke check ------------------------------------------------------------
+await step("smoke check: Node loads the package", async () => {
+  for (const b of config.build.filter((x) => x.target === "nodejs")) {
+    const e = entries[b.folder];
+    const cjs = createRequire(import.meta.url)(path.join(outDir, (e.require ?? e).default));
+    if (e.import) {
+      const esm = await import(pathToFileURL(path.join(outDir, e.import.default)).href);
+      const missing = Object.keys(cjs).filter((n) => n !== "default" && !(n in esm));
+      if (missing.length) throw new Error(`${e.import.default} lacks ${missing.join(", ")}`);
+    }
+  }
+});
+
+const files = fs.readdirSync(outDir, { recursive: true }).filter((f) => fs.statSync(path.join(outDir, f)).isFile());
+console.log(`build: ${p(outDir)} ready (${files.length} files) in ${((performance.now() - t0) / 1000).toFixed(1)}s`);
+function p(d) { return path.relative(root, d) || "."; }
