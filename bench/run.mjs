@@ -323,6 +323,8 @@ const command = `node bench/run.mjs${process.argv.slice(2).length ? " " + proces
 
 console.log(`tiny-pi bench${QUICK ? " (quick mode: figures are a smoke test, not results)" : ""}`);
 console.log(`node ${process.version} on ${os.cpus()[0]?.model ?? "?"} x${os.cpus().length}, ${os.platform()}`);
+const load = os.loadavg()[0];
+console.log(`load average ${load.toFixed(2)}${load > os.cpus().length / 2 ? "  WARNING: the machine is busy; timings will be noisy (medians and per-round ratios absorb some of it)" : ""}`);
 console.log(`legs: ${LEGS.map((l) => `${l.name} = ${l.label}`).join("; ")}`);
 console.log(tiny ? `tiny-pi loaded via ${tiny.via}` : "tiny-pi: pkg/node not built (run `npm run build`); timing pi and floor only");
 console.log(`workload: N tool turns (10 text deltas + ${CALLS_PER_TURN} tool calls each) + 1 stop turn; pi-ai EventStream per request\n`);
@@ -389,7 +391,7 @@ p(`\n${command}  (${((Date.now() - started) / 1000).toFixed(0)} s)`);
 console.log(lines.join("\n"));
 
 const result = {
-  date: new Date().toISOString(), command, quick: QUICK, node: process.version, cpu: os.cpus()[0]?.model, cores: os.cpus().length,
+  date: new Date().toISOString(), command, quick: QUICK, load_average_at_start: load, node: process.version, cpu: os.cpus()[0]?.model, cores: os.cpus().length,
   tiny_via: tiny?.via ?? null, config: cfg, timing, flatness: flat, sizes: size, memory, targets,
 };
 fs.mkdirSync(OUT, { recursive: true });
@@ -401,7 +403,7 @@ if (args["write-results"]) {
   if (QUICK) fail("write-results", "quick-mode figures are not results", "run without --quick");
   const file = path.join(HERE, "RESULTS.md");
   const START = "<!-- figures:start (written by bench/run.mjs --write-results) -->", END = "<!-- figures:end -->";
-  const body = [START, "", `Measured ${result.date} with \`${command}\` (${result.node}, ${result.cpu} x${result.cores}; tiny-pi via ${result.tiny_via}).`, "",
+  const body = [START, "", `Measured ${result.date} with \`${command}\` (${result.node}, ${result.cpu} x${result.cores}, load average ${load.toFixed(2)} at start; tiny-pi via ${result.tiny_via}).`, "",
     "| target | measured | status |", "|---|---|---|",
     ...targets.map((t) => `| ${t.name} | ${t.text} | ${t.met === null ? "n/a" : t.met ? "met" : "**missed**"} |`), "",
     "```", ...lines.slice(1, -1), "```", "", END].join("\n");
