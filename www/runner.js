@@ -11,6 +11,13 @@ function toContent(value) {
   return Array.isArray(value) ? clone(value) : [];
 }
 
+/** JSON with object keys sorted, so two equal messages compare equal whatever their key order. */
+function canonical(value) {
+  return JSON.stringify(value, (key, v) =>
+    v && typeof v === "object" && !Array.isArray(v) ? Object.fromEntries(Object.keys(v).sort().map((k) => [k, v[k]])) : v,
+  );
+}
+
 /** The tool call id an event is about, if any. */
 export function eventCallId(e) {
   if (e.type === "tool_start") return e.call?.id;
@@ -259,8 +266,8 @@ export class Run {
 
   finish(result) {
     if (this.disposed) return;
-    const shape = (list) => JSON.stringify(list.map((m) => [m.role, m.toolCallId ?? null, m.stopReason ?? null]));
-    this.mismatch = shape(this.transcript) !== shape(result.messages);
+    // The events must tell the same story as the result: compare what was derived from them, field by field.
+    this.mismatch = canonical(this.transcript) !== canonical(result.messages);
     this.result = result;
     this.transcript = result.messages;
     this.reason = result.reason;

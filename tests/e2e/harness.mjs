@@ -109,8 +109,11 @@ export async function openPage(context, baseUrl, query = "") {
     await dialog.dismiss();
   });
   await page.goto(new URL(`/${query}`, baseUrl).href);
-  // The page marks itself ready once the wasm module has been initialised.
-  await page.waitForSelector("body[data-ready='true']");
+  // The page marks itself ready once the wasm module has been initialised, or shows why it could not load it.
+  await page.waitForSelector("body[data-ready='true'], [data-testid='banner'][data-state='error']");
+  if ((await page.getAttribute("body", "data-ready")) !== "true") {
+    throw new Error(`the page could not load the package: ${await page.textContent("[data-testid='banner']")} ${problems.join("; ")}`);
+  }
   return { page, problems };
 }
 

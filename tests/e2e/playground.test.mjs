@@ -62,6 +62,10 @@ test("README round trip, stepped one loop event at a time: 13 events, 4 messages
       await page.waitForSelector(`[data-testid="timeline"] > li.held[data-seq="${n}"]`);
       assert.equal(await count(page, "timeline"), n, `after step ${n}`);
       assert.deepEqual(await timelineTypes(page), README_EVENTS.slice(0, n), `event order after step ${n}`);
+      if (n === 8) {
+        // Held on tool_end: the batch is complete, so the result is in the transcript as a toolResult message.
+        assert.deepEqual(await childValues(page, "transcript", "data-role"), ["user", "assistant", "toolResult"], "after tool_end");
+      }
     }
     assert.deepEqual(await childValues(page, "transcript", "data-role"), ["user", "assistant", "toolResult", "assistant"]);
     assert.equal(await page.textContent('[data-testid="reason"]'), "stop", "turn_end carries the reason");
@@ -210,6 +214,8 @@ test("every scenario runs to the end the course expects", async () => {
         assert.equal(await page.textContent(`[data-testid="${id}"]`), String(expect[id]), `${scenario.id}: ${id}`);
       }
       assert.equal(await count(page, "transcript"), expect.messages, `${scenario.id}: messages`);
+      // The transcript derived from the events equals the messages runAgentLoop returned (no note about a difference).
+      assert.equal(await page.textContent('[data-testid="result-note"]').then((t) => t.includes("differs")), false, `${scenario.id}: events and result agree`);
       assert.equal(await page.$$eval('[data-testid="timeline"] > li[data-type="turn_end"]', (n) => n.length), 1, `${scenario.id}: one turn_end`);
       assert.equal(await page.$eval('[data-testid="timeline"] > li:last-child', (n) => n.dataset.type), "turn_end", `${scenario.id}: turn_end last`);
       // Whatever the row, the final transcript has no unpaired call.
