@@ -6,6 +6,7 @@ import { tmpdir } from "node:os";
 import { join, dirname } from "node:path";
 import { fileURLToPath } from "node:url";
 import { chromium } from "playwright-core";
+import { startServer } from "../../scripts/serve.mjs";
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
 export const SCREENSHOTS = join(ROOT, "test-results", "screenshots");
@@ -31,39 +32,15 @@ async function timed(what, fn) {
   return value;
 }
 
-const MIME = { ".html": "text/html", ".js": "text/javascript", ".mjs": "text/javascript", ".css": "text/css", ".wasm": "application/wasm", ".json": "application/json", ".png": "image/png" };
-
-// TEMPORARY until scripts/serve.mjs lands: www/ at /, pkg/ (or $TINY_PI_PKG_DIR) at /pkg/.
-async function fallbackServer() {
-  const { createServer } = await import("node:http");
-  const { readFile } = await import("node:fs/promises");
-  const { extname, normalize } = await import("node:path");
-  const pkgDir = process.env.TINY_PI_PKG_DIR ?? join(ROOT, "pkg");
-  const server = createServer(async (req, res) => {
-    const path = decodeURIComponent(new URL(req.url, "http://x").pathname);
-    const [base, rest] = path.startsWith("/pkg/") ? [pkgDir, path.slice(5)] : [join(ROOT, "www"), path === "/" ? "index.html" : path.slice(1)];
-    const file = normalize(join(base, rest));
-    if (!file.startsWith(base)) return res.writeHead(403).end();
-    try {
-      const body = await readFile(file);
-      res.writeHead(200, { "content-type": MIME[extname(file)] ?? "application/octet-stream" }).end(body);
-    } catch {
-      res.writeHead(404).end("not found");
-    }
-  });
-  await new Promise((resolve) => server.listen(0, "127.0.0.1", resolve));
-  return { url: `http://127.0.0.1:${server.address().port}/`, close: () => new Promise((resolve) => server.close(resolve)) };
-}
-
-/** Start the page server (www/ at /, pkg/ at /pkg/) on a free port: {url, close()}. */
+/** Start scripts/serve.mjs (www/ at /, pkg/ at /pkg/) on a free port: {url, close()}. */
 export async function startPageServer() {
-  const pkgEntry = join(process.env.TINY_PI_PKG_DIR ?? join(ROOT, "pkg"), "web", "tiny_pi.js");
+  const pkgEntry = join(ROOT, "pkg", "web", "tiny_pi.js");
   try {
     await access(pkgEntry);
   } catch {
     throw new Error(`${pkgEntry} is missing: build the package first (node scripts/build.mjs), then run the e2e tests again.`);
   }
-  return timed("starting the page server", () => fallbackServer());
+  return timed("starting the page server", () => startServer({ port: 0 }));
 }
 
 /** Launch Debian's Chromium headless with a fresh profile; returns {context, close}. */
