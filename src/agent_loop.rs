@@ -13,7 +13,9 @@ use futures::stream::{FuturesUnordered, StreamExt};
 use serde_json::json;
 
 use crate::event::{LoopEvent, RunReason, RunResult, SkipReason};
-use crate::message::{AgentMessage, AssistantMessage, Extra, MediaBlock, StopReason, ToolCall, ToolResultMessage};
+use crate::message::{
+    AgentMessage, AssistantMessage, Extra, MediaBlock, StopReason, ToolCall, ToolResultMessage,
+};
 use crate::model::{Model, ModelRequest, ModelStream, StreamEvent};
 use crate::signal::AbortSignal;
 use crate::tools::{Clock, ExecutionContext, ToolDefinition, ToolExecutor, ToolReply};
@@ -31,14 +33,20 @@ pub struct AgentContext {
 /// before the loop goes on (a JS `onEvent` returning a promise); `Err` is an observer that threw.
 pub trait Observer<E> {
     #[allow(clippy::type_complexity)]
-    fn on_event(&self, event: LoopEvent<'_, E>) -> Result<Option<LocalBoxFuture<'static, Result<(), String>>>, String>;
+    fn on_event(
+        &self,
+        event: LoopEvent<'_, E>,
+    ) -> Result<Option<LocalBoxFuture<'static, Result<(), String>>>, String>;
 }
 
 /// An observer that ignores everything.
 pub struct NoObserver;
 
 impl<E> Observer<E> for NoObserver {
-    fn on_event(&self, _: LoopEvent<'_, E>) -> Result<Option<LocalBoxFuture<'static, Result<(), String>>>, String> {
+    fn on_event(
+        &self,
+        _: LoopEvent<'_, E>,
+    ) -> Result<Option<LocalBoxFuture<'static, Result<(), String>>>, String> {
         Ok(None)
     }
 }
@@ -84,20 +92,32 @@ fn decide(message: &AssistantMessage, calls: &[ToolCall]) -> Decision {
         (StopReason::Stop, true) => Finish(End::Stop),
         (StopReason::Stop, false) => Skip(
             SkipReason::UnexpectedStop,
-            End::Error(format!("the model stopped with {} tool call(s) it did not ask to run", calls.len())),
+            End::Error(format!(
+                "the model stopped with {} tool call(s) it did not ask to run",
+                calls.len()
+            )),
         ),
-        (StopReason::ToolUse, true) => Finish(End::Error("the model asked for tool use but sent no tool calls".into())),
+        (StopReason::ToolUse, true) => Finish(End::Error(
+            "the model asked for tool use but sent no tool calls".into(),
+        )),
         (StopReason::ToolUse, false) => match repeated_id(calls) {
             Some(id) => Skip(
                 SkipReason::DuplicateCallId,
-                End::Error(format!("the model used tool call id \"{id}\" more than once in one message")),
+                End::Error(format!(
+                    "the model used tool call id \"{id}\" more than once in one message"
+                )),
             ),
             None => Execute,
         },
         (StopReason::Length, _) => Skip(SkipReason::Length, End::Length),
         (StopReason::Error, _) => Skip(
             SkipReason::Error,
-            End::Error(message.error_message.clone().unwrap_or_else(|| "the model response ended with an error".into())),
+            End::Error(
+                message
+                    .error_message
+                    .clone()
+                    .unwrap_or_else(|| "the model response ended with an error".into()),
+            ),
         ),
         (StopReason::Aborted, _) => Skip(SkipReason::Aborted, End::Aborted),
     }
@@ -105,12 +125,24 @@ fn decide(message: &AssistantMessage, calls: &[ToolCall]) -> Decision {
 
 fn repeated_id(calls: &[ToolCall]) -> Option<&str> {
     let mut seen = HashSet::new();
-    calls.iter().map(|c| c.id.as_str()).find(|id| !seen.insert(*id))
+    calls
+        .iter()
+        .map(|c| c.id.as_str())
+        .find(|id| !seen.insert(*id))
 }
 
 /// Runs the loop to its end. Never fails: every way a run can go wrong is a reason in the result.
 pub async fn run_agent_loop<M: Model>(options: LoopOptions<'_, M>) -> RunResult {
-    let LoopOptions { context, model, tools, executor, signal, max_steps, observer, clock } = options;
+    let LoopOptions {
+        context,
+        model,
+        tools,
+        executor,
+        signal,
+        max_steps,
+        observer,
+        clock,
+    } = options;
     let mut run = Run {
         model,
         executor,
@@ -121,7 +153,10 @@ pub async fn run_agent_loop<M: Model>(options: LoopOptions<'_, M>) -> RunResult 
         clock,
         messages: context.messages,
         steps: 0,
-        emitter: Emitter { observer, first_error: None },
+        emitter: Emitter {
+            observer,
+            first_error: None,
+        },
     };
     let end = run.drive().await;
     run.finish(end).await
@@ -191,7 +226,9 @@ impl<M: Model> Run<'_, M> {
             if !from_result {
                 terminal = event.final_message().or(terminal);
             }
-            self.emitter.emit(LoopEvent::ModelEvent { event: &event }).await;
+            self.emitter
+                .emit(LoopEvent::ModelEvent { event: &event })
+                .await;
         }
         if from_result {
             stream.result().await
@@ -203,7 +240,9 @@ impl<M: Model> Run<'_, M> {
     async fn append_assistant(&mut self, message: AssistantMessage) {
         self.messages.push(AgentMessage::Assistant(message));
         if let Some(AgentMessage::Assistant(message)) = self.messages.last() {
-            self.emitter.emit(LoopEvent::AssistantMessage { message }).await;
+            self.emitter
+                .emit(LoopEvent::AssistantMessage { message })
+                .await;
         }
     }
 
@@ -254,25 +293,38 @@ impl<M: Model> Run<'_, M> {
             .await;
             match next {
                 Some(Err((index, content))) => {
-                    let event = LoopEvent::ToolProgress { call_id: &calls[index].id, content: &content };
+                    let event = LoopEvent::ToolProgress {
+                        call_id: &calls[index].id,
+                        content: &content,
+                    };
                     self.emitter.emit(event).await;
                 }
                 Some(Ok((index, reply))) => {
                     let result = finalize(&calls[index], reply, (self.clock)());
-                    self.emitter.emit(LoopEvent::ToolEnd { result: &result }).await;
+                    self.emitter
+                        .emit(LoopEvent::ToolEnd { result: &result })
+                        .await;
                     results[index] = Some(result);
                 }
                 None => break,
             }
         }
-        self.messages.extend(results.into_iter().flatten().map(AgentMessage::ToolResult));
+        self.messages
+            .extend(results.into_iter().flatten().map(AgentMessage::ToolResult));
     }
 
     /// Answers each distinct call id with a skipped result, announced by `tool_skipped`.
     async fn skip_calls(&mut self, calls: &[ToolCall], reason: SkipReason) {
         let mut answered = HashSet::new();
-        for call in calls.iter().filter(|call| answered.insert(call.id.as_str())) {
-            self.messages.push(AgentMessage::ToolResult(skipped(call, reason, (self.clock)())));
+        for call in calls
+            .iter()
+            .filter(|call| answered.insert(call.id.as_str()))
+        {
+            self.messages.push(AgentMessage::ToolResult(skipped(
+                call,
+                reason,
+                (self.clock)(),
+            )));
             if let Some(AgentMessage::ToolResult(result)) = self.messages.last() {
                 self.emitter.emit(LoopEvent::ToolSkipped { result }).await;
             }
@@ -287,8 +339,19 @@ impl<M: Model> Run<'_, M> {
             End::Aborted => (RunReason::Aborted, None),
             End::MaxSteps => (RunReason::MaxSteps, None),
         };
-        self.emitter.emit(LoopEvent::TurnEnd { reason, steps: self.steps }).await;
-        RunResult { reason, messages: self.messages, steps: self.steps, error, observer_error: self.emitter.first_error }
+        self.emitter
+            .emit(LoopEvent::TurnEnd {
+                reason,
+                steps: self.steps,
+            })
+            .await;
+        RunResult {
+            reason,
+            messages: self.messages,
+            steps: self.steps,
+            error,
+            observer_error: self.emitter.first_error,
+        }
     }
 }
 

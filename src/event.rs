@@ -7,15 +7,35 @@ use crate::message::{AssistantMessage, MediaBlock, ToolCall, ToolResultMessage};
 /// One observable step of a run. Borrowed, so emitting an event copies nothing; `E` is the model's own
 /// event type, forwarded untouched (the wasm bridge hands JS the very objects the model yielded).
 #[derive(Debug, Serialize)]
-#[serde(tag = "type", rename_all = "snake_case", rename_all_fields = "camelCase")]
+#[serde(
+    tag = "type",
+    rename_all = "snake_case",
+    rename_all_fields = "camelCase"
+)]
 pub enum LoopEvent<'a, E> {
-    ModelEvent { event: &'a E },
-    AssistantMessage { message: &'a AssistantMessage },
-    ToolStart { call: &'a ToolCall },
-    ToolProgress { call_id: &'a str, content: &'a [MediaBlock] },
-    ToolEnd { result: &'a ToolResultMessage },
-    ToolSkipped { result: &'a ToolResultMessage },
-    TurnEnd { reason: RunReason, steps: u32 },
+    ModelEvent {
+        event: &'a E,
+    },
+    AssistantMessage {
+        message: &'a AssistantMessage,
+    },
+    ToolStart {
+        call: &'a ToolCall,
+    },
+    ToolProgress {
+        call_id: &'a str,
+        content: &'a [MediaBlock],
+    },
+    ToolEnd {
+        result: &'a ToolResultMessage,
+    },
+    ToolSkipped {
+        result: &'a ToolResultMessage,
+    },
+    TurnEnd {
+        reason: RunReason,
+        steps: u32,
+    },
 }
 
 impl<E> LoopEvent<'_, E> {

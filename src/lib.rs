@@ -15,16 +15,20 @@ pub mod trace;
 pub mod transcript;
 
 #[cfg(target_arch = "wasm32")]
-mod wasm;
+pub mod wasm;
 
-pub use agent_loop::{run_agent_loop, AgentContext, LoopOptions, NoObserver, Observer, DEFAULT_MAX_STEPS};
+pub use agent_loop::{
+    run_agent_loop, AgentContext, LoopOptions, NoObserver, Observer, DEFAULT_MAX_STEPS,
+};
 pub use event::{LoopEvent, RunReason, RunResult, SkipReason};
 pub use message::*;
-pub use model::{Model, ModelEvent, ModelRequest, ModelStream, RecordedRequest, ScriptedModel, StreamEvent};
+pub use model::{
+    Model, ModelEvent, ModelRequest, ModelStream, RecordedRequest, ScriptedModel, StreamEvent,
+};
 pub use signal::{AbortController, AbortSignal, SignalSource};
 pub use tools::{
-    Clock, ExecutionContext, ProgressSink, Tool, ToolCallContext, ToolDefinition, ToolExecutor, ToolHandler, ToolOutput,
-    ToolRegistry, ToolReply,
+    Clock, ExecutionContext, ProgressSink, Tool, ToolCallContext, ToolDefinition, ToolExecutor,
+    ToolHandler, ToolOutput, ToolRegistry, ToolReply,
 };
 pub use trace::{format_trace, prologue_trace, validate_trace, Owner, TraceKind, TraceRecord};
 pub use transcript::{validate_transcript, Problem, ProblemKind, Validation};

@@ -121,7 +121,13 @@ pub struct AssistantMessage {
 impl AssistantMessage {
     /// A message with no provider fields, handy for scripts and tests.
     pub fn new(content: Vec<AssistantBlock>, stop_reason: StopReason) -> Self {
-        AssistantMessage { content, stop_reason, error_message: None, timestamp: 0.0, extra: Extra::new() }
+        AssistantMessage {
+            content,
+            stop_reason,
+            error_message: None,
+            timestamp: 0.0,
+            extra: Extra::new(),
+        }
     }
 
     /// The tool calls of this message, in content order.
@@ -174,27 +180,45 @@ pub enum AgentMessage {
 
 impl MediaBlock {
     pub fn text(text: impl Into<String>) -> Self {
-        MediaBlock::Text(TextContent { text: text.into(), extra: Extra::new() })
+        MediaBlock::Text(TextContent {
+            text: text.into(),
+            extra: Extra::new(),
+        })
     }
 }
 
 impl AssistantBlock {
     pub fn text(text: impl Into<String>) -> Self {
-        AssistantBlock::Text(TextContent { text: text.into(), extra: Extra::new() })
+        AssistantBlock::Text(TextContent {
+            text: text.into(),
+            extra: Extra::new(),
+        })
     }
 
     pub fn thinking(thinking: impl Into<String>) -> Self {
-        AssistantBlock::Thinking(ThinkingContent { thinking: thinking.into(), extra: Extra::new() })
+        AssistantBlock::Thinking(ThinkingContent {
+            thinking: thinking.into(),
+            extra: Extra::new(),
+        })
     }
 
     pub fn tool_call(id: impl Into<String>, name: impl Into<String>, arguments: Value) -> Self {
-        AssistantBlock::ToolCall(ToolCall { id: id.into(), name: name.into(), arguments, extra: Extra::new() })
+        AssistantBlock::ToolCall(ToolCall {
+            id: id.into(),
+            name: name.into(),
+            arguments,
+            extra: Extra::new(),
+        })
     }
 }
 
 impl AgentMessage {
     pub fn user(text: impl Into<String>, timestamp: f64) -> Self {
-        AgentMessage::User(UserMessage { content: UserContent::Text(text.into()), timestamp, extra: Extra::new() })
+        AgentMessage::User(UserMessage {
+            content: UserContent::Text(text.into()),
+            timestamp,
+            extra: Extra::new(),
+        })
     }
 
     pub fn role(&self) -> &'static str {

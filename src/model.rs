@@ -23,7 +23,11 @@ pub struct ModelRequest<'a> {
 pub trait Model {
     type Stream: ModelStream;
     /// Starts one response. An `Err` (a model that throws) ends the run with reason `error`.
-    fn stream(&self, request: ModelRequest<'_>, signal: &AbortSignal) -> Result<Self::Stream, String>;
+    fn stream(
+        &self,
+        request: ModelRequest<'_>,
+        signal: &AbortSignal,
+    ) -> Result<Self::Stream, String>;
 }
 
 /// A response in progress: events in order, then the final message.
@@ -45,20 +49,54 @@ pub trait StreamEvent {
 
 /// pi-ai's `AssistantMessageEvent`, for models written in Rust.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "type", rename_all = "snake_case", rename_all_fields = "camelCase")]
+#[serde(
+    tag = "type",
+    rename_all = "snake_case",
+    rename_all_fields = "camelCase"
+)]
 pub enum ModelEvent {
     Start,
-    TextStart { content_index: usize },
-    TextDelta { content_index: usize, delta: String },
-    TextEnd { content_index: usize, content: String },
-    ThinkingStart { content_index: usize },
-    ThinkingDelta { content_index: usize, delta: String },
-    ThinkingEnd { content_index: usize, content: String },
-    ToolcallStart { content_index: usize },
-    ToolcallDelta { content_index: usize, delta: String },
-    ToolcallEnd { content_index: usize, tool_call: ToolCall },
-    Done { reason: StopReason, message: AssistantMessage },
-    Error { reason: StopReason, error: AssistantMessage },
+    TextStart {
+        content_index: usize,
+    },
+    TextDelta {
+        content_index: usize,
+        delta: String,
+    },
+    TextEnd {
+        content_index: usize,
+        content: String,
+    },
+    ThinkingStart {
+        content_index: usize,
+    },
+    ThinkingDelta {
+        content_index: usize,
+        delta: String,
+    },
+    ThinkingEnd {
+        content_index: usize,
+        content: String,
+    },
+    ToolcallStart {
+        content_index: usize,
+    },
+    ToolcallDelta {
+        content_index: usize,
+        delta: String,
+    },
+    ToolcallEnd {
+        content_index: usize,
+        tool_call: ToolCall,
+    },
+    Done {
+        reason: StopReason,
+        message: AssistantMessage,
+    },
+    Error {
+        reason: StopReason,
+        error: AssistantMessage,
+    },
 }
 
 impl StreamEvent for ModelEvent {
@@ -77,24 +115,36 @@ impl ModelEvent {
         let mut events = vec![ModelEvent::Start];
         for (content_index, block) in message.content.iter().enumerate() {
             match block {
-                AssistantBlock::Text(t) => {
-                    events.push(ModelEvent::TextDelta { content_index, delta: t.text.clone() })
-                }
-                AssistantBlock::Thinking(t) => {
-                    events.push(ModelEvent::ThinkingDelta { content_index, delta: t.thinking.clone() })
-                }
+                AssistantBlock::Text(t) => events.push(ModelEvent::TextDelta {
+                    content_index,
+                    delta: t.text.clone(),
+                }),
+                AssistantBlock::Thinking(t) => events.push(ModelEvent::ThinkingDelta {
+                    content_index,
+                    delta: t.thinking.clone(),
+                }),
                 AssistantBlock::ToolCall(call) => {
-                    events.push(ModelEvent::ToolcallDelta { content_index, delta: call.arguments.to_string() });
-                    events.push(ModelEvent::ToolcallEnd { content_index, tool_call: call.clone() });
+                    events.push(ModelEvent::ToolcallDelta {
+                        content_index,
+                        delta: call.arguments.to_string(),
+                    });
+                    events.push(ModelEvent::ToolcallEnd {
+                        content_index,
+                        tool_call: call.clone(),
+                    });
                 }
             }
         }
         let reason = message.stop_reason;
         events.push(match reason {
-            StopReason::Stop | StopReason::Length | StopReason::ToolUse => {
-                ModelEvent::Done { reason, message: message.clone() }
-            }
-            StopReason::Error | StopReason::Aborted => ModelEvent::Error { reason, error: message.clone() },
+            StopReason::Stop | StopReason::Length | StopReason::ToolUse => ModelEvent::Done {
+                reason,
+                message: message.clone(),
+            },
+            StopReason::Error | StopReason::Aborted => ModelEvent::Error {
+                reason,
+                error: message.clone(),
+            },
         });
         events
     }
@@ -119,7 +169,10 @@ pub struct ScriptedModel {
 
 impl ScriptedModel {
     pub fn new(script: Vec<AssistantMessage>) -> Self {
-        ScriptedModel { script, requests: RefCell::new(Vec::new()) }
+        ScriptedModel {
+            script,
+            requests: RefCell::new(Vec::new()),
+        }
     }
 
     pub fn requests(&self) -> Vec<RecordedRequest> {
@@ -134,7 +187,11 @@ impl ScriptedModel {
 impl Model for ScriptedModel {
     type Stream = ScriptedStream;
 
-    fn stream(&self, request: ModelRequest<'_>, _signal: &AbortSignal) -> Result<ScriptedStream, String> {
+    fn stream(
+        &self,
+        request: ModelRequest<'_>,
+        _signal: &AbortSignal,
+    ) -> Result<ScriptedStream, String> {
         let mut requests = self.requests.borrow_mut();
         requests.push(RecordedRequest {
             system_prompt: request.system_prompt.map(str::to_owned),
@@ -143,9 +200,15 @@ impl Model for ScriptedModel {
         });
         let n = requests.len();
         let message = self.script.get(n - 1).ok_or_else(|| {
-            format!("ScriptedModel: request {n} has no scripted response (the script has {})", self.script.len())
+            format!(
+                "ScriptedModel: request {n} has no scripted response (the script has {})",
+                self.script.len()
+            )
         })?;
-        Ok(ScriptedStream { events: ModelEvent::script(message).into_iter(), message: message.clone() })
+        Ok(ScriptedStream {
+            events: ModelEvent::script(message).into_iter(),
+            message: message.clone(),
+        })
     }
 }
 

@@ -5,7 +5,9 @@
 
 use serde_json::{Map, Value};
 
-const TYPES: [&str; 7] = ["null", "boolean", "integer", "number", "string", "array", "object"];
+const TYPES: [&str; 7] = [
+    "null", "boolean", "integer", "number", "string", "array", "object",
+];
 
 /// Checks `value` against `schema`; the error names the failing path (`arguments.items[2].id: ...`).
 pub fn validate(schema: &Value, value: &Value, path: &str) -> Result<(), String> {
@@ -20,7 +22,11 @@ pub fn validate(schema: &Value, value: &Value, path: &str) -> Result<(), String>
     }
     if let Some(Value::Array(options)) = schema.get("enum") {
         if !options.contains(value) {
-            return Err(format!("{path}: must be one of {}, got {}", Value::Array(options.clone()), value));
+            return Err(format!(
+                "{path}: must be one of {}, got {}",
+                Value::Array(options.clone()),
+                value
+            ));
         }
     }
     if let Some(constant) = schema.get("const") {
@@ -33,15 +39,45 @@ pub fn validate(schema: &Value, value: &Value, path: &str) -> Result<(), String>
         Value::Array(items) => validate_array(schema, items, path)?,
         Value::String(s) => {
             let len = s.chars().count() as f64;
-            bound(schema, "minLength", |min| len >= min, |min| format!("{path}: must be at least {min} characters long"))?;
-            bound(schema, "maxLength", |max| len <= max, |max| format!("{path}: must be at most {max} characters long"))?;
+            bound(
+                schema,
+                "minLength",
+                |min| len >= min,
+                |min| format!("{path}: must be at least {min} characters long"),
+            )?;
+            bound(
+                schema,
+                "maxLength",
+                |max| len <= max,
+                |max| format!("{path}: must be at most {max} characters long"),
+            )?;
         }
         Value::Number(n) => {
             let x = n.as_f64().unwrap_or(f64::NAN);
-            bound(schema, "minimum", |m| x >= m, |m| format!("{path}: must be >= {m}, got {n}"))?;
-            bound(schema, "maximum", |m| x <= m, |m| format!("{path}: must be <= {m}, got {n}"))?;
-            bound(schema, "exclusiveMinimum", |m| x > m, |m| format!("{path}: must be > {m}, got {n}"))?;
-            bound(schema, "exclusiveMaximum", |m| x < m, |m| format!("{path}: must be < {m}, got {n}"))?;
+            bound(
+                schema,
+                "minimum",
+                |m| x >= m,
+                |m| format!("{path}: must be >= {m}, got {n}"),
+            )?;
+            bound(
+                schema,
+                "maximum",
+                |m| x <= m,
+                |m| format!("{path}: must be <= {m}, got {n}"),
+            )?;
+            bound(
+                schema,
+                "exclusiveMinimum",
+                |m| x > m,
+                |m| format!("{path}: must be > {m}, got {n}"),
+            )?;
+            bound(
+                schema,
+                "exclusiveMaximum",
+                |m| x < m,
+                |m| format!("{path}: must be < {m}, got {n}"),
+            )?;
         }
         _ => {}
     }
@@ -56,18 +92,27 @@ pub fn validate(schema: &Value, value: &Value, path: &str) -> Result<(), String>
         }
     }
     if let Some(Value::Array(one)) = schema.get("oneOf") {
-        let matching = one.iter().filter(|s| validate(s, value, path).is_ok()).count();
+        let matching = one
+            .iter()
+            .filter(|s| validate(s, value, path).is_ok())
+            .count();
         if matching == 0 {
             return Err(first_failure(one, value, path, "oneOf"));
         }
         if matching > 1 {
-            return Err(format!("{path}: matches {matching} schemas of oneOf, expected exactly one"));
+            return Err(format!(
+                "{path}: matches {matching} schemas of oneOf, expected exactly one"
+            ));
         }
     }
     Ok(())
 }
 
-fn validate_object(schema: &Map<String, Value>, object: &Map<String, Value>, path: &str) -> Result<(), String> {
+fn validate_object(
+    schema: &Map<String, Value>,
+    object: &Map<String, Value>,
+    path: &str,
+) -> Result<(), String> {
     if let Some(Value::Array(required)) = schema.get("required") {
         for key in required.iter().filter_map(Value::as_str) {
             if !object.contains_key(key) {
@@ -81,15 +126,27 @@ fn validate_object(schema: &Map<String, Value>, object: &Map<String, Value>, pat
         match properties.and_then(|p| p.get(key)) {
             Some(property) => validate(property, item, &item_path)?,
             None => match schema.get("additionalProperties") {
-                Some(Value::Bool(false)) => return Err(format!("{path}: unexpected property \"{key}\"")),
+                Some(Value::Bool(false)) => {
+                    return Err(format!("{path}: unexpected property \"{key}\""))
+                }
                 Some(extra @ Value::Object(_)) => validate(extra, item, &item_path)?,
                 _ => {}
             },
         }
     }
     let count = object.len() as f64;
-    bound(schema, "minProperties", |m| count >= m, |m| format!("{path}: must have at least {m} properties"))?;
-    bound(schema, "maxProperties", |m| count <= m, |m| format!("{path}: must have at most {m} properties"))
+    bound(
+        schema,
+        "minProperties",
+        |m| count >= m,
+        |m| format!("{path}: must have at least {m} properties"),
+    )?;
+    bound(
+        schema,
+        "maxProperties",
+        |m| count <= m,
+        |m| format!("{path}: must have at most {m} properties"),
+    )
 }
 
 fn validate_array(schema: &Map<String, Value>, items: &[Value], path: &str) -> Result<(), String> {
@@ -99,8 +156,18 @@ fn validate_array(schema: &Map<String, Value>, items: &[Value], path: &str) -> R
         }
     }
     let count = items.len() as f64;
-    bound(schema, "minItems", |m| count >= m, |m| format!("{path}: must have at least {m} items"))?;
-    bound(schema, "maxItems", |m| count <= m, |m| format!("{path}: must have at most {m} items"))
+    bound(
+        schema,
+        "minItems",
+        |m| count >= m,
+        |m| format!("{path}: must have at least {m} items"),
+    )?;
+    bound(
+        schema,
+        "maxItems",
+        |m| count <= m,
+        |m| format!("{path}: must have at most {m} items"),
+    )
 }
 
 fn bound(
@@ -116,7 +183,10 @@ fn bound(
 }
 
 fn first_failure(schemas: &[Value], value: &Value, path: &str, keyword: &str) -> String {
-    let reasons: Vec<String> = schemas.iter().filter_map(|s| validate(s, value, path).err()).collect();
+    let reasons: Vec<String> = schemas
+        .iter()
+        .filter_map(|s| validate(s, value, path).err())
+        .collect();
     format!("{path}: matches none of {keyword} ({})", reasons.join("; "))
 }
 
@@ -132,9 +202,18 @@ fn check_type(expected: &Value, value: &Value, path: &str) -> Result<(), String>
     }
     let wanted = match expected {
         Value::String(name) => name.clone(),
-        other => other.as_array().into_iter().flatten().filter_map(Value::as_str).collect::<Vec<_>>().join(" or "),
+        other => other
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(Value::as_str)
+            .collect::<Vec<_>>()
+            .join(" or "),
     };
-    Err(format!("{path}: expected {wanted}, got {}", type_name(value)))
+    Err(format!(
+        "{path}: expected {wanted}, got {}",
+        type_name(value)
+    ))
 }
 
 fn type_matches(name: &str, value: &Value) -> bool {
@@ -168,13 +247,26 @@ pub fn check_schema(schema: &Value, path: &str) -> Result<(), String> {
     let object = match schema {
         Value::Bool(_) => return Ok(()),
         Value::Object(object) => object,
-        other => return Err(format!("{path} must be a JSON Schema object, got {}", type_name(other))),
+        other => {
+            return Err(format!(
+                "{path} must be a JSON Schema object, got {}",
+                type_name(other)
+            ))
+        }
     };
     match object.get("type") {
         None => {}
         Some(Value::String(name)) if TYPES.contains(&name.as_str()) => {}
-        Some(Value::Array(names)) if names.iter().all(|n| n.as_str().is_some_and(|n| TYPES.contains(&n))) => {}
-        Some(other) => return Err(format!("{path}.type: unknown type {other} (expected one of {})", TYPES.join(", "))),
+        Some(Value::Array(names))
+            if names
+                .iter()
+                .all(|n| n.as_str().is_some_and(|n| TYPES.contains(&n))) => {}
+        Some(other) => {
+            return Err(format!(
+                "{path}.type: unknown type {other} (expected one of {})",
+                TYPES.join(", ")
+            ))
+        }
     }
     if let Some(properties) = object.get("properties") {
         let Some(properties) = properties.as_object() else {
@@ -185,7 +277,10 @@ pub fn check_schema(schema: &Value, path: &str) -> Result<(), String> {
         }
     }
     if let Some(required) = object.get("required") {
-        if !required.as_array().is_some_and(|r| r.iter().all(Value::is_string)) {
+        if !required
+            .as_array()
+            .is_some_and(|r| r.iter().all(Value::is_string))
+        {
             return Err(format!("{path}.required must be an array of strings"));
         }
     }
@@ -209,7 +304,16 @@ pub fn check_schema(schema: &Value, path: &str) -> Result<(), String> {
             }
         }
     }
-    for key in ["minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "minLength", "maxLength", "minItems", "maxItems"] {
+    for key in [
+        "minimum",
+        "maximum",
+        "exclusiveMinimum",
+        "exclusiveMaximum",
+        "minLength",
+        "maxLength",
+        "minItems",
+        "maxItems",
+    ] {
         if object.get(key).is_some_and(|v| !v.is_number()) {
             return Err(format!("{path}.{key} must be a number"));
         }

@@ -60,7 +60,11 @@ pub struct ToolCallContext {
 
 /// A tool's implementation. `Err` is a tool that threw: its message becomes an error result.
 pub trait ToolHandler {
-    fn call(&self, arguments: Value, context: ToolCallContext) -> LocalBoxFuture<'static, Result<ToolOutput, String>>;
+    fn call(
+        &self,
+        arguments: Value,
+        context: ToolCallContext,
+    ) -> LocalBoxFuture<'static, Result<ToolOutput, String>>;
 }
 
 impl<F, Fut> ToolHandler for F
@@ -68,7 +72,11 @@ where
     F: Fn(Value, ToolCallContext) -> Fut,
     Fut: std::future::Future<Output = Result<ToolOutput, String>> + 'static,
 {
-    fn call(&self, arguments: Value, context: ToolCallContext) -> LocalBoxFuture<'static, Result<ToolOutput, String>> {
+    fn call(
+        &self,
+        arguments: Value,
+        context: ToolCallContext,
+    ) -> LocalBoxFuture<'static, Result<ToolOutput, String>> {
         Box::pin(self(arguments, context))
     }
 }
@@ -117,13 +125,23 @@ impl ToolReply {
 
 impl From<ToolResultMessage> for ToolReply {
     fn from(r: ToolResultMessage) -> Self {
-        ToolReply { content: r.content, details: r.details, is_error: r.is_error, timestamp: Some(r.timestamp), extra: r.extra }
+        ToolReply {
+            content: r.content,
+            details: r.details,
+            is_error: r.is_error,
+            timestamp: Some(r.timestamp),
+            extra: r.extra,
+        }
     }
 }
 
 /// Runs one tool call. `Err` is an executor that rejected; the loop answers the call with an error result.
 pub trait ToolExecutor {
-    fn execute<'a>(&'a self, call: &'a ToolCall, context: ExecutionContext) -> LocalBoxFuture<'a, Result<ToolReply, String>>;
+    fn execute<'a>(
+        &'a self,
+        call: &'a ToolCall,
+        context: ExecutionContext,
+    ) -> LocalBoxFuture<'a, Result<ToolReply, String>>;
 }
 
 /// Cheap to clone (handlers are shared): a run works on a snapshot.
@@ -144,7 +162,9 @@ impl ToolRegistry {
             return Err("tool.name must be a non-empty string".into());
         }
         if self.get(name).is_some() {
-            return Err(format!("tool.name: a tool named \"{name}\" is already registered"));
+            return Err(format!(
+                "tool.name: a tool named \"{name}\" is already registered"
+            ));
         }
         schema::check_schema(&tool.definition.parameters, "tool.parameters")?;
         self.tools.push(tool);
@@ -172,15 +192,28 @@ impl ToolRegistry {
     pub async fn execute(&self, call: &ToolCall, context: ExecutionContext) -> ToolResultMessage {
         let now = || (context.clock)();
         let Some(tool) = self.get(&call.name) else {
-            return ToolResultMessage::error(call, format!("Tool \"{}\" not found", call.name), now());
+            return ToolResultMessage::error(
+                call,
+                format!("Tool \"{}\" not found", call.name),
+                now(),
+            );
         };
-        if let Err(problem) = schema::validate(&tool.definition.parameters, &call.arguments, "arguments") {
+        if let Err(problem) =
+            schema::validate(&tool.definition.parameters, &call.arguments, "arguments")
+        {
             let text = format!("Invalid arguments for tool \"{}\": {problem}", call.name);
             return ToolResultMessage::error(call, text, now());
         }
-        let tool_context =
-            ToolCallContext { call_id: call.id.clone(), signal: context.signal.clone(), progress: context.progress.clone() };
-        match tool.handler.call(call.arguments.clone(), tool_context).await {
+        let tool_context = ToolCallContext {
+            call_id: call.id.clone(),
+            signal: context.signal.clone(),
+            progress: context.progress.clone(),
+        };
+        match tool
+            .handler
+            .call(call.arguments.clone(), tool_context)
+            .await
+        {
             Ok(output) => ToolResultMessage {
                 tool_call_id: call.id.clone(),
                 tool_name: call.name.clone(),
@@ -196,7 +229,11 @@ impl ToolRegistry {
 }
 
 impl ToolExecutor for ToolRegistry {
-    fn execute<'a>(&'a self, call: &'a ToolCall, context: ExecutionContext) -> LocalBoxFuture<'a, Result<ToolReply, String>> {
+    fn execute<'a>(
+        &'a self,
+        call: &'a ToolCall,
+        context: ExecutionContext,
+    ) -> LocalBoxFuture<'a, Result<ToolReply, String>> {
         Box::pin(async move { Ok(ToolRegistry::execute(self, call, context).await.into()) })
     }
 }

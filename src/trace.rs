@@ -69,15 +69,31 @@ pub fn prologue_trace(messages: &[AgentMessage]) -> Vec<TraceRecord> {
     let mut records = Vec::new();
     let mut push = |kind, owner, detail: String, tool_call_id: Option<String>| {
         let seq = records.len() + 1;
-        records.push(TraceRecord { seq, kind, owner, detail, tool_call_id });
+        records.push(TraceRecord {
+            seq,
+            kind,
+            owner,
+            detail,
+            tool_call_id,
+        });
     };
     let mut turn = 0;
     for message in messages {
         match message {
-            AgentMessage::User(user) => push(TraceKind::UserMessage, Owner::User, user_text(&user.content), None),
+            AgentMessage::User(user) => push(
+                TraceKind::UserMessage,
+                Owner::User,
+                user_text(&user.content),
+                None,
+            ),
             AgentMessage::Assistant(assistant) => {
                 turn += 1;
-                push(TraceKind::ModelStart, Owner::Model, format!("turn={turn}"), None);
+                push(
+                    TraceKind::ModelStart,
+                    Owner::Model,
+                    format!("turn={turn}"),
+                    None,
+                );
                 let ids: Vec<&str> = assistant.tool_calls().map(|c| c.id.as_str()).collect();
                 let names: Vec<&str> = assistant.tool_calls().map(|c| c.name.as_str()).collect();
                 let mut detail = format!("stopReason={}", assistant.stop_reason.as_str());
@@ -89,12 +105,27 @@ pub fn prologue_trace(messages: &[AgentMessage]) -> Vec<TraceRecord> {
             }
             AgentMessage::ToolResult(result) => {
                 let id = Some(result.tool_call_id.clone());
-                let skipped = result.details.as_ref().and_then(|d| d.get("skipped")) == Some(&true.into());
+                let skipped =
+                    result.details.as_ref().and_then(|d| d.get("skipped")) == Some(&true.into());
                 if skipped {
-                    let reason = result.details.as_ref().and_then(|d| d.get("reason")).and_then(|r| r.as_str());
-                    push(TraceKind::ToolResult, Owner::Loop, format!("skipped reason={}", reason.unwrap_or("?")), id);
+                    let reason = result
+                        .details
+                        .as_ref()
+                        .and_then(|d| d.get("reason"))
+                        .and_then(|r| r.as_str());
+                    push(
+                        TraceKind::ToolResult,
+                        Owner::Loop,
+                        format!("skipped reason={}", reason.unwrap_or("?")),
+                        id,
+                    );
                 } else {
-                    push(TraceKind::ToolStart, Owner::Loop, format!("name={}", result.tool_name), id.clone());
+                    push(
+                        TraceKind::ToolStart,
+                        Owner::Loop,
+                        format!("name={}", result.tool_name),
+                        id.clone(),
+                    );
                     let mut detail = first_line(&blocks_text(&result.content));
                     if result.is_error {
                         detail = format!("isError=true {detail}");
@@ -111,7 +142,15 @@ pub fn prologue_trace(messages: &[AgentMessage]) -> Vec<TraceRecord> {
 pub fn format_trace(records: &[TraceRecord]) -> String {
     let mut out = String::new();
     for r in records {
-        write!(out, "{:02} {} owner={} detail={}", r.seq, r.kind.as_str(), r.owner.as_str(), quote(&r.detail)).ok();
+        write!(
+            out,
+            "{:02} {} owner={} detail={}",
+            r.seq,
+            r.kind.as_str(),
+            r.owner.as_str(),
+            quote(&r.detail)
+        )
+        .ok();
         if let Some(id) = &r.tool_call_id {
             write!(out, " toolCallId={id}").ok();
         }
@@ -140,16 +179,20 @@ pub struct TraceProblem {
 /// Reports a call without a `tool_result`, and a `tool_result` before its call.
 pub fn validate_trace(records: &[TraceRecord]) -> Vec<TraceProblem> {
     let ids = |r: &TraceRecord| -> Vec<String> {
-        r.tool_call_id.as_deref().map(|s| s.split(',').map(str::to_owned).collect()).unwrap_or_default()
+        r.tool_call_id
+            .as_deref()
+            .map(|s| s.split(',').map(str::to_owned).collect())
+            .unwrap_or_default()
     };
     let mut problems = Vec::new();
     for (i, record) in records.iter().enumerate() {
         match record.kind {
             TraceKind::AssistantMessage => {
                 for id in ids(record) {
-                    let answered = records[i + 1..]
-                        .iter()
-                        .any(|r| r.kind == TraceKind::ToolResult && r.tool_call_id.as_deref() == Some(id.as_str()));
+                    let answered = records[i + 1..].iter().any(|r| {
+                        r.kind == TraceKind::ToolResult
+                            && r.tool_call_id.as_deref() == Some(id.as_str())
+                    });
                     if !answered {
                         problems.push(TraceProblem {
                             kind: TraceProblemKind::MissingResult,
@@ -161,7 +204,9 @@ pub fn validate_trace(records: &[TraceRecord]) -> Vec<TraceProblem> {
                 }
             }
             TraceKind::ToolResult => {
-                let Some(id) = record.tool_call_id.clone() else { continue };
+                let Some(id) = record.tool_call_id.clone() else {
+                    continue;
+                };
                 let called_before = records[..i]
                     .iter()
                     .any(|r| r.kind == TraceKind::AssistantMessage && ids(r).contains(&id));

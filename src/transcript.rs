@@ -52,20 +52,32 @@ pub fn validate_transcript(messages: &[AgentMessage]) -> Validation {
                 for call in assistant.tool_calls() {
                     match open.iter_mut().find(|c| c.id == call.id) {
                         Some(earlier) => earlier.repeated = true,
-                        None => open.push(Open { id: &call.id, index, repeated: false, results: 0 }),
+                        None => open.push(Open {
+                            id: &call.id,
+                            index,
+                            repeated: false,
+                            results: 0,
+                        }),
                     }
                 }
             }
             AgentMessage::ToolResult(result) => {
                 let id = result.tool_call_id.as_str();
-                let problem = |kind| Problem { kind, tool_call_id: id.into(), index };
+                let problem = |kind| Problem {
+                    kind,
+                    tool_call_id: id.into(),
+                    index,
+                };
                 match open.iter_mut().find(|c| c.id == id) {
                     Some(call) => {
                         call.results += 1;
                         if call.results > 1 {
                             problems.push(problem(ProblemKind::DuplicateResult));
                         } else if call.repeated && !is_skip(result, SkipReason::DuplicateCallId) {
-                            problems.push(Problem { index: call.index, ..problem(ProblemKind::DuplicateCallId) });
+                            problems.push(Problem {
+                                index: call.index,
+                                ..problem(ProblemKind::DuplicateCallId)
+                            });
                         }
                     }
                     None if called_later(&messages[index + 1..], id) => {
@@ -82,26 +94,42 @@ pub fn validate_transcript(messages: &[AgentMessage]) -> Validation {
     }
     close(&mut open, &mut problems);
     problems.sort_by_key(|p| p.index);
-    Validation { ok: problems.is_empty(), problems }
+    Validation {
+        ok: problems.is_empty(),
+        problems,
+    }
 }
 
 /// Ends the current message's pairing window: calls still without a result are missing one.
 fn close(open: &mut Vec<Open>, problems: &mut Vec<Problem>) {
     for call in open.drain(..).filter(|c| c.results == 0) {
-        problems.push(Problem { kind: ProblemKind::MissingResult, tool_call_id: call.id.into(), index: call.index });
+        problems.push(Problem {
+            kind: ProblemKind::MissingResult,
+            tool_call_id: call.id.into(),
+            index: call.index,
+        });
     }
 }
 
 fn is_skip(result: &ToolResultMessage, reason: SkipReason) -> bool {
     let details = result.details.as_ref();
-    details.and_then(|d| d.get("skipped")).and_then(|s| s.as_bool()) == Some(true)
-        && details.and_then(|d| d.get("reason")).and_then(|r| r.as_str()) == Some(reason.as_str())
+    details
+        .and_then(|d| d.get("skipped"))
+        .and_then(|s| s.as_bool())
+        == Some(true)
+        && details
+            .and_then(|d| d.get("reason"))
+            .and_then(|r| r.as_str())
+            == Some(reason.as_str())
 }
 
 fn called_later(rest: &[AgentMessage], id: &str) -> bool {
-    rest.iter().any(|m| matches!(m, AgentMessage::Assistant(a) if a.tool_calls().any(|c| c.id == id)))
+    rest.iter()
+        .any(|m| matches!(m, AgentMessage::Assistant(a) if a.tool_calls().any(|c| c.id == id)))
 }
 
 fn answered_earlier(before: &[AgentMessage], id: &str) -> bool {
-    before.iter().any(|m| matches!(m, AgentMessage::ToolResult(r) if r.tool_call_id == id))
+    before
+        .iter()
+        .any(|m| matches!(m, AgentMessage::ToolResult(r) if r.tool_call_id == id))
 }

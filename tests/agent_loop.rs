@@ -1,4 +1,5 @@
 //! The decision table and the course's timelines (SPEC §4, seeds 001/002), natively.
+#![cfg(not(target_arch = "wasm32"))] // native tests; the browser tests are tests/web.rs
 
 mod common;
 
@@ -41,10 +42,23 @@ fn readme_round_trip_emits_13_events_and_4_messages() {
     assert_eq!(result.reason, RunReason::Stop);
     assert_eq!(result.steps, 2);
     assert_eq!(model.request_count(), 2);
-    assert_eq!(roles(&result.messages), ["user", "assistant", "toolResult", "assistant"]);
+    assert_eq!(
+        roles(&result.messages),
+        ["user", "assistant", "toolResult", "assistant"]
+    );
     let read = results(&result.messages)[0];
-    assert_eq!((read.tool_call_id.as_str(), read.tool_name.as_str(), read.is_error), ("call-1", "read", false));
-    assert_eq!(read.content, vec![MediaBlock::text("# tiny-pi\nA small agent runtime.")]);
+    assert_eq!(
+        (
+            read.tool_call_id.as_str(),
+            read.tool_name.as_str(),
+            read.is_error
+        ),
+        ("call-1", "read", false)
+    );
+    assert_eq!(
+        read.content,
+        vec![MediaBlock::text("# tiny-pi\nA small agent runtime.")]
+    );
     assert!(validate_transcript(&result.messages).ok);
     // The caller's context is the run's input, not its working copy.
     assert_eq!(input.messages.len(), 1);
@@ -58,9 +72,15 @@ fn each_request_sees_its_own_snapshot_with_prompt_and_definitions() {
     let requests = model.requests();
     assert_eq!(requests.len(), 2);
     assert_eq!(roles(&requests[0].messages), ["user"]);
-    assert_eq!(roles(&requests[1].messages), ["user", "assistant", "toolResult"]);
+    assert_eq!(
+        roles(&requests[1].messages),
+        ["user", "assistant", "toolResult"]
+    );
     for request in &requests {
-        assert_eq!(request.system_prompt.as_deref(), Some("You are a helpful assistant."));
+        assert_eq!(
+            request.system_prompt.as_deref(),
+            Some("You are a helpful assistant.")
+        );
         assert_eq!(request.tools, registry.definitions());
     }
 }
@@ -80,12 +100,29 @@ fn plain_stop_ends_after_one_request() {
 /// Rows that never run a tool: (stop reason, calls, expected skip reason, run reason).
 #[test]
 fn non_executing_rows_answer_every_call_without_running_it() {
-    let two_calls = || vec![call("a", "read", json!({"path": "x"})), call("b", "read", json!({"path": "y"}))];
+    let two_calls = || {
+        vec![
+            call("a", "read", json!({"path": "x"})),
+            call("b", "read", json!({"path": "y"})),
+        ]
+    };
     let rows = [
-        (StopReason::Length, Some(SkipReason::Length), RunReason::Length),
+        (
+            StopReason::Length,
+            Some(SkipReason::Length),
+            RunReason::Length,
+        ),
         (StopReason::Error, Some(SkipReason::Error), RunReason::Error),
-        (StopReason::Aborted, Some(SkipReason::Aborted), RunReason::Aborted),
-        (StopReason::Stop, Some(SkipReason::UnexpectedStop), RunReason::Error),
+        (
+            StopReason::Aborted,
+            Some(SkipReason::Aborted),
+            RunReason::Aborted,
+        ),
+        (
+            StopReason::Stop,
+            Some(SkipReason::UnexpectedStop),
+            RunReason::Error,
+        ),
     ];
     for (stop, skip, reason) in rows {
         let model = ScriptedModel::new(vec![assistant(two_calls(), stop)]);
@@ -99,20 +136,43 @@ fn non_executing_rows_answer_every_call_without_running_it() {
         assert_eq!(tools.executions(), 0, "{stop:?}: no tool may run");
         assert_eq!(result.reason, reason, "{stop:?}");
         assert_eq!(result.steps, 1);
-        assert_eq!(roles(&result.messages), ["user", "assistant", "toolResult", "toolResult"], "{stop:?}");
+        assert_eq!(
+            roles(&result.messages),
+            ["user", "assistant", "toolResult", "toolResult"],
+            "{stop:?}"
+        );
         let skip = skip.unwrap();
         for (r, id) in results(&result.messages).iter().zip(["a", "b"]) {
             assert_eq!(r.tool_call_id, id);
             assert!(r.is_error);
-            assert_eq!(r.details, Some(json!({"skipped": true, "reason": skip.as_str()})));
+            assert_eq!(
+                r.details,
+                Some(json!({"skipped": true, "reason": skip.as_str()}))
+            );
             assert_eq!(r.content, vec![MediaBlock::text(skip.explanation())]);
             assert_eq!(r.timestamp, 42.0, "the loop's clock stamps what it writes");
         }
         let lines = recorder.lines();
-        let tail: Vec<&str> = lines[lines.len() - 4..].iter().map(String::as_str).collect();
-        let end = format!("turn_end:{}:1", serde_json::to_value(reason).unwrap().as_str().unwrap());
-        assert_eq!(tail, [&format!("assistant_message:{}", stop.as_str()), "tool_skipped:a", "tool_skipped:b", end.as_str()]);
-        assert!(!lines.iter().any(|l| l.starts_with("tool_start") || l.starts_with("tool_end")));
+        let tail: Vec<&str> = lines[lines.len() - 4..]
+            .iter()
+            .map(String::as_str)
+            .collect();
+        let end = format!(
+            "turn_end:{}:1",
+            serde_json::to_value(reason).unwrap().as_str().unwrap()
+        );
+        assert_eq!(
+            tail,
+            [
+                &format!("assistant_message:{}", stop.as_str()),
+                "tool_skipped:a",
+                "tool_skipped:b",
+                end.as_str()
+            ]
+        );
+        assert!(!lines
+            .iter()
+            .any(|l| l.starts_with("tool_start") || l.starts_with("tool_end")));
         assert!(validate_transcript(&result.messages).ok, "{stop:?}");
         assert_eq!(result.error.is_some(), reason == RunReason::Error);
     }
@@ -120,7 +180,10 @@ fn non_executing_rows_answer_every_call_without_running_it() {
 
 #[test]
 fn length_skip_text_is_exact() {
-    assert_eq!(SkipReason::Length.explanation(), "Tool call was not executed because the model response was truncated.");
+    assert_eq!(
+        SkipReason::Length.explanation(),
+        "Tool call was not executed because the model response was truncated."
+    );
 }
 
 #[test]
@@ -138,7 +201,11 @@ fn tool_use_without_calls_is_an_error() {
 #[test]
 fn repeated_call_id_runs_nothing_and_answers_each_distinct_id_once() {
     let model = ScriptedModel::new(vec![assistant(
-        vec![call("dup", "read", json!({"path": "a"})), call("x", "read", json!({"path": "b"})), call("dup", "read", json!({"path": "c"}))],
+        vec![
+            call("dup", "read", json!({"path": "a"})),
+            call("x", "read", json!({"path": "b"})),
+            call("dup", "read", json!({"path": "c"})),
+        ],
         StopReason::ToolUse,
     )]);
     let tools = GatedTools::default();
@@ -150,19 +217,34 @@ fn repeated_call_id_runs_nothing_and_answers_each_distinct_id_once() {
     assert_eq!(tools.executions(), 0);
     assert_eq!(result.reason, RunReason::Error);
     assert!(result.error.as_deref().unwrap().contains("\"dup\""));
-    let answered: Vec<&str> = results(&result.messages).iter().map(|r| r.tool_call_id.as_str()).collect();
+    let answered: Vec<&str> = results(&result.messages)
+        .iter()
+        .map(|r| r.tool_call_id.as_str())
+        .collect();
     assert_eq!(answered, ["dup", "x"]);
     for r in results(&result.messages) {
-        assert_eq!(r.details, Some(json!({"skipped": true, "reason": "duplicate-call-id"})));
+        assert_eq!(
+            r.details,
+            Some(json!({"skipped": true, "reason": "duplicate-call-id"}))
+        );
     }
-    assert!(validate_transcript(&result.messages).ok, "the loop's own answer to a repeated id is a valid transcript");
+    assert!(
+        validate_transcript(&result.messages).ok,
+        "the loop's own answer to a repeated id is a valid transcript"
+    );
 }
 
 /// Two calls in one message, released fast-then-slow by explicit gates.
 #[test]
 fn concurrent_tools_end_in_completion_order_and_append_in_call_order() {
     let model = ScriptedModel::new(vec![
-        assistant(vec![call("slow-call", "slow", json!({})), call("fast-call", "fast", json!({}))], StopReason::ToolUse),
+        assistant(
+            vec![
+                call("slow-call", "slow", json!({})),
+                call("fast-call", "fast", json!({})),
+            ],
+            StopReason::ToolUse,
+        ),
         assistant(vec![text("done")], StopReason::Stop),
     ]);
     let tools = GatedTools::default();
@@ -174,7 +256,12 @@ fn concurrent_tools_end_in_completion_order_and_append_in_call_order() {
 
     let mut pool = LocalPool::new();
     {
-        let (model, tools, recorder, result) = (Rc::new(model), tools.clone(), recorder.clone(), result.clone());
+        let (model, tools, recorder, result) = (
+            Rc::new(model),
+            tools.clone(),
+            recorder.clone(),
+            result.clone(),
+        );
         pool.spawner()
             .spawn_local(async move {
                 let mut setup = Setup::new(&model, &registry, &*recorder);
@@ -187,7 +274,10 @@ fn concurrent_tools_end_in_completion_order_and_append_in_call_order() {
     // Both started before either finished: they run at once.
     assert_eq!(*tools.started.borrow(), ["slow-call", "fast-call"]);
     let lines = recorder.lines();
-    assert_eq!(&lines[lines.len() - 2..], ["tool_start:slow-call", "tool_start:fast-call"]);
+    assert_eq!(
+        &lines[lines.len() - 2..],
+        ["tool_start:slow-call", "tool_start:fast-call"]
+    );
 
     tools.release("fast-call", Ok("fast done"));
     pool.run_until_stalled();
@@ -197,9 +287,16 @@ fn concurrent_tools_end_in_completion_order_and_append_in_call_order() {
     tools.release("slow-call", Ok("slow done"));
     pool.run_until_stalled();
     let result = result.borrow_mut().take().expect("run finished");
-    let ends: Vec<String> = recorder.lines().into_iter().filter(|l| l.starts_with("tool_end")).collect();
+    let ends: Vec<String> = recorder
+        .lines()
+        .into_iter()
+        .filter(|l| l.starts_with("tool_end"))
+        .collect();
     assert_eq!(ends, ["tool_end:fast-call", "tool_end:slow-call"]);
-    let order: Vec<&str> = results(&result.messages).iter().map(|r| r.tool_call_id.as_str()).collect();
+    let order: Vec<&str> = results(&result.messages)
+        .iter()
+        .map(|r| r.tool_call_id.as_str())
+        .collect();
     assert_eq!(order, ["slow-call", "fast-call"]);
     assert_eq!(result.reason, RunReason::Stop);
 }
@@ -207,7 +304,13 @@ fn concurrent_tools_end_in_completion_order_and_append_in_call_order() {
 #[test]
 fn a_rejecting_executor_becomes_an_error_result_and_the_batch_completes() {
     let model = ScriptedModel::new(vec![
-        assistant(vec![call("bad", "boom", json!({})), call("good", "ok", json!({}))], StopReason::ToolUse),
+        assistant(
+            vec![
+                call("bad", "boom", json!({})),
+                call("good", "ok", json!({})),
+            ],
+            StopReason::ToolUse,
+        ),
         assistant(vec![text("done")], StopReason::Stop),
     ]);
     let tools = GatedTools::default();
@@ -220,9 +323,19 @@ fn a_rejecting_executor_becomes_an_error_result_and_the_batch_completes() {
     setup.executor = Some(&tools);
     let result = setup.run();
     let rs = results(&result.messages);
-    assert_eq!((rs[0].tool_call_id.as_str(), rs[0].tool_name.as_str(), rs[0].is_error), ("bad", "boom", true));
+    assert_eq!(
+        (
+            rs[0].tool_call_id.as_str(),
+            rs[0].tool_name.as_str(),
+            rs[0].is_error
+        ),
+        ("bad", "boom", true)
+    );
     assert_eq!(rs[0].content, vec![MediaBlock::text("disk on fire")]);
-    assert_eq!((rs[1].tool_call_id.as_str(), rs[1].is_error), ("good", false));
+    assert_eq!(
+        (rs[1].tool_call_id.as_str(), rs[1].is_error),
+        ("good", false)
+    );
     assert_eq!(result.reason, RunReason::Stop);
 }
 
@@ -254,7 +367,12 @@ fn abort_during_a_tool_waits_for_it_keeps_its_result_and_asks_no_more() {
     let mut pool = LocalPool::new();
     let model = Rc::new(model);
     {
-        let (model, tools, result, signal) = (model.clone(), tools.clone(), result.clone(), controller.signal());
+        let (model, tools, result, signal) = (
+            model.clone(),
+            tools.clone(),
+            result.clone(),
+            controller.signal(),
+        );
         pool.spawner()
             .spawn_local(async move {
                 let mut setup = Setup::new(&model, &registry, &NoObserver);
@@ -268,7 +386,10 @@ fn abort_during_a_tool_waits_for_it_keeps_its_result_and_asks_no_more() {
     assert_eq!(tools.executions(), 1);
     controller.abort();
     pool.run_until_stalled();
-    assert!(result.borrow().is_none(), "the loop never kills a running tool: it waits");
+    assert!(
+        result.borrow().is_none(),
+        "the loop never kills a running tool: it waits"
+    );
     tools.release("call-1", Ok("# tiny-pi"));
     pool.run_until_stalled();
     let result = result.borrow_mut().take().unwrap();
@@ -295,7 +416,12 @@ fn max_steps_1_executes_the_last_round_and_fabricates_nothing() {
 #[test]
 fn default_max_steps_is_32() {
     let forever: Vec<AssistantMessage> = (0..40)
-        .map(|i| assistant(vec![call(&format!("c{i}"), "read", json!({"path": "x"}))], StopReason::ToolUse))
+        .map(|i| {
+            assistant(
+                vec![call(&format!("c{i}"), "read", json!({"path": "x"}))],
+                StopReason::ToolUse,
+            )
+        })
         .collect();
     let model = ScriptedModel::new(forever);
     let registry = readme_registry();
@@ -313,7 +439,10 @@ fn max_steps_0_makes_no_request() {
     let mut setup = Setup::new(&model, &registry, &NoObserver);
     setup.max_steps = 0;
     let result = setup.run();
-    assert_eq!((result.reason, result.steps, model.request_count()), (RunReason::MaxSteps, 0, 0));
+    assert_eq!(
+        (result.reason, result.steps, model.request_count()),
+        (RunReason::MaxSteps, 0, 0)
+    );
 }
 
 #[test]
@@ -323,32 +452,57 @@ fn a_script_past_its_end_is_an_error_not_a_hang() {
     let result = Setup::new(&model, &registry, &NoObserver).run();
     assert_eq!((result.reason, result.steps), (RunReason::Error, 2));
     assert!(result.error.unwrap().contains("request 2"));
-    assert_eq!(roles(&result.messages), ["user", "assistant", "toolResult"], "nothing appended for the failed step");
+    assert_eq!(
+        roles(&result.messages),
+        ["user", "assistant", "toolResult"],
+        "nothing appended for the failed step"
+    );
 }
 
 #[test]
 fn an_observer_that_fails_cannot_stop_the_run() {
     let model = ScriptedModel::new(readme_script());
     let registry = readme_registry();
-    let recorder = Recorder { fail_with: Some("observer broke".into()), ..Default::default() };
+    let recorder = Recorder {
+        fail_with: Some("observer broke".into()),
+        ..Default::default()
+    };
     let result = Setup::new(&model, &registry, &recorder).run();
     assert_eq!((result.reason, result.steps), (RunReason::Stop, 2));
     assert_eq!(result.observer_error.as_deref(), Some("observer broke"));
-    assert_eq!(recorder.lines().len(), 13, "every event was still delivered");
+    assert_eq!(
+        recorder.lines().len(),
+        13,
+        "every event was still delivered"
+    );
 }
 
 #[test]
 fn unknown_tools_and_bad_arguments_become_error_results() {
     let model = ScriptedModel::new(vec![
-        assistant(vec![call("u", "nope", json!({})), call("v", "read", json!({"path": 7}))], StopReason::ToolUse),
+        assistant(
+            vec![
+                call("u", "nope", json!({})),
+                call("v", "read", json!({"path": 7})),
+            ],
+            StopReason::ToolUse,
+        ),
         assistant(vec![text("ok")], StopReason::Stop),
     ]);
     let registry = readme_registry();
     let result = Setup::new(&model, &registry, &NoObserver).run();
     let rs = results(&result.messages);
     assert!(rs.iter().all(|r| r.is_error));
-    assert_eq!(rs[0].content, vec![MediaBlock::text("Tool \"nope\" not found")]);
-    assert_eq!(rs[1].content, vec![MediaBlock::text("Invalid arguments for tool \"read\": arguments.path: expected string, got integer")]);
+    assert_eq!(
+        rs[0].content,
+        vec![MediaBlock::text("Tool \"nope\" not found")]
+    );
+    assert_eq!(
+        rs[1].content,
+        vec![MediaBlock::text(
+            "Invalid arguments for tool \"read\": arguments.path: expected string, got integer"
+        )]
+    );
 }
 
 #[test]
@@ -356,11 +510,21 @@ fn progress_is_reported_with_the_call_id_before_its_end() {
     let mut registry = ToolRegistry::new();
     registry
         .register(Tool {
-            definition: ToolDefinition { name: "work".into(), description: String::new(), parameters: json!({"type": "object"}) },
-            handler: Rc::new(|_args: serde_json::Value, ctx: ToolCallContext| async move {
-                (ctx.progress)(vec![MediaBlock::text("half way")]);
-                Ok(ToolOutput { content: vec![MediaBlock::text("done")], details: None, is_error: false })
-            }),
+            definition: ToolDefinition {
+                name: "work".into(),
+                description: String::new(),
+                parameters: json!({"type": "object"}),
+            },
+            handler: Rc::new(
+                |_args: serde_json::Value, ctx: ToolCallContext| async move {
+                    (ctx.progress)(vec![MediaBlock::text("half way")]);
+                    Ok(ToolOutput {
+                        content: vec![MediaBlock::text("done")],
+                        details: None,
+                        is_error: false,
+                    })
+                },
+            ),
         })
         .unwrap();
     let model = ScriptedModel::new(vec![
@@ -369,8 +533,15 @@ fn progress_is_reported_with_the_call_id_before_its_end() {
     ]);
     let recorder = Recorder::default();
     Setup::new(&model, &registry, &recorder).run();
-    let tool_lines: Vec<String> = recorder.lines().into_iter().filter(|l| l.starts_with("tool")).collect();
-    assert_eq!(tool_lines, ["tool_start:w1", "tool_progress:w1", "tool_end:w1"]);
+    let tool_lines: Vec<String> = recorder
+        .lines()
+        .into_iter()
+        .filter(|l| l.starts_with("tool"))
+        .collect();
+    assert_eq!(
+        tool_lines,
+        ["tool_start:w1", "tool_progress:w1", "tool_end:w1"]
+    );
 }
 
 #[test]

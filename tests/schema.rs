@@ -1,4 +1,5 @@
 //! Argument validation: each keyword, and an error that names the failing path.
+#![cfg(not(target_arch = "wasm32"))] // native tests; the browser tests are tests/web.rs
 
 use serde_json::json;
 use tiny_pi::schema::{check_schema, validate};
@@ -10,7 +11,14 @@ fn valid_arguments_pass() {
         "mode": {"enum": ["r", "w"]},
         "lines": {"type": "array", "items": {"type": "integer", "minimum": 0}, "maxItems": 3}
     }, "required": ["path"], "additionalProperties": false});
-    assert_eq!(validate(&schema, &json!({"path": "a", "mode": "r", "lines": [0, 2]}), "arguments"), Ok(()));
+    assert_eq!(
+        validate(
+            &schema,
+            &json!({"path": "a", "mode": "r", "lines": [0, 2]}),
+            "arguments"
+        ),
+        Ok(())
+    );
 }
 
 #[test]
@@ -23,17 +31,42 @@ fn failures_name_the_path() {
     }, "required": ["path"], "additionalProperties": false});
     let cases = [
         (json!({}), "arguments: missing required property \"path\""),
-        (json!({"path": 1}), "arguments.path: expected string, got integer"),
-        (json!({"path": "long!"}), "arguments.path: must be at most 3 characters long"),
-        (json!({"path": "a", "mode": "x"}), "arguments.mode: must be one of [\"r\",\"w\"], got \"x\""),
-        (json!({"path": "a", "n": 10}), "arguments.n: must be < 10, got 10"),
-        (json!({"path": "a", "lines": [1, -1]}), "arguments.lines[1]: must be >= 0, got -1"),
-        (json!({"path": "a", "lines": [1.5]}), "arguments.lines[0]: expected integer, got number"),
-        (json!({"path": "a", "extra": true}), "arguments: unexpected property \"extra\""),
+        (
+            json!({"path": 1}),
+            "arguments.path: expected string, got integer",
+        ),
+        (
+            json!({"path": "long!"}),
+            "arguments.path: must be at most 3 characters long",
+        ),
+        (
+            json!({"path": "a", "mode": "x"}),
+            "arguments.mode: must be one of [\"r\",\"w\"], got \"x\"",
+        ),
+        (
+            json!({"path": "a", "n": 10}),
+            "arguments.n: must be < 10, got 10",
+        ),
+        (
+            json!({"path": "a", "lines": [1, -1]}),
+            "arguments.lines[1]: must be >= 0, got -1",
+        ),
+        (
+            json!({"path": "a", "lines": [1.5]}),
+            "arguments.lines[0]: expected integer, got number",
+        ),
+        (
+            json!({"path": "a", "extra": true}),
+            "arguments: unexpected property \"extra\"",
+        ),
         (json!([]), "arguments: expected object, got array"),
     ];
     for (value, message) in cases {
-        assert_eq!(validate(&schema, &value, "arguments"), Err(message.to_string()), "{value}");
+        assert_eq!(
+            validate(&schema, &value, "arguments"),
+            Err(message.to_string()),
+            "{value}"
+        );
     }
 }
 
@@ -41,14 +74,30 @@ fn failures_name_the_path() {
 fn any_of_and_nullable_types() {
     let schema = json!({"anyOf": [{"type": "string"}, {"type": "null"}]});
     assert!(validate(&schema, &json!(null), "a").is_ok());
-    assert!(validate(&schema, &json!(3), "a").unwrap_err().starts_with("a: matches none of anyOf"));
+    assert!(validate(&schema, &json!(3), "a")
+        .unwrap_err()
+        .starts_with("a: matches none of anyOf"));
     assert!(validate(&json!({"type": ["string", "null"]}), &json!(null), "a").is_ok());
 }
 
 #[test]
 fn unusable_schemas_are_refused_at_registration() {
-    assert_eq!(check_schema(&json!("object"), "tool.parameters"), Err("tool.parameters must be a JSON Schema object, got string".into()));
-    assert!(check_schema(&json!({"type": "strnig"}), "p").unwrap_err().starts_with("p.type: unknown type \"strnig\""));
-    assert_eq!(check_schema(&json!({"properties": {"a": {"type": 3}}}), "p").unwrap_err().split(':').next(), Some("p.properties.a.type"));
-    assert_eq!(check_schema(&json!({"required": "a"}), "p"), Err("p.required must be an array of strings".into()));
+    assert_eq!(
+        check_schema(&json!("object"), "tool.parameters"),
+        Err("tool.parameters must be a JSON Schema object, got string".into())
+    );
+    assert!(check_schema(&json!({"type": "strnig"}), "p")
+        .unwrap_err()
+        .starts_with("p.type: unknown type \"strnig\""));
+    assert_eq!(
+        check_schema(&json!({"properties": {"a": {"type": 3}}}), "p")
+            .unwrap_err()
+            .split(':')
+            .next(),
+        Some("p.properties.a.type")
+    );
+    assert_eq!(
+        check_schema(&json!({"required": "a"}), "p"),
+        Err("p.required must be an array of strings".into())
+    );
 }

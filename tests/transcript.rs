@@ -1,4 +1,5 @@
 //! validate_transcript and the chapter-00 prologue trace.
+#![cfg(not(target_arch = "wasm32"))] // native tests; the browser tests are tests/web.rs
 
 mod common;
 
@@ -19,45 +20,102 @@ fn result_msg(id: &str) -> AgentMessage {
 }
 
 fn calls(ids: &[&str]) -> AgentMessage {
-    AgentMessage::Assistant(assistant(ids.iter().map(|id| call(id, "read", json!({}))).collect(), StopReason::ToolUse))
+    AgentMessage::Assistant(assistant(
+        ids.iter().map(|id| call(id, "read", json!({}))).collect(),
+        StopReason::ToolUse,
+    ))
 }
 
 fn kinds(messages: &[AgentMessage]) -> Vec<(ProblemKind, String, usize)> {
-    validate_transcript(messages).problems.into_iter().map(|p| (p.kind, p.tool_call_id, p.index)).collect()
+    validate_transcript(messages)
+        .problems
+        .into_iter()
+        .map(|p| (p.kind, p.tool_call_id, p.index))
+        .collect()
 }
 
 #[test]
 fn a_paired_transcript_is_ok() {
-    let v = validate_transcript(&[user("q"), calls(&["a", "b"]), result_msg("b"), result_msg("a")]);
+    let v = validate_transcript(&[
+        user("q"),
+        calls(&["a", "b"]),
+        result_msg("b"),
+        result_msg("a"),
+    ]);
     assert!(v.ok && v.problems.is_empty());
 }
 
 #[test]
 fn each_problem_kind_is_found_with_its_index() {
     use ProblemKind::*;
-    assert_eq!(kinds(&[user("q"), calls(&["a"])]), [(MissingResult, "a".into(), 1)]);
-    assert_eq!(kinds(&[user("q"), result_msg("a"), calls(&["a"]), result_msg("a")]), [(ResultBeforeCall, "a".into(), 1)]);
-    assert_eq!(kinds(&[user("q"), result_msg("z")]), [(OrphanResult, "z".into(), 1)]);
-    assert_eq!(kinds(&[user("q"), calls(&["a"]), result_msg("a"), result_msg("a")]), [(DuplicateResult, "a".into(), 3)]);
-    assert_eq!(kinds(&[user("q"), calls(&["a", "a"]), result_msg("a")]), [(DuplicateCallId, "a".into(), 1)]);
+    assert_eq!(
+        kinds(&[user("q"), calls(&["a"])]),
+        [(MissingResult, "a".into(), 1)]
+    );
+    assert_eq!(
+        kinds(&[user("q"), result_msg("a"), calls(&["a"]), result_msg("a")]),
+        [(ResultBeforeCall, "a".into(), 1)]
+    );
+    assert_eq!(
+        kinds(&[user("q"), result_msg("z")]),
+        [(OrphanResult, "z".into(), 1)]
+    );
+    assert_eq!(
+        kinds(&[user("q"), calls(&["a"]), result_msg("a"), result_msg("a")]),
+        [(DuplicateResult, "a".into(), 3)]
+    );
+    assert_eq!(
+        kinds(&[user("q"), calls(&["a", "a"]), result_msg("a")]),
+        [(DuplicateCallId, "a".into(), 1)]
+    );
 }
 
 #[test]
 fn a_call_left_open_across_a_request_is_missing_even_if_answered_later() {
     use ProblemKind::*;
-    let found = kinds(&[user("q"), calls(&["a"]), calls(&["b"]), result_msg("b"), result_msg("a")]);
-    assert_eq!(found, [(MissingResult, "a".into(), 1), (OrphanResult, "a".into(), 4)]);
+    let found = kinds(&[
+        user("q"),
+        calls(&["a"]),
+        calls(&["b"]),
+        result_msg("b"),
+        result_msg("a"),
+    ]);
+    assert_eq!(
+        found,
+        [
+            (MissingResult, "a".into(), 1),
+            (OrphanResult, "a".into(), 4)
+        ]
+    );
 }
 
 #[test]
 fn an_id_reused_by_a_later_message_is_a_new_call() {
-    assert!(validate_transcript(&[user("q"), calls(&["call_0"]), result_msg("call_0"), calls(&["call_0"]), result_msg("call_0")]).ok);
+    assert!(
+        validate_transcript(&[
+            user("q"),
+            calls(&["call_0"]),
+            result_msg("call_0"),
+            calls(&["call_0"]),
+            result_msg("call_0")
+        ])
+        .ok
+    );
 }
 
 fn readme_transcript() -> Vec<AgentMessage> {
     let model = ScriptedModel::new(vec![
-        assistant(vec![text("我先读取项目说明。"), call("call_1", "read", json!({"path": "README.md"}))], StopReason::ToolUse),
-        assistant(vec![text("这是一个用于学习 Agent 内核的 TypeScript 项目。")], StopReason::Stop),
+        assistant(
+            vec![
+                text("我先读取项目说明。"),
+                call("call_1", "read", json!({"path": "README.md"})),
+            ],
+            StopReason::ToolUse,
+        ),
+        assistant(
+            vec![text("这是一个用于学习 Agent 内核的 TypeScript 项目。")],
+            StopReason::Stop,
+        ),
     ]);
     let registry = readme_registry();
     let mut setup = Setup::new(&model, &registry, &NoObserver);
@@ -69,16 +127,31 @@ fn readme_transcript() -> Vec<AgentMessage> {
 fn the_readme_round_trip_traces_to_seven_milestones() {
     let records = prologue_trace(&readme_transcript());
     let owners: Vec<&str> = records.iter().map(|r| r.owner.as_str()).collect();
-    assert_eq!(owners, ["user", "model", "model", "loop", "tool", "model", "model"]);
+    assert_eq!(
+        owners,
+        ["user", "model", "model", "loop", "tool", "model", "model"]
+    );
     let text = format_trace(&records);
     let lines: Vec<&str> = text.lines().collect();
-    assert_eq!(lines[0], "01 user_message owner=user detail=\"读取 README.md，并概括项目\"");
+    assert_eq!(
+        lines[0],
+        "01 user_message owner=user detail=\"读取 README.md，并概括项目\""
+    );
     assert_eq!(lines[1], "02 model_start owner=model detail=\"turn=1\"");
     assert_eq!(lines[2], "03 assistant_message owner=model detail=\"stopReason=toolUse name=read\" toolCallId=call_1");
-    assert_eq!(lines[3], "04 tool_start owner=loop detail=\"name=read\" toolCallId=call_1");
-    assert_eq!(lines[4], "05 tool_result owner=tool detail=\"# tiny-pi\" toolCallId=call_1");
+    assert_eq!(
+        lines[3],
+        "04 tool_start owner=loop detail=\"name=read\" toolCallId=call_1"
+    );
+    assert_eq!(
+        lines[4],
+        "05 tool_result owner=tool detail=\"# tiny-pi\" toolCallId=call_1"
+    );
     assert_eq!(lines[5], "06 model_start owner=model detail=\"turn=2\"");
-    assert_eq!(lines[6], "07 assistant_message owner=model detail=\"stopReason=stop\"");
+    assert_eq!(
+        lines[6],
+        "07 assistant_message owner=model detail=\"stopReason=stop\""
+    );
     assert!(validate_trace(&records).is_empty());
 }
 
@@ -89,10 +162,22 @@ fn the_trace_validator_reports_a_missing_result_and_a_result_before_its_call() {
     dangling.retain(|r| r.kind != TraceKind::ToolResult);
     let problems = validate_trace(&dangling);
     assert_eq!(problems.len(), 1);
-    assert_eq!((problems[0].message.as_str(), problems[0].tool_call_id.as_str()), ("missing paired result", "call_1"));
+    assert_eq!(
+        (
+            problems[0].message.as_str(),
+            problems[0].tool_call_id.as_str()
+        ),
+        ("missing paired result", "call_1")
+    );
 
     let result = records.remove(4);
     records.insert(1, result);
     let problems = validate_trace(&records);
-    assert_eq!(problems.iter().map(|p| p.message.as_str()).collect::<Vec<_>>(), ["result before call", "missing paired result"]);
+    assert_eq!(
+        problems
+            .iter()
+            .map(|p| p.message.as_str())
+            .collect::<Vec<_>>(),
+        ["result before call", "missing paired result"]
+    );
 }

@@ -74,12 +74,16 @@ pub fn type_of(value: &JsValue) -> String {
     if js_sys::Array::is_array(value) {
         return "array".into();
     }
-    value.js_typeof().as_string().unwrap_or_else(|| "unknown".into())
+    value
+        .js_typeof()
+        .as_string()
+        .unwrap_or_else(|| "unknown".into())
 }
 
 /// `object[key]`, with a getter or proxy that throws reported against the field.
 pub fn get(object: &JsValue, key: &str, what: &str) -> Result<JsValue, String> {
-    Reflect::get(object, &JsValue::from_str(key)).map_err(|e| format!("{what}: {}", error_message(&e)))
+    Reflect::get(object, &JsValue::from_str(key))
+        .map_err(|e| format!("{what}: {}", error_message(&e)))
 }
 
 pub fn is_object(value: &JsValue) -> bool {
@@ -87,12 +91,19 @@ pub fn is_object(value: &JsValue) -> bool {
 }
 
 /// `object[key]` when it is a function, `None` when absent; anything else is a `TypeError` text.
-pub fn optional_function(object: &JsValue, key: &str, what: &str) -> Result<Option<Function>, String> {
+pub fn optional_function(
+    object: &JsValue,
+    key: &str,
+    what: &str,
+) -> Result<Option<Function>, String> {
     let value = get(object, key, what)?;
     if value.is_undefined() || value.is_null() {
         return Ok(None);
     }
-    value.dyn_into::<Function>().map(Some).map_err(|v| format!("{what} must be a function (got {})", type_of(&v)))
+    value
+        .dyn_into::<Function>()
+        .map(Some)
+        .map_err(|v| format!("{what} must be a function (got {})", type_of(&v)))
 }
 
 /// Sets `object[key] = value` on a fresh object we own (cannot throw).

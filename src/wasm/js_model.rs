@@ -25,19 +25,31 @@ pub struct JsModel {
 impl JsModel {
     pub fn new(model: JsValue, tools: JsValue) -> Result<Self, String> {
         if !is_object(&model) {
-            return Err(format!("options.model must be an object with a stream() method (got {})", type_of(&model)));
+            return Err(format!(
+                "options.model must be an object with a stream() method (got {})",
+                type_of(&model)
+            ));
         }
         let stream = get(&model, "stream", "options.model.stream")?
             .dyn_into::<Function>()
             .map_err(|_| "options.model.stream is not a function".to_string())?;
-        Ok(JsModel { model, stream, sent: RefCell::new(Vec::new()), tools })
+        Ok(JsModel {
+            model,
+            stream,
+            sent: RefCell::new(Vec::new()),
+            tools,
+        })
     }
 
     fn request(&self, request: &ModelRequest<'_>) -> JsValue {
         let mut sent = self.sent.borrow_mut();
         let known = sent.len().min(request.messages.len());
         sent.truncate(known);
-        sent.extend(request.messages[known..].iter().map(|m: &AgentMessage| to_js(m)));
+        sent.extend(
+            request.messages[known..]
+                .iter()
+                .map(|m: &AgentMessage| to_js(m)),
+        );
         let messages: Array = sent.iter().collect();
         let object: JsValue = Object::new().into();
         if let Some(prompt) = request.system_prompt {
@@ -74,20 +86,39 @@ pub struct JsStream {
 
 impl JsStream {
     fn new(stream: JsValue) -> Result<Self, String> {
-        let not_iterable = || format!("model.stream() must return an async iterable (got {})", type_of(&stream));
+        let not_iterable = || {
+            format!(
+                "model.stream() must return an async iterable (got {})",
+                type_of(&stream)
+            )
+        };
         if !is_object(&stream) {
             return Err(not_iterable());
         }
         let method = [Symbol::async_iterator(), Symbol::iterator()]
             .into_iter()
-            .find_map(|symbol| Reflect::get(&stream, &symbol).ok()?.dyn_into::<Function>().ok())
+            .find_map(|symbol| {
+                Reflect::get(&stream, &symbol)
+                    .ok()?
+                    .dyn_into::<Function>()
+                    .ok()
+            })
             .ok_or_else(not_iterable)?;
-        let iterator = method.call0(&stream).map_err(|e| format!("model stream iterator threw: {}", error_message(&e)))?;
+        let iterator = method
+            .call0(&stream)
+            .map_err(|e| format!("model stream iterator threw: {}", error_message(&e)))?;
         let next = get(&iterator, "next", "model stream iterator")?
             .dyn_into::<Function>()
             .map_err(|_| "model stream iterator has no next() method".to_string())?;
-        let result = get(&stream, "result", "model stream")?.dyn_into::<Function>().ok();
-        Ok(JsStream { stream, iterator, next, result })
+        let result = get(&stream, "result", "model stream")?
+            .dyn_into::<Function>()
+            .ok();
+        Ok(JsStream {
+            stream,
+            iterator,
+            next,
+            result,
+        })
     }
 }
 
@@ -95,7 +126,9 @@ impl JsStream {
 pub async fn settle(value: JsValue) -> Result<JsValue, JsValue> {
     if value.is_instance_of::<Promise>() {
         JsFuture::from(value.unchecked_into::<Promise>()).await
-    } else if is_object(&value) && Reflect::get(&value, &"then".into()).is_ok_and(|t| t.is_function()) {
+    } else if is_object(&value)
+        && Reflect::get(&value, &"then".into()).is_ok_and(|t| t.is_function())
+    {
         JsFuture::from(Promise::resolve(&value)).await
     } else {
         Ok(value)
@@ -112,13 +145,22 @@ impl ModelStream for JsStream {
         };
         let step = match step {
             Ok(step) if is_object(&step) => step,
-            Ok(other) => return Some(Err(format!("model stream next() gave {} instead of an iterator result", type_of(&other)))),
+            Ok(other) => {
+                return Some(Err(format!(
+                    "model stream next() gave {} instead of an iterator result",
+                    type_of(&other)
+                )))
+            }
             Err(e) => return Some(Err(format!("model stream threw: {}", error_message(&e)))),
         };
         if Reflect::get(&step, &"done".into()).is_ok_and(|d| d.is_truthy()) {
             return None;
         }
-        Some(Reflect::get(&step, &"value".into()).map(JsEvent).map_err(|e| error_message(&e)))
+        Some(
+            Reflect::get(&step, &"value".into())
+                .map(JsEvent)
+                .map_err(|e| error_message(&e)),
+        )
     }
 
     fn has_result(&self) -> bool {

@@ -14,7 +14,10 @@ use super::js_model::settle;
 use super::signal::js_signal;
 use crate::message::{MediaBlock, ToolCall};
 use crate::signal::AbortSignal;
-use crate::tools::{ExecutionContext, ProgressSink, ToolCallContext, ToolExecutor, ToolHandler, ToolOutput, ToolReply};
+use crate::tools::{
+    ExecutionContext, ProgressSink, ToolCallContext, ToolExecutor, ToolHandler, ToolOutput,
+    ToolReply,
+};
 
 /// The context object JS code receives, and the closure behind its `reportProgress` (drop it when the
 /// call settles).
@@ -24,12 +27,14 @@ fn js_context(
     progress: ProgressSink,
     what: String,
 ) -> (JsValue, Closure<dyn FnMut(JsValue) -> Result<(), JsValue>>) {
-    let report = Closure::<dyn FnMut(JsValue) -> Result<(), JsValue>>::new(move |content: JsValue| {
-        let content: Vec<MediaBlock> =
-            from_js(&content, &format!("{what} reportProgress(content)")).map_err(super::convert::type_error)?;
-        progress(content);
-        Ok(())
-    });
+    let report =
+        Closure::<dyn FnMut(JsValue) -> Result<(), JsValue>>::new(move |content: JsValue| {
+            let content: Vec<MediaBlock> =
+                from_js(&content, &format!("{what} reportProgress(content)"))
+                    .map_err(super::convert::type_error)?;
+            progress(content);
+            Ok(())
+        });
     let context: JsValue = Object::new().into();
     if let Some(id) = call_id {
         set(&context, "callId", &JsValue::from_str(id));
@@ -42,7 +47,12 @@ fn js_context(
 }
 
 /// Calls `f(this, a, ctx)` and settles what it returns; a throw or rejection becomes its message.
-async fn call_settled(f: &Function, this: &JsValue, arg: &JsValue, context: &JsValue) -> Result<JsValue, String> {
+async fn call_settled(
+    f: &Function,
+    this: &JsValue,
+    arg: &JsValue,
+    context: &JsValue,
+) -> Result<JsValue, String> {
     let returned = f.call2(this, arg, context).map_err(|e| error_message(&e))?;
     settle(returned).await.map_err(|e| error_message(&e))
 }
@@ -55,11 +65,20 @@ pub struct JsTool {
 }
 
 impl ToolHandler for JsTool {
-    fn call(&self, arguments: serde_json::Value, context: ToolCallContext) -> LocalBoxFuture<'static, Result<ToolOutput, String>> {
+    fn call(
+        &self,
+        arguments: serde_json::Value,
+        context: ToolCallContext,
+    ) -> LocalBoxFuture<'static, Result<ToolOutput, String>> {
         let (spec, execute, name) = (self.spec.clone(), self.execute.clone(), self.name.clone());
         Box::pin(async move {
             let what = format!("tool \"{name}\"");
-            let (js_context, report) = js_context(Some(&context.call_id), &context.signal, context.progress, what.clone());
+            let (js_context, report) = js_context(
+                Some(&context.call_id),
+                &context.signal,
+                context.progress,
+                what.clone(),
+            );
             let outcome = call_settled(&execute, &spec, &to_js(&arguments), &js_context).await;
             drop(report);
             from_js::<ToolOutput>(&outcome?, &format!("{what} result"))
@@ -71,10 +90,20 @@ impl ToolHandler for JsTool {
 pub struct JsExecutor(pub Function);
 
 impl ToolExecutor for JsExecutor {
-    fn execute<'a>(&'a self, call: &'a ToolCall, context: ExecutionContext) -> LocalBoxFuture<'a, Result<ToolReply, String>> {
+    fn execute<'a>(
+        &'a self,
+        call: &'a ToolCall,
+        context: ExecutionContext,
+    ) -> LocalBoxFuture<'a, Result<ToolReply, String>> {
         Box::pin(async move {
-            let (js_context, report) = js_context(None, &context.signal, context.progress, "executeToolCall".into());
-            let outcome = call_settled(&self.0, &JsValue::UNDEFINED, &to_js(call), &js_context).await;
+            let (js_context, report) = js_context(
+                None,
+                &context.signal,
+                context.progress,
+                "executeToolCall".into(),
+            );
+            let outcome =
+                call_settled(&self.0, &JsValue::UNDEFINED, &to_js(call), &js_context).await;
             drop(report);
             from_js::<ToolReply>(&outcome?, "executeToolCall result")
         })

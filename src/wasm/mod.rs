@@ -35,7 +35,9 @@ const TYPES: &'static str = include_str!("types.d.ts");
 /// Runs the agent loop until the model stops, the output is truncated, an error or abort ends it, or the
 /// step limit is reached. Rejects with a `TypeError` naming the field when an option is malformed.
 #[wasm_bindgen(js_name = runAgentLoop, unchecked_return_type = "Promise<RunResult>")]
-pub fn run_agent_loop_js(#[wasm_bindgen(unchecked_param_type = "RunOptions")] options: JsValue) -> Promise {
+pub fn run_agent_loop_js(
+    #[wasm_bindgen(unchecked_param_type = "RunOptions")] options: JsValue,
+) -> Promise {
     future_to_promise(async move {
         let run = RunInput::parse(&options).map_err(type_error)?;
         let executor: &dyn ToolExecutor = match &run.executor {
@@ -72,18 +74,27 @@ struct RunInput {
 impl RunInput {
     fn parse(options: &JsValue) -> Result<RunInput, String> {
         if !is_object(options) {
-            return Err(format!("options must be an object (got {})", type_of(options)));
+            return Err(format!(
+                "options must be an object (got {})",
+                type_of(options)
+            ));
         }
         let registry = registry_option(&get(options, "tools", "options.tools")?)?;
         let definitions = to_js(&registry.definitions());
+        let model = js_model::JsModel::new(get(options, "model", "options.model")?, definitions)?;
         Ok(RunInput {
             context: context_option(&get(options, "context", "options.context")?)?,
-            model: js_model::JsModel::new(get(options, "model", "options.model")?, definitions)?,
+            model,
             registry,
-            executor: optional_function(options, "executeToolCall", "options.executeToolCall")?.map(js_tools::JsExecutor),
+            executor: optional_function(options, "executeToolCall", "options.executeToolCall")?
+                .map(js_tools::JsExecutor),
             signal: signal_option(&get(options, "signal", "options.signal")?, "options.signal")?,
             max_steps: max_steps_option(&get(options, "maxSteps", "options.maxSteps")?)?,
-            observer: observer::JsObserver(optional_function(options, "onEvent", "options.onEvent")?),
+            observer: observer::JsObserver(optional_function(
+                options,
+                "onEvent",
+                "options.onEvent",
+            )?),
             clock: clock_option(optional_function(options, "now", "options.now")?),
         })
     }
@@ -91,28 +102,47 @@ impl RunInput {
 
 fn context_option(context: &JsValue) -> Result<AgentContext, String> {
     if !is_object(context) {
-        return Err(format!("options.context must be an object with a messages array (got {})", type_of(context)));
+        return Err(format!(
+            "options.context must be an object with a messages array (got {})",
+            type_of(context)
+        ));
     }
     let prompt = get(context, "systemPrompt", "options.context.systemPrompt")?;
     let system_prompt = match prompt.as_string() {
         Some(prompt) => Some(prompt),
         None if prompt.is_undefined() || prompt.is_null() => None,
-        None => return Err(format!("options.context.systemPrompt must be a string (got {})", type_of(&prompt))),
+        None => {
+            return Err(format!(
+                "options.context.systemPrompt must be a string (got {})",
+                type_of(&prompt)
+            ))
+        }
     };
     let messages = get(context, "messages", "options.context.messages")?;
     if !Array::is_array(&messages) {
-        return Err(format!("options.context.messages must be an array (got {})", type_of(&messages)));
+        return Err(format!(
+            "options.context.messages must be an array (got {})",
+            type_of(&messages)
+        ));
     }
     // Converting is the deep copy: the caller's array and objects are never touched again.
     let messages: Vec<AgentMessage> = from_js(&messages, "options.context.messages")?;
-    Ok(AgentContext { system_prompt, messages })
+    Ok(AgentContext {
+        system_prompt,
+        messages,
+    })
 }
 
 fn registry_option(tools: &JsValue) -> Result<ToolRegistry, String> {
     if tools.is_undefined() || tools.is_null() {
         return Ok(ToolRegistry::new());
     }
-    let not_a_registry = || format!("options.tools must be a ToolRegistry (got {})", type_of(tools));
+    let not_a_registry = || {
+        format!(
+            "options.tools must be a ToolRegistry (got {})",
+            type_of(tools)
+        )
+    };
     let handle = optional_function(tools, "__tinyPiRegistry", "options.tools")
         .ok()
         .flatten()
@@ -120,7 +150,11 @@ fn registry_option(tools: &JsValue) -> Result<ToolRegistry, String> {
         .ok_or_else(not_a_registry)?;
     let handle = RegistryHandle::try_from_js_value(handle).map_err(|_| not_a_registry())?;
     // A run works on a snapshot: registering during a run affects the next run, not this one.
-    let snapshot = handle.0.try_borrow().map(|r| r.clone()).map_err(|_| not_a_registry());
+    let snapshot = handle
+        .0
+        .try_borrow()
+        .map(|r| r.clone())
+        .map_err(|_| not_a_registry());
     snapshot
 }
 
@@ -131,7 +165,9 @@ fn signal_option(signal: &JsValue, what: &str) -> Result<AbortSignal, String> {
     let signal = signal
         .dyn_ref::<web_sys::AbortSignal>()
         .ok_or_else(|| format!("{what} must be an AbortSignal (got {})", type_of(signal)))?;
-    Ok(AbortSignal::from_source(Rc::new(signal::JsSignal(signal.clone()))))
+    Ok(AbortSignal::from_source(Rc::new(signal::JsSignal(
+        signal.clone(),
+    ))))
 }
 
 fn max_steps_option(value: &JsValue) -> Result<u32, String> {
@@ -140,14 +176,20 @@ fn max_steps_option(value: &JsValue) -> Result<u32, String> {
     }
     match value.as_f64() {
         Some(n) if n >= 0.0 && n.fract() == 0.0 && n <= f64::from(u32::MAX) => Ok(n as u32),
-        _ => Err(format!("options.maxSteps must be a non-negative integer (got {})", describe(value))),
+        _ => Err(format!(
+            "options.maxSteps must be a non-negative integer (got {})",
+            describe(value)
+        )),
     }
 }
 
 fn describe(value: &JsValue) -> String {
     match value.as_f64() {
         Some(n) => n.to_string(),
-        None => value.as_string().map(|s| format!("string \"{s}\"")).unwrap_or_else(|| type_of(value)),
+        None => value
+            .as_string()
+            .map(|s| format!("string \"{s}\""))
+            .unwrap_or_else(|| type_of(value)),
     }
 }
 
@@ -183,11 +225,17 @@ struct OwnedRequest {
 #[wasm_bindgen(js_class = ScriptedModel)]
 impl JsScriptedModel {
     #[wasm_bindgen(constructor)]
-    pub fn new(#[wasm_bindgen(unchecked_param_type = "AssistantMessage[]")] messages: JsValue) -> Result<JsScriptedModel, JsValue> {
+    pub fn new(
+        #[wasm_bindgen(unchecked_param_type = "AssistantMessage[]")] messages: JsValue,
+    ) -> Result<JsScriptedModel, JsValue> {
         if !Array::is_array(&messages) {
-            return Err(type_error(format!("ScriptedModel: messages must be an array of assistant messages (got {})", type_of(&messages))));
+            return Err(type_error(format!(
+                "ScriptedModel: messages must be an array of assistant messages (got {})",
+                type_of(&messages)
+            )));
         }
-        let script: Vec<AssistantMessage> = from_js(&messages, "ScriptedModel: messages").map_err(type_error)?;
+        let script: Vec<AssistantMessage> =
+            from_js(&messages, "ScriptedModel: messages").map_err(type_error)?;
         Ok(JsScriptedModel(crate::model::ScriptedModel::new(script)))
     }
 
@@ -200,7 +248,11 @@ impl JsScriptedModel {
     ) -> Result<JsValue, JsValue> {
         let request: OwnedRequest = from_js(&request, "request").map_err(type_error)?;
         let signal = match is_object(&options) {
-            true => signal_option(&get(&options, "signal", "options.signal")?, "options.signal").map_err(type_error)?,
+            true => signal_option(
+                &get(&options, "signal", "options.signal")?,
+                "options.signal",
+            )
+            .map_err(type_error)?,
             false => AbortSignal::none(),
         };
         let borrowed = ModelRequest {
@@ -208,7 +260,10 @@ impl JsScriptedModel {
             messages: &request.messages,
             tools: &request.tools,
         };
-        let stream = self.0.stream(borrowed, &signal).map_err(|e| JsValue::from(js_sys::Error::new(&e)))?;
+        let stream = self
+            .0
+            .stream(borrowed, &signal)
+            .map_err(|e| JsValue::from(js_sys::Error::new(&e)))?;
         let stream: JsValue = JsScriptedStream(stream).into();
         // `for await` asks for [Symbol.asyncIterator]() and expects the iterator: the stream is its own
         // iterator, and Object.prototype.valueOf is a built-in function that returns `this`.
@@ -272,15 +327,24 @@ impl JsToolRegistry {
     }
 
     /// Adds a tool; throws a `TypeError` naming the bad field.
-    pub fn register(&self, #[wasm_bindgen(unchecked_param_type = "ToolSpec")] tool: JsValue) -> Result<(), JsValue> {
+    pub fn register(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "ToolSpec")] tool: JsValue,
+    ) -> Result<(), JsValue> {
         let tool = parse_tool(&tool).map_err(type_error)?;
-        let mut registry = self.0.try_borrow_mut().map_err(|_| type_error("ToolRegistry is busy"))?;
+        let mut registry = self
+            .0
+            .try_borrow_mut()
+            .map_err(|_| type_error("ToolRegistry is busy"))?;
         registry.register(tool).map_err(type_error)
     }
 
     #[wasm_bindgen(unchecked_return_type = "ToolDefinition[]")]
     pub fn definitions(&self) -> JsValue {
-        self.0.try_borrow().map(|r| to_js(&r.definitions())).unwrap_or_else(|_| Array::new().into())
+        self.0
+            .try_borrow()
+            .map(|r| to_js(&r.definitions()))
+            .unwrap_or_else(|_| Array::new().into())
     }
 
     /// The core executor: never rejects for a tool's failure (unknown tool, bad arguments, a throwing
@@ -289,7 +353,9 @@ impl JsToolRegistry {
     pub fn execute(
         &self,
         #[wasm_bindgen(unchecked_param_type = "ToolCall")] call: JsValue,
-        #[wasm_bindgen(unchecked_param_type = "{ signal?: AbortSignal; reportProgress?: (content: (TextContent | ImageContent)[]) => void }")]
+        #[wasm_bindgen(
+            unchecked_param_type = "{ signal?: AbortSignal; reportProgress?: (content: (TextContent | ImageContent)[]) => void }"
+        )]
         context: JsValue,
     ) -> Promise {
         let registry = self.0.try_borrow().map(|r| r.clone());
@@ -309,7 +375,10 @@ impl JsToolRegistry {
 
 fn parse_tool(tool: &JsValue) -> Result<Tool, String> {
     if !is_object(tool) {
-        return Err(format!("tool must be an object with name, parameters and execute (got {})", type_of(tool)));
+        return Err(format!(
+            "tool must be an object with name, parameters and execute (got {})",
+            type_of(tool)
+        ));
     }
     let name = get(tool, "name", "tool.name")?
         .as_string()
@@ -319,16 +388,33 @@ fn parse_tool(tool: &JsValue) -> Result<Tool, String> {
     let description = match description.as_string() {
         Some(d) => d,
         None if description.is_undefined() || description.is_null() => String::new(),
-        None => return Err(format!("tool.description must be a string (got {})", type_of(&description))),
+        None => {
+            return Err(format!(
+                "tool.description must be a string (got {})",
+                type_of(&description)
+            ))
+        }
     };
     let parameters = get(tool, "parameters", "tool.parameters")?;
     let parameters = match parameters.is_undefined() {
         true => serde_json::json!({ "type": "object" }),
         false => from_js(&parameters, "tool.parameters")?,
     };
-    let execute = optional_function(tool, "execute", "tool.execute")?.ok_or_else(|| "tool.execute must be a function".to_string())?;
-    let handler = js_tools::tool_handler(js_tools::JsTool { name: name.clone(), spec: tool.clone(), execute });
-    Ok(Tool { definition: ToolDefinition { name, description, parameters }, handler })
+    let execute = optional_function(tool, "execute", "tool.execute")?
+        .ok_or_else(|| "tool.execute must be a function".to_string())?;
+    let handler = js_tools::tool_handler(js_tools::JsTool {
+        name: name.clone(),
+        spec: tool.clone(),
+        execute,
+    });
+    Ok(Tool {
+        definition: ToolDefinition {
+            name,
+            description,
+            parameters,
+        },
+        handler,
+    })
 }
 
 fn execution_context(context: &JsValue) -> Result<ExecutionContext, String> {
@@ -355,25 +441,37 @@ fn execution_context(context: &JsValue) -> Result<ExecutionContext, String> {
 
 /// Checks the call/result pairing of a transcript.
 #[wasm_bindgen(js_name = validateTranscript, unchecked_return_type = "TranscriptValidation")]
-pub fn validate_transcript_js(#[wasm_bindgen(unchecked_param_type = "AgentMessage[]")] messages: JsValue) -> Result<JsValue, JsValue> {
-    Ok(to_js(&crate::transcript::validate_transcript(&messages_arg(&messages)?)))
+pub fn validate_transcript_js(
+    #[wasm_bindgen(unchecked_param_type = "AgentMessage[]")] messages: JsValue,
+) -> Result<JsValue, JsValue> {
+    Ok(to_js(&crate::transcript::validate_transcript(
+        &messages_arg(&messages)?,
+    )))
 }
 
 /// The chapter-00 milestones of a transcript, each with its owner.
 #[wasm_bindgen(js_name = prologueTrace, unchecked_return_type = "TraceRecord[]")]
-pub fn prologue_trace_js(#[wasm_bindgen(unchecked_param_type = "AgentMessage[]")] messages: JsValue) -> Result<JsValue, JsValue> {
-    Ok(to_js(&crate::trace::prologue_trace(&messages_arg(&messages)?)))
+pub fn prologue_trace_js(
+    #[wasm_bindgen(unchecked_param_type = "AgentMessage[]")] messages: JsValue,
+) -> Result<JsValue, JsValue> {
+    Ok(to_js(&crate::trace::prologue_trace(&messages_arg(
+        &messages,
+    )?)))
 }
 
 /// One line per record: `03 assistant_message owner=model detail="stopReason=toolUse name=read" toolCallId=call_1`.
 #[wasm_bindgen(js_name = formatTrace)]
-pub fn format_trace_js(#[wasm_bindgen(unchecked_param_type = "TraceRecord[]")] records: JsValue) -> Result<String, JsValue> {
+pub fn format_trace_js(
+    #[wasm_bindgen(unchecked_param_type = "TraceRecord[]")] records: JsValue,
+) -> Result<String, JsValue> {
     Ok(crate::trace::format_trace(&records_arg(&records)?))
 }
 
 /// Reports a call without a result ("missing paired result") and a result before its call ("result before call").
 #[wasm_bindgen(js_name = validateTrace, unchecked_return_type = "TraceValidation")]
-pub fn validate_trace_js(#[wasm_bindgen(unchecked_param_type = "TraceRecord[]")] records: JsValue) -> Result<JsValue, JsValue> {
+pub fn validate_trace_js(
+    #[wasm_bindgen(unchecked_param_type = "TraceRecord[]")] records: JsValue,
+) -> Result<JsValue, JsValue> {
     let problems = crate::trace::validate_trace(&records_arg(&records)?);
     let result: JsValue = Object::new().into();
     set(&result, "ok", &JsValue::from_bool(problems.is_empty()));
@@ -383,15 +481,20 @@ pub fn validate_trace_js(#[wasm_bindgen(unchecked_param_type = "TraceRecord[]")]
 
 fn messages_arg(messages: &JsValue) -> Result<Vec<AgentMessage>, JsValue> {
     if !Array::is_array(messages) {
-        return Err(type_error(format!("messages must be an array (got {})", type_of(messages))));
+        return Err(type_error(format!(
+            "messages must be an array (got {})",
+            type_of(messages)
+        )));
     }
     from_js(messages, "messages").map_err(type_error)
 }
 
 fn records_arg(records: &JsValue) -> Result<Vec<TraceRecord>, JsValue> {
     if !Array::is_array(records) {
-        return Err(type_error(format!("records must be an array (got {})", type_of(records))));
+        return Err(type_error(format!(
+            "records must be an array (got {})",
+            type_of(records)
+        )));
     }
     from_js(records, "records").map_err(type_error)
 }
-

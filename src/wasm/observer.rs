@@ -23,7 +23,9 @@ fn js_event(event: &LoopEvent<'_, JsEvent>) -> JsValue {
             set(&object, "callId", &JsValue::from_str(call_id));
             set(&object, "content", &to_js(content));
         }
-        LoopEvent::ToolEnd { result } | LoopEvent::ToolSkipped { result } => set(&object, "result", &to_js(result)),
+        LoopEvent::ToolEnd { result } | LoopEvent::ToolSkipped { result } => {
+            set(&object, "result", &to_js(result))
+        }
         LoopEvent::TurnEnd { reason, steps } => {
             set(&object, "reason", &to_js(reason));
             set(&object, "steps", &JsValue::from(*steps));
@@ -33,12 +35,24 @@ fn js_event(event: &LoopEvent<'_, JsEvent>) -> JsValue {
 }
 
 impl Observer<JsEvent> for JsObserver {
-    fn on_event(&self, event: LoopEvent<'_, JsEvent>) -> Result<Option<LocalBoxFuture<'static, Result<(), String>>>, String> {
-        let Some(on_event) = &self.0 else { return Ok(None) };
-        let returned = on_event.call1(&JsValue::UNDEFINED, &js_event(&event)).map_err(|e| error_message(&e))?;
+    fn on_event(
+        &self,
+        event: LoopEvent<'_, JsEvent>,
+    ) -> Result<Option<LocalBoxFuture<'static, Result<(), String>>>, String> {
+        let Some(on_event) = &self.0 else {
+            return Ok(None);
+        };
+        let returned = on_event
+            .call1(&JsValue::UNDEFINED, &js_event(&event))
+            .map_err(|e| error_message(&e))?;
         if !returned.is_object() {
             return Ok(None);
         }
-        Ok(Some(Box::pin(async move { settle(returned).await.map(drop).map_err(|e| error_message(&e)) })))
+        Ok(Some(Box::pin(async move {
+            settle(returned)
+                .await
+                .map(drop)
+                .map_err(|e| error_message(&e))
+        })))
     }
 }

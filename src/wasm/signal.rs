@@ -24,5 +24,9 @@ impl SignalSource for JsSignal {
 
 /// The JS signal behind a core signal, for handing on to JS code.
 pub fn js_signal(signal: &AbortSignal) -> Option<&web_sys::AbortSignal> {
-    signal.source()?.as_any().downcast_ref::<JsSignal>().map(|s| &s.0)
+    signal
+        .source()?
+        .as_any()
+        .downcast_ref::<JsSignal>()
+        .map(|s| &s.0)
 }
