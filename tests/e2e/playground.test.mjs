@@ -4,6 +4,7 @@
 
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
+import { readFile } from "node:fs/promises";
 import { startPageServer, launchBrowser, openPage, screenshot, childValues, count, waitForCount, waitForText } from "./harness.mjs";
 import { SCENARIOS } from "../../www/scenarios.js";
 
@@ -261,5 +262,87 @@ test("keyboard and language: space steps, r runs, the UI switches between Chines
     await page.click('[data-testid="lang-toggle"]');
     assert.equal(await page.textContent('[data-testid="step"]'), "Step");
     assert.equal(await page.getAttribute("html", "lang"), "en");
+  });
+});
+
+test("import a transcript, edit the script, continue from it, and export transcript and events", async () => {
+  await withPage("?scenario=readme&lang=en&speed=instant", async (page) => {
+    const input = [
+      { role: "user", content: "请读取 README.md，并告诉我项目名。", timestamp: 1 },
+      { role: "assistant", content: [{ type: "toolCall", id: "call-1", name: "read", arguments: { path: "README.md" } }], stopReason: "toolUse", timestamp: 2 },
+      { role: "toolResult", toolCallId: "call-1", toolName: "read", content: [{ type: "text", text: "# tiny-pi\nA small agent runtime." }], isError: false, timestamp: 3 },
+    ];
+    await page.click('summary:has-text("Check a transcript")');
+    await page.fill('[data-testid="check-input"]', JSON.stringify(input));
+    await page.click('[data-testid="import-button"]');
+    await page.waitForFunction(() => document.querySelector('[data-testid="scenario-select"]').value === "custom");
+    assert.deepEqual(await childValues(page, "transcript", "data-role"), ["user", "assistant", "toolResult"]);
+    assert.equal(await count(page, "timeline"), 0, "imported, not run yet");
+
+    // The imported messages are the input; the script needs only the final answer now.
+    await page.click('summary:has-text("Edit the script")');
+    const def = JSON.parse(await page.inputValue('[data-testid="editor"]'));
+    assert.equal(def.messages.length, 3, "the editor shows the imported input");
+    def.script = [def.script[1]];
+    await page.fill('[data-testid="editor"]', JSON.stringify(def));
+    await page.click('[data-testid="editor-apply"]');
+    await waitForText(page, "reason", "stop");
+    await page.waitForFunction(() => document.querySelector('[data-testid="status"]').textContent.startsWith("Finished"));
+    assert.equal(await page.textContent('[data-testid="steps"]'), "1");
+    assert.equal(await page.textContent('[data-testid="executions"]'), "0");
+    assert.deepEqual(await childValues(page, "transcript", "data-role"), ["user", "assistant", "toolResult", "assistant"]);
+
+    await page.click('summary:has-text("Export")');
+    const [transcriptFile] = await Promise.all([page.waitForEvent("download"), page.click('[data-testid="export-transcript"]')]);
+    assert.equal(transcriptFile.suggestedFilename(), "transcript.jsonl");
+    const lines = (await readFile(await transcriptFile.path(), "utf8")).trim().split("\n").map((l) => JSON.parse(l));
+    assert.deepEqual(lines.map((m) => m.role), ["user", "assistant", "toolResult", "assistant"]);
+    assert.deepEqual(lines.slice(0, 3), input, "the input messages come back unchanged");
+    const [eventsFile] = await Promise.all([page.waitForEvent("download"), page.click('[data-testid="export-events"]')]);
+    const events = JSON.parse(await readFile(await eventsFile.path(), "utf8"));
+    assert.deepEqual(events.map((e) => e.type), ["model_event", "model_event", "model_event", "assistant_message", "turn_end"]);
+    await screenshot(page, "import-continue-1280x720");
+  });
+});
+
+test("bad input from the editor is reported in place, and the next run works", async () => {
+  await withPage("?scenario=readme&lang=en&speed=instant", async (page) => {
+    await page.click('summary:has-text("Edit the script")');
+    const def = JSON.parse(await page.inputValue('[data-testid="editor"]'));
+    // A JSON Schema the registry refuses: the package answers with a TypeError naming the field.
+    await page.fill('[data-testid="editor"]', JSON.stringify({ ...def, tools: { read: { ...def.tools.read, parameters: { type: 5 } } } }));
+    await page.click('[data-testid="editor-apply"]');
+    await page.waitForFunction(() => document.querySelector('[data-testid="status"]').textContent.includes("rejected the input"));
+    assert.match(await page.textContent('[data-testid="status"]'), /TypeError: .*parameters\.type/);
+
+    // A script that runs out: the run ends with error, and says why.
+    await page.fill('[data-testid="editor"]', JSON.stringify({ ...def, script: [] }));
+    await page.click('[data-testid="editor-apply"]');
+    await waitForText(page, "reason", "error");
+    assert.match(await page.textContent('[data-testid="result-note"]'), /error: .*no scripted response/);
+
+    await page.selectOption('[data-testid="scenario-select"]', "readme");
+    await page.click('[data-testid="run"]');
+    await waitForText(page, "reason", "stop");
+    assert.equal(await count(page, "transcript"), 4);
+  });
+});
+
+test("Esc pauses a running loop on the event it is at; space then advances exactly one", async () => {
+  await withPage("?scenario=readme&lang=en&speed=slow", async (page) => {
+    await page.keyboard.press("r");
+    await page.waitForSelector('[data-testid="timeline"] > li.held');
+    await page.keyboard.press("Escape");
+    await page.waitForFunction(() => document.querySelector('[data-testid="status"]').textContent.startsWith("Held after event"));
+    const held = Number(await page.getAttribute('[data-testid="timeline"] > li.held', "data-seq"));
+    assert.equal(await count(page, "timeline"), held);
+    await page.keyboard.press(" ");
+    await page.waitForSelector(`[data-testid="timeline"] > li.held[data-seq="${held + 1}"]`);
+    assert.equal(await count(page, "timeline"), held + 1);
+    assert.equal(await page.isDisabled('[data-testid="pause"]'), true, "paused: nothing to pause");
+    await page.selectOption('[data-testid="speed"]', "instant");
+    await page.keyboard.press("r");
+    await waitForText(page, "reason", "stop");
+    assert.equal(await count(page, "timeline"), 13);
   });
 });
