@@ -346,3 +346,23 @@ test("Esc pauses a running loop on the event it is at; space then advances exact
     assert.equal(await count(page, "timeline"), 13);
   });
 });
+
+test("Abort while both tools wait: the loop waits for them, keeps both results, and makes no second request", async () => {
+  await withPage("?scenario=concurrency&lang=en&speed=instant", async (page) => {
+    await page.click('[data-testid="run"]');
+    await page.waitForSelector('[data-testid="release-slow-call"]');
+    await page.waitForSelector('[data-testid="release-fast-call"]');
+    await page.click('[data-testid="abort"]');
+    await page.waitForSelector('[data-testid="abort"]:disabled');
+    assert.equal(await page.textContent('[data-testid="reason"]'), "–", "the loop does not kill running tools");
+    await page.click('[data-testid="release-slow-call"]');
+    await page.click('[data-testid="release-fast-call"]');
+    await waitForText(page, "reason", "aborted");
+    await page.waitForFunction(() => document.querySelector('[data-testid="status"]').textContent.startsWith("Finished"));
+    assert.equal(await page.textContent('[data-testid="steps"]'), "1");
+    assert.equal(await page.textContent('[data-testid="requests"]'), "1");
+    assert.deepEqual(await childValues(page, "transcript", "data-role"), ["user", "assistant", "toolResult", "toolResult"]);
+    assert.deepEqual(await childValues(page, "pairing", "data-paired"), ["true", "true"]);
+    await screenshot(page, "abort-gated-1280x720");
+  });
+});
