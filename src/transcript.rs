@@ -2,11 +2,10 @@
 //!
 //! A call is answered by one result with its id, after it and before the next assistant message. An id
 //! may be used again by a later message (some providers number calls per turn); inside one message a
-//! repeated id is a problem unless the loop answered it with its `duplicate-call-id` skip.
+//! repeated id is a problem unless the loop answered it with a skipped result (it ran none of them).
 
 use serde::Serialize;
 
-use crate::event::SkipReason;
 use crate::message::{AgentMessage, ToolResultMessage};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -73,7 +72,7 @@ pub fn validate_transcript(messages: &[AgentMessage]) -> Validation {
                         call.results += 1;
                         if call.results > 1 {
                             problems.push(problem(ProblemKind::DuplicateResult));
-                        } else if call.repeated && !is_skip(result, SkipReason::DuplicateCallId) {
+                        } else if call.repeated && !is_skip(result) {
                             problems.push(Problem {
                                 index: call.index,
                                 ..problem(ProblemKind::DuplicateCallId)
@@ -111,16 +110,14 @@ fn close(open: &mut Vec<Open>, problems: &mut Vec<Problem>) {
     }
 }
 
-fn is_skip(result: &ToolResultMessage, reason: SkipReason) -> bool {
-    let details = result.details.as_ref();
-    details
+/// A result the loop wrote for a call it did not run (`details.skipped`).
+fn is_skip(result: &ToolResultMessage) -> bool {
+    result
+        .details
+        .as_ref()
         .and_then(|d| d.get("skipped"))
         .and_then(|s| s.as_bool())
         == Some(true)
-        && details
-            .and_then(|d| d.get("reason"))
-            .and_then(|r| r.as_str())
-            == Some(reason.as_str())
 }
 
 fn called_later(rest: &[AgentMessage], id: &str) -> bool {

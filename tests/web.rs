@@ -636,7 +636,11 @@ async fn bad_input_is_a_type_error_and_never_poisons_the_instance() {
             "tool.execute must be a function",
         ),
         (
-            JSON::parse(r#"{"name":"x","parameters":{"type":"strnig"}}"#).unwrap(),
+            object(&[
+                ("name", &"x".into()),
+                ("parameters", &JSON::parse(r#"{"type":"strnig"}"#).unwrap()),
+                ("execute", &Function::new_no_args("")),
+            ]),
             "tool.parameters.type: unknown type",
         ),
     ] {

@@ -31,7 +31,13 @@ pub fn user(t: &str) -> AgentMessage {
 /// Chapter 07's README round trip: read(call-1) then the final answer.
 pub fn readme_script() -> Vec<AssistantMessage> {
     vec![
-        assistant(vec![text("我先读取项目说明。"), call("call-1", "read", json!({"path": "README.md"}))], StopReason::ToolUse),
+        assistant(
+            vec![
+                text("我先读取项目说明。"),
+                call("call-1", "read", json!({"path": "README.md"})),
+            ],
+            StopReason::ToolUse,
+        ),
         assistant(vec![text("项目名是 tiny-pi。")], StopReason::Stop),
     ]
 }
@@ -62,17 +68,25 @@ pub fn describe(event: &LoopEvent<'_, ModelEvent>) -> String {
             let value = serde_json::to_value(event).unwrap();
             format!("model_event:{}", value["type"].as_str().unwrap())
         }
-        LoopEvent::AssistantMessage { message } => format!("assistant_message:{}", message.stop_reason.as_str()),
+        LoopEvent::AssistantMessage { message } => {
+            format!("assistant_message:{}", message.stop_reason.as_str())
+        }
         LoopEvent::ToolStart { call } => format!("tool_start:{}", call.id),
         LoopEvent::ToolProgress { call_id, .. } => format!("tool_progress:{call_id}"),
         LoopEvent::ToolEnd { result } => format!("tool_end:{}", result.tool_call_id),
         LoopEvent::ToolSkipped { result } => format!("tool_skipped:{}", result.tool_call_id),
-        LoopEvent::TurnEnd { reason, steps } => format!("turn_end:{}:{steps}", serde_json::to_value(reason).unwrap().as_str().unwrap()),
+        LoopEvent::TurnEnd { reason, steps } => format!(
+            "turn_end:{}:{steps}",
+            serde_json::to_value(reason).unwrap().as_str().unwrap()
+        ),
     }
 }
 
 impl Observer<ModelEvent> for Recorder {
-    fn on_event(&self, event: LoopEvent<'_, ModelEvent>) -> Result<Option<LocalBoxFuture<'static, Result<(), String>>>, String> {
+    fn on_event(
+        &self,
+        event: LoopEvent<'_, ModelEvent>,
+    ) -> Result<Option<LocalBoxFuture<'static, Result<(), String>>>, String> {
         self.lines.borrow_mut().push(describe(&event));
         match &self.fail_with {
             Some(message) => Err(message.clone()),
@@ -98,7 +112,11 @@ impl GatedTools {
     }
 
     pub fn release(&self, call_id: &str, outcome: Result<&str, &str>) {
-        let tx = self.senders.borrow_mut().remove(call_id).expect("no such gate");
+        let tx = self
+            .senders
+            .borrow_mut()
+            .remove(call_id)
+            .expect("no such gate");
         let _ = tx.send(outcome.map(str::to_owned).map_err(str::to_owned));
     }
 
@@ -109,7 +127,11 @@ impl GatedTools {
 
 /// A custom executor (the seeds' probe): answers at once unless a gate exists for the call.
 impl ToolExecutor for GatedTools {
-    fn execute<'a>(&'a self, call: &'a ToolCall, _context: ExecutionContext) -> LocalBoxFuture<'a, Result<ToolReply, String>> {
+    fn execute<'a>(
+        &'a self,
+        call: &'a ToolCall,
+        _context: ExecutionContext,
+    ) -> LocalBoxFuture<'a, Result<ToolReply, String>> {
         self.started.borrow_mut().push(call.id.clone());
         let gate = self.gates.borrow_mut().remove(&call.id);
         async move {
@@ -162,8 +184,20 @@ pub struct Setup<'a> {
 }
 
 impl<'a> Setup<'a> {
-    pub fn new(model: &'a ScriptedModel, registry: &'a ToolRegistry, observer: &'a dyn Observer<ModelEvent>) -> Self {
-        Setup { context: readme_context(), model, registry, executor: None, observer, signal: AbortSignal::none(), max_steps: DEFAULT_MAX_STEPS }
+    pub fn new(
+        model: &'a ScriptedModel,
+        registry: &'a ToolRegistry,
+        observer: &'a dyn Observer<ModelEvent>,
+    ) -> Self {
+        Setup {
+            context: readme_context(),
+            model,
+            registry,
+            executor: None,
+            observer,
+            signal: AbortSignal::none(),
+            max_steps: DEFAULT_MAX_STEPS,
+        }
     }
 
     pub fn options(self) -> LoopOptions<'a, ScriptedModel> {
