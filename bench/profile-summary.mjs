@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // Summarise a V8 .cpuprofile: self time per function and per source file, top first.
-//   node --cpu-prof --cpu-prof-dir=bench/out/prof bench/run.mjs --profile=tiny
-//   node bench/profile-summary.mjs [file.cpuprofile] [--top=25]
+//   node bench/run.mjs --profile=tiny      (or any node --cpu-prof output)
+//   node bench/profile-summary.mjs [file.cpuprofile] [--top=25] [--match=REGEX  inclusive time of matching functions]
 import fs from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -14,7 +14,7 @@ if (!file) {
   const dir = path.join(HERE, "out/prof");
   const all = fs.existsSync(dir) ? fs.readdirSync(dir).filter((f) => f.endsWith(".cpuprofile")) : [];
   if (!all.length) {
-    console.error(`profile-summary: no .cpuprofile in ${dir}\n  -> node --cpu-prof --cpu-prof-dir=bench/out/prof bench/run.mjs --profile=tiny`);
+    console.error(`profile-summary: no .cpuprofile in ${dir}\n  -> node bench/run.mjs --profile=tiny`);
     process.exit(1);
   }
   file = path.join(dir, all.map((f) => [f, fs.statSync(path.join(dir, f)).mtimeMs]).sort((a, b) => b[1] - a[1])[0][0]);
@@ -51,6 +51,19 @@ const show = (title, m, n) => {
     console.log(`${((us / total) * 100).toFixed(1).padStart(6)}%  ${(us / 1000).toFixed(1).padStart(9)} ms  ${k}`);
   }
 };
+// Inclusive time: each sample counts once for every distinct function on its stack.
+const parent = new Map();
+for (const n of prof.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
+const label = (cf) => `${cf.functionName || "(anonymous)"}  ${where(cf)}${cf.url ? `:${cf.lineNumber + 1}` : ""}`;
+const incl = new Map();
+for (const [id, us] of selfUs) {
+  const seen = new Set();
+  for (let n = id; n !== undefined; n = parent.get(n)) seen.add(label(byId.get(n).callFrame));
+  for (const k of seen) incl.set(k, (incl.get(k) ?? 0) + us);
+}
+const match = argv.find((a) => a.startsWith("--match="))?.slice(8);
+
 console.log(`${path.relative(process.cwd(), file)}: ${(total / 1000).toFixed(0)} ms sampled`);
 show("Self time by source file:", files, 12);
 show(`Self time by function (top ${top}):`, fns, top);
+if (match) show(`Inclusive time of functions matching /${match}/ (top ${top}):`, [...incl].filter(([k]) => new RegExp(match).test(k)), top);

@@ -6,8 +6,8 @@
 //   node bench/run.mjs --quick          smoke run (also BENCH_QUICK=1): small N, 3 reps, 1,000-run memory check
 //   node bench/run.mjs --write-results  also rewrite the figures in bench/RESULTS.md
 //   node bench/run.mjs --n=50,200 --reps=5   other sizes / repetitions
-//   node --cpu-prof --cpu-prof-dir=bench/out/prof bench/run.mjs --profile=tiny [--n=1000] [--reps=5]
-//                                       run one leg only, for a CPU profile (then bench/profile-summary.mjs)
+//   node bench/run.mjs --profile=tiny [--n=1000] [--reps=5]
+//                                       one leg alone under the CPU profiler -> bench/out/prof/tiny-n1000.cpuprofile
 import { spawnSync } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
@@ -68,6 +68,11 @@ const { floorLoop, FloorTools } = await import("./floor-loop.mjs");
 // tiny-pi as an app imports it: `import ... from "tiny-pi"` (linked by `npm install --prefix bench`); if the
 // name is not linked, the same entry resolved by hand from pkg/package.json's exports (condition "node").
 async function loadTiny() {
+  // BENCH_TINY=/path/to/tiny_pi.js: another build of the glue (e.g. one keeping wasm function names, to profile).
+  if (process.env.BENCH_TINY) {
+    const mod = await import(pathToFileURL(path.resolve(process.env.BENCH_TINY)).href);
+    return { mod: mod.runAgentLoop ? mod : mod.default, via: `BENCH_TINY=${process.env.BENCH_TINY}` };
+  }
   try {
     const mod = await import("tiny-pi");
     return { mod: mod.runAgentLoop ? mod : mod.default, via: 'import "tiny-pi"' };
@@ -297,15 +302,30 @@ function runMemoryChild(base, total) {
 
 // --- profile mode --------------------------------------------------------------------------------
 
+// One leg alone, warmed up, profiled in-process with the inspector so module loading stays out of it.
 if (PROFILE) {
   const l = leg(PROFILE);
   if (!l) fail("profile", `no leg named ${PROFILE}`, `choose one of ${LEGS.map((x) => x.name).join(", ")}`);
   const n = Number(args.n ?? 1000), reps = Number(args.reps ?? 5);
+  const { Session } = await import("node:inspector/promises");
+  for (let i = 0; i < 2; i++) await l.run(n);
+  const session = new Session();
+  session.connect();
+  await session.post("Profiler.enable");
+  await session.post("Profiler.setSamplingInterval", { interval: 100 });
+  await session.post("Profiler.start");
   for (let i = 0; i < reps; i++) {
     const t0 = nowMs();
     await l.run(n);
     console.log(`${l.name} N=${n} run ${i + 1}/${reps}: ${fmt(nowMs() - t0)} ms`);
   }
+  const { profile } = await session.post("Profiler.stop");
+  session.disconnect();
+  const dir = path.join(OUT, "prof");
+  fs.mkdirSync(dir, { recursive: true });
+  const file = path.join(dir, `${l.name}-n${n}.cpuprofile`);
+  fs.writeFileSync(file, JSON.stringify(profile));
+  console.log(`wrote ${path.relative(ROOT, file)}; summary: node bench/profile-summary.mjs ${path.relative(ROOT, file)}`);
   process.exit(0);
 }
 
