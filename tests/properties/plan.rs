@@ -1,0 +1,473 @@
+//! What a generated run looks like: the model's script (one `ResponsePlan` per request), what each tool
+//! execution does, how the observer behaves, the order gates are released in, where the run is aborted,
+//! and `max_steps`. Plans are plain data so proptest can print and shrink them.
+
+use proptest::collection::vec;
+use proptest::prelude::*;
+use serde_json::{json, Value};
+use tiny_pi::*;
+
+/// The tools the registry knows. `nope` is a name no tool has.
+pub const TOOL_NAMES: [&str; 4] = ["alpha", "beta", "gamma", "nope"];
+
+pub fn definitions() -> Vec<ToolDefinition> {
+    let def = |name: &str, parameters: Value| ToolDefinition {
+        name: name.into(),
+        description: format!("{name} tool"),
+        parameters,
+    };
+    vec![
+        def(
+            "alpha",
+            json!({"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]}),
+        ),
+        def(
+            "beta",
+            json!({"type": "object", "properties": {"n": {"type": "integer", "minimum": 0}}, "required": ["n"],
+                   "additionalProperties": false}),
+        ),
+        def("gamma", json!({"type": "object"})),
+    ]
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum ArgKind {
+    Valid,
+    WrongType,
+    Missing,
+    NotObject,
+}
+
+/// The arguments a call to `tool` gets for each kind; `gamma` accepts any object.
+pub fn arguments(tool: &str, kind: ArgKind) -> Value {
+    match (tool, kind) {
+        ("beta", ArgKind::Valid) => json!({"n": 3}),
+        ("beta", ArgKind::WrongType) => json!({"n": -1}),
+        ("beta", ArgKind::NotObject) => json!([1, 2]),
+        (_, ArgKind::Valid) => json!({"path": "README.md"}),
+        (_, ArgKind::WrongType) => json!({"path": 7}),
+        (_, ArgKind::Missing) => json!({}),
+        (_, ArgKind::NotObject) => json!("README.md"),
+    }
+}
+
+/// Whether the registry should accept the call (and so run the tool's handler).
+pub fn registry_accepts(call: &ToolCall) -> bool {
+    let Some(def) = definitions().into_iter().find(|d| d.name == call.name) else {
+        return false;
+    };
+    match def.name.as_str() {
+        "gamma" => call.arguments.is_object(),
+        "alpha" => call.arguments.get("path").is_some_and(Value::is_string),
+        _ => call.arguments.as_object().is_some_and(|o| {
+            o.len() == 1 && o.get("n").and_then(Value::as_i64).is_some_and(|n| n >= 0)
+        }),
+    }
+}
+
+/// How a response's stream goes.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Shape {
+    /// Every event, terminal included.
+    Complete,
+    /// Stops after `n % len` events, before its terminal event.
+    EndEarly(usize),
+    /// Throws in place of event `n % len`.
+    Throw(usize),
+    /// `model.stream()` itself throws.
+    ThrowOnOpen,
+}
+
+#[derive(Debug, Clone)]
+pub struct ResponsePlan {
+    pub message: AssistantMessage,
+    pub shape: Shape,
+    /// The stream has `result()` (pi-ai's `EventStream`); otherwise the terminal event carries the message.
+    pub has_result: bool,
+    pub result_rejects: bool,
+    /// Gate before event `i` when `gates[i % len]`; a gate blocks the stream until the driver opens it.
+    pub gates: Vec<bool>,
+    pub gate_result: bool,
+    /// On abort, end the stream at once with an `error` event whose message has stopReason `aborted`.
+    pub honours_abort: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum OutcomeKind {
+    Answer,
+    ErrorResult,
+    Reject,
+}
+
+/// What one tool execution does (the n-th execution of the run uses `outcomes[n % len]`).
+#[derive(Debug, Clone)]
+pub struct Outcome {
+    pub kind: OutcomeKind,
+    pub gated: bool,
+    /// Ends at once with an error result when the signal aborts while it waits.
+    pub honours_abort: bool,
+    pub progress_at_start: bool,
+    pub progress_at_end: bool,
+    /// Keeps its progress callback and calls it again after it has finished (a stray JS timer).
+    pub late_progress: bool,
+    /// Custom executor only: the reply carries its own timestamp / a forged `toolCallId` the loop must not trust.
+    pub reply_timestamp: bool,
+    pub forged_id: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum ExecutorKind {
+    /// The core `ToolRegistry` executor (unknown tools and bad arguments become error results).
+    Registry,
+    /// A caller's `executeToolCall` that may reject.
+    Custom,
+}
+
+/// What the observer does with the n-th event (`observer[n % len]`).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum ObserverMove {
+    Plain,
+    AwaitReady,
+    Throw,
+    RejectLater,
+    /// Returns a future that waits on a gate.
+    AwaitGate,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum AbortPlan {
+    Never,
+    BeforeStart,
+    /// Inside the observer, right after the n-th event.
+    AtEvent(usize),
+    /// At the n-th time the run stalls (waiting on gates).
+    AtStall(usize),
+}
+
+#[derive(Debug, Clone)]
+pub struct RunPlan {
+    pub system_prompt: Option<String>,
+    pub input: Vec<AgentMessage>,
+    pub responses: Vec<ResponsePlan>,
+    pub executor: ExecutorKind,
+    pub outcomes: Vec<Outcome>,
+    pub observer: Vec<ObserverMove>,
+    /// At each stall, the gate `choices[stall % len] % open_gates` is opened: random completion orders.
+    pub choices: Vec<u8>,
+    pub abort: AbortPlan,
+    /// `None`: the default, `DEFAULT_MAX_STEPS`.
+    pub max_steps: Option<u32>,
+}
+
+impl RunPlan {
+    pub fn max_steps(&self) -> u32 {
+        self.max_steps.unwrap_or(DEFAULT_MAX_STEPS)
+    }
+}
+
+// ---- strategies ----
+
+#[derive(Debug, Clone, Copy)]
+pub enum IdGen {
+    Fresh,
+    /// From a tiny pool shared by every message: repeats inside a message and across messages.
+    Pooled(u8),
+}
+
+/// A weighted choice among `table`'s values. Drawn from a plain integer because `prop_oneof!` costs ~50 µs
+/// a draw in a debug build, which would dominate the run time; it shrinks toward the first entry.
+fn weighted<T: Clone + std::fmt::Debug + 'static>(
+    table: &'static [(u32, T)],
+) -> impl Strategy<Value = T> {
+    let total: u32 = table.iter().map(|(w, _)| w).sum();
+    (0..total).prop_map(move |mut x| {
+        for (w, value) in table {
+            if x < *w {
+                return value.clone();
+            }
+            x -= w;
+        }
+        unreachable!()
+    })
+}
+
+fn stop_reason() -> impl Strategy<Value = StopReason> {
+    weighted(&[
+        (28, StopReason::ToolUse),
+        (3, StopReason::Stop),
+        (1, StopReason::Length),
+        (1, StopReason::Error),
+        (1, StopReason::Aborted),
+    ])
+}
+
+pub fn call_gen() -> impl Strategy<Value = (IdGen, usize, ArgKind)> {
+    let id = weighted(&[
+        (7, IdGen::Fresh),
+        (1, IdGen::Pooled(0)),
+        (1, IdGen::Pooled(1)),
+    ]);
+    let args = weighted(&[
+        (5, ArgKind::Valid),
+        (1, ArgKind::WrongType),
+        (1, ArgKind::Missing),
+        (1, ArgKind::NotObject),
+    ]);
+    (id, weighted(&[(1, 0usize), (1, 1), (1, 2), (1, 3)]), args)
+}
+
+fn shape() -> impl Strategy<Value = Shape> {
+    (weighted(&[(36, 0u8), (1, 1), (1, 2), (1, 3)]), 0usize..64).prop_map(|(kind, n)| match kind {
+        0 => Shape::Complete,
+        1 => Shape::EndEarly(n),
+        2 => Shape::Throw(n),
+        _ => Shape::ThrowOnOpen,
+    })
+}
+
+#[allow(clippy::type_complexity)]
+pub fn response_gen() -> impl Strategy<
+    Value = (
+        StopReason,
+        (Vec<(IdGen, usize, ArgKind)>, u8),
+        (bool, bool, bool, bool),
+        Shape,
+        (bool, bool, Vec<bool>, bool, bool),
+    ),
+> {
+    (
+        stop_reason(),
+        (vec(call_gen(), 1..=5), 0u8..20),
+        // leading text, thinking, trailing text, errorMessage
+        (
+            any::<bool>(),
+            prop::bool::weighted(0.3),
+            prop::bool::weighted(0.2),
+            any::<bool>(),
+        ),
+        shape(),
+        (
+            any::<bool>(),
+            prop::bool::weighted(0.06),
+            vec(prop::bool::weighted(0.2), 1..6),
+            prop::bool::weighted(0.1),
+            any::<bool>(),
+        ),
+    )
+}
+
+/// Turns generated parts into the k-th scripted message. Each message carries `responseId: r{k}` so that
+/// "appended exactly once" can be checked by identity.
+#[allow(clippy::type_complexity)]
+fn materialize(
+    k: usize,
+    (
+        stop,
+        (calls, keep),
+        (lead, thinking, trail, error_message),
+        shape,
+        (has_result, result_rejects, gates, gate_result, honours_abort),
+    ): (
+        StopReason,
+        (Vec<(IdGen, usize, ArgKind)>, u8),
+        (bool, bool, bool, bool),
+        Shape,
+        (bool, bool, Vec<bool>, bool, bool),
+    ),
+) -> ResponsePlan {
+    // Calls where they make the run go on, now and then where they do not: toolUse keeps its 1-5 calls
+    // 19 times in 20, stop 1 in 5, the other reasons half the time.
+    let keep = match stop {
+        StopReason::ToolUse => keep >= 1,
+        StopReason::Stop => keep < 4,
+        _ => keep < 10,
+    };
+    let calls = if keep { calls } else { Vec::new() };
+    let mut content = Vec::new();
+    if thinking {
+        content.push(AssistantBlock::thinking(format!("thinking {k}")));
+    }
+    if lead {
+        content.push(AssistantBlock::text(format!("answer {k}")));
+    }
+    for (i, (id, tool, args)) in calls.into_iter().enumerate() {
+        let id = match id {
+            IdGen::Fresh => format!("call-{k}-{i}"),
+            IdGen::Pooled(p) => format!("dup-{p}"),
+        };
+        let name = TOOL_NAMES[tool];
+        content.push(AssistantBlock::tool_call(id, name, arguments(name, args)));
+    }
+    if trail {
+        content.push(AssistantBlock::text(format!("trailing {k}")));
+    }
+    let mut message = AssistantMessage::new(content, stop);
+    message.timestamp = 1000.0 + k as f64;
+    message
+        .extra
+        .insert("responseId".into(), json!(format!("r{k}")));
+    message
+        .extra
+        .insert("usage".into(), json!({"input": k, "output": 1}));
+    if error_message && stop == StopReason::Error {
+        message.error_message = Some(format!("provider failed on response {k}"));
+    }
+    ResponsePlan {
+        message,
+        shape,
+        has_result,
+        result_rejects,
+        gates,
+        gate_result,
+        honours_abort,
+    }
+}
+
+pub fn outcome() -> impl Strategy<Value = Outcome> {
+    let kind = weighted(&[
+        (3, OutcomeKind::Answer),
+        (1, OutcomeKind::ErrorResult),
+        (1, OutcomeKind::Reject),
+    ]);
+    let (often, sometimes, rarely) = (
+        prop::bool::weighted(0.3),
+        prop::bool::weighted(0.2),
+        prop::bool::weighted(0.15),
+    );
+    (
+        kind,
+        prop::bool::weighted(0.7),
+        any::<bool>(),
+        often.clone(),
+        often.clone(),
+        often,
+        sometimes,
+        rarely,
+    )
+        .prop_map(
+            |(
+                kind,
+                gated,
+                honours_abort,
+                progress_at_start,
+                progress_at_end,
+                reply_timestamp,
+                forged_id,
+                late_progress,
+            )| Outcome {
+                kind,
+                gated,
+                honours_abort,
+                progress_at_start,
+                progress_at_end,
+                late_progress,
+                reply_timestamp,
+                forged_id,
+            },
+        )
+}
+
+fn observer_move() -> impl Strategy<Value = ObserverMove> {
+    weighted(&[
+        (12, ObserverMove::Plain),
+        (2, ObserverMove::AwaitReady),
+        (1, ObserverMove::Throw),
+        (1, ObserverMove::RejectLater),
+        (2, ObserverMove::AwaitGate),
+    ])
+}
+
+fn abort_plan() -> impl Strategy<Value = AbortPlan> {
+    (weighted(&[(10, 0u8), (1, 1), (2, 2), (2, 3)]), 0usize..40).prop_map(|(kind, n)| match kind {
+        0 => AbortPlan::Never,
+        1 => AbortPlan::BeforeStart,
+        2 => AbortPlan::AtEvent(n),
+        _ => AbortPlan::AtStall(n % 8),
+    })
+}
+
+/// A valid transcript to start from: a user message, sometimes after a finished exchange that used
+/// the pooled id `dup-0` (ids may be reused by later messages).
+fn input() -> impl Strategy<Value = Vec<AgentMessage>> {
+    any::<bool>().prop_map(|prior| {
+        let mut messages = Vec::new();
+        if prior {
+            messages.push(AgentMessage::user("earlier question", 1.0));
+            let mut call = AssistantMessage::new(
+                vec![AssistantBlock::tool_call(
+                    "dup-0",
+                    "alpha",
+                    json!({"path": "a"}),
+                )],
+                StopReason::ToolUse,
+            );
+            call.extra.insert("provider".into(), json!("earlier"));
+            messages.push(AgentMessage::Assistant(call));
+            messages.push(AgentMessage::ToolResult(ToolResultMessage {
+                tool_call_id: "dup-0".into(),
+                tool_name: "alpha".into(),
+                content: vec![MediaBlock::text("a's content")],
+                details: Some(json!({"bytes": 11})),
+                is_error: false,
+                timestamp: 2.0,
+                extra: Default::default(),
+            }));
+            messages.push(AgentMessage::Assistant(AssistantMessage::new(
+                vec![AssistantBlock::text("done")],
+                StopReason::Stop,
+            )));
+        }
+        let mut task = AgentMessage::user("do the task", 3.0);
+        if let AgentMessage::User(u) = &mut task {
+            u.extra.insert("tag".into(), json!({"kept": true}));
+        }
+        messages.push(task);
+        messages
+    })
+}
+
+pub fn run_plan() -> impl Strategy<Value = RunPlan> {
+    (
+        prop::option::of(Just("You are a test.".to_string())),
+        input(),
+        vec(response_gen(), 1..=8),
+        weighted(&[(1, ExecutorKind::Registry), (1, ExecutorKind::Custom)]),
+        vec(outcome(), 1..8),
+        vec(observer_move(), 1..8),
+        vec(any::<u8>(), 1..12),
+        abort_plan(),
+        // 0 one time in 16, 1..5 ten times, the default (32) five times.
+        (0u32..16).prop_map(|n| match n {
+            0 => Some(0),
+            1..=10 => Some(1 + (n - 1) % 5),
+            _ => None,
+        }),
+    )
+        .prop_map(
+            |(
+                system_prompt,
+                input,
+                responses,
+                executor,
+                outcomes,
+                observer,
+                choices,
+                abort,
+                max_steps,
+            )| RunPlan {
+                system_prompt,
+                input,
+                responses: responses
+                    .into_iter()
+                    .enumerate()
+                    .map(|(k, r)| materialize(k, r))
+                    .collect(),
+                executor,
+                outcomes,
+                observer,
+                choices,
+                abort,
+                max_steps,
+            },
+        )
+}

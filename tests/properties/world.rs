@@ -1,0 +1,663 @@
+//! Runs one plan for real: a test model whose streams may block on gates, throw, end early, or honour the
+//! signal; executors whose calls block on gates; an observer that records every event (and may throw,
+//! reject, or make the loop wait). Nothing sleeps: the driver runs the pool until it stalls, then opens one
+//! gate chosen by the plan, and again, until the run has finished.
+
+use std::cell::{Cell, RefCell};
+use std::rc::Rc;
+
+use futures::channel::oneshot;
+use futures::executor::LocalPool;
+use futures::future::{self, Either, LocalBoxFuture};
+use futures::task::LocalSpawnExt;
+use futures::FutureExt;
+use serde_json::{json, Value};
+use tiny_pi::*;
+
+use super::plan::*;
+
+/// An owned copy of a `LoopEvent`, in the order the observer got it.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Ev {
+    Model(ModelEvent),
+    Assistant(AssistantMessage),
+    ToolStart(ToolCall),
+    Progress(String, Vec<MediaBlock>),
+    ToolEnd(ToolResultMessage),
+    Skipped(ToolResultMessage),
+    TurnEnd(RunReason, u32),
+}
+
+impl Ev {
+    /// A short label for failure messages: `tool_end:call-0-1`.
+    pub fn label(&self) -> String {
+        match self {
+            Ev::Model(e) => format!(
+                "model:{}",
+                serde_json::to_value(e).unwrap()["type"].as_str().unwrap()
+            ),
+            Ev::Assistant(m) => format!("assistant:{}", m.stop_reason.as_str()),
+            Ev::ToolStart(c) => format!("tool_start:{}", c.id),
+            Ev::Progress(id, _) => format!("tool_progress:{id}"),
+            Ev::ToolEnd(r) => format!("tool_end:{}", r.tool_call_id),
+            Ev::Skipped(r) => format!("tool_skipped:{}", r.tool_call_id),
+            Ev::TurnEnd(reason, steps) => format!("turn_end:{reason:?}:{steps}"),
+        }
+    }
+}
+
+/// One request as the model saw it, and what the model did with it.
+#[derive(Debug, Clone)]
+pub struct RequestLog {
+    pub system_prompt: Option<String>,
+    pub messages: Vec<AgentMessage>,
+    pub tools: Vec<ToolDefinition>,
+    /// Whether the signal was already aborted when the request was made (it never may be).
+    pub signal_aborted: bool,
+    /// Every event the stream yielded, in order.
+    pub emitted: Vec<ModelEvent>,
+    /// The final message the model delivered (from `result()`, or its terminal event without one).
+    pub delivered: Option<AssistantMessage>,
+    /// The error the model threw, if it threw.
+    pub thrown: Option<String>,
+}
+
+/// One tool execution: the call, what it reported, what it answered.
+#[derive(Debug, Clone)]
+pub struct Execution {
+    pub call: ToolCall,
+    pub progress_sent: usize,
+    pub handler_ran: bool,
+    pub reply: Option<Result<ToolReply, String>>,
+}
+
+/// A point in the run's one shared timeline (observer events and executor starts interleaved).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Entry {
+    Event(usize),
+    ExecStart(usize),
+}
+
+#[derive(Default)]
+pub struct World {
+    gates: RefCell<Vec<(String, oneshot::Sender<()>)>>,
+    pub requests: RefCell<Vec<RequestLog>>,
+    pub events: RefCell<Vec<Ev>>,
+    pub timeline: RefCell<Vec<Entry>>,
+    pub executions: RefCell<Vec<Execution>>,
+    pub observer_errors: RefCell<Vec<String>>,
+    /// The signal's state when `turn_end` was emitted (before any abort the observer does then).
+    pub aborted_at_end: Cell<Option<bool>>,
+    pub controller: AbortController,
+    pub stalls: Cell<usize>,
+    /// Progress callbacks kept by tools that have finished; the driver calls them at the next stall.
+    late_progress: RefCell<Vec<(String, ProgressSink)>>,
+    clock: Cell<f64>,
+}
+
+impl World {
+    /// A gate: the returned receiver resolves when the driver opens it.
+    fn gate(&self, label: String) -> oneshot::Receiver<()> {
+        let (tx, rx) = oneshot::channel();
+        self.gates.borrow_mut().push((label, tx));
+        rx
+    }
+
+    /// Waits on a new gate, or (when `signal` is given) until the signal aborts. `true` when aborted first.
+    async fn wait(&self, label: String, signal: Option<&AbortSignal>) -> bool {
+        let rx = self.gate(label);
+        match signal {
+            None => {
+                let _ = rx.await;
+                false
+            }
+            Some(signal) => match future::select(rx, signal.cancelled()).await {
+                Either::Left(_) => false,
+                Either::Right(_) => true,
+            },
+        }
+    }
+}
+
+// ---- the model ----
+
+pub struct TestModel {
+    world: Rc<World>,
+    responses: Vec<ResponsePlan>,
+}
+
+enum Item {
+    Event(ModelEvent),
+    Throw,
+}
+
+pub struct TestStream {
+    world: Rc<World>,
+    index: usize,
+    plan: ResponsePlan,
+    items: Vec<Item>,
+    position: usize,
+    finished: bool,
+    signal: AbortSignal,
+    /// Set when the stream honoured an abort: the message it ended with instead of the script's.
+    aborted_message: Option<AssistantMessage>,
+}
+
+impl Model for TestModel {
+    type Stream = TestStream;
+
+    fn stream(
+        &self,
+        request: ModelRequest<'_>,
+        signal: &AbortSignal,
+    ) -> Result<TestStream, String> {
+        let index = self.world.requests.borrow().len();
+        let mut log = RequestLog {
+            system_prompt: request.system_prompt.map(str::to_owned),
+            messages: request.messages.to_vec(),
+            tools: request.tools.to_vec(),
+            signal_aborted: signal.aborted(),
+            emitted: Vec::new(),
+            delivered: None,
+            thrown: None,
+        };
+        let plan = match self.responses.get(index) {
+            Some(plan) if plan.shape != Shape::ThrowOnOpen => plan.clone(),
+            found => {
+                let error = match found {
+                    Some(_) => format!("model threw opening request {}", index + 1),
+                    None => format!("script exhausted at request {}", index + 1),
+                };
+                log.thrown = Some(error.clone());
+                self.world.requests.borrow_mut().push(log);
+                return Err(error);
+            }
+        };
+        self.world.requests.borrow_mut().push(log);
+        let events = ModelEvent::script(&plan.message);
+        let items = match plan.shape {
+            Shape::EndEarly(n) => events
+                .into_iter()
+                .take(n % plan_len(&plan))
+                .map(Item::Event)
+                .collect(),
+            Shape::Throw(n) => {
+                let mut items: Vec<Item> = events
+                    .into_iter()
+                    .take(n % plan_len(&plan))
+                    .map(Item::Event)
+                    .collect();
+                items.push(Item::Throw);
+                items
+            }
+            _ => events.into_iter().map(Item::Event).collect(),
+        };
+        Ok(TestStream {
+            world: self.world.clone(),
+            index,
+            plan,
+            items,
+            position: 0,
+            finished: false,
+            signal: signal.clone(),
+            aborted_message: None,
+        })
+    }
+}
+
+fn plan_len(plan: &ResponsePlan) -> usize {
+    ModelEvent::script(&plan.message).len()
+}
+
+impl TestStream {
+    fn record(&self, f: impl FnOnce(&mut RequestLog)) {
+        f(&mut self.world.requests.borrow_mut()[self.index]);
+    }
+
+    /// A stream that honours the signal ends with pi-ai's `error` event, stopReason `aborted`.
+    fn end_aborted(&mut self) -> Option<Result<ModelEvent, String>> {
+        self.finished = true;
+        let mut message = self.plan.message.clone();
+        message.stop_reason = StopReason::Aborted;
+        message.error_message = Some("Request was aborted".into());
+        let event = ModelEvent::Error {
+            reason: StopReason::Aborted,
+            error: message.clone(),
+        };
+        let has_result = self.plan.has_result;
+        self.record(|log| {
+            log.emitted.push(event.clone());
+            if !has_result {
+                log.delivered = Some(message.clone());
+            }
+        });
+        self.aborted_message = Some(message);
+        Some(Ok(event))
+    }
+}
+
+impl ModelStream for TestStream {
+    type Event = ModelEvent;
+
+    async fn next(&mut self) -> Option<Result<ModelEvent, String>> {
+        if self.finished {
+            return None;
+        }
+        let honours = self.plan.honours_abort.then(|| self.signal.clone());
+        if honours.as_ref().is_some_and(AbortSignal::aborted) {
+            return self.end_aborted();
+        }
+        if self.position >= self.items.len() {
+            self.finished = true;
+            return None;
+        }
+        if self.plan.gates[self.position % self.plan.gates.len()] {
+            let label = format!("stream r{} event {}", self.index, self.position);
+            if self.world.wait(label, honours.as_ref()).await {
+                return self.end_aborted();
+            }
+        }
+        let position = self.position;
+        self.position += 1;
+        match &self.items[position] {
+            Item::Event(event) => {
+                let event = event.clone();
+                let has_result = self.plan.has_result;
+                self.record(|log| {
+                    log.emitted.push(event.clone());
+                    if !has_result {
+                        if let ModelEvent::Done { message, .. }
+                        | ModelEvent::Error { error: message, .. } = &event
+                        {
+                            log.delivered = Some(message.clone());
+                        }
+                    }
+                });
+                Some(Ok(event))
+            }
+            Item::Throw => {
+                self.finished = true;
+                let error = format!(
+                    "stream broke at event {position} of request {}",
+                    self.index + 1
+                );
+                self.record(|log| log.thrown = Some(error.clone()));
+                Some(Err(error))
+            }
+        }
+    }
+
+    fn has_result(&self) -> bool {
+        self.plan.has_result
+    }
+
+    async fn result(&mut self) -> Result<AssistantMessage, String> {
+        assert!(
+            self.plan.has_result,
+            "result() called on a stream without one"
+        );
+        if self.plan.gate_result {
+            self.world
+                .wait(format!("result r{}", self.index), None)
+                .await;
+        }
+        if self.plan.result_rejects {
+            let error = format!("result() rejected for request {}", self.index + 1);
+            self.record(|log| log.thrown = Some(error.clone()));
+            return Err(error);
+        }
+        let message = self
+            .aborted_message
+            .clone()
+            .unwrap_or_else(|| self.plan.message.clone());
+        self.record(|log| log.delivered = Some(message.clone()));
+        Ok(message)
+    }
+}
+
+// ---- the tools ----
+
+/// The body every tool execution shares: progress, an optional gate, then the planned outcome.
+/// `Ok((content, is_error))` or `Err(message)` (a rejection / a tool that threw).
+async fn tool_body(
+    world: Rc<World>,
+    index: usize,
+    plan: Outcome,
+    signal: AbortSignal,
+    progress: ProgressSink,
+) -> Result<(Vec<MediaBlock>, bool), String> {
+    let id = world.executions.borrow()[index].call.id.clone();
+    let report = |when: &str| {
+        world.executions.borrow_mut()[index].progress_sent += 1;
+        progress(vec![MediaBlock::text(format!("{id} {when}"))]);
+    };
+    if plan.progress_at_start {
+        report("starting");
+    }
+    if plan.gated {
+        let honours = plan.honours_abort.then_some(&signal);
+        if world
+            .wait(format!("tool {id} (execution {index})"), honours)
+            .await
+        {
+            return Ok((vec![MediaBlock::text(format!("{id} aborted"))], true));
+        }
+    }
+    if plan.progress_at_end {
+        report("finishing");
+    }
+    if plan.late_progress {
+        world
+            .late_progress
+            .borrow_mut()
+            .push((id.clone(), progress.clone()));
+    }
+    match plan.kind {
+        OutcomeKind::Answer => Ok((vec![MediaBlock::text(format!("{id} answered"))], false)),
+        OutcomeKind::ErrorResult => Ok((vec![MediaBlock::text(format!("{id} failed"))], true)),
+        OutcomeKind::Reject => Err(format!("{id} rejected")),
+    }
+}
+
+/// The executor the loop gets: logs each execution, then runs it through the registry or as a caller's
+/// custom executor.
+pub struct Executor {
+    world: Rc<World>,
+    registry: ToolRegistry,
+    kind: ExecutorKind,
+    outcomes: Vec<Outcome>,
+}
+
+impl ToolExecutor for Executor {
+    fn execute<'a>(
+        &'a self,
+        call: &'a ToolCall,
+        context: ExecutionContext,
+    ) -> LocalBoxFuture<'a, Result<ToolReply, String>> {
+        let index = {
+            let mut executions = self.world.executions.borrow_mut();
+            executions.push(Execution {
+                call: call.clone(),
+                progress_sent: 0,
+                handler_ran: false,
+                reply: None,
+            });
+            executions.len() - 1
+        };
+        self.world
+            .timeline
+            .borrow_mut()
+            .push(Entry::ExecStart(index));
+        let plan = self.outcomes[index % self.outcomes.len()].clone();
+        let world = self.world.clone();
+        async move {
+            let reply = match self.kind {
+                ExecutorKind::Registry => {
+                    <ToolRegistry as ToolExecutor>::execute(&self.registry, call, context).await
+                }
+                ExecutorKind::Custom => {
+                    let body = tool_body(
+                        world.clone(),
+                        index,
+                        plan.clone(),
+                        context.signal.clone(),
+                        context.progress.clone(),
+                    );
+                    body.await.map(|(content, is_error)| {
+                        let mut extra = serde_json::Map::new();
+                        if plan.forged_id {
+                            extra.insert("toolCallId".into(), json!("forged"));
+                            extra.insert("toolName".into(), json!("forged"));
+                        }
+                        extra.insert("custom".into(), json!(index));
+                        ToolReply {
+                            content,
+                            details: Some(json!({"execution": index})),
+                            is_error,
+                            timestamp: plan.reply_timestamp.then_some(7.0),
+                            extra,
+                        }
+                    })
+                }
+            };
+            world.executions.borrow_mut()[index].reply = Some(reply.clone());
+            reply
+        }
+        .boxed_local()
+    }
+}
+
+fn registry(world: &Rc<World>, outcomes: &[Outcome]) -> ToolRegistry {
+    let mut registry = ToolRegistry::new();
+    for definition in definitions() {
+        let (world, outcomes) = (world.clone(), outcomes.to_vec());
+        let handler = move |_arguments: Value, context: ToolCallContext| {
+            // The execution this call belongs to: the latest one with its id (ids are unique in a batch).
+            let index = {
+                let mut executions = world.executions.borrow_mut();
+                let index = executions
+                    .iter()
+                    .rposition(|e| e.call.id == context.call_id)
+                    .expect("handler for an unknown execution");
+                executions[index].handler_ran = true;
+                index
+            };
+            let plan = outcomes[index % outcomes.len()].clone();
+            tool_body(world.clone(), index, plan, context.signal, context.progress).map(|r| {
+                r.map(|(content, is_error)| ToolOutput {
+                    content,
+                    details: None,
+                    is_error,
+                })
+            })
+        };
+        registry
+            .register(Tool {
+                definition,
+                handler: Rc::new(handler),
+            })
+            .expect("test tool registers");
+    }
+    registry
+}
+
+// ---- the observer ----
+
+pub struct Recorder {
+    world: Rc<World>,
+    moves: Vec<ObserverMove>,
+    abort_at: Option<usize>,
+}
+
+impl Observer<ModelEvent> for Recorder {
+    fn on_event(
+        &self,
+        event: LoopEvent<'_, ModelEvent>,
+    ) -> Result<Option<LocalBoxFuture<'static, Result<(), String>>>, String> {
+        let owned = match event {
+            LoopEvent::ModelEvent { event } => Ev::Model(event.clone()),
+            LoopEvent::AssistantMessage { message } => Ev::Assistant(message.clone()),
+            LoopEvent::ToolStart { call } => Ev::ToolStart(call.clone()),
+            LoopEvent::ToolProgress { call_id, content } => {
+                Ev::Progress(call_id.to_owned(), content.to_vec())
+            }
+            LoopEvent::ToolEnd { result } => Ev::ToolEnd(result.clone()),
+            LoopEvent::ToolSkipped { result } => Ev::Skipped(result.clone()),
+            LoopEvent::TurnEnd { reason, steps } => {
+                self.world
+                    .aborted_at_end
+                    .set(Some(self.world.controller.signal().aborted()));
+                Ev::TurnEnd(reason, steps)
+            }
+        };
+        let n = {
+            let mut events = self.world.events.borrow_mut();
+            events.push(owned);
+            events.len() - 1
+        };
+        self.world.timeline.borrow_mut().push(Entry::Event(n));
+        if self.abort_at == Some(n) {
+            self.world.controller.abort();
+        }
+        let error = || {
+            let error = format!("observer failed on event {n}");
+            self.world.observer_errors.borrow_mut().push(error.clone());
+            error
+        };
+        match self.moves[n % self.moves.len()] {
+            ObserverMove::Plain => Ok(None),
+            ObserverMove::AwaitReady => Ok(Some(async { Ok(()) }.boxed_local())),
+            ObserverMove::Throw => Err(error()),
+            ObserverMove::RejectLater => {
+                let error = error();
+                Ok(Some(async move { Err(error) }.boxed_local()))
+            }
+            ObserverMove::AwaitGate => {
+                let rx = self.world.gate(format!("observer event {n}"));
+                Ok(Some(
+                    async move {
+                        let _ = rx.await;
+                        Ok(())
+                    }
+                    .boxed_local(),
+                ))
+            }
+        }
+    }
+}
+
+// ---- the driver ----
+
+pub struct Finished {
+    pub world: Rc<World>,
+    pub result: RunResult,
+}
+
+/// Runs `plan` with the test model (gated, throwing, truncated, abort-honouring streams).
+pub fn run(plan: &RunPlan) -> Result<Finished, String> {
+    let world = Rc::new(World::default());
+    let model = Rc::new(TestModel {
+        world: world.clone(),
+        responses: plan.responses.clone(),
+    });
+    drive(plan, world, model)
+}
+
+/// Runs `plan`'s messages through the shipped `ScriptedModel` instead (streams always complete); the
+/// model's own record of each request stands in for the test model's log.
+pub fn run_scripted(plan: &RunPlan) -> Result<Finished, String> {
+    let world = Rc::new(World::default());
+    let script: Vec<AssistantMessage> = plan.responses.iter().map(|r| r.message.clone()).collect();
+    let model = Rc::new(ScriptedModel::new(script.clone()));
+    let finished = drive(plan, world, model.clone())?;
+    *finished.world.requests.borrow_mut() = model
+        .requests()
+        .into_iter()
+        .enumerate()
+        .map(|(k, request)| RequestLog {
+            system_prompt: request.system_prompt,
+            messages: request.messages,
+            tools: request.tools,
+            signal_aborted: false,
+            emitted: script.get(k).map(ModelEvent::script).unwrap_or_default(),
+            delivered: script.get(k).cloned(),
+            thrown: None,
+        })
+        .collect();
+    Ok(finished)
+}
+
+/// Runs the loop to its end under a `LocalPool`. `Err` when the run hangs (stalled with no gate left).
+fn drive<M>(plan: &RunPlan, world: Rc<World>, model: M) -> Result<Finished, String>
+where
+    M: std::ops::Deref + 'static,
+    M::Target: Model<Stream: ModelStream<Event = ModelEvent>> + Sized,
+{
+    let executor = Executor {
+        world: world.clone(),
+        registry: registry(&world, &plan.outcomes),
+        kind: plan.executor,
+        outcomes: plan.outcomes.clone(),
+    };
+    let abort_at = match plan.abort {
+        AbortPlan::AtEvent(n) => Some(n),
+        _ => None,
+    };
+    let recorder = Recorder {
+        world: world.clone(),
+        moves: plan.observer.clone(),
+        abort_at,
+    };
+    if plan.abort == AbortPlan::BeforeStart {
+        world.controller.abort();
+    }
+    let context = AgentContext {
+        system_prompt: plan.system_prompt.clone(),
+        messages: plan.input.clone(),
+    };
+    let clock_world = world.clone();
+    let clock: Clock = Rc::new(move || {
+        let now = clock_world.clock.get() + 1.0;
+        clock_world.clock.set(now);
+        now
+    });
+    let signal = world.controller.signal();
+    let max_steps = plan.max_steps();
+    let result = Rc::new(RefCell::new(None));
+
+    let mut pool = LocalPool::new();
+    let slot = result.clone();
+    pool.spawner()
+        .spawn_local(async move {
+            let options = LoopOptions {
+                context,
+                model: &*model,
+                tools: definitions(),
+                executor: &executor,
+                signal,
+                max_steps,
+                observer: &recorder,
+                clock,
+            };
+            *slot.borrow_mut() = Some(run_agent_loop(options).await);
+        })
+        .expect("spawn");
+
+    loop {
+        pool.run_until_stalled();
+        if result.borrow().is_some() {
+            break;
+        }
+        let stall = world.stalls.get();
+        world.stalls.set(stall + 1);
+        // Late progress from finished tools: the loop must drop it (it would follow the call's tool_end).
+        let late: Vec<_> = world.late_progress.borrow_mut().drain(..).collect();
+        if !late.is_empty() {
+            for (id, sink) in late {
+                sink(vec![MediaBlock::text(format!("{id} late"))]);
+            }
+            continue;
+        }
+        if plan.abort == AbortPlan::AtStall(stall) {
+            world.controller.abort();
+            continue;
+        }
+        let mut gates = world.gates.borrow_mut();
+        // A gate whose waiter is gone (it honoured an abort) cannot unblock anything.
+        gates.retain(|(_, tx)| !tx.is_canceled());
+        if gates.is_empty() {
+            let events: Vec<String> = world.events.borrow().iter().map(Ev::label).collect();
+            return Err(format!(
+                "the run hung: stalled with no gate left to open; events so far: {events:?}"
+            ));
+        }
+        if stall > 10_000 {
+            return Err("the run did not finish after 10,000 gate releases".into());
+        }
+        let pick = plan.choices[stall % plan.choices.len()] as usize % gates.len();
+        let (_, tx) = gates.remove(pick);
+        let _ = tx.send(());
+    }
+    let result = result.borrow_mut().take().unwrap();
+    Ok(Finished { world, result })
+}
