@@ -88,10 +88,8 @@ describe("README round trip (seed timeline)", () => {
     assert.deepEqual([td.event.contentIndex, td.event.delta], [0, "我先读取项目说明。"]);
     assert.equal(tcd.event.contentIndex, 1);
     assert.deepEqual(JSON.parse(tcd.event.delta), { path: "README.md" });
-    assert.deepEqual(tce.event.toolCall, readCall);
     assert.equal(done.event.reason, "toolUse");
     assert.deepEqual(am1.message, script[0]);
-    assert.deepEqual(ts.call, readCall);
     assert.equal(te.result.toolCallId, "call-1");
     assert.equal(td2.event.delta, "项目名是 tiny-pi。");
     assert.equal(done2.event.reason, "stop");
@@ -110,13 +108,16 @@ describe("README round trip (seed timeline)", () => {
     const { timestamp, ...toolResult } = result.messages[2];
     assert.equal(typeof timestamp, "number");
     assert.deepEqual(toolResult, { role: "toolResult", toolCallId: "call-1", toolName: "read", content: [text(readme)], isError: false });
-    assert.deepEqual(result.messages[2], te.result);
     assert.deepEqual(result.messages[3], script[1]);
     assert.deepEqual(input, before, "caller's context.messages unchanged");
     // What each request saw (ScriptedModel keeps copies).
     assert.deepEqual(model.requests.map((r) => r.messages.map((m) => m.role)), [["user"], ["user", "assistant", "toolResult"]]);
     assert.deepEqual(model.requests[1].messages[2], result.messages[2]);
     assert.ok(tp.validateTranscript(result.messages).ok);
+    // Event payloads have the SPEC §1 shapes: a ToolCall has its type, a result its role.
+    assert.deepEqual(tce.event.toolCall, readCall, "toolcall_end.toolCall is a ToolCall");
+    assert.deepEqual(ts.call, readCall, "tool_start.call is a ToolCall");
+    assert.deepEqual(te.result, result.messages[2], "tool_end.result is the appended ToolResultMessage");
   });
 
   test("plain stop: one request, [user, assistant], reason stop", T, async () => {
@@ -189,7 +190,6 @@ describe("decision table: rows that execute nothing", () => {
         assert.equal(labels.filter((l) => l === "assistant_message").length, 1);
         assert.ok(!labels.includes("tool_start") && !labels.includes("tool_end"));
         assert.equal(labels.at(-3 - expectedSkips.length), row.stopReason === "error" || row.stopReason === "aborted" ? "model_event:error" : "model_event:done");
-        assert.deepEqual(events.filter((e) => e.type === "tool_skipped").map((e) => e.result), skipped);
         assert.deepEqual(events.at(-1), { type: "turn_end", reason: row.reason, steps: 1 });
         const check = tp.validateTranscript(result.messages);
         if (row.skip === "duplicate-call-id") {
@@ -197,6 +197,8 @@ describe("decision table: rows that execute nothing", () => {
         } else {
           assert.deepEqual(check, { ok: true, problems: [] });
         }
+        // Each tool_skipped event carries the very result appended to the transcript.
+        assert.deepEqual(events.filter((e) => e.type === "tool_skipped").map((e) => e.result), skipped, "tool_skipped.result is the appended ToolResultMessage");
       });
     }
   }

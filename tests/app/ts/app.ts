@@ -101,9 +101,7 @@ for (const m of result.messages) {
     const id: string = m.toolCallId;
     const isError: boolean = m.isError;
   } else if (m.role === "assistant") {
-    const calls = m.content.filter((b): b is ToolCall => b.type === "toolCall");
-    // @ts-expect-error an assistant message has no toolCallId
-    m.toolCallId;
+    const calls: ToolCall[] = m.content.filter((b): b is ToolCall => b.type === "toolCall");
   }
 }
 
