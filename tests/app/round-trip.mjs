@@ -32,7 +32,8 @@ export function readmeScript() {
   };
 }
 
-export async function readmeRoundTrip({ runAgentLoop, ScriptedModel, ToolRegistry, validateTranscript }) {
+// `free: false` leaves the ScriptedModel and ToolRegistry to the garbage collector, as a careless app would.
+export async function readmeRoundTrip({ runAgentLoop, ScriptedModel, ToolRegistry, validateTranscript }, { free = true } = {}) {
   const { input, script, readme, readCall } = readmeScript();
   const snapshot = JSON.stringify(input);
   const model = new ScriptedModel(script);
@@ -75,8 +76,10 @@ export async function readmeRoundTrip({ runAgentLoop, ScriptedModel, ToolRegistr
   check(final.content?.[0]?.text === "项目名是 tiny-pi。", "final answer text");
   const valid = validateTranscript(result.messages);
   check(valid.ok === true && valid.problems.length === 0, `validateTranscript ${JSON.stringify(valid)}`);
-  model.free?.();
-  tools.free?.();
+  if (free) {
+    model.free?.();
+    tools.free?.();
+  }
   return {
     problems,
     summary: { events: labels, reason: result.reason, steps: result.steps, requests, executions, roles },
