@@ -292,6 +292,8 @@ impl<M: Model> Run<'_, M> {
             })
             .await;
             match next {
+                // A sink kept past its call's end reports nothing: no progress after `tool_end`.
+                Some(Err((index, _))) if results[index].is_some() => {}
                 Some(Err((index, content))) => {
                     let event = LoopEvent::ToolProgress {
                         call_id: &calls[index].id,

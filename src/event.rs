@@ -2,7 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::message::{AssistantMessage, MediaBlock, ToolCall, ToolResultMessage};
+use crate::message::{tagged, AssistantMessage, MediaBlock, ToolCall, ToolResultMessage};
 
 /// One observable step of a run. Borrowed, so emitting an event copies nothing; `E` is the model's own
 /// event type, forwarded untouched (the wasm bridge hands JS the very objects the model yielded).
@@ -17,9 +17,11 @@ pub enum LoopEvent<'a, E> {
         event: &'a E,
     },
     AssistantMessage {
+        #[serde(serialize_with = "tagged::assistant")]
         message: &'a AssistantMessage,
     },
     ToolStart {
+        #[serde(serialize_with = "tagged::tool_call")]
         call: &'a ToolCall,
     },
     ToolProgress {
@@ -27,9 +29,11 @@ pub enum LoopEvent<'a, E> {
         content: &'a [MediaBlock],
     },
     ToolEnd {
+        #[serde(serialize_with = "tagged::tool_result")]
         result: &'a ToolResultMessage,
     },
     ToolSkipped {
+        #[serde(serialize_with = "tagged::tool_result")]
         result: &'a ToolResultMessage,
     },
     TurnEnd {

@@ -3,23 +3,76 @@
 //! Every struct keeps unknown fields in `extra` so that provider data (usage, api, model, signatures, ...)
 //! survives a run unchanged.
 
-use serde::{Deserialize, Serialize};
+use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::{Map, Value};
 
 /// Fields a message or block carried that tiny-pi does not interpret; written back verbatim.
 pub type Extra = Map<String, Value>;
 
+/// A message or block read on its own (not through its enum) still carries its tag (`role`, `type`);
+/// the tag is the enum's to write, so it is not kept as an extra field.
+fn extra_without_tags<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Extra, D::Error> {
+    let mut extra = Extra::deserialize(deserializer)?;
+    extra.remove("role");
+    extra.remove("type");
+    Ok(extra)
+}
+
+/// A struct serialized on its own with the tag its enum would write, so that it has pi-ai's JSON shape:
+/// `{"role": "toolResult", ...}`, `{"type": "toolCall", ...}`.
+#[derive(Serialize)]
+pub struct WithRole<'a, T> {
+    role: &'static str,
+    #[serde(flatten)]
+    inner: &'a T,
+}
+
+#[derive(Serialize)]
+pub struct WithType<'a, T> {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    #[serde(flatten)]
+    inner: &'a T,
+}
+
+/// `serialize_with` helpers for fields that hold one message or call.
+pub mod tagged {
+    use std::borrow::Borrow;
+
+    use serde::{Serialize, Serializer};
+
+    use super::{AssistantMessage, ToolCall, ToolResultMessage};
+
+    pub fn assistant<S: Serializer>(
+        m: &impl Borrow<AssistantMessage>,
+        s: S,
+    ) -> Result<S::Ok, S::Error> {
+        m.borrow().tagged().serialize(s)
+    }
+
+    pub fn tool_result<S: Serializer>(
+        m: &impl Borrow<ToolResultMessage>,
+        s: S,
+    ) -> Result<S::Ok, S::Error> {
+        m.borrow().tagged().serialize(s)
+    }
+
+    pub fn tool_call<S: Serializer>(c: &impl Borrow<ToolCall>, s: S) -> Result<S::Ok, S::Error> {
+        c.borrow().tagged().serialize(s)
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TextContent {
     pub text: String,
-    #[serde(flatten)]
+    #[serde(flatten, deserialize_with = "extra_without_tags")]
     pub extra: Extra,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ThinkingContent {
     pub thinking: String,
-    #[serde(flatten)]
+    #[serde(flatten, deserialize_with = "extra_without_tags")]
     pub extra: Extra,
 }
 
@@ -28,7 +81,7 @@ pub struct ThinkingContent {
 pub struct ImageContent {
     pub data: String,
     pub mime_type: String,
-    #[serde(flatten)]
+    #[serde(flatten, deserialize_with = "extra_without_tags")]
     pub extra: Extra,
 }
 
@@ -40,8 +93,18 @@ pub struct ToolCall {
     /// the executor, which answers it with an error result instead of losing it.
     #[serde(default = "empty_object")]
     pub arguments: Value,
-    #[serde(flatten)]
+    #[serde(flatten, deserialize_with = "extra_without_tags")]
     pub extra: Extra,
+}
+
+impl ToolCall {
+    /// This call with `"type": "toolCall"`, as it looks on its own.
+    pub fn tagged(&self) -> WithType<'_, Self> {
+        WithType {
+            kind: "toolCall",
+            inner: self,
+        }
+    }
 }
 
 fn empty_object() -> Value {
@@ -100,7 +163,7 @@ pub struct UserMessage {
     /// Lenient on input (0 when missing): hand-written messages often leave it out.
     #[serde(default)]
     pub timestamp: f64,
-    #[serde(flatten)]
+    #[serde(flatten, deserialize_with = "extra_without_tags")]
     pub extra: Extra,
 }
 
@@ -114,11 +177,19 @@ pub struct AssistantMessage {
     /// Lenient on input (0 when missing): hand-written messages often leave it out.
     #[serde(default)]
     pub timestamp: f64,
-    #[serde(flatten)]
+    #[serde(flatten, deserialize_with = "extra_without_tags")]
     pub extra: Extra,
 }
 
 impl AssistantMessage {
+    /// This message with `"role": "assistant"`, as it looks on its own.
+    pub fn tagged(&self) -> WithRole<'_, Self> {
+        WithRole {
+            role: "assistant",
+            inner: self,
+        }
+    }
+
     /// A message with no provider fields, handy for scripts and tests.
     pub fn new(content: Vec<AssistantBlock>, stop_reason: StopReason) -> Self {
         AssistantMessage {
@@ -151,11 +222,19 @@ pub struct ToolResultMessage {
     /// Lenient on input (0 when missing): hand-written messages often leave it out.
     #[serde(default)]
     pub timestamp: f64,
-    #[serde(flatten)]
+    #[serde(flatten, deserialize_with = "extra_without_tags")]
     pub extra: Extra,
 }
 
 impl ToolResultMessage {
+    /// This result with `"role": "toolResult"`, as it looks on its own.
+    pub fn tagged(&self) -> WithRole<'_, Self> {
+        WithRole {
+            role: "toolResult",
+            inner: self,
+        }
+    }
+
     /// An error result answering `call`: the text is kept, nothing else (never a stack).
     pub fn error(call: &ToolCall, text: impl Into<String>, timestamp: f64) -> Self {
         ToolResultMessage {

@@ -5,7 +5,9 @@ use std::cell::RefCell;
 
 use serde::{Deserialize, Serialize};
 
-use crate::message::{AgentMessage, AssistantBlock, AssistantMessage, StopReason, ToolCall};
+use crate::message::{
+    tagged, AgentMessage, AssistantBlock, AssistantMessage, StopReason, ToolCall,
+};
 use crate::signal::AbortSignal;
 use crate::tools::ToolDefinition;
 
@@ -87,14 +89,17 @@ pub enum ModelEvent {
     },
     ToolcallEnd {
         content_index: usize,
+        #[serde(serialize_with = "tagged::tool_call")]
         tool_call: ToolCall,
     },
     Done {
         reason: StopReason,
+        #[serde(serialize_with = "tagged::assistant")]
         message: AssistantMessage,
     },
     Error {
         reason: StopReason,
+        #[serde(serialize_with = "tagged::assistant")]
         error: AssistantMessage,
     },
 }

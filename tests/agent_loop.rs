@@ -560,3 +560,43 @@ fn unknown_fields_survive_a_run() {
     assert_eq!(out["content"][0]["textSignature"], "sig");
     assert_eq!(result.messages[1], AgentMessage::Assistant(first));
 }
+
+#[test]
+fn events_and_standalone_messages_have_pi_ai_json_shapes() {
+    let call = ToolCall {
+        id: "c".into(),
+        name: "read".into(),
+        arguments: json!({}),
+        extra: Default::default(),
+    };
+    let result = ToolResultMessage::error(&call, "no", 1.0);
+    let end = serde_json::to_value(LoopEvent::<ModelEvent>::ToolEnd { result: &result }).unwrap();
+    assert_eq!(end["type"], "tool_end");
+    assert_eq!(end["result"]["role"], "toolResult");
+    assert_eq!(end["result"]["toolCallId"], "c");
+    let start = serde_json::to_value(LoopEvent::<ModelEvent>::ToolStart { call: &call }).unwrap();
+    assert_eq!(
+        start["call"],
+        json!({"type": "toolCall", "id": "c", "name": "read", "arguments": {}})
+    );
+    let script = ModelEvent::script(&assistant(
+        vec![AssistantBlock::ToolCall(call.clone())],
+        StopReason::ToolUse,
+    ));
+    let events = serde_json::to_value(&script).unwrap();
+    assert_eq!(events[2]["toolCall"]["type"], "toolCall");
+    assert_eq!(events[3]["message"]["role"], "assistant");
+    assert_eq!(
+        events[1],
+        json!({"type": "toolcall_delta", "contentIndex": 0, "delta": "{}"})
+    );
+
+    // Read on its own, a message's tag is not kept as an extra field (it would be written twice).
+    let standalone: AssistantMessage = serde_json::from_value(
+        json!({"role": "assistant", "content": [], "stopReason": "stop", "timestamp": 1}),
+    )
+    .unwrap();
+    assert!(standalone.extra.is_empty());
+    let text = serde_json::to_string(&AgentMessage::Assistant(standalone)).unwrap();
+    assert_eq!(text.matches("\"role\"").count(), 1);
+}

@@ -102,8 +102,13 @@ impl ToolExecutor for JsExecutor {
                 context.progress,
                 "executeToolCall".into(),
             );
-            let outcome =
-                call_settled(&self.0, &JsValue::UNDEFINED, &to_js(call), &js_context).await;
+            let outcome = call_settled(
+                &self.0,
+                &JsValue::UNDEFINED,
+                &to_js(&call.tagged()),
+                &js_context,
+            )
+            .await;
             drop(report);
             from_js::<ToolReply>(&outcome?, "executeToolCall result")
         })

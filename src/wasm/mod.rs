@@ -298,7 +298,7 @@ impl JsScriptedStream {
     }
 
     pub fn result(&self) -> Promise {
-        Promise::resolve(&to_js(self.0.message()))
+        Promise::resolve(&to_js(&self.0.message().tagged()))
     }
 }
 
@@ -363,7 +363,7 @@ impl JsToolRegistry {
             let registry = registry.map_err(|_| type_error("ToolRegistry is busy"))?;
             let call: ToolCall = from_js(&call, "call").map_err(type_error)?;
             let context = execution_context(&context).map_err(type_error)?;
-            Ok(to_js(&registry.execute(&call, context).await))
+            Ok(to_js(&registry.execute(&call, context).await.tagged()))
         })
     }
 

@@ -17,14 +17,16 @@ fn js_event(event: &LoopEvent<'_, JsEvent>) -> JsValue {
     set(&object, "type", &JsValue::from_str(event.kind()));
     match event {
         LoopEvent::ModelEvent { event } => set(&object, "event", &event.0),
-        LoopEvent::AssistantMessage { message } => set(&object, "message", &to_js(message)),
-        LoopEvent::ToolStart { call } => set(&object, "call", &to_js(call)),
+        LoopEvent::AssistantMessage { message } => {
+            set(&object, "message", &to_js(&message.tagged()))
+        }
+        LoopEvent::ToolStart { call } => set(&object, "call", &to_js(&call.tagged())),
         LoopEvent::ToolProgress { call_id, content } => {
             set(&object, "callId", &JsValue::from_str(call_id));
             set(&object, "content", &to_js(content));
         }
         LoopEvent::ToolEnd { result } | LoopEvent::ToolSkipped { result } => {
-            set(&object, "result", &to_js(result))
+            set(&object, "result", &to_js(&result.tagged()))
         }
         LoopEvent::TurnEnd { reason, steps } => {
             set(&object, "reason", &to_js(reason));
