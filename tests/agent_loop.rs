@@ -570,11 +570,11 @@ fn events_and_standalone_messages_have_pi_ai_json_shapes() {
         extra: Default::default(),
     };
     let result = ToolResultMessage::error(&call, "no", 1.0);
-    let end = serde_json::to_value(LoopEvent::<ModelEvent>::ToolEnd { result: &result }).unwrap();
+    let end = serde_json::to_value(&LoopEvent::ToolEnd::<ModelEvent> { result: &result }).unwrap();
     assert_eq!(end["type"], "tool_end");
     assert_eq!(end["result"]["role"], "toolResult");
     assert_eq!(end["result"]["toolCallId"], "c");
-    let start = serde_json::to_value(LoopEvent::<ModelEvent>::ToolStart { call: &call }).unwrap();
+    let start = serde_json::to_value(&LoopEvent::ToolStart::<ModelEvent> { call: &call }).unwrap();
     assert_eq!(
         start["call"],
         json!({"type": "toolCall", "id": "c", "name": "read", "arguments": {}})
