@@ -3,19 +3,145 @@
 //! Every struct keeps unknown fields in `extra` so that provider data (usage, api, model, signatures, ...)
 //! survives a run unchanged.
 
+use serde::de::{self, DeserializeOwned};
 use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::{Map, Value};
 
 /// Fields a message or block carried that tiny-pi does not interpret; written back verbatim.
 pub type Extra = Map<String, Value>;
 
-/// A message or block read on its own (not through its enum) still carries its tag (`role`, `type`);
-/// the tag is the enum's to write, so it is not kept as an extra field.
-fn extra_without_tags<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Extra, D::Error> {
-    let mut extra = Extra::deserialize(deserializer)?;
-    extra.remove("role");
-    extra.remove("type");
-    Ok(extra)
+/// A message or block read on its own (not through its enum) may carry its tag (`role`, `type`). The tag
+/// is the enum's to write, so it is checked and not kept as an extra field.
+fn take_tag<E: de::Error>(extra: &mut Extra, key: &str, expected: &str) -> Result<(), E> {
+    match extra.remove(key) {
+        None => Ok(()),
+        Some(Value::String(tag)) if tag == expected => Ok(()),
+        Some(other) => Err(E::custom(format!(
+            "{key}: expected \"{expected}\", got {other}"
+        ))),
+    }
+}
+
+macro_rules! extra_with_tag {
+    ($name:ident, $key:literal, $expected:literal) => {
+        fn $name<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Extra, D::Error> {
+            let mut extra = Extra::deserialize(deserializer)?;
+            take_tag(&mut extra, $key, $expected)?;
+            Ok(extra)
+        }
+    };
+}
+extra_with_tag!(user_extra, "role", "user");
+extra_with_tag!(assistant_extra, "role", "assistant");
+extra_with_tag!(tool_result_extra, "role", "toolResult");
+extra_with_tag!(tool_call_extra, "type", "toolCall");
+extra_with_tag!(text_extra, "type", "text");
+extra_with_tag!(thinking_extra, "type", "thinking");
+extra_with_tag!(image_extra, "type", "image");
+
+/// Reads a tagged enum: the tag picks the variant, and the variant's own errors keep their path
+/// (`content[0].id: ...`), which serde's buffered internally-tagged enums would lose.
+fn by_tag<'de, D: Deserializer<'de>>(
+    deserializer: D,
+    key: &str,
+) -> Result<(String, Value), D::Error> {
+    let value = Value::deserialize(deserializer)?;
+    let tag = match value.get(key) {
+        Some(Value::String(tag)) => tag.clone(),
+        Some(other) => {
+            return Err(de::Error::custom(format!(
+                "{key}: expected a string, got {other}"
+            )))
+        }
+        None if value.is_object() => {
+            return Err(de::Error::custom(format!("missing field `{key}`")))
+        }
+        None => {
+            return Err(de::Error::custom(format!(
+                "expected an object, got {value}"
+            )))
+        }
+    };
+    Ok((tag, value))
+}
+
+fn variant<T: DeserializeOwned, E: de::Error>(value: Value) -> Result<T, E> {
+    serde_path_to_error::deserialize(value).map_err(|e| {
+        let path = e.path().to_string();
+        let message = e.into_inner().to_string();
+        E::custom(at_path(&path, &message))
+    })
+}
+
+/// Joins a path to an error message, continuing a path the message already carries: errors read
+/// `at content[0].id: invalid type: ...`, wherever the bad field is.
+pub fn at_path(path: &str, message: &str) -> String {
+    let (inner, rest) = match message.strip_prefix("at ").and_then(|m| m.split_once(": ")) {
+        Some((inner, rest)) => (inner, rest),
+        None => ("", message),
+    };
+    let path = path.trim_start_matches('.');
+    let joined = match (path, inner) {
+        ("", "") => return rest.to_string(),
+        (p, "") | ("", p) => p.to_string(),
+        (p, i) if i.starts_with('[') => format!("{p}{i}"),
+        (p, i) => format!("{p}.{i}"),
+    };
+    format!("at {joined}: {rest}")
+}
+
+fn unknown_tag<E: de::Error>(key: &str, tag: &str, expected: &str) -> E {
+    E::custom(format!(
+        "{key}: unknown {key} \"{tag}\", expected one of {expected}"
+    ))
+}
+
+impl<'de> Deserialize<'de> for AgentMessage {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let (role, value) = by_tag(deserializer, "role")?;
+        match role.as_str() {
+            "user" => variant(value).map(AgentMessage::User),
+            "assistant" => variant(value).map(AgentMessage::Assistant),
+            "toolResult" => variant(value).map(AgentMessage::ToolResult),
+            other => Err(unknown_tag("role", other, "user, assistant, toolResult")),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for AssistantBlock {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let (kind, value) = by_tag(deserializer, "type")?;
+        match kind.as_str() {
+            "text" => variant(value).map(AssistantBlock::Text),
+            "thinking" => variant(value).map(AssistantBlock::Thinking),
+            "toolCall" => variant(value).map(AssistantBlock::ToolCall),
+            other => Err(unknown_tag("type", other, "text, thinking, toolCall")),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for MediaBlock {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let (kind, value) = by_tag(deserializer, "type")?;
+        match kind.as_str() {
+            "text" => variant(value).map(MediaBlock::Text),
+            "image" => variant(value).map(MediaBlock::Image),
+            other => Err(unknown_tag("type", other, "text, image")),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for UserContent {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        match Value::deserialize(deserializer)? {
+            Value::String(text) => Ok(UserContent::Text(text)),
+            blocks @ Value::Array(_) => variant(blocks).map(UserContent::Blocks),
+            other => Err(de::Error::custom(format!(
+                "expected a string or an array of text/image blocks, got {}",
+                crate::schema::type_name(&other)
+            ))),
+        }
+    }
 }
 
 /// A struct serialized on its own with the tag its enum would write, so that it has pi-ai's JSON shape:
@@ -65,14 +191,14 @@ pub mod tagged {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TextContent {
     pub text: String,
-    #[serde(flatten, deserialize_with = "extra_without_tags")]
+    #[serde(flatten, deserialize_with = "text_extra")]
     pub extra: Extra,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ThinkingContent {
     pub thinking: String,
-    #[serde(flatten, deserialize_with = "extra_without_tags")]
+    #[serde(flatten, deserialize_with = "thinking_extra")]
     pub extra: Extra,
 }
 
@@ -81,7 +207,7 @@ pub struct ThinkingContent {
 pub struct ImageContent {
     pub data: String,
     pub mime_type: String,
-    #[serde(flatten, deserialize_with = "extra_without_tags")]
+    #[serde(flatten, deserialize_with = "image_extra")]
     pub extra: Extra,
 }
 
@@ -93,7 +219,7 @@ pub struct ToolCall {
     /// the executor, which answers it with an error result instead of losing it.
     #[serde(default = "empty_object")]
     pub arguments: Value,
-    #[serde(flatten, deserialize_with = "extra_without_tags")]
+    #[serde(flatten, deserialize_with = "tool_call_extra")]
     pub extra: Extra,
 }
 
@@ -112,7 +238,7 @@ fn empty_object() -> Value {
 }
 
 /// A block of user or tool-result content.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "type", rename_all = "camelCase")]
 pub enum MediaBlock {
     Text(TextContent),
@@ -120,7 +246,7 @@ pub enum MediaBlock {
 }
 
 /// A block of assistant content.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "type", rename_all = "camelCase")]
 pub enum AssistantBlock {
     Text(TextContent),
@@ -128,7 +254,7 @@ pub enum AssistantBlock {
     ToolCall(ToolCall),
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(untagged)]
 pub enum UserContent {
     Text(String),
@@ -163,7 +289,7 @@ pub struct UserMessage {
     /// Lenient on input (0 when missing): hand-written messages often leave it out.
     #[serde(default)]
     pub timestamp: f64,
-    #[serde(flatten, deserialize_with = "extra_without_tags")]
+    #[serde(flatten, deserialize_with = "user_extra")]
     pub extra: Extra,
 }
 
@@ -177,7 +303,7 @@ pub struct AssistantMessage {
     /// Lenient on input (0 when missing): hand-written messages often leave it out.
     #[serde(default)]
     pub timestamp: f64,
-    #[serde(flatten, deserialize_with = "extra_without_tags")]
+    #[serde(flatten, deserialize_with = "assistant_extra")]
     pub extra: Extra,
 }
 
@@ -222,7 +348,7 @@ pub struct ToolResultMessage {
     /// Lenient on input (0 when missing): hand-written messages often leave it out.
     #[serde(default)]
     pub timestamp: f64,
-    #[serde(flatten, deserialize_with = "extra_without_tags")]
+    #[serde(flatten, deserialize_with = "tool_result_extra")]
     pub extra: Extra,
 }
 
@@ -249,7 +375,7 @@ impl ToolResultMessage {
     }
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "role", rename_all = "camelCase")]
 pub enum AgentMessage {
     User(UserMessage),

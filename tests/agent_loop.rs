@@ -600,3 +600,36 @@ fn events_and_standalone_messages_have_pi_ai_json_shapes() {
     let text = serde_json::to_string(&AgentMessage::Assistant(standalone)).unwrap();
     assert_eq!(text.matches("\"role\"").count(), 1);
 }
+
+#[test]
+fn malformed_messages_are_refused_with_the_path_of_the_bad_field() {
+    let read = |v: serde_json::Value| -> String {
+        let e = serde_path_to_error::deserialize::<_, Vec<AgentMessage>>(v).unwrap_err();
+        tiny_pi::message::at_path(&e.path().to_string(), &e.inner().to_string())
+    };
+    let bad_id = json!([{"role": "user", "content": "q"},
+        {"role": "assistant", "content": [{"type": "toolCall", "id": 7, "name": "x", "arguments": {}}], "stopReason": "toolUse"}]);
+    assert_eq!(
+        read(bad_id),
+        "at [1].content[0].id: invalid type: integer `7`, expected a string"
+    );
+    assert_eq!(
+        read(json!([{"role": "bot"}])),
+        "at [0]: role: unknown role \"bot\", expected one of user, assistant, toolResult"
+    );
+    assert_eq!(
+        read(json!([{"role": "user", "content": 7}])),
+        "at [0].content: expected a string or an array of text/image blocks, got integer"
+    );
+    assert!(
+        read(json!([{"role": "assistant", "content": [], "stopReason": "done"}]))
+            .starts_with("at [0].stopReason: unknown variant `done`")
+    );
+    // On its own, a message must not claim another role.
+    let wrong: Result<AssistantMessage, _> =
+        serde_json::from_value(json!({"role": "user", "content": [], "stopReason": "stop"}));
+    assert!(wrong
+        .unwrap_err()
+        .to_string()
+        .contains("role: expected \"assistant\", got \"user\""));
+}

@@ -21,14 +21,13 @@ pub fn from_js<T: DeserializeOwned>(value: &JsValue, what: &str) -> Result<T, St
     let mut de = serde_json::Deserializer::from_str(&text);
     serde_path_to_error::deserialize(&mut de).map_err(|e| {
         let path = e.path().to_string();
-        let inner = e.into_inner();
-        let message = strip_position(&inner.to_string());
-        if path == "." {
-            format!("{what}: {message}")
-        } else if path.starts_with('[') {
-            format!("{what}{path}: {message}")
-        } else {
-            format!("{what}.{path}: {message}")
+        let message = strip_position(&e.into_inner().to_string());
+        // `at [1].content[0].id: ...` reads as `what[1].content[0].id: ...`
+        let located = crate::message::at_path(&path, &message);
+        match located.strip_prefix("at ") {
+            Some(rest) if rest.starts_with('[') => format!("{what}{rest}"),
+            Some(rest) => format!("{what}.{rest}"),
+            None => format!("{what}: {located}"),
         }
     })
 }
@@ -59,12 +58,16 @@ pub fn error_message(error: &JsValue) -> String {
     if let Some(text) = error.as_string() {
         return text;
     }
-    if let Ok(message) = Reflect::get(error, &JsValue::from_str("message")) {
-        if let Some(message) = message.as_string() {
-            return message;
+    if is_object(error) {
+        if let Ok(message) = Reflect::get(error, &JsValue::from_str("message")) {
+            if let Some(message) = message.as_string() {
+                return message;
+            }
         }
+        return format!("{} thrown", type_of(error));
     }
-    format!("{} thrown", type_of(error))
+    // A thrown primitive reads as JS's String(value) would: 42, true, null, undefined.
+    format!("{error:?}")
 }
 
 pub fn type_of(value: &JsValue) -> String {

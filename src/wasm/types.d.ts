@@ -20,7 +20,6 @@ export interface AssistantMessage {
   stopReason: StopReason;
   errorMessage?: string;
   timestamp: number;
-  [extra: string]: unknown;
 }
 
 export interface ToolResultMessage<TDetails = unknown> {
