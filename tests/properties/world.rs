@@ -90,6 +90,9 @@ pub struct World {
     pub aborted_at_end: Cell<Option<bool>>,
     pub controller: AbortController,
     pub stalls: Cell<usize>,
+    /// Streams and tools that ended early because the signal they were handed aborted.
+    pub honoured_aborts: Cell<usize>,
+    pub late_progress_calls: Cell<usize>,
     /// Progress callbacks kept by tools that have finished; the driver calls them at the next stall.
     late_progress: RefCell<Vec<(String, ProgressSink)>>,
     clock: Cell<f64>,
@@ -174,7 +177,19 @@ impl Model for TestModel {
             }
         };
         self.world.requests.borrow_mut().push(log);
-        let events = ModelEvent::script(&plan.message);
+        let mut events = ModelEvent::script(&plan.message);
+        if plan.has_result {
+            // With `result()`, the terminal event's copy is not the final message: the loop must take
+            // `result()`'s. Marking the copy shows which one it appended.
+            if let Some(
+                ModelEvent::Done { message, .. } | ModelEvent::Error { error: message, .. },
+            ) = events.last_mut()
+            {
+                message
+                    .extra
+                    .insert("copyInTerminalEvent".into(), json!(true));
+            }
+        }
         let items = match plan.shape {
             Shape::EndEarly(n) => events
                 .into_iter()
@@ -216,6 +231,9 @@ impl TestStream {
 
     /// A stream that honours the signal ends with pi-ai's `error` event, stopReason `aborted`.
     fn end_aborted(&mut self) -> Option<Result<ModelEvent, String>> {
+        self.world
+            .honoured_aborts
+            .set(self.world.honoured_aborts.get() + 1);
         self.finished = true;
         let mut message = self.plan.message.clone();
         message.stop_reason = StopReason::Aborted;
@@ -340,6 +358,7 @@ async fn tool_body(
             .wait(format!("tool {id} (execution {index})"), honours)
             .await
         {
+            world.honoured_aborts.set(world.honoured_aborts.get() + 1);
             return Ok((vec![MediaBlock::text(format!("{id} aborted"))], true));
         }
     }
@@ -633,6 +652,9 @@ where
         // Late progress from finished tools: the loop must drop it (it would follow the call's tool_end).
         let late: Vec<_> = world.late_progress.borrow_mut().drain(..).collect();
         if !late.is_empty() {
+            world
+                .late_progress_calls
+                .set(world.late_progress_calls.get() + late.len());
             for (id, sink) in late {
                 sink(vec![MediaBlock::text(format!("{id} late"))]);
             }
