@@ -144,10 +144,6 @@ const entries = await step("write wrappers and remove stray wasm-pack files", as
     for (const f of ["package.json", ".gitignore", "README.md", "LICENSE", "LICENSE-MIT", "LICENSE-APACHE"]) {
       fs.rmSync(path.join(dir, f), { force: true });
     }
-    // wasm-bindgen declares `[Symbol.dispose]()` on every class; the reference lets an app's `tsc`
-    // with an ES2022 `lib` (no esnext.disposable) read the declarations.
-    const dts = path.join(dir, `${stem}.d.ts`);
-    if (fs.existsSync(dts)) fs.writeFileSync(dts, `/// <reference lib="esnext.disposable" />\n` + fs.readFileSync(dts, "utf8"));
     // wasm-bindgen declares `[Symbol.dispose]()` on every class; say which lib
     // that needs so apps with e.g. lib es2022 and skipLibCheck off still compile.
     const dts = path.join(dir, `${stem}.d.ts`);

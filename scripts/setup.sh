@@ -105,7 +105,7 @@ browsers() {
   fi
 }
 
-geckodriver() {
+gecko_driver() {
   if command -v geckodriver >/dev/null; then skip "$(geckodriver --version | head -1)"; else locked_install geckodriver; fi
 }
 
@@ -119,6 +119,6 @@ step "wasm-bindgen-cli (version from Cargo.lock)" "run: cargo install wasm-bindg
 step "npm ci" "check network access to the npm registry, then: rm -rf node_modules && npm ci" npm_deps
 if [ "$NEED" = test ]; then
   step "browsers (apt: chromium chromium-driver firefox-esr)" "run as root: apt-get update && apt-get install chromium chromium-driver firefox-esr" browsers
-  step "geckodriver" "run: cargo install geckodriver --locked" geckodriver
+  step "geckodriver" "run: cargo install geckodriver --locked" gecko_driver
 fi
 echo "setup ($NEED): ready in $(elapsed "$T0")"
