@@ -80,7 +80,7 @@ const wasmOptArgs = config.profile?.wasm_opt ?? false;
 const stem = crate.stem;
 
 // ---- tools ----------------------------------------------------------------
-await step("check tools (wasm-pack, wasm-bindgen, wasm-opt)", () => {
+const wasmOptVersion = await step("check tools (wasm-pack, wasm-bindgen, wasm-opt)", () => {
   const hint = "run `bash scripts/setup.sh build`";
   if (!fs.existsSync(path.join(root, "Cargo.lock"))) run("cargo", ["generate-lockfile"]);
   const lock = fs.readFileSync(path.join(root, "Cargo.lock"), "utf8");
@@ -91,10 +91,12 @@ await step("check tools (wasm-pack, wasm-bindgen, wasm-opt)", () => {
   if (have !== `wasm-bindgen ${want}`) {
     throw Object.assign(new Error(`need wasm-bindgen ${want} on PATH (Cargo.lock), found: ${have ?? "none"}`), { hint });
   }
-  if (wasmOptArgs && !output("wasm-opt", ["--version"])) {
+  const opt = wasmOptArgs ? output("wasm-opt", ["--version"]) : null;
+  if (wasmOptArgs && !opt) {
     throw Object.assign(new Error("wasm-opt (npm binaryen) not found in node_modules/.bin"), { hint: "run `npm ci`" });
   }
-  console.log(`    wasm-bindgen ${want}${wasmOptArgs ? `, ${output("wasm-opt", ["--version"])}` : ", wasm-opt disabled"}`);
+  console.log(`    wasm-bindgen ${want}, ${opt ?? "wasm-opt disabled"}`);
+  return opt;
 });
 
 // ---- wasm-pack, one run per folder ------------------------------------------
@@ -113,23 +115,27 @@ for (const b of config.build) {
 
 // ---- wasm-opt ---------------------------------------------------------------
 if (wasmOptArgs) {
-  // Folders built from the same cargo output often hold identical .wasm files:
-  // optimise each distinct input once and copy the result.
-  const done = new Map();
+  // wasm-opt (binaryen compiled to JS) takes ~10 s; its output depends only on
+  // the input bytes, the flags and its version, so keep results under target/.
+  // Folders built from the same cargo output share one optimisation.
+  const cacheDir = path.join(root, "target", "wasm-opt-cache");
+  fs.mkdirSync(cacheDir, { recursive: true });
+  console.log(`wasm-opt flags (wasm-pack.toml): ${wasmOptArgs.join(" ")}`);
   for (const b of config.build) {
     const wasm = path.join(outDir, b.folder, `${stem}_bg.wasm`);
-    const hash = createHash("sha256").update(fs.readFileSync(wasm)).digest("hex");
-    if (done.has(hash)) {
-      fs.copyFileSync(done.get(hash), wasm);
-      continue;
-    }
-    await step(`wasm-opt ${wasmOptArgs.join(" ")} ${b.folder}/${stem}_bg.wasm`, () => {
+    const key = createHash("sha256").update(fs.readFileSync(wasm)).update(JSON.stringify([wasmOptArgs, wasmOptVersion])).digest("hex");
+    const cached = path.join(cacheDir, `${key}.wasm`);
+    await step(`wasm-opt ${b.folder}/${stem}_bg.wasm`, () => {
       const before = fs.statSync(wasm).size;
-      run("wasm-opt", [wasm, "-o", wasm + ".opt", ...wasmOptArgs]);
-      fs.renameSync(wasm + ".opt", wasm);
+      if (fs.existsSync(cached)) {
+        console.log("    unchanged input: reusing the optimised file from target/wasm-opt-cache/");
+      } else {
+        run("wasm-opt", [wasm, "-o", cached + ".tmp", ...wasmOptArgs]);
+        fs.renameSync(cached + ".tmp", cached);
+      }
+      fs.copyFileSync(cached, wasm);
       console.log(`    ${before} -> ${fs.statSync(wasm).size} bytes`);
     });
-    done.set(hash, wasm);
   }
 }
 
@@ -190,7 +196,7 @@ const entries = await step("write wrappers and remove stray wasm-pack files", as
 });
 
 // ---- pkg/package.json -------------------------------------------------------
-await step("write pkg/package.json and README", () => {
+await step(`write ${path.relative(root, outDir)}/package.json and README`, () => {
   const p = config.package;
   // main = a require()-able file, module = an ES module, types = declarations.
   const pick = (folder, kind) => {

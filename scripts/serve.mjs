@@ -24,13 +24,24 @@ const MIME = {
   ".ico": "image/x-icon",
 };
 
+// The built package's folder is declared in wasm-pack.toml ([package] out_dir);
+// a regex keeps this server free of dependencies.
+function packageDir(root) {
+  try {
+    const toml = fs.readFileSync(path.join(root, "wasm-pack.toml"), "utf8");
+    return toml.match(/^out_dir\s*=\s*"([^"]+)"/m)?.[1] ?? "pkg";
+  } catch {
+    return "pkg";
+  }
+}
+
 // URL prefix -> folder under root. Longest prefix first.
-const MOUNTS = [
-  ["/pkg/", "pkg"],
+const mounts = (root) => [
+  ["/pkg/", packageDir(root)],
   ["/", "www"],
 ];
 
-function resolveFile(root, urlPath) {
+function resolveFile(root, mountList, urlPath) {
   let decoded;
   try {
     decoded = decodeURIComponent(urlPath);
@@ -38,7 +49,7 @@ function resolveFile(root, urlPath) {
     return null;
   }
   if (decoded.includes("\0")) return null;
-  for (const [prefix, folder] of MOUNTS) {
+  for (const [prefix, folder] of mountList) {
     if (!decoded.startsWith(prefix)) continue;
     const base = path.join(root, folder);
     const file = path.join(base, decoded.slice(prefix.length));
@@ -50,17 +61,18 @@ function resolveFile(root, urlPath) {
 }
 
 function handler(root) {
+  const mountList = mounts(root);
   return (req, res) => {
     if (req.method !== "GET" && req.method !== "HEAD") {
       res.writeHead(405, { allow: "GET, HEAD" }).end();
       return;
     }
     const urlPath = new URL(req.url, "http://x").pathname;
-    if (MOUNTS.some(([prefix]) => prefix === urlPath + "/")) {
+    if (mountList.some(([prefix]) => prefix === urlPath + "/")) {
       res.writeHead(301, { location: urlPath + "/" }).end();
       return;
     }
-    let file = resolveFile(root, urlPath);
+    let file = resolveFile(root, mountList, urlPath);
     if (!file) {
       res.writeHead(403, { "content-type": "text/plain" }).end("forbidden\n");
       return;
@@ -125,6 +137,6 @@ if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href) {
   const wanted = Number(process.env.PORT ?? 8080);
   const { url, port } = await startServer({ port: wanted });
   if (port !== wanted) console.log(`port ${wanted} is taken; using ${port}`);
-  if (!fs.existsSync(path.join(repoRoot, "pkg", "package.json"))) console.log("note: pkg/ is not built yet (node scripts/build.mjs)");
+  if (!fs.existsSync(path.join(repoRoot, packageDir(repoRoot), "package.json"))) console.log("note: the package is not built yet (node scripts/build.mjs)");
   console.log(`serving www/ at ${url} and pkg/ at ${url}pkg/  (Ctrl-C to stop)`);
 }
