@@ -102,8 +102,12 @@ fn every_generated_run_keeps_the_invariants() {
             "abort points too rare: {tally:#?}"
         );
         assert!(
-            tally.honoured_aborts >= 50 && tally.late_progress_calls >= 50,
+            tally.honoured_aborts >= 50,
             "the signal seems not to reach streams and tools: {tally:#?}"
+        );
+        assert!(
+            tally.late_progress_calls >= 50,
+            "late progress too rare: {tally:#?}"
         );
         assert!(
             tally.progress_events >= 100 && tally.observer_errors >= 50,
