@@ -67,6 +67,18 @@ pub enum RunReason {
     MaxSteps,
 }
 
+impl RunReason {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RunReason::Stop => "stop",
+            RunReason::Length => "length",
+            RunReason::Error => "error",
+            RunReason::Aborted => "aborted",
+            RunReason::MaxSteps => "maxSteps",
+        }
+    }
+}
+
 /// Why a tool call was answered without running (`details.reason` of a skipped result).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]

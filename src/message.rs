@@ -17,7 +17,7 @@ fn take_tag<E: de::Error>(extra: &mut Extra, key: &str, expected: &str) -> Resul
         None => Ok(()),
         Some(Value::String(tag)) if tag == expected => Ok(()),
         Some(other) => Err(E::custom(format!(
-            "{key}: expected \"{expected}\", got {other}"
+            "at {key}: expected \"{expected}\", got {other}"
         ))),
     }
 }
@@ -50,7 +50,7 @@ fn by_tag<'de, D: Deserializer<'de>>(
         Some(Value::String(tag)) => tag.clone(),
         Some(other) => {
             return Err(de::Error::custom(format!(
-                "{key}: expected a string, got {other}"
+                "at {key}: expected a string, got {other}"
             )))
         }
         None if value.is_object() => {
@@ -92,7 +92,7 @@ pub fn at_path(path: &str, message: &str) -> String {
 
 fn unknown_tag<E: de::Error>(key: &str, tag: &str, expected: &str) -> E {
     E::custom(format!(
-        "{key}: unknown {key} \"{tag}\", expected one of {expected}"
+        "at {key}: unknown {key} \"{tag}\", expected one of {expected}"
     ))
 }
 

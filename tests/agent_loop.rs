@@ -615,7 +615,7 @@ fn malformed_messages_are_refused_with_the_path_of_the_bad_field() {
     );
     assert_eq!(
         read(json!([{"role": "bot"}])),
-        "at [0]: role: unknown role \"bot\", expected one of user, assistant, toolResult"
+        "at [0].role: unknown role \"bot\", expected one of user, assistant, toolResult"
     );
     assert_eq!(
         read(json!([{"role": "user", "content": 7}])),
@@ -631,5 +631,5 @@ fn malformed_messages_are_refused_with_the_path_of_the_bad_field() {
     assert!(wrong
         .unwrap_err()
         .to_string()
-        .contains("role: expected \"assistant\", got \"user\""));
+        .contains("at role: expected \"assistant\", got \"user\""));
 }

@@ -2,10 +2,37 @@
 //! with a clear error and drops functions, serde_json bounds nesting depth (no stack overflow, so no
 //! trap), and one string copy is cheaper than a property-by-property walk.
 
+use std::cell::RefCell;
+use std::collections::HashMap;
+
 use js_sys::{Function, Reflect, JSON};
 use serde::de::DeserializeOwned;
 use serde::Serialize;
+use wasm_bindgen::prelude::wasm_bindgen;
 use wasm_bindgen::{JsCast, JsValue};
+
+#[wasm_bindgen]
+extern "C" {
+    /// `Reflect.set` without an exception trap: only for fresh plain objects we own, where it cannot throw.
+    #[wasm_bindgen(js_namespace = Reflect, js_name = set)]
+    fn set_own(target: &JsValue, key: &JsValue, value: &JsValue) -> bool;
+}
+
+thread_local! {
+    /// Property names as JS strings, made once: a key crossing as UTF-8 on every event would cost more
+    /// than the event.
+    static KEYS: RefCell<HashMap<&'static str, JsValue>> = RefCell::new(HashMap::new());
+}
+
+/// The JS string for a fixed name, created on first use.
+pub fn key(name: &'static str) -> JsValue {
+    KEYS.with(|keys| {
+        keys.borrow_mut()
+            .entry(name)
+            .or_insert_with(|| JsValue::from_str(name))
+            .clone()
+    })
+}
 
 /// A `TypeError` with this message, as a value to throw or reject with.
 pub fn type_error(message: impl AsRef<str>) -> JsValue {
@@ -84,9 +111,8 @@ pub fn type_of(value: &JsValue) -> String {
 }
 
 /// `object[key]`, with a getter or proxy that throws reported against the field.
-pub fn get(object: &JsValue, key: &str, what: &str) -> Result<JsValue, String> {
-    Reflect::get(object, &JsValue::from_str(key))
-        .map_err(|e| format!("{what}: {}", error_message(&e)))
+pub fn get(object: &JsValue, name: &'static str, what: &str) -> Result<JsValue, String> {
+    Reflect::get(object, &key(name)).map_err(|e| format!("{what}: {}", error_message(&e)))
 }
 
 pub fn is_object(value: &JsValue) -> bool {
@@ -96,10 +122,10 @@ pub fn is_object(value: &JsValue) -> bool {
 /// `object[key]` when it is a function, `None` when absent; anything else is a `TypeError` text.
 pub fn optional_function(
     object: &JsValue,
-    key: &str,
+    name: &'static str,
     what: &str,
 ) -> Result<Option<Function>, String> {
-    let value = get(object, key, what)?;
+    let value = get(object, name, what)?;
     if value.is_undefined() || value.is_null() {
         return Ok(None);
     }
@@ -109,7 +135,7 @@ pub fn optional_function(
         .map_err(|v| format!("{what} must be a function (got {})", type_of(&v)))
 }
 
-/// Sets `object[key] = value` on a fresh object we own (cannot throw).
-pub fn set(object: &JsValue, key: &str, value: &JsValue) {
-    let _ = Reflect::set(object, &JsValue::from_str(key), value);
+/// Sets `object[name] = value` on a fresh plain object we own (cannot throw).
+pub fn set(object: &JsValue, name: &'static str, value: &JsValue) {
+    set_own(object, &key(name), value);
 }

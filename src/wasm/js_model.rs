@@ -1,29 +1,34 @@
 //! A JS model: `stream(request, {signal})` returning any async iterable (a pi-ai `EventStream` included),
 //! with or without `result()`. Events stay JS values: they reach `onEvent` as the objects the model yielded.
 
-use std::cell::RefCell;
+use std::rc::Rc;
 
-use js_sys::{Array, Function, Object, Promise, Reflect, Symbol};
+use js_sys::{Array, Function, Object, Reflect, Symbol};
 use wasm_bindgen::{JsCast, JsValue};
-use wasm_bindgen_futures::JsFuture;
 
-use super::convert::{error_message, from_js, get, is_object, set, to_js, type_of};
+use super::convert::{error_message, from_js, get, is_object, key, set, type_of};
+use super::mirror::SharedMirror;
+use super::promise::Awaiter;
 use super::signal::js_signal;
-use crate::message::{AgentMessage, AssistantMessage};
+use crate::message::AssistantMessage;
 use crate::model::{Model, ModelRequest, ModelStream, StreamEvent};
 use crate::signal::AbortSignal;
 
 pub struct JsModel {
     model: JsValue,
     stream: Function,
-    /// The transcript only grows during a run: each message is converted once and reused by every later
-    /// request (each request still gets its own array).
-    sent: RefCell<Vec<JsValue>>,
     tools: JsValue,
+    mirror: SharedMirror,
+    awaiter: Rc<Awaiter>,
 }
 
 impl JsModel {
-    pub fn new(model: JsValue, tools: JsValue) -> Result<Self, String> {
+    pub fn new(
+        model: JsValue,
+        tools: JsValue,
+        mirror: SharedMirror,
+        awaiter: Rc<Awaiter>,
+    ) -> Result<Self, String> {
         if !is_object(&model) {
             return Err(format!(
                 "options.model must be an object with a stream() method (got {})",
@@ -36,21 +41,15 @@ impl JsModel {
         Ok(JsModel {
             model,
             stream,
-            sent: RefCell::new(Vec::new()),
             tools,
+            mirror,
+            awaiter,
         })
     }
 
+    /// Each request gets its own arrays; the message objects in them crossed once and are shared.
     fn request(&self, request: &ModelRequest<'_>) -> JsValue {
-        let mut sent = self.sent.borrow_mut();
-        let known = sent.len().min(request.messages.len());
-        sent.truncate(known);
-        sent.extend(
-            request.messages[known..]
-                .iter()
-                .map(|m: &AgentMessage| to_js(m)),
-        );
-        let messages: Array = sent.iter().collect();
+        let messages = self.mirror.borrow_mut().sync(request.messages);
         let object: JsValue = Object::new().into();
         if let Some(prompt) = request.system_prompt {
             set(&object, "systemPrompt", &JsValue::from_str(prompt));
@@ -73,7 +72,7 @@ impl Model for JsModel {
             .stream
             .call2(&self.model, &self.request(&request), &options)
             .map_err(|e| format!("model.stream() threw: {}", error_message(&e)))?;
-        JsStream::new(returned)
+        JsStream::new(returned, self.mirror.clone(), self.awaiter.clone())
     }
 }
 
@@ -82,10 +81,12 @@ pub struct JsStream {
     iterator: JsValue,
     next: Function,
     result: Option<Function>,
+    mirror: SharedMirror,
+    awaiter: Rc<Awaiter>,
 }
 
 impl JsStream {
-    fn new(stream: JsValue) -> Result<Self, String> {
+    fn new(stream: JsValue, mirror: SharedMirror, awaiter: Rc<Awaiter>) -> Result<Self, String> {
         let not_iterable = || {
             format!(
                 "model.stream() must return an async iterable (got {})",
@@ -118,20 +119,9 @@ impl JsStream {
             iterator,
             next,
             result,
+            mirror,
+            awaiter,
         })
-    }
-}
-
-/// Awaits a value that may or may not be a promise.
-pub async fn settle(value: JsValue) -> Result<JsValue, JsValue> {
-    if value.is_instance_of::<Promise>() {
-        JsFuture::from(value.unchecked_into::<Promise>()).await
-    } else if is_object(&value)
-        && Reflect::get(&value, &"then".into()).is_ok_and(|t| t.is_function())
-    {
-        JsFuture::from(Promise::resolve(&value)).await
-    } else {
-        Ok(value)
     }
 }
 
@@ -140,7 +130,7 @@ impl ModelStream for JsStream {
 
     async fn next(&mut self) -> Option<Result<JsEvent, String>> {
         let step = match self.next.call0(&self.iterator) {
-            Ok(step) => settle(step).await,
+            Ok(step) => self.awaiter.settle(step).await,
             Err(e) => Err(e),
         };
         let step = match step {
@@ -153,12 +143,12 @@ impl ModelStream for JsStream {
             }
             Err(e) => return Some(Err(format!("model stream threw: {}", error_message(&e)))),
         };
-        if Reflect::get(&step, &"done".into()).is_ok_and(|d| d.is_truthy()) {
+        if Reflect::get(&step, &key("done")).is_ok_and(|d| d.is_truthy()) {
             return None;
         }
         Some(
-            Reflect::get(&step, &"value".into())
-                .map(JsEvent)
+            Reflect::get(&step, &key("value"))
+                .map(|event| JsEvent(event, self.mirror.clone()))
                 .map_err(|e| error_message(&e)),
         )
     }
@@ -172,26 +162,36 @@ impl ModelStream for JsStream {
             return Err("model stream has no result()".into());
         };
         let message = match result.call0(&self.stream) {
-            Ok(promise) => settle(promise).await,
+            Ok(promise) => self.awaiter.settle(promise).await,
             Err(e) => Err(e),
         }
         .map_err(|e| format!("model stream result() failed: {}", error_message(&e)))?;
-        from_js(&message, "model stream result()")
+        let parsed = from_js(&message, "model stream result()")?;
+        self.mirror.borrow_mut().keep_assistant(&message);
+        Ok(parsed)
     }
 }
 
 /// A model event exactly as JS produced it.
-pub struct JsEvent(pub JsValue);
+pub struct JsEvent(pub JsValue, SharedMirror);
 
 impl StreamEvent for JsEvent {
     fn final_message(&self) -> Option<Result<AssistantMessage, String>> {
-        let kind = Reflect::get(&self.0, &"type".into()).ok()?.as_string()?;
+        let kind = Reflect::get(&self.0, &key("type")).ok()?.as_string()?;
         let field = match kind.as_str() {
             "done" => "message",
             "error" => "error",
             _ => return None,
         };
         let what = format!("model event {kind}.{field}");
-        Some(get(&self.0, field, &what).and_then(|m| from_js(&m, &what)))
+        let message = match get(&self.0, field, "model event") {
+            Ok(message) => message,
+            Err(e) => return Some(Err(e)),
+        };
+        let parsed = from_js(&message, &what);
+        if parsed.is_ok() {
+            self.1.borrow_mut().keep_assistant(&message);
+        }
+        Some(parsed)
     }
 }

@@ -10,7 +10,7 @@ use wasm_bindgen::closure::Closure;
 use wasm_bindgen::JsValue;
 
 use super::convert::{error_message, from_js, set, to_js};
-use super::js_model::settle;
+use super::promise::settle;
 use super::signal::js_signal;
 use crate::message::{MediaBlock, ToolCall};
 use crate::signal::AbortSignal;

@@ -6,7 +6,9 @@
 mod convert;
 mod js_model;
 mod js_tools;
+mod mirror;
 mod observer;
+mod promise;
 mod signal;
 
 use std::cell::RefCell;
@@ -55,8 +57,32 @@ pub fn run_agent_loop_js(
             clock: run.clock,
         })
         .await;
-        Ok(to_js(&result))
+        Ok(run_result(&result, &run.mirror))
     })
+}
+
+/// `{ reason, messages, steps, error?, observerError? }`, the messages being the objects that already
+/// crossed during the run.
+fn run_result(result: &crate::event::RunResult, mirror: &mirror::SharedMirror) -> JsValue {
+    let object: JsValue = Object::new().into();
+    set(
+        &object,
+        "reason",
+        &JsValue::from_str(result.reason.as_str()),
+    );
+    set(
+        &object,
+        "messages",
+        &mirror.borrow_mut().sync(&result.messages),
+    );
+    set(&object, "steps", &JsValue::from(result.steps));
+    if let Some(error) = &result.error {
+        set(&object, "error", &JsValue::from_str(error));
+    }
+    if let Some(error) = &result.observer_error {
+        set(&object, "observerError", &JsValue::from_str(error));
+    }
+    object
 }
 
 /// `runAgentLoop`'s options, checked and converted.
@@ -69,6 +95,7 @@ struct RunInput {
     max_steps: u32,
     observer: observer::JsObserver,
     clock: Clock,
+    mirror: mirror::SharedMirror,
 }
 
 impl RunInput {
@@ -81,7 +108,14 @@ impl RunInput {
         }
         let registry = registry_option(&get(options, "tools", "options.tools")?)?;
         let definitions = to_js(&registry.definitions());
-        let model = js_model::JsModel::new(get(options, "model", "options.model")?, definitions)?;
+        let mirror = mirror::SharedMirror::default();
+        let awaiter = promise::Awaiter::new();
+        let model = js_model::JsModel::new(
+            get(options, "model", "options.model")?,
+            definitions,
+            mirror.clone(),
+            awaiter.clone(),
+        )?;
         Ok(RunInput {
             context: context_option(&get(options, "context", "options.context")?)?,
             model,
@@ -90,12 +124,13 @@ impl RunInput {
                 .map(js_tools::JsExecutor),
             signal: signal_option(&get(options, "signal", "options.signal")?, "options.signal")?,
             max_steps: max_steps_option(&get(options, "maxSteps", "options.maxSteps")?)?,
-            observer: observer::JsObserver(optional_function(
-                options,
-                "onEvent",
-                "options.onEvent",
-            )?),
+            observer: observer::JsObserver {
+                on_event: optional_function(options, "onEvent", "options.onEvent")?,
+                mirror: mirror.clone(),
+                awaiter,
+            },
             clock: clock_option(optional_function(options, "now", "options.now")?),
+            mirror,
         })
     }
 }

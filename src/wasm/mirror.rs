@@ -1,0 +1,80 @@
+//! The JS side of one run's transcript. Each message crosses the boundary once: the model's final message
+//! is kept as the object the model produced, a tool result as the object made for its `tool_end`, and
+//! every later request and the run's result reuse those objects.
+
+use std::cell::RefCell;
+use std::rc::Rc;
+
+use js_sys::Array;
+use wasm_bindgen::JsValue;
+
+use super::convert::{get, to_js};
+use crate::message::AgentMessage;
+
+pub struct Mirror {
+    /// JS forms of `messages[..sent.length]`, in transcript order.
+    sent: Array,
+    /// The model's own object for the final message it just gave, until it joins `sent`.
+    assistant: Option<JsValue>,
+    /// Results already made into JS objects (for `tool_end` / `tool_skipped`), by call id.
+    results: Vec<(String, JsValue)>,
+}
+
+pub type SharedMirror = Rc<RefCell<Mirror>>;
+
+impl Default for Mirror {
+    fn default() -> Self {
+        Mirror {
+            sent: Array::new(),
+            assistant: None,
+            results: Vec::new(),
+        }
+    }
+}
+
+impl Mirror {
+    /// Keeps the model's object for its final message if it is a well-formed one (it says it is an
+    /// assistant message), so it can stand for the parsed message.
+    pub fn keep_assistant(&mut self, message: &JsValue) {
+        let is_assistant = get(message, "role", "message.role")
+            .is_ok_and(|r| r.as_string().as_deref() == Some("assistant"));
+        self.assistant = is_assistant.then(|| message.clone());
+    }
+
+    /// The JS object for the assistant message being reported, made if the model's own is not kept.
+    pub fn assistant(&mut self, message: &crate::message::AssistantMessage) -> JsValue {
+        self.assistant
+            .get_or_insert_with(|| to_js(&message.tagged()))
+            .clone()
+    }
+
+    pub fn keep_result(&mut self, id: &str, result: &JsValue) {
+        self.results.push((id.to_owned(), result.clone()));
+    }
+
+    /// The JS form of `messages`, converting only what has not crossed yet.
+    /// Each caller gets its own copy of the array (one `slice`, no per-message crossing).
+    pub fn sync(&mut self, messages: &[AgentMessage]) -> Array {
+        let known = (self.sent.length() as usize).min(messages.len());
+        self.sent.set_length(known as u32);
+        for message in &messages[known..] {
+            let js = match message {
+                AgentMessage::Assistant(m) => {
+                    self.assistant.take().unwrap_or_else(|| to_js(&m.tagged()))
+                }
+                AgentMessage::ToolResult(r) => match self
+                    .results
+                    .iter()
+                    .position(|(id, _)| *id == r.tool_call_id)
+                {
+                    Some(i) => self.results.swap_remove(i).1,
+                    None => to_js(&r.tagged()),
+                },
+                AgentMessage::User(_) => to_js(message),
+            };
+            self.sent.push(&js);
+        }
+        self.results.clear();
+        self.sent.slice(0, self.sent.length())
+    }
+}
