@@ -364,6 +364,16 @@ console.log(`legs: ${LEGS.map((l) => `${l.name} = ${l.label}`).join("; ")}`);
 console.log(tiny ? `tiny-pi loaded via ${tiny.via}` : "tiny-pi: pkg/node not built (run `npm run build`); timing pi and floor only");
 console.log(`workload: N tool turns (10 text deltas + ${CALLS_PER_TURN} tool calls each) + 1 stop turn; pi-ai EventStream per request\n`);
 
+if (args["write-results"] && !tiny) fail("write-results", "tiny-pi was not loaded, so there is nothing to compare", "build pkg/ with `npm run build` (and wait for a running build to finish), then rerun");
+
+// Which build was measured: the commit checked out and when pkg/ was built.
+const gitHead = (() => {
+  const r = spawnSync("git", ["-C", ROOT, "rev-parse", "--short", "HEAD"], { encoding: "utf8" });
+  return r.status === 0 ? r.stdout.trim() : null;
+})();
+const wasmFile = path.join(ROOT, "pkg/node/tiny_pi_bg.wasm");
+const pkgBuilt = fs.existsSync(wasmFile) ? fs.statSync(wasmFile).mtime.toISOString() : null;
+console.log(`commit ${gitHead ?? "?"}${pkgBuilt ? `, pkg/ built ${pkgBuilt}` : ""}`);
 const started = Date.now();
 const timing = await timeAll(cfg.Ns, cfg.reps, cfg.warmup, cfg.warmTurns);
 const size = sizes();
@@ -373,6 +383,11 @@ let memory = null;
   memory = runMemoryChild(cfg.memBase, cfg.memTotal);
   done();
 }
+
+// A build landing mid-run would make the sizes (read at the end) describe another build than the one timed.
+const pkgRebuilt = pkgBuilt !== null && (!fs.existsSync(wasmFile) || fs.statSync(wasmFile).mtime.toISOString() !== pkgBuilt);
+if (pkgRebuilt) console.log("WARNING: pkg/ was rebuilt during this run; timings and sizes may describe different builds");
+if (pkgRebuilt && args["write-results"]) fail("write-results", "pkg/ was rebuilt during the run", "rerun when no build is running");
 
 // --- report --------------------------------------------------------------------------------------
 
@@ -427,7 +442,7 @@ console.log(lines.join("\n"));
 
 const result = {
   date: new Date().toISOString(), command, quick: QUICK, load_average_at_start: load, node: process.version, cpu: os.cpus()[0]?.model, cores: os.cpus().length,
-  tiny_via: tiny?.via ?? null, config: cfg, timing, flatness: flat, sizes: size, memory, targets,
+  tiny_via: tiny?.via ?? null, commit: gitHead, pkg_built: pkgBuilt, config: cfg, timing, flatness: flat, sizes: size, memory, targets,
 };
 fs.mkdirSync(OUT, { recursive: true });
 fs.writeFileSync(path.join(OUT, "latest.json"), JSON.stringify(result, null, 2));
@@ -438,7 +453,7 @@ if (args["write-results"]) {
   if (QUICK) fail("write-results", "quick-mode figures are not results", "run without --quick");
   const file = path.join(HERE, "RESULTS.md");
   const START = "<!-- figures:start (written by bench/run.mjs --write-results) -->", END = "<!-- figures:end -->";
-  const body = [START, "", `Measured ${result.date} with \`${command}\` (${result.node}, ${result.cpu} x${result.cores}, load average ${load.toFixed(2)} at start; tiny-pi via ${result.tiny_via}).`, "",
+  const body = [START, "", `Measured ${result.date} with \`${command}\` (${result.node}, ${result.cpu} x${result.cores}, load average ${load.toFixed(2)} at start; commit ${gitHead}, pkg/ built ${pkgBuilt}; tiny-pi via ${result.tiny_via}).`, "",
     "| target | measured | status |", "|---|---|---|",
     ...targets.map((t) => `| ${t.name} | ${t.text} | ${t.met === null ? "n/a" : t.met ? "met" : "**missed**"} |`), "",
     "```", ...lines.slice(1, -1), "```", "", END].join("\n");
