@@ -74,7 +74,11 @@ const { config, crate } = await step("read wasm-pack.toml and Cargo.toml", () =>
   return { config, crate: { name: cargo.package.name, stem: cargo.package.name.replace(/-/g, "_"), version: cargo.package.version, cargo } };
 });
 
-const outDir = path.join(root, config.package.out_dir ?? "pkg");
+const finalDir = path.join(root, config.package.out_dir ?? "pkg");
+// Build into a staging folder and swap it in at the end: a failed build keeps
+// the previous package, and tests reading pkg/ meanwhile never see it half-built.
+const outDir = `${finalDir}.staging-${process.pid}`;
+const shown = path.relative(root, finalDir);
 const profile = config.profile?.cargo ?? "release";
 const wasmOptArgs = config.profile?.wasm_opt ?? false;
 const stem = crate.stem;
@@ -101,8 +105,9 @@ const wasmOptVersion = await step("check tools (wasm-pack, wasm-bindgen, wasm-op
 
 // ---- wasm-pack, one run per folder ------------------------------------------
 fs.rmSync(outDir, { recursive: true, force: true });
+process.on("exit", () => fs.rmSync(outDir, { recursive: true, force: true }));
 for (const b of config.build) {
-  await step(`wasm-pack build --target ${b.target} -> ${path.relative(root, outDir)}/${b.folder}`, () => {
+  await step(`wasm-pack build --target ${b.target} -> ${shown}/${b.folder}`, () => {
     run("wasm-pack", [
       "--log-level", "warn",
       "build", "--mode", "no-install", "--no-opt", "--no-pack", "--no-gitignore",
@@ -196,7 +201,7 @@ const entries = await step("write wrappers and remove stray wasm-pack files", as
 });
 
 // ---- pkg/package.json -------------------------------------------------------
-await step(`write ${path.relative(root, outDir)}/package.json and README`, () => {
+await step(`write ${shown}/package.json and README`, () => {
   const p = config.package;
   // main = a require()-able file, module = an ES module, types = declarations.
   const pick = (folder, kind) => {
@@ -252,6 +257,12 @@ await step("smoke check: Node loads the package", async () => {
   }
 });
 
-const files = fs.readdirSync(outDir, { recursive: true }).filter((f) => fs.statSync(path.join(outDir, f)).isFile());
-console.log(`build: ${p(outDir)} ready (${files.length} files) in ${((performance.now() - t0) / 1000).toFixed(1)}s`);
-function p(d) { return path.relative(root, d) || "."; }
+await step(`replace ${shown}/ with the new build`, () => {
+  const old = `${finalDir}.old-${process.pid}`;
+  if (fs.existsSync(finalDir)) fs.renameSync(finalDir, old);
+  fs.renameSync(outDir, finalDir);
+  fs.rmSync(old, { recursive: true, force: true });
+});
+
+const files = fs.readdirSync(finalDir, { recursive: true }).filter((f) => fs.statSync(path.join(finalDir, f)).isFile());
+console.log(`build: ${shown}/ ready (${files.length} files) in ${((performance.now() - t0) / 1000).toFixed(1)}s`);
