@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // Summarise a V8 .cpuprofile: self time per function and per source file, top first.
 //   node bench/run.mjs --profile=tiny      (or any node --cpu-prof output)
-//   node bench/profile-summary.mjs [file.cpuprofile] [--top=25] [--match=REGEX  inclusive time of matching functions]
+//   node bench/profile-summary.mjs [file.cpuprofile] [--top=25] [--match=REGEX  inclusive time of matching functions] [--callers=REGEX  who pays for them]
 import fs from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -67,3 +67,19 @@ console.log(`${path.relative(process.cwd(), file)}: ${(total / 1000).toFixed(0)}
 show("Self time by source file:", files, 12);
 show(`Self time by function (top ${top}):`, fns, top);
 if (match) show(`Inclusive time of functions matching /${match}/ (top ${top}):`, [...incl].filter(([k]) => new RegExp(match).test(k)), top);
+// --callers=REGEX: who pays for the matching function (the nearest enclosing tiny_pi:: frame that does not match).
+const callersOf = argv.find((a) => a.startsWith("--callers="))?.slice(10);
+if (callersOf) {
+  const re = new RegExp(callersOf), owner = /tiny_pi::(?!wasm::convert::)/;
+  const by = new Map();
+  for (const [id, us] of selfUs) {
+    let n = id;
+    while (n !== undefined && !re.test(label(byId.get(n).callFrame))) n = parent.get(n);
+    if (n === undefined) continue;
+    let c = parent.get(n);
+    while (c !== undefined && (re.test(label(byId.get(c).callFrame)) || !owner.test(label(byId.get(c).callFrame)))) c = parent.get(c);
+    const k = c === undefined ? "(no tiny_pi caller)" : label(byId.get(c).callFrame);
+    by.set(k, (by.get(k) ?? 0) + us);
+  }
+  show(`Time in /${callersOf}/ by nearest tiny_pi:: caller:`, by, top);
+}

@@ -456,7 +456,7 @@ if (args["write-results"]) {
   const body = [START, "", `Measured ${result.date} with \`${command}\` (${result.node}, ${result.cpu} x${result.cores}, load average ${load.toFixed(2)} at start; commit ${gitHead}, pkg/ built ${pkgBuilt}; tiny-pi via ${result.tiny_via}).`, "",
     "| target | measured | status |", "|---|---|---|",
     ...targets.map((t) => `| ${t.name} | ${t.text} | ${t.met === null ? "n/a" : t.met ? "met" : "**missed**"} |`), "",
-    "```", ...lines.slice(1, -1), "```", "", END].join("\n");
+    "```", lines[0].trim(), ...lines.slice(1, -1), "```", "", END].join("\n");
   const old = fs.existsSync(file) ? fs.readFileSync(file, "utf8") : `# Benchmark results (issue 4)\n\n${START}\n${END}\n`;
   const a = old.indexOf(START), b = old.indexOf(END);
   fs.writeFileSync(file, a >= 0 && b > a ? old.slice(0, a) + body + old.slice(b + END.length) : old + "\n" + body + "\n");
