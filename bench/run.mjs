@@ -26,6 +26,7 @@ const args = Object.fromEntries(process.argv.slice(2).map((a) => {
 }));
 const QUICK = !!args.quick || process.env.BENCH_QUICK === "1";
 const PROFILE = args.profile;
+if (QUICK && args["write-results"]) fail("write-results", "quick-mode figures are not results", "run without --quick");
 
 // Heap figures need global.gc: re-run this script under --expose-gc (keeping any other node flags).
 if (typeof globalThis.gc !== "function" && !PROFILE) {
@@ -450,7 +451,6 @@ console.log(`wrote ${path.relative(ROOT, path.join(OUT, "latest.json"))}`);
 
 // RESULTS.md: the figures go between markers; the hand-written analysis around them is kept.
 if (args["write-results"]) {
-  if (QUICK) fail("write-results", "quick-mode figures are not results", "run without --quick");
   const file = path.join(HERE, "RESULTS.md");
   const START = "<!-- figures:start (written by bench/run.mjs --write-results) -->", END = "<!-- figures:end -->";
   const body = [START, "", `Measured ${result.date} with \`${command}\` (${result.node}, ${result.cpu} x${result.cores}, load average ${load.toFixed(2)} at start; commit ${gitHead}, pkg/ built ${pkgBuilt}; tiny-pi via ${result.tiny_via}).`, "",
