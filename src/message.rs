@@ -66,7 +66,11 @@ fn by_tag<'de, D: Deserializer<'de>>(
 }
 
 fn variant<T: DeserializeOwned, E: de::Error>(value: Value) -> Result<T, E> {
-    serde_path_to_error::deserialize(value).map_err(|e| {
+    // Path tracking only to explain a failure: the common case reads the value once, untracked.
+    if let Ok(parsed) = T::deserialize(&value) {
+        return Ok(parsed);
+    }
+    serde_path_to_error::deserialize(&value).map_err(|e| {
         let path = e.path().to_string();
         let message = e.into_inner().to_string();
         E::custom(at_path(&path, &message))

@@ -3,7 +3,7 @@
 //! trap), and one string copy is cheaper than a property-by-property walk.
 
 use std::cell::RefCell;
-use std::collections::HashMap;
+use std::rc::Rc;
 
 use js_sys::{Function, Reflect, JSON};
 use serde::de::DeserializeOwned;
@@ -20,18 +20,32 @@ extern "C" {
 
 thread_local! {
     /// Property names as JS strings, made once: a key crossing as UTF-8 on every event would cost more
-    /// than the event.
-    static KEYS: RefCell<HashMap<&'static str, JsValue>> = RefCell::new(HashMap::new());
+    /// than the event. Keyed by the address of the `&'static str` (a literal's address is stable).
+    static KEYS: RefCell<Vec<(usize, Rc<JsValue>)>> = const { RefCell::new(Vec::new()) };
 }
 
-/// The JS string for a fixed name, created on first use.
-pub fn key(name: &'static str) -> JsValue {
-    KEYS.with(|keys| {
-        keys.borrow_mut()
-            .entry(name)
-            .or_insert_with(|| JsValue::from_str(name))
-            .clone()
-    })
+/// Runs `f` with the JS string for a fixed name, created on first use. Shared through an `Rc`: cloning a
+/// `JsValue` costs a table slot, and the cache is not borrowed while `f` runs (it may look up keys too).
+pub fn with_key<R>(name: &'static str, f: impl FnOnce(&JsValue) -> R) -> R {
+    let id = name.as_ptr() as usize;
+    let js = KEYS.with(|keys| {
+        let mut keys = keys.borrow_mut();
+        // A few dozen names: a linear scan of addresses beats hashing the text.
+        match keys.iter().find(|(k, _)| *k == id) {
+            Some((_, js)) => js.clone(),
+            None => {
+                let js = Rc::new(JsValue::from_str(name));
+                keys.push((id, js.clone()));
+                js
+            }
+        }
+    });
+    f(&js)
+}
+
+/// `object[name]` where `object` may be anything JS gave us (a getter may throw).
+pub fn get_key(object: &JsValue, name: &'static str) -> Result<JsValue, JsValue> {
+    with_key(name, |k| Reflect::get(object, k))
 }
 
 /// A `TypeError` with this message, as a value to throw or reject with.
@@ -45,17 +59,23 @@ pub fn from_js<T: DeserializeOwned>(value: &JsValue, what: &str) -> Result<T, St
     let Some(text) = text.as_string() else {
         return Err(format!("{what} is missing (got {})", type_of(value)));
     };
+    // The common case pays for no path tracking; only a failure is read again to locate the bad field.
+    if let Ok(value) = serde_json::from_str(&text) {
+        return Ok(value);
+    }
     let mut de = serde_json::Deserializer::from_str(&text);
-    serde_path_to_error::deserialize(&mut de).map_err(|e| {
-        let path = e.path().to_string();
-        let message = strip_position(&e.into_inner().to_string());
-        // `at [1].content[0].id: ...` reads as `what[1].content[0].id: ...`
-        let located = crate::message::at_path(&path, &message);
-        match located.strip_prefix("at ") {
-            Some(rest) if rest.starts_with('[') => format!("{what}{rest}"),
-            Some(rest) => format!("{what}.{rest}"),
-            None => format!("{what}: {located}"),
-        }
+    let error = match serde_path_to_error::deserialize::<_, T>(&mut de) {
+        Ok(value) => return Ok(value),
+        Err(error) => error,
+    };
+    let path = error.path().to_string();
+    let message = strip_position(&error.into_inner().to_string());
+    // `at [1].content[0].id: ...` reads as `what[1].content[0].id: ...`
+    let located = crate::message::at_path(&path, &message);
+    Err(match located.strip_prefix("at ") {
+        Some(rest) if rest.starts_with('[') => format!("{what}{rest}"),
+        Some(rest) => format!("{what}.{rest}"),
+        None => format!("{what}: {located}"),
     })
 }
 
@@ -112,7 +132,7 @@ pub fn type_of(value: &JsValue) -> String {
 
 /// `object[key]`, with a getter or proxy that throws reported against the field.
 pub fn get(object: &JsValue, name: &'static str, what: &str) -> Result<JsValue, String> {
-    Reflect::get(object, &key(name)).map_err(|e| format!("{what}: {}", error_message(&e)))
+    get_key(object, name).map_err(|e| format!("{what}: {}", error_message(&e)))
 }
 
 pub fn is_object(value: &JsValue) -> bool {
@@ -137,5 +157,5 @@ pub fn optional_function(
 
 /// Sets `object[name] = value` on a fresh plain object we own (cannot throw).
 pub fn set(object: &JsValue, name: &'static str, value: &JsValue) {
-    set_own(object, &key(name), value);
+    with_key(name, |k| set_own(object, k, value));
 }

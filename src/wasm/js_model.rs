@@ -6,7 +6,7 @@ use std::rc::Rc;
 use js_sys::{Array, Function, Object, Reflect, Symbol};
 use wasm_bindgen::{JsCast, JsValue};
 
-use super::convert::{error_message, from_js, get, is_object, key, set, type_of};
+use super::convert::{error_message, from_js, get, get_key, is_object, set, type_of};
 use super::mirror::SharedMirror;
 use super::promise::Awaiter;
 use super::signal::js_signal;
@@ -143,11 +143,11 @@ impl ModelStream for JsStream {
             }
             Err(e) => return Some(Err(format!("model stream threw: {}", error_message(&e)))),
         };
-        if Reflect::get(&step, &key("done")).is_ok_and(|d| d.is_truthy()) {
+        if get_key(&step, "done").is_ok_and(|d| d.is_truthy()) {
             return None;
         }
         Some(
-            Reflect::get(&step, &key("value"))
+            get_key(&step, "value")
                 .map(|event| JsEvent(event, self.mirror.clone()))
                 .map_err(|e| error_message(&e)),
         )
@@ -177,7 +177,7 @@ pub struct JsEvent(pub JsValue, SharedMirror);
 
 impl StreamEvent for JsEvent {
     fn final_message(&self) -> Option<Result<AssistantMessage, String>> {
-        let kind = Reflect::get(&self.0, &key("type")).ok()?.as_string()?;
+        let kind = get_key(&self.0, "type").ok()?.as_string()?;
         let field = match kind.as_str() {
             "done" => "message",
             "error" => "error",

@@ -10,6 +10,7 @@ mod mirror;
 mod observer;
 mod promise;
 mod signal;
+mod task;
 
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -40,7 +41,7 @@ const TYPES: &'static str = include_str!("types.d.ts");
 pub fn run_agent_loop_js(
     #[wasm_bindgen(unchecked_param_type = "RunOptions")] options: JsValue,
 ) -> Promise {
-    future_to_promise(async move {
+    task::spawn_promise(async move {
         let run = RunInput::parse(&options).map_err(type_error)?;
         let executor: &dyn ToolExecutor = match &run.executor {
             Some(executor) => executor,

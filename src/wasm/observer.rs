@@ -7,7 +7,7 @@ use futures::future::LocalBoxFuture;
 use js_sys::{Function, Object};
 use wasm_bindgen::JsValue;
 
-use super::convert::{error_message, key, set, to_js};
+use super::convert::{error_message, set, to_js, with_key};
 use super::js_model::JsEvent;
 use super::mirror::SharedMirror;
 use super::promise::Awaiter;
@@ -25,7 +25,7 @@ impl JsObserver {
     /// an observer sees are the ones later requests and the result hold.
     fn js_event(&self, event: &LoopEvent<'_, JsEvent>) -> JsValue {
         let object: JsValue = Object::new().into();
-        set(&object, "type", &key(event.kind()));
+        with_key(event.kind(), |kind| set(&object, "type", kind));
         match event {
             LoopEvent::ModelEvent { event } => set(&object, "event", &event.0),
             LoopEvent::AssistantMessage { message } => set(
@@ -46,7 +46,7 @@ impl JsObserver {
                 set(&object, "result", &js);
             }
             LoopEvent::TurnEnd { reason, steps } => {
-                set(&object, "reason", &key(reason.as_str()));
+                with_key(reason.as_str(), |r| set(&object, "reason", r));
                 set(&object, "steps", &JsValue::from(*steps));
             }
         }

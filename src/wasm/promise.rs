@@ -7,12 +7,12 @@ use std::pin::Pin;
 use std::rc::Rc;
 use std::task::{Context, Poll, Waker};
 
-use js_sys::{Promise, Reflect};
+use js_sys::Promise;
 use wasm_bindgen::closure::Closure;
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
 
-use super::convert::{is_object, key};
+use super::convert::{get_key, is_object};
 
 /// The value of `value`, awaited if it is a promise or a thenable.
 pub async fn settle(value: JsValue) -> Result<JsValue, JsValue> {
@@ -27,7 +27,7 @@ fn as_promise(value: JsValue) -> Result<Promise, JsValue> {
     if value.is_instance_of::<Promise>() {
         return Ok(value.unchecked_into());
     }
-    if is_object(&value) && Reflect::get(&value, &key("then")).is_ok_and(|t| t.is_function()) {
+    if is_object(&value) && get_key(&value, "then").is_ok_and(|t| t.is_function()) {
         return Ok(Promise::resolve(&value));
     }
     Err(value)
@@ -53,7 +53,9 @@ impl Awaiter {
         let settle_with = |slot: Rc<Slot>, ok: bool| {
             Closure::<dyn FnMut(JsValue)>::new(move |value: JsValue| {
                 *slot.outcome.borrow_mut() = Some(if ok { Ok(value) } else { Err(value) });
-                if let Some(waker) = slot.waker.borrow_mut().take() {
+                // Released before waking: the wake may poll the run at once, which sets the waker again.
+                let waker = slot.waker.borrow_mut().take();
+                if let Some(waker) = waker {
                     waker.wake();
                 }
             })
