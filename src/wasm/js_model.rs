@@ -1,14 +1,12 @@
 //! A JS model: `stream(request, {signal})` returning any async iterable (a pi-ai `EventStream` included),
 //! with or without `result()`. Events stay JS values: they reach `onEvent` as the objects the model yielded.
 
-use std::rc::Rc;
-
 use js_sys::{Array, Function, Object, Reflect, Symbol};
 use wasm_bindgen::{JsCast, JsValue};
 
 use super::convert::{error_message, from_js, get, get_key, is_object, set, type_of};
 use super::mirror::SharedMirror;
-use super::promise::Awaiter;
+use super::promise::settle;
 use super::signal::js_signal;
 use crate::message::AssistantMessage;
 use crate::model::{Model, ModelRequest, ModelStream, StreamEvent};
@@ -19,16 +17,10 @@ pub struct JsModel {
     stream: Function,
     tools: JsValue,
     mirror: SharedMirror,
-    awaiter: Rc<Awaiter>,
 }
 
 impl JsModel {
-    pub fn new(
-        model: JsValue,
-        tools: JsValue,
-        mirror: SharedMirror,
-        awaiter: Rc<Awaiter>,
-    ) -> Result<Self, String> {
+    pub fn new(model: JsValue, tools: JsValue, mirror: SharedMirror) -> Result<Self, String> {
         if !is_object(&model) {
             return Err(format!(
                 "options.model must be an object with a stream() method (got {})",
@@ -43,7 +35,6 @@ impl JsModel {
             stream,
             tools,
             mirror,
-            awaiter,
         })
     }
 
@@ -72,7 +63,7 @@ impl Model for JsModel {
             .stream
             .call2(&self.model, &self.request(&request), &options)
             .map_err(|e| format!("model.stream() threw: {}", error_message(&e)))?;
-        JsStream::new(returned, self.mirror.clone(), self.awaiter.clone())
+        JsStream::new(returned, self.mirror.clone())
     }
 }
 
@@ -82,11 +73,10 @@ pub struct JsStream {
     next: Function,
     result: Option<Function>,
     mirror: SharedMirror,
-    awaiter: Rc<Awaiter>,
 }
 
 impl JsStream {
-    fn new(stream: JsValue, mirror: SharedMirror, awaiter: Rc<Awaiter>) -> Result<Self, String> {
+    fn new(stream: JsValue, mirror: SharedMirror) -> Result<Self, String> {
         let not_iterable = || {
             format!(
                 "model.stream() must return an async iterable (got {})",
@@ -120,7 +110,6 @@ impl JsStream {
             next,
             result,
             mirror,
-            awaiter,
         })
     }
 }
@@ -130,7 +119,7 @@ impl ModelStream for JsStream {
 
     async fn next(&mut self) -> Option<Result<JsEvent, String>> {
         let step = match self.next.call0(&self.iterator) {
-            Ok(step) => self.awaiter.settle(step).await,
+            Ok(step) => settle(step).await,
             Err(e) => Err(e),
         };
         let step = match step {
@@ -162,7 +151,7 @@ impl ModelStream for JsStream {
             return Err("model stream has no result()".into());
         };
         let message = match result.call0(&self.stream) {
-            Ok(promise) => self.awaiter.settle(promise).await,
+            Ok(promise) => settle(promise).await,
             Err(e) => Err(e),
         }
         .map_err(|e| format!("model stream result() failed: {}", error_message(&e)))?;

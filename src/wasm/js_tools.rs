@@ -1,15 +1,16 @@
 //! JS tools: a registered tool's `execute(args, {callId, signal, reportProgress})`, and a caller's
-//! `executeToolCall(call, {signal, reportProgress})`. Each `reportProgress` closure lives exactly as long
-//! as its call.
+//! `executeToolCall(call, {signal, reportProgress})`. A call's `reportProgress` reports until the call
+//! settles.
 
+use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 
 use futures::future::LocalBoxFuture;
 use js_sys::{Function, Object};
 use wasm_bindgen::closure::Closure;
-use wasm_bindgen::JsValue;
+use wasm_bindgen::{JsCast, JsValue};
 
-use super::convert::{error_message, from_js, set, to_js};
+use super::convert::{error_message, from_js, set, to_js, type_error};
 use super::promise::settle;
 use super::signal::js_signal;
 use crate::message::{MediaBlock, ToolCall};
@@ -19,31 +20,80 @@ use crate::tools::{
     ToolReply,
 };
 
-/// The context object JS code receives, and the closure behind its `reportProgress` (drop it when the
-/// call settles).
+/// Where each call's `reportProgress` goes: one callback for the whole module, bound to the call's id, so
+/// a tool call makes no closure (`Fn`, so a report may arrive while another is being handled). A call that has ended is gone from the list; a late report is ignored.
+struct Progress {
+    sinks: RefCell<Vec<(f64, ProgressSink, Rc<str>)>>,
+    next_id: Cell<f64>,
+    report: Closure<dyn Fn(f64, JsValue) -> Result<(), JsValue>>,
+}
+
+thread_local! {
+    static PROGRESS: Progress = Progress {
+        sinks: RefCell::new(Vec::new()),
+        next_id: Cell::new(0.0),
+        report: Closure::new(report),
+    };
+}
+
+fn report(id: f64, content: JsValue) -> Result<(), JsValue> {
+    let found = PROGRESS.with(|p| {
+        p.sinks
+            .borrow()
+            .iter()
+            .find(|(i, ..)| *i == id)
+            .map(|(_, sink, what)| (sink.clone(), what.clone()))
+    });
+    let Some((sink, what)) = found else {
+        return Ok(());
+    };
+    let content: Vec<MediaBlock> =
+        from_js(&content, &format!("{what} reportProgress(content)")).map_err(type_error)?;
+    sink(content);
+    Ok(())
+}
+
+/// A call's registration with `PROGRESS`; dropping it (the call settled) ends its reports.
+struct ProgressRoute(f64);
+
+impl Drop for ProgressRoute {
+    fn drop(&mut self) {
+        let _ = PROGRESS.try_with(|p| {
+            if let Ok(mut sinks) = p.sinks.try_borrow_mut() {
+                sinks.retain(|(i, ..)| *i != self.0);
+            }
+        });
+    }
+}
+
+/// The context object JS code receives; keep the route until the call settles.
 fn js_context(
     call_id: Option<&str>,
     signal: &AbortSignal,
     progress: ProgressSink,
     what: String,
-) -> (JsValue, Closure<dyn FnMut(JsValue) -> Result<(), JsValue>>) {
-    let report =
-        Closure::<dyn FnMut(JsValue) -> Result<(), JsValue>>::new(move |content: JsValue| {
-            let content: Vec<MediaBlock> =
-                from_js(&content, &format!("{what} reportProgress(content)"))
-                    .map_err(super::convert::type_error)?;
-            progress(content);
-            Ok(())
-        });
+) -> (JsValue, ProgressRoute) {
+    let (id, report) = PROGRESS.with(|p| {
+        let id = p.next_id.get();
+        p.next_id.set(id + 1.0);
+        p.sinks.borrow_mut().push((id, progress, what.into()));
+        (
+            id,
+            p.report
+                .as_ref()
+                .unchecked_ref::<Function>()
+                .bind1(&JsValue::NULL, &JsValue::from(id)),
+        )
+    });
     let context: JsValue = Object::new().into();
-    if let Some(id) = call_id {
-        set(&context, "callId", &JsValue::from_str(id));
+    if let Some(call_id) = call_id {
+        set(&context, "callId", &JsValue::from_str(call_id));
     }
     if let Some(signal) = js_signal(signal) {
         set(&context, "signal", signal);
     }
-    set(&context, "reportProgress", report.as_ref());
-    (context, report)
+    set(&context, "reportProgress", &report);
+    (context, ProgressRoute(id))
 }
 
 /// Calls `f(this, a, ctx)` and settles what it returns; a throw or rejection becomes its message.
@@ -73,14 +123,14 @@ impl ToolHandler for JsTool {
         let (spec, execute, name) = (self.spec.clone(), self.execute.clone(), self.name.clone());
         Box::pin(async move {
             let what = format!("tool \"{name}\"");
-            let (js_context, report) = js_context(
+            let (js_context, route) = js_context(
                 Some(&context.call_id),
                 &context.signal,
                 context.progress,
                 what.clone(),
             );
             let outcome = call_settled(&execute, &spec, &to_js(&arguments), &js_context).await;
-            drop(report);
+            drop(route);
             from_js::<ToolOutput>(&outcome?, &format!("{what} result"))
         })
     }
@@ -96,7 +146,7 @@ impl ToolExecutor for JsExecutor {
         context: ExecutionContext,
     ) -> LocalBoxFuture<'a, Result<ToolReply, String>> {
         Box::pin(async move {
-            let (js_context, report) = js_context(
+            let (js_context, route) = js_context(
                 None,
                 &context.signal,
                 context.progress,
@@ -109,7 +159,7 @@ impl ToolExecutor for JsExecutor {
                 &js_context,
             )
             .await;
-            drop(report);
+            drop(route);
             from_js::<ToolReply>(&outcome?, "executeToolCall result")
         })
     }

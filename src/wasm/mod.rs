@@ -110,12 +110,10 @@ impl RunInput {
         let registry = registry_option(&get(options, "tools", "options.tools")?)?;
         let definitions = to_js(&registry.definitions());
         let mirror = mirror::SharedMirror::default();
-        let awaiter = promise::Awaiter::new();
         let model = js_model::JsModel::new(
             get(options, "model", "options.model")?,
             definitions,
             mirror.clone(),
-            awaiter.clone(),
         )?;
         Ok(RunInput {
             context: context_option(&get(options, "context", "options.context")?)?,
@@ -128,7 +126,6 @@ impl RunInput {
             observer: observer::JsObserver {
                 on_event: optional_function(options, "onEvent", "options.onEvent")?,
                 mirror: mirror.clone(),
-                awaiter,
             },
             clock: clock_option(optional_function(options, "now", "options.now")?),
             mirror,

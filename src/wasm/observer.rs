@@ -1,8 +1,6 @@
 //! `onEvent`: each loop event becomes a plain JS object; a model event is wrapped around the very object
 //! the model yielded. A returned promise is awaited by the loop.
 
-use std::rc::Rc;
-
 use futures::future::LocalBoxFuture;
 use js_sys::{Function, Object};
 use wasm_bindgen::JsValue;
@@ -10,14 +8,13 @@ use wasm_bindgen::JsValue;
 use super::convert::{error_message, set, to_js, with_key};
 use super::js_model::JsEvent;
 use super::mirror::SharedMirror;
-use super::promise::Awaiter;
+use super::promise::settle;
 use crate::agent_loop::Observer;
 use crate::event::LoopEvent;
 
 pub struct JsObserver {
     pub on_event: Option<Function>,
     pub mirror: SharedMirror,
-    pub awaiter: Rc<Awaiter>,
 }
 
 impl JsObserver {
@@ -68,10 +65,8 @@ impl Observer<JsEvent> for JsObserver {
         if !returned.is_object() {
             return Ok(None);
         }
-        let awaiter = self.awaiter.clone();
         Ok(Some(Box::pin(async move {
-            awaiter
-                .settle(returned)
+            settle(returned)
                 .await
                 .map(drop)
                 .map_err(|e| error_message(&e))

@@ -1,25 +1,86 @@
-//! Awaiting JS values from Rust. `JsFuture` makes two closures per await; the loop awaits once per model
-//! event and per observed event, one at a time, so a run reuses one pair of callbacks for those.
+//! Awaiting JS promises from Rust. `JsFuture` makes two closures per await; the loop awaits once per model
+//! event, per observed event and per tool, so instead one pair of callbacks serves the whole module and
+//! each await binds them to its own id (`Function.prototype.bind`, no closure made).
 
 use std::cell::{Cell, RefCell};
 use std::future::Future;
 use std::pin::Pin;
-use std::rc::Rc;
 use std::task::{Context, Poll, Waker};
 
-use js_sys::Promise;
+use js_sys::{Function, Promise};
 use wasm_bindgen::closure::Closure;
 use wasm_bindgen::{JsCast, JsValue};
-use wasm_bindgen_futures::JsFuture;
 
 use super::convert::{get_key, is_object};
 
+#[wasm_bindgen::prelude::wasm_bindgen]
+extern "C" {
+    /// A promise seen as having `then(ok, err)` that takes plain functions (the bound callbacks below).
+    type Thenable;
+    #[wasm_bindgen(method, js_name = then)]
+    fn then_with(this: &Thenable, ok: &JsValue, err: &JsValue) -> JsValue;
+}
+
+enum State {
+    Waiting(Option<Waker>),
+    Settled(Result<JsValue, JsValue>),
+}
+
+/// The module's one pair of `then` callbacks and the awaits in flight (a handful at a time).
+struct Settler {
+    pending: RefCell<Vec<(f64, State)>>,
+    next_id: Cell<f64>,
+    on_ok: Closure<dyn Fn(f64, JsValue)>,
+    on_err: Closure<dyn Fn(f64, JsValue)>,
+}
+
+thread_local! {
+    static SETTLER: Settler = Settler {
+        pending: RefCell::new(Vec::new()),
+        next_id: Cell::new(0.0),
+        on_ok: Closure::new(|id, value| finish(id, Ok(value))),
+        on_err: Closure::new(|id, error| finish(id, Err(error))),
+    };
+}
+
+/// A callback for an await that is gone (its future was dropped) finds no entry and does nothing.
+fn finish(id: f64, outcome: Result<JsValue, JsValue>) {
+    let waker = SETTLER.with(|s| {
+        let mut pending = s.pending.borrow_mut();
+        let entry = pending.iter_mut().find(|(i, _)| *i == id)?;
+        match std::mem::replace(&mut entry.1, State::Settled(outcome)) {
+            State::Waiting(waker) => waker,
+            State::Settled(_) => None,
+        }
+    });
+    // Woken after the borrow ends: the wake may poll the run at once.
+    if let Some(waker) = waker {
+        waker.wake();
+    }
+}
+
 /// The value of `value`, awaited if it is a promise or a thenable.
 pub async fn settle(value: JsValue) -> Result<JsValue, JsValue> {
-    match as_promise(value) {
-        Ok(promise) => JsFuture::from(promise).await,
-        Err(value) => Ok(value),
-    }
+    let promise = match as_promise(value) {
+        Ok(promise) => promise,
+        Err(value) => return Ok(value),
+    };
+    let id = SETTLER.with(|s| {
+        let id = s.next_id.get();
+        s.next_id.set(id + 1.0);
+        s.pending.borrow_mut().push((id, State::Waiting(None)));
+        let bind = |f: &Closure<dyn Fn(f64, JsValue)>| -> JsValue {
+            f.as_ref()
+                .unchecked_ref::<Function>()
+                .bind1(&JsValue::NULL, &JsValue::from(id))
+                .into()
+        };
+        promise
+            .unchecked_ref::<Thenable>()
+            .then_with(&bind(&s.on_ok), &bind(&s.on_err));
+        id
+    });
+    Settling(id).await
 }
 
 /// `Ok(promise)` for a promise or thenable, `Err(value)` for anything else.
@@ -33,68 +94,36 @@ fn as_promise(value: JsValue) -> Result<Promise, JsValue> {
     Err(value)
 }
 
-#[derive(Default)]
-struct Slot {
-    outcome: RefCell<Option<Result<JsValue, JsValue>>>,
-    waker: RefCell<Option<Waker>>,
-    busy: Cell<bool>,
-}
+struct Settling(f64);
 
-/// One pair of `then` callbacks for a run's sequential awaits; dropped with the run.
-pub struct Awaiter {
-    slot: Rc<Slot>,
-    on_ok: Closure<dyn FnMut(JsValue)>,
-    on_err: Closure<dyn FnMut(JsValue)>,
-}
-
-impl Awaiter {
-    pub fn new() -> Rc<Awaiter> {
-        let slot = Rc::new(Slot::default());
-        let settle_with = |slot: Rc<Slot>, ok: bool| {
-            Closure::<dyn FnMut(JsValue)>::new(move |value: JsValue| {
-                *slot.outcome.borrow_mut() = Some(if ok { Ok(value) } else { Err(value) });
-                // Released before waking: the wake may poll the run at once, which sets the waker again.
-                let waker = slot.waker.borrow_mut().take();
-                if let Some(waker) = waker {
-                    waker.wake();
-                }
-            })
-        };
-        Rc::new(Awaiter {
-            on_ok: settle_with(slot.clone(), true),
-            on_err: settle_with(slot.clone(), false),
-            slot,
-        })
-    }
-
-    /// Awaits `value` (a promise, a thenable, or a plain value). Falls back to `JsFuture` if another
-    /// await of this run is still pending, so correctness never depends on the awaits being sequential.
-    pub async fn settle(self: &Rc<Self>, value: JsValue) -> Result<JsValue, JsValue> {
-        let promise = match as_promise(value) {
-            Ok(promise) => promise,
-            Err(value) => return Ok(value),
-        };
-        if self.slot.busy.replace(true) {
-            return JsFuture::from(promise).await;
-        }
-        let _ = promise.then2(&self.on_ok, &self.on_err);
-        let outcome = Pending(self.slot.clone()).await;
-        self.slot.busy.set(false);
-        outcome
-    }
-}
-
-struct Pending(Rc<Slot>);
-
-impl Future for Pending {
+impl Future for Settling {
     type Output = Result<JsValue, JsValue>;
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        match self.0.outcome.borrow_mut().take() {
-            Some(outcome) => Poll::Ready(outcome),
-            None => {
-                *self.0.waker.borrow_mut() = Some(cx.waker().clone());
-                Poll::Pending
+        SETTLER.with(|s| {
+            let mut pending = s.pending.borrow_mut();
+            let Some(index) = pending.iter().position(|(i, _)| *i == self.0) else {
+                return Poll::Ready(Err(JsValue::from_str("await lost")));
+            };
+            match &mut pending[index].1 {
+                State::Waiting(waker) => {
+                    *waker = Some(cx.waker().clone());
+                    Poll::Pending
+                }
+                State::Settled(_) => match pending.swap_remove(index).1 {
+                    State::Settled(outcome) => Poll::Ready(outcome),
+                    State::Waiting(_) => Poll::Pending,
+                },
             }
-        }
+        })
+    }
+}
+
+impl Drop for Settling {
+    fn drop(&mut self) {
+        let _ = SETTLER.try_with(|s| {
+            if let Ok(mut pending) = s.pending.try_borrow_mut() {
+                pending.retain(|(i, _)| *i != self.0);
+            }
+        });
     }
 }
