@@ -650,10 +650,13 @@ export async function runCases(env, { seed, from, to, regressions = false }) {
         continue;
       }
       env.report({ start: i, what: c.what });
-      const settled = await settle(() => c.entry.call(c.tree, ctx), { deadlineMs: env.deadlineMs, escapes, macrotask: env.macrotask });
-      // Let stray microtasks of this case surface before judging it and before the good run.
-      for (let k = 0; k < 3; k += 1) await env.macrotask();
-      result = classify(c, settled, escapes);
+      result = await runOne(c, ctx, escapes);
+      // A repeated case (see REGRESSIONS) makes the same call again on fresh arguments; its verdict is its
+      // first disallowed outcome, and the good run afterwards shows whether the repeats wore the instance out.
+      for (let k = 1; k < (c.repeat ?? 1); k += 1) {
+        const again = await runOne(regressions ? makeRegression(i, ctx) : c, ctx, escapes);
+        if (ALLOWED.includes(result.outcome) && !ALLOWED.includes(again.outcome)) result = { ...again, message: `call ${k + 1} of ${c.repeat}: ${again.message}` };
+      }
       const good = await goodRun(ctx, escapes);
       const line = { i, entry: c.entry.name, outcome: result.outcome, what: c.what };
       if (result.outcome !== "completed" && result.message) line.message = String(result.message).slice(0, 400);
@@ -672,6 +675,14 @@ export async function runCases(env, { seed, from, to, regressions = false }) {
       reg.free();
     } catch {}
   }
+}
+
+async function runOne(c, ctx, escapes) {
+  escapes.length = 0;
+  const settled = await settle(() => c.entry.call(c.tree, ctx), { deadlineMs: ctx.deadlineMs, escapes, macrotask: ctx.macrotask });
+  // Let stray microtasks of this case surface before judging it and before the good run.
+  for (let k = 0; k < 3; k += 1) await ctx.macrotask();
+  return classify(c, settled, escapes);
 }
 
 /** The README round trip on the same instance, plus a run through the shared registry. */
@@ -711,7 +722,7 @@ export function nestedSchema(keyword, depth) {
 
 /**
  * Inputs the generator found (or that are its kinds at the one place where they hurt), each as a fixed case:
- * [name, entry name, [path, label, value(env)]...]. Run in order by `runCases(env, {regressions: true})`.
+ * [name, entry name, {repeat}?, [path, label, value(env)]...]. Run in order by `runCases(env, {regressions: true})`.
  */
 export const REGRESSIONS = [
   ["signal made with Object.create(AbortSignal.prototype)", "runAgentLoop(options)", [["options", "signal"], "Object.create(AbortSignal.prototype)", () => Object.create(AbortSignal.prototype)]],
@@ -722,12 +733,19 @@ export const REGRESSIONS = [
   ["a model's result() gives Object.create(Promise.prototype)", "a JS model's stream", [["responses", 0, "result"], "Object.create(Promise.prototype)", () => Object.create(Promise.prototype)]],
   ["context.messages is a revoked Proxy", "runAgentLoop(options)", [["options", "context", "messages"], "revoked array Proxy", () => revoked([])]],
   ["validateTranscript(a revoked Proxy)", "validateTranscript(messages)", [["messages"], "revoked array Proxy", () => revoked([])]],
+  // One escaped exception also leaves the wasm shadow stack pointer lowered (the frames it unwound never
+  // restored it): a few thousand of them and every later call fails with "memory access out of bounds".
+  ["validateTranscript(a revoked Proxy), 10,000 times", "validateTranscript(messages)", { repeat: 10_000 }, [["messages"], "revoked array Proxy", () => revoked([])]],
+  ["signal made with Object.create(AbortSignal.prototype), 3,000 runs", "runAgentLoop(options)", { repeat: 3_000 }, [["options", "signal"], "Object.create(AbortSignal.prototype)", () => Object.create(AbortSignal.prototype)]],
+  ["onEvent returns Object.create(Promise.prototype), 2,000 runs", "onEvent's return value", { repeat: 2_000 }, [["returned"], "Object.create(Promise.prototype)", () => Object.create(Promise.prototype)]],
   ["tool parameters: anyOf nested 40 deep, arguments failing at the bottom", "ToolRegistry.register(tool) + execute", [["tool", "parameters"], "anyOf nested 40 deep", () => nestedSchema("anyOf", 40)]],
   ["tool parameters: oneOf nested 40 deep, arguments failing at the bottom", "ToolRegistry.register(tool) + execute", [["tool", "parameters"], "oneOf nested 40 deep", () => nestedSchema("oneOf", 40)]],
 ];
 
 export function makeRegression(k, env) {
-  const [name, entryName, ...changes] = REGRESSIONS[k];
+  const [name, entryName, ...rest] = REGRESSIONS[k];
+  const { repeat } = Array.isArray(rest[0]) ? {} : rest.shift();
+  const changes = rest;
   const entry = ENTRIES.find((e) => e.name === entryName);
   const tree = entry.build(rng(k), env);
   const mutations = changes.map(([path, label, value]) => {
@@ -735,7 +753,7 @@ export function makeRegression(k, env) {
     parent[path.at(-1)] = value(env);
     return { path, op: "replace", label };
   });
-  return { i: k, entry, tree, mutations, what: `regression "${name}": ${entry.name}: ${mutations.map((m) => `${formatPath(m.path)} := ${m.label}`).join("; ")}` };
+  return { i: k, entry, tree, mutations, repeat, what: `regression "${name}": ${entry.name}: ${mutations.map((m) => `${formatPath(m.path)} := ${m.label}`).join("; ")}` };
 }
 
 /** Tallies report lines into counts per outcome and the distinct findings. */
