@@ -147,7 +147,7 @@ function printFindings(findings, seed) {
   for (const { first, n } of groups.values()) console.log(`  ${n}x #${first.i} ${first.outcome}: ${first.what} -> ${first.message ?? ""}`.slice(0, 600));
 }
 
-test(`garbage in Chromium: ${SINGLE !== undefined ? `case ${SINGLE}` : `${CASES} generated cases`} (seed ${SEED}), each followed by a good run on the same instance`, { timeout: 30 * 60_000 }, async (t) => {
+test(`garbage in Chromium: ${SINGLE !== undefined ? `generated case ${SINGLE}` : `${CASES} generated cases`} (seed ${SEED}), each followed by a good run on the same instance`, { timeout: 30 * 60_000 }, async (t) => {
   const t0 = performance.now();
   const [from, to] = SINGLE !== undefined ? [SINGLE, SINGLE + 1] : [0, CASES];
   const { lines, pages } = await campaign({ from, to });

@@ -383,14 +383,17 @@ export const ENTRIES = [
     build: (r) => ({ request: { systemPrompt: "s", messages: transcript(), tools: [{ name: "read", description: "d", parameters: readSchema() }] }, options: { signal: r.chance(0.5) ? new AbortController().signal : undefined } }),
     async call(tree, { tp }) {
       const model = new tp.ScriptedModel(script());
-      try {
+      // A refused request must leave the model usable: its next (good) request replays the first message.
+      return withObject(model, "the ScriptedModel", async () => {
         const stream = model.stream(tree.request, tree.options);
         for await (const e of stream) if (!e || typeof e.type !== "string") return { outcome: "malformed", message: `event ${describe(e)}` };
         const message = await stream.result();
         return message?.role === "assistant" ? { outcome: "completed" } : { outcome: "malformed", message: describe(message) };
-      } finally {
-        model.free();
-      }
+      }, async () => {
+        const stream = model.stream({ messages: [user("again")], tools: [] }, {});
+        for await (const _ of stream);
+        return (await stream.result())?.role === "assistant";
+      });
     },
   },
   {
@@ -399,16 +402,19 @@ export const ENTRIES = [
     build: () => ({ tool: { name: "read", description: "Read a file", parameters: readSchema(), execute: async (args) => ({ content: [text(`read ${args.path}`)] }) } }),
     async call(tree, { tp }) {
       const reg = new tp.ToolRegistry();
-      try {
+      // A refused tool must leave the registry usable: it still registers and runs a good tool.
+      return withObject(reg, "the ToolRegistry", async () => {
         reg.register(tree.tool);
         const defs = reg.definitions();
         if (!Array.isArray(defs) || defs.length !== 1) return { outcome: "malformed", message: `definitions() ${describe(defs)}` };
         const result = await reg.execute(call("x1"), {});
         if (result?.role !== "toolResult" || result.toolCallId !== "x1") return { outcome: "malformed", message: describe(result) };
         return { outcome: result.isError ? "fault" : "completed", message: result.content?.[0]?.text };
-      } finally {
-        reg.free();
-      }
+      }, async () => {
+        reg.register({ name: "other", execute: () => ({ content: [text("fine")] }) });
+        const r = await reg.execute({ type: "toolCall", id: "o1", name: "other", arguments: {} });
+        return r?.isError === false;
+      });
     },
   },
   {
@@ -526,6 +532,37 @@ export const ENTRIES = [
     },
   },
 ];
+
+/**
+ * Runs `fn` on a tiny-pi object; whether it resolved or threw, the object must still work (`stillWorks`) and
+ * free() cleanly. A failure there is reported as malformed, and never hides the call's own error.
+ */
+async function withObject(object, name, fn, stillWorks) {
+  let outcome;
+  let thrown;
+  try {
+    outcome = await fn();
+  } catch (e) {
+    thrown = { e };
+  }
+  let broken;
+  try {
+    if (!(await stillWorks())) broken = "a good call on it failed";
+  } catch (e) {
+    broken = message(e);
+  }
+  try {
+    object.free();
+  } catch (e) {
+    broken ??= `free() threw: ${message(e)}`;
+  }
+  if (broken) {
+    const first = thrown ? `the call threw "${message(thrown.e)}"; ` : "";
+    return { outcome: "malformed", message: `${first}then ${name} was unusable: ${broken}` };
+  }
+  if (thrown) throw thrown.e;
+  return outcome;
+}
 
 /** A run whose single tool call answered garbage: it resolves, the call has exactly one result, paired. */
 function checkToolRun(result, tp) {
@@ -733,11 +770,16 @@ export const REGRESSIONS = [
   ["a model's result() gives Object.create(Promise.prototype)", "a JS model's stream", [["responses", 0, "result"], "Object.create(Promise.prototype)", () => Object.create(Promise.prototype)]],
   ["context.messages is a revoked Proxy", "runAgentLoop(options)", [["options", "context", "messages"], "revoked array Proxy", () => revoked([])]],
   ["validateTranscript(a revoked Proxy)", "validateTranscript(messages)", [["messages"], "revoked array Proxy", () => revoked([])]],
+  ["ScriptedModel.stream(request, options whose getters throw)", "ScriptedModel.stream(request, options)", [["options"], "Proxy that throws on every trap", () => throwingProxy()]],
+  // The exception unwinds out of register() while the registry is borrowed: the object stays locked for good.
+  ["register({description: a revoked Proxy}), then the same registry", "ToolRegistry.register(tool) + execute", [["tool", "description"], "revoked Proxy", () => revoked({})]],
   // One escaped exception also leaves the wasm shadow stack pointer lowered (the frames it unwound never
   // restored it): a few thousand of them and every later call fails with "memory access out of bounds".
   ["validateTranscript(a revoked Proxy), 10,000 times", "validateTranscript(messages)", { repeat: 10_000 }, [["messages"], "revoked array Proxy", () => revoked([])]],
   ["signal made with Object.create(AbortSignal.prototype), 3,000 runs", "runAgentLoop(options)", { repeat: 3_000 }, [["options", "signal"], "Object.create(AbortSignal.prototype)", () => Object.create(AbortSignal.prototype)]],
   ["onEvent returns Object.create(Promise.prototype), 2,000 runs", "onEvent's return value", { repeat: 2_000 }, [["returned"], "Object.create(Promise.prototype)", () => Object.create(Promise.prototype)]],
+  // Control: errors the bridge raises itself unwind nothing, so the same count of them leaves the instance fine.
+  ["control: a bad field the bridge reports itself (user content 42), 5,000 runs", "runAgentLoop(options)", { repeat: 5_000 }, [["options", "context", "messages", 0, "content"], "42", () => 42]],
   ["tool parameters: anyOf nested 40 deep, arguments failing at the bottom", "ToolRegistry.register(tool) + execute", [["tool", "parameters"], "anyOf nested 40 deep", () => nestedSchema("anyOf", 40)]],
   ["tool parameters: oneOf nested 40 deep, arguments failing at the bottom", "ToolRegistry.register(tool) + execute", [["tool", "parameters"], "oneOf nested 40 deep", () => nestedSchema("oneOf", 40)]],
 ];

@@ -72,7 +72,7 @@ function parentTests() {
     entry = path.join(fixtureDir, "tiny-pi-entry.mjs");
   };
 
-  test(`garbage: ${single !== undefined ? `case ${single}` : `${cases} generated cases`} (seed ${seed}), each followed by a good run on the same instance`, { timeout: 30 * 60_000 }, async (t) => {
+  test(`garbage: ${single !== undefined ? `generated case ${single}` : `${cases} generated cases`} (seed ${seed}), each followed by a good run on the same instance`, { timeout: 30 * 60_000 }, async (t) => {
     await setup();
     const { tally, summary } = await import("./garbage-gen.mjs");
     const t0 = performance.now();
