@@ -86,18 +86,17 @@ pub fn validate(schema: &Value, value: &Value, path: &str) -> Result<(), String>
             validate(s, value, path)?;
         }
     }
+    // Each branch is validated once: re-validating to explain a failure doubles the work per nesting level.
     if let Some(Value::Array(any)) = schema.get("anyOf") {
-        if !any.iter().any(|s| validate(s, value, path).is_ok()) {
-            return Err(first_failure(any, value, path, "anyOf"));
+        let (matching, failures) = branches(any, value, path);
+        if matching == 0 {
+            return Err(none_matched(failures, path, "anyOf"));
         }
     }
     if let Some(Value::Array(one)) = schema.get("oneOf") {
-        let matching = one
-            .iter()
-            .filter(|s| validate(s, value, path).is_ok())
-            .count();
+        let (matching, failures) = branches(one, value, path);
         if matching == 0 {
-            return Err(first_failure(one, value, path, "oneOf"));
+            return Err(none_matched(failures, path, "oneOf"));
         }
         if matching > 1 {
             return Err(format!(
@@ -182,11 +181,29 @@ fn bound(
     }
 }
 
-fn first_failure(schemas: &[Value], value: &Value, path: &str, keyword: &str) -> String {
-    let reasons: Vec<String> = schemas
+/// How many of `schemas` accept `value`, and why the others do not.
+fn branches(schemas: &[Value], value: &Value, path: &str) -> (usize, Vec<String>) {
+    let mut matching = 0;
+    let mut failures = Vec::new();
+    for schema in schemas {
+        match validate(schema, value, path) {
+            Ok(()) => matching += 1,
+            Err(failure) => failures.push(failure),
+        }
+    }
+    (matching, failures)
+}
+
+/// The reasons of the first few branches, kept short: a nested schema must not grow the message without end.
+fn none_matched(failures: Vec<String>, path: &str, keyword: &str) -> String {
+    let mut reasons: Vec<String> = failures
         .iter()
-        .filter_map(|s| validate(s, value, path).err())
+        .take(3)
+        .map(|f| f.chars().take(300).collect())
         .collect();
+    if failures.len() > 3 {
+        reasons.push(format!("and {} more", failures.len() - 3));
+    }
     format!("{path}: matches none of {keyword} ({})", reasons.join("; "))
 }
 

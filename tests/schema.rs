@@ -101,3 +101,22 @@ fn unusable_schemas_are_refused_at_registration() {
         Err("p.required must be an array of strings".into())
     );
 }
+
+#[test]
+fn deeply_nested_any_of_is_validated_once_per_branch() {
+    // Re-validating a failed branch to explain it doubled the work per level: 40 levels never finished.
+    for keyword in ["anyOf", "oneOf"] {
+        let mut schema = json!({"type": "integer"});
+        for _ in 0..40 {
+            schema = json!({ keyword: [schema] });
+        }
+        let error = validate(&schema, &json!("README.md"), "arguments.path").unwrap_err();
+        assert!(
+            error.starts_with(&format!("arguments.path: matches none of {keyword}")),
+            "{error}"
+        );
+        assert!(
+            error.ends_with("expected integer, got string))))))))))))))))))))))))))))))))))))))))")
+        );
+    }
+}

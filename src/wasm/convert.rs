@@ -11,11 +11,23 @@ use serde::Serialize;
 use wasm_bindgen::prelude::wasm_bindgen;
 use wasm_bindgen::{JsCast, JsValue};
 
+// A JS exception must never unwind through wasm frames: it skips their cleanup (a borrow stays taken, the
+// shadow stack pointer stays lowered) and a few thousand of them trap the instance. Every import that
+// can run code the caller controls is imported with `catch`.
 #[wasm_bindgen]
 extern "C" {
     /// `Reflect.set` without an exception trap: only for fresh plain objects we own, where it cannot throw.
     #[wasm_bindgen(js_namespace = Reflect, js_name = set)]
     fn set_own(target: &JsValue, key: &JsValue, value: &JsValue) -> bool;
+
+    /// `Array.isArray`, which throws for a revoked proxy.
+    #[wasm_bindgen(catch, js_namespace = Array, js_name = isArray)]
+    fn is_array_checked(value: &JsValue) -> Result<bool, JsValue>;
+}
+
+/// Whether `value` is an array (false for anything that throws when asked).
+pub fn is_array(value: &JsValue) -> bool {
+    is_array_checked(value).unwrap_or(false)
 }
 
 thread_local! {
@@ -60,9 +72,19 @@ pub fn from_js<T: DeserializeOwned>(value: &JsValue, what: &str) -> Result<T, St
         return Err(format!("{what} is missing (got {})", type_of(value)));
     };
     // The common case pays for no path tracking; only a failure is read again to locate the bad field.
-    if let Ok(value) = serde_json::from_str(&text) {
-        return Ok(value);
-    }
+    let text = match serde_json::from_str(&text) {
+        Ok(value) => return Ok(value),
+        // Half a surrogate pair (a string cut inside an emoji) cannot be a Rust string: it becomes U+FFFD,
+        // as a TextDecoder would make it, instead of refusing the whole value.
+        Err(e) if e.to_string().contains("surrogate") || e.to_string().contains("hex escape") => {
+            let repaired = replace_lone_surrogates(&text);
+            if let Ok(value) = serde_json::from_str(&repaired) {
+                return Ok(value);
+            }
+            repaired
+        }
+        Err(_) => text,
+    };
     let mut de = serde_json::Deserializer::from_str(&text);
     let error = match serde_path_to_error::deserialize::<_, T>(&mut de) {
         Ok(value) => return Ok(value),
@@ -77,6 +99,34 @@ pub fn from_js<T: DeserializeOwned>(value: &JsValue, what: &str) -> Result<T, St
         Some(rest) => format!("{what}.{rest}"),
         None => format!("{what}: {located}"),
     })
+}
+
+/// `JSON.stringify` writes a lone surrogate as an escape (`\ud83d`); each such escape becomes `\ufffd`.
+fn replace_lone_surrogates(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find('\\') {
+        out.push_str(&rest[..at]);
+        let escape = &rest[at..];
+        let is_surrogate = escape.as_bytes().get(1) == Some(&b'u')
+            && escape
+                .get(2..6)
+                .and_then(|hex| u16::from_str_radix(hex, 16).ok())
+                .is_some_and(|unit| (0xD800..=0xDFFF).contains(&unit));
+        let len = if is_surrogate {
+            6
+        } else {
+            escape.chars().take(2).map(char::len_utf8).sum()
+        };
+        out.push_str(if is_surrogate {
+            "\\ufffd"
+        } else {
+            &escape[..len]
+        });
+        rest = &escape[len..];
+    }
+    out.push_str(rest);
+    out
 }
 
 /// serde_json appends "at line 1 column 93" to its messages; the column of a JSON text the caller never
@@ -121,7 +171,7 @@ pub fn type_of(value: &JsValue) -> String {
     if value.is_null() {
         return "null".into();
     }
-    if js_sys::Array::is_array(value) {
+    if is_array(value) {
         return "array".into();
     }
     value

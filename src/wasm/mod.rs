@@ -27,7 +27,9 @@ use crate::model::{Model, ModelRequest, ScriptedStream};
 use crate::signal::AbortSignal;
 use crate::tools::{Clock, ExecutionContext, Tool, ToolDefinition, ToolExecutor, ToolRegistry};
 use crate::trace::TraceRecord;
-use convert::{from_js, get, is_object, optional_function, set, to_js, type_error, type_of};
+use convert::{
+    from_js, get, is_array, is_object, optional_function, set, to_js, type_error, type_of,
+};
 
 #[wasm_bindgen(typescript_custom_section)]
 const TYPES: &'static str = include_str!("types.d.ts");
@@ -152,7 +154,7 @@ fn context_option(context: &JsValue) -> Result<AgentContext, String> {
         }
     };
     let messages = get(context, "messages", "options.context.messages")?;
-    if !Array::is_array(&messages) {
+    if !is_array(&messages) {
         return Err(format!(
             "options.context.messages must be an array (got {})",
             type_of(&messages)
@@ -198,6 +200,13 @@ fn signal_option(signal: &JsValue, what: &str) -> Result<AbortSignal, String> {
     let signal = signal
         .dyn_ref::<web_sys::AbortSignal>()
         .ok_or_else(|| format!("{what} must be an AbortSignal (got {})", type_of(signal)))?;
+    // Something made from AbortSignal.prototype passes instanceof but cannot say whether it is aborted.
+    signal::JsSignal::read(signal).map_err(|e| {
+        format!(
+            "{what} must be an AbortSignal (reading its aborted flag threw: {})",
+            convert::error_message(&e)
+        )
+    })?;
     Ok(AbortSignal::from_source(Rc::new(signal::JsSignal(
         signal.clone(),
     ))))
@@ -261,7 +270,7 @@ impl JsScriptedModel {
     pub fn new(
         #[wasm_bindgen(unchecked_param_type = "AssistantMessage[]")] messages: JsValue,
     ) -> Result<JsScriptedModel, JsValue> {
-        if !Array::is_array(&messages) {
+        if !is_array(&messages) {
             return Err(type_error(format!(
                 "ScriptedModel: messages must be an array of assistant messages (got {})",
                 type_of(&messages)
@@ -282,7 +291,7 @@ impl JsScriptedModel {
         let request: OwnedRequest = from_js(&request, "request").map_err(type_error)?;
         let signal = match is_object(&options) {
             true => signal_option(
-                &get(&options, "signal", "options.signal")?,
+                &get(&options, "signal", "options.signal").map_err(type_error)?,
                 "options.signal",
             )
             .map_err(type_error)?,
@@ -513,7 +522,7 @@ pub fn validate_trace_js(
 }
 
 fn messages_arg(messages: &JsValue) -> Result<Vec<AgentMessage>, JsValue> {
-    if !Array::is_array(messages) {
+    if !is_array(messages) {
         return Err(type_error(format!(
             "messages must be an array (got {})",
             type_of(messages)
@@ -523,7 +532,7 @@ fn messages_arg(messages: &JsValue) -> Result<Vec<AgentMessage>, JsValue> {
 }
 
 fn records_arg(records: &JsValue) -> Result<Vec<TraceRecord>, JsValue> {
-    if !Array::is_array(records) {
+    if !is_array(records) {
         return Err(type_error(format!(
             "records must be an array (got {})",
             type_of(records)

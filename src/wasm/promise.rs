@@ -17,8 +17,10 @@ use super::convert::{get_key, is_object};
 extern "C" {
     /// A promise seen as having `then(ok, err)` that takes plain functions (the bound callbacks below).
     type Thenable;
-    #[wasm_bindgen(method, js_name = then)]
-    fn then_with(this: &Thenable, ok: &JsValue, err: &JsValue) -> JsValue;
+    /// `catch`: a `then` that throws (one of its own, or `Promise.prototype.then` on something that only
+    /// inherits from Promise) is a rejection, not an exception unwinding through the loop.
+    #[wasm_bindgen(method, catch, js_name = then)]
+    fn then_with(this: &Thenable, ok: &JsValue, err: &JsValue) -> Result<JsValue, JsValue>;
 }
 
 enum State {
@@ -68,18 +70,17 @@ pub async fn settle(value: JsValue) -> Result<JsValue, JsValue> {
     let id = SETTLER.with(|s| {
         let id = s.next_id.get();
         s.next_id.set(id + 1.0);
-        s.pending.borrow_mut().push((id, State::Waiting(None)));
         let bind = |f: &Closure<dyn Fn(f64, JsValue)>| -> JsValue {
             f.as_ref()
                 .unchecked_ref::<Function>()
                 .bind1(&JsValue::NULL, &JsValue::from(id))
                 .into()
         };
-        promise
-            .unchecked_ref::<Thenable>()
-            .then_with(&bind(&s.on_ok), &bind(&s.on_err));
-        id
-    });
+        let (ok, err) = (bind(&s.on_ok), bind(&s.on_err));
+        promise.unchecked_ref::<Thenable>().then_with(&ok, &err)?;
+        s.pending.borrow_mut().push((id, State::Waiting(None)));
+        Ok::<f64, JsValue>(id)
+    })?;
     Settling(id).await
 }
 

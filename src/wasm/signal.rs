@@ -4,13 +4,25 @@
 use std::any::Any;
 use std::task::Waker;
 
+use wasm_bindgen::JsValue;
+
+use super::convert::get_key;
 use crate::signal::{AbortSignal, SignalSource};
 
 pub struct JsSignal(pub web_sys::AbortSignal);
 
+impl JsSignal {
+    /// `signal.aborted`, read so that a getter that throws (an object that only claims to be an
+    /// AbortSignal) is an error, never an exception unwinding through the loop.
+    pub fn read(signal: &web_sys::AbortSignal) -> Result<bool, JsValue> {
+        get_key(signal, "aborted").map(|a| a.is_truthy())
+    }
+}
+
 impl SignalSource for JsSignal {
     fn aborted(&self) -> bool {
-        self.0.aborted()
+        // Checked when the run started; a getter that throws later reads as not aborted.
+        JsSignal::read(&self.0).unwrap_or(false)
     }
 
     /// The bridge never waits on the signal itself (JS code observes the JS signal), so there is no
