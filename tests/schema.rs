@@ -116,7 +116,8 @@ fn deeply_nested_any_of_is_validated_once_per_branch() {
             "{error}"
         );
         assert!(
-            error.ends_with("expected integer, got string))))))))))))))))))))))))))))))))))))))))")
+            error.chars().count() < 400,
+            "nested reasons are cut short: {error}"
         );
     }
 }
