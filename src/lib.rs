@@ -9,6 +9,7 @@ pub mod event;
 pub mod message;
 pub mod model;
 pub mod schema;
+pub mod shape;
 pub mod signal;
 pub mod tools;
 pub mod trace;

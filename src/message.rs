@@ -17,7 +17,7 @@ fn take_tag<E: de::Error>(extra: &mut Extra, key: &str, expected: &str) -> Resul
         None => Ok(()),
         Some(Value::String(tag)) if tag == expected => Ok(()),
         Some(other) => Err(E::custom(format!(
-            "at {key}: expected \"{expected}\", got {other}"
+            "{key}: expected \"{expected}\", got {other}"
         ))),
     }
 }
@@ -50,7 +50,7 @@ fn by_tag<'de, D: Deserializer<'de>>(
         Some(Value::String(tag)) => tag.clone(),
         Some(other) => {
             return Err(de::Error::custom(format!(
-                "at {key}: expected a string, got {other}"
+                "{key}: expected a string, got {other}"
             )))
         }
         None if value.is_object() => {
@@ -66,37 +66,12 @@ fn by_tag<'de, D: Deserializer<'de>>(
 }
 
 fn variant<T: DeserializeOwned, E: de::Error>(value: Value) -> Result<T, E> {
-    // Path tracking only to explain a failure: the common case reads the value once, untracked.
-    if let Ok(parsed) = T::deserialize(&value) {
-        return Ok(parsed);
-    }
-    serde_path_to_error::deserialize(&value).map_err(|e| {
-        let path = e.path().to_string();
-        let message = e.into_inner().to_string();
-        E::custom(at_path(&path, &message))
-    })
-}
-
-/// Joins a path to an error message, continuing a path the message already carries: errors read
-/// `at content[0].id: invalid type: ...`, wherever the bad field is.
-pub fn at_path(path: &str, message: &str) -> String {
-    let (inner, rest) = match message.strip_prefix("at ").and_then(|m| m.split_once(": ")) {
-        Some((inner, rest)) => (inner, rest),
-        None => ("", message),
-    };
-    let path = path.trim_start_matches('.');
-    let joined = match (path, inner) {
-        ("", "") => return rest.to_string(),
-        (p, "") | ("", p) => p.to_string(),
-        (p, i) if i.starts_with('[') => format!("{p}{i}"),
-        (p, i) => format!("{p}.{i}"),
-    };
-    format!("at {joined}: {rest}")
+    T::deserialize(value).map_err(E::custom)
 }
 
 fn unknown_tag<E: de::Error>(key: &str, tag: &str, expected: &str) -> E {
     E::custom(format!(
-        "at {key}: unknown {key} \"{tag}\", expected one of {expected}"
+        "{key}: unknown {key} \"{tag}\", expected one of {expected}"
     ))
 }
 

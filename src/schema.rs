@@ -11,14 +11,40 @@ const TYPES: [&str; 7] = [
 
 /// Checks `value` against `schema`; the error names the failing path (`arguments.items[2].id: ...`).
 pub fn validate(schema: &Value, value: &Value, path: &str) -> Result<(), String> {
+    check(schema, schema, value, path)
+}
+
+/// `validate` of `schema` found inside the document `root`, against which `$ref: "#/$defs/name"` resolves.
+pub fn validate_in(root: &Value, schema: &Value, value: &Value, path: &str) -> Result<(), String> {
+    check(root, schema, value, path)
+}
+
+fn check(root: &Value, schema: &Value, value: &Value, path: &str) -> Result<(), String> {
     let schema = match schema {
         Value::Bool(true) => return Ok(()),
         Value::Bool(false) => return Err(format!("{path}: no value is allowed here")),
         Value::Object(schema) => schema,
         _ => return Ok(()),
     };
+    if let Some(target) = schema
+        .get("$ref")
+        .and_then(Value::as_str)
+        .and_then(|r| resolve(root, r))
+    {
+        check(root, target, value, path)?;
+    }
     if let Some(expected) = schema.get("type") {
         check_type(expected, value, path)?;
+    }
+    if let (Some(tag), Some(Value::Array(variants)), Value::Object(object)) = (
+        schema
+            .get("discriminator")
+            .and_then(|d| d.get("propertyName"))
+            .and_then(Value::as_str),
+        schema.get("oneOf"),
+        value,
+    ) {
+        return check_tagged(root, tag, variants, object, value, path);
     }
     if let Some(Value::Array(options)) = schema.get("enum") {
         if !options.contains(value) {
@@ -35,8 +61,8 @@ pub fn validate(schema: &Value, value: &Value, path: &str) -> Result<(), String>
         }
     }
     match value {
-        Value::Object(object) => validate_object(schema, object, path)?,
-        Value::Array(items) => validate_array(schema, items, path)?,
+        Value::Object(object) => validate_object(root, schema, object, path)?,
+        Value::Array(items) => validate_array(root, schema, items, path)?,
         Value::String(s) => {
             let len = s.chars().count() as f64;
             bound(
@@ -83,18 +109,18 @@ pub fn validate(schema: &Value, value: &Value, path: &str) -> Result<(), String>
     }
     if let Some(Value::Array(all)) = schema.get("allOf") {
         for s in all {
-            validate(s, value, path)?;
+            check(root, s, value, path)?;
         }
     }
     // Each branch is validated once: re-validating to explain a failure doubles the work per nesting level.
     if let Some(Value::Array(any)) = schema.get("anyOf") {
-        let (matching, failures) = branches(any, value, path);
+        let (matching, failures) = branches(root, any, value, path);
         if matching == 0 {
             return Err(none_matched(failures, path, "anyOf"));
         }
     }
     if let Some(Value::Array(one)) = schema.get("oneOf") {
-        let (matching, failures) = branches(one, value, path);
+        let (matching, failures) = branches(root, one, value, path);
         if matching == 0 {
             return Err(none_matched(failures, path, "oneOf"));
         }
@@ -108,6 +134,7 @@ pub fn validate(schema: &Value, value: &Value, path: &str) -> Result<(), String>
 }
 
 fn validate_object(
+    root: &Value,
     schema: &Map<String, Value>,
     object: &Map<String, Value>,
     path: &str,
@@ -123,12 +150,12 @@ fn validate_object(
     for (key, item) in object {
         let item_path = format!("{path}.{key}");
         match properties.and_then(|p| p.get(key)) {
-            Some(property) => validate(property, item, &item_path)?,
+            Some(property) => check(root, property, item, &item_path)?,
             None => match schema.get("additionalProperties") {
                 Some(Value::Bool(false)) => {
                     return Err(format!("{path}: unexpected property \"{key}\""))
                 }
-                Some(extra @ Value::Object(_)) => validate(extra, item, &item_path)?,
+                Some(extra @ Value::Object(_)) => check(root, extra, item, &item_path)?,
                 _ => {}
             },
         }
@@ -148,10 +175,15 @@ fn validate_object(
     )
 }
 
-fn validate_array(schema: &Map<String, Value>, items: &[Value], path: &str) -> Result<(), String> {
+fn validate_array(
+    root: &Value,
+    schema: &Map<String, Value>,
+    items: &[Value],
+    path: &str,
+) -> Result<(), String> {
     if let Some(item_schema) = schema.get("items") {
         for (i, item) in items.iter().enumerate() {
-            validate(item_schema, item, &format!("{path}[{i}]"))?;
+            check(root, item_schema, item, &format!("{path}[{i}]"))?;
         }
     }
     let count = items.len() as f64;
@@ -181,12 +213,67 @@ fn bound(
     }
 }
 
+/// `#/$defs/name` (or `#/definitions/name`) inside `root`; other references are not followed.
+fn resolve<'a>(root: &'a Value, reference: &str) -> Option<&'a Value> {
+    let name = reference
+        .strip_prefix("#/$defs/")
+        .or_else(|| reference.strip_prefix("#/definitions/"))?;
+    root.get("$defs")
+        .or_else(|| root.get("definitions"))?
+        .get(name)
+}
+
+/// `oneOf` with a `discriminator` (OpenAPI's keyword): the tag picks the one variant to check, so an error
+/// names the field inside it instead of listing why every variant failed.
+fn check_tagged(
+    root: &Value,
+    tag: &str,
+    variants: &[Value],
+    object: &Map<String, Value>,
+    value: &Value,
+    path: &str,
+) -> Result<(), String> {
+    let tag_of = |v: &Value| {
+        let v = v
+            .get("$ref")
+            .and_then(Value::as_str)
+            .and_then(|r| resolve(root, r))
+            .unwrap_or(v);
+        v.get("properties")?
+            .get(tag)?
+            .get("const")?
+            .as_str()
+            .map(str::to_owned)
+    };
+    let expected: Vec<String> = variants.iter().filter_map(tag_of).collect();
+    let given = match object.get(tag) {
+        None => return Err(format!("{path}: missing required property \"{tag}\"")),
+        Some(Value::String(given)) => given,
+        Some(other) => {
+            return Err(format!(
+                "{path}.{tag}: expected string, got {}",
+                type_name(other)
+            ))
+        }
+    };
+    match variants
+        .iter()
+        .find(|v| tag_of(v).as_deref() == Some(given.as_str()))
+    {
+        Some(variant) => check(root, variant, value, path),
+        None => Err(format!(
+            "{path}.{tag}: unknown {tag} \"{given}\", expected one of {}",
+            expected.join(", ")
+        )),
+    }
+}
+
 /// How many of `schemas` accept `value`, and why the others do not.
-fn branches(schemas: &[Value], value: &Value, path: &str) -> (usize, Vec<String>) {
+fn branches(root: &Value, schemas: &[Value], value: &Value, path: &str) -> (usize, Vec<String>) {
     let mut matching = 0;
     let mut failures = Vec::new();
     for schema in schemas {
-        match validate(schema, value, path) {
+        match check(root, schema, value, path) {
             Ok(()) => matching += 1,
             Err(failure) => failures.push(failure),
         }

@@ -602,34 +602,47 @@ fn events_and_standalone_messages_have_pi_ai_json_shapes() {
 }
 
 #[test]
-fn malformed_messages_are_refused_with_the_path_of_the_bad_field() {
+fn malformed_messages_are_refused_and_the_shape_names_the_bad_field() {
     let read = |v: serde_json::Value| -> String {
-        let e = serde_path_to_error::deserialize::<_, Vec<AgentMessage>>(v).unwrap_err();
-        tiny_pi::message::at_path(&e.path().to_string(), &e.inner().to_string())
+        assert!(
+            serde_json::from_value::<Vec<AgentMessage>>(v.clone()).is_err(),
+            "{v} must be refused"
+        );
+        tiny_pi::shape::explain("messages", &v, "messages").expect("the shape finds the bad field")
     };
     let bad_id = json!([{"role": "user", "content": "q"},
         {"role": "assistant", "content": [{"type": "toolCall", "id": 7, "name": "x", "arguments": {}}], "stopReason": "toolUse"}]);
     assert_eq!(
         read(bad_id),
-        "at [1].content[0].id: invalid type: integer `7`, expected a string"
+        "messages[1].content[0].id: expected string, got integer"
     );
     assert_eq!(
         read(json!([{"role": "bot"}])),
-        "at [0].role: unknown role \"bot\", expected one of user, assistant, toolResult"
+        "messages[0].role: unknown role \"bot\", expected one of user, assistant, toolResult"
     );
     assert_eq!(
         read(json!([{"role": "user", "content": 7}])),
-        "at [0].content: expected a string or an array of text/image blocks, got integer"
+        "messages[0].content: expected string or array, got integer"
     );
-    assert!(
-        read(json!([{"role": "assistant", "content": [], "stopReason": "done"}]))
-            .starts_with("at [0].stopReason: unknown variant `done`")
+    assert_eq!(
+        read(json!([{"role": "assistant", "content": [], "stopReason": "done"}])),
+        "messages[0].stopReason: must be one of [\"stop\",\"length\",\"toolUse\",\"error\",\"aborted\"], got \"done\""
     );
+    assert_eq!(
+        read(
+            json!([{"role": "toolResult", "toolCallId": "a", "toolName": "t", "content": [{"type": "image"}], "isError": false}])
+        ),
+        "messages[0].content[0]: missing required property \"data\""
+    );
+    // A well-formed transcript has the shape.
+    let good = json!([{"role": "user", "content": [{"type": "text", "text": "q"}]}]);
+    assert!(serde_json::from_value::<Vec<AgentMessage>>(good.clone()).is_ok());
+    assert_eq!(tiny_pi::shape::explain("messages", &good, "messages"), None);
     // On its own, a message must not claim another role.
     let wrong: Result<AssistantMessage, _> =
         serde_json::from_value(json!({"role": "user", "content": [], "stopReason": "stop"}));
     assert!(wrong
         .unwrap_err()
         .to_string()
-        .contains("at role: expected \"assistant\", got \"user\""));
+        .contains("role: expected \"assistant\", got \"user\""));
 }

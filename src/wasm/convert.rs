@@ -65,40 +65,30 @@ pub fn type_error(message: impl AsRef<str>) -> JsValue {
     js_sys::TypeError::new(message.as_ref()).into()
 }
 
-/// Reads `what` (a path like `options.context.messages`) into a Rust value; the error names the field.
-pub fn from_js<T: DeserializeOwned>(value: &JsValue, what: &str) -> Result<T, String> {
+/// Reads `what` (a path like `options.context.messages`) into a Rust value of the shape `shape` (a name in
+/// `crate::shape::SHAPES`); the error names the bad field.
+pub fn from_js<T: DeserializeOwned>(value: &JsValue, what: &str, shape: &str) -> Result<T, String> {
     let text = JSON::stringify(value).map_err(|e| format!("{what}: {}", error_message(&e)))?;
     let Some(text) = text.as_string() else {
         return Err(format!("{what} is missing (got {})", type_of(value)));
     };
-    // The common case pays for no path tracking; only a failure is read again to locate the bad field.
-    let text = match serde_json::from_str(&text) {
+    let error = match serde_json::from_str(&text) {
         Ok(value) => return Ok(value),
         // Half a surrogate pair (a string cut inside an emoji) cannot be a Rust string: it becomes U+FFFD,
         // as a TextDecoder would make it, instead of refusing the whole value.
         Err(e) if e.to_string().contains("surrogate") || e.to_string().contains("hex escape") => {
-            let repaired = replace_lone_surrogates(&text);
-            if let Ok(value) = serde_json::from_str(&repaired) {
-                return Ok(value);
+            match serde_json::from_str(&replace_lone_surrogates(&text)) {
+                Ok(value) => return Ok(value),
+                Err(e) => e,
             }
-            repaired
         }
-        Err(_) => text,
+        Err(e) => e,
     };
-    let mut de = serde_json::Deserializer::from_str(&text);
-    let error = match serde_path_to_error::deserialize::<_, T>(&mut de) {
-        Ok(value) => return Ok(value),
-        Err(error) => error,
-    };
-    let path = error.path().to_string();
-    let message = strip_position(&error.into_inner().to_string());
-    // `at [1].content[0].id: ...` reads as `what[1].content[0].id: ...`
-    let located = crate::message::at_path(&path, &message);
-    Err(match located.strip_prefix("at ") {
-        Some(rest) if rest.starts_with('[') => format!("{what}{rest}"),
-        Some(rest) => format!("{what}.{rest}"),
-        None => format!("{what}: {located}"),
-    })
+    // Only a refused value is read again, to find the field that breaks its shape.
+    let located = serde_json::from_str(&replace_lone_surrogates(&text))
+        .ok()
+        .and_then(|json| crate::shape::explain(shape, &json, what));
+    Err(located.unwrap_or_else(|| format!("{what}: {}", strip_position(&error.to_string()))))
 }
 
 /// `JSON.stringify` writes a lone surrogate as an escape (`\ud83d`); each such escape becomes `\ufffd`.

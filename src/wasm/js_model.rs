@@ -155,7 +155,7 @@ impl ModelStream for JsStream {
             Err(e) => Err(e),
         }
         .map_err(|e| format!("model stream result() failed: {}", error_message(&e)))?;
-        let parsed = from_js(&message, "model stream result()")?;
+        let parsed = from_js(&message, "model stream result()", "assistant")?;
         self.mirror.borrow_mut().keep_assistant(&message);
         Ok(parsed)
     }
@@ -177,7 +177,7 @@ impl StreamEvent for JsEvent {
             Ok(message) => message,
             Err(e) => return Some(Err(e)),
         };
-        let parsed = from_js(&message, &what);
+        let parsed = from_js(&message, &what, "assistant");
         if parsed.is_ok() {
             self.1.borrow_mut().keep_assistant(&message);
         }

@@ -47,8 +47,12 @@ fn report(id: f64, content: JsValue) -> Result<(), JsValue> {
     let Some((sink, what)) = found else {
         return Ok(());
     };
-    let content: Vec<MediaBlock> =
-        from_js(&content, &format!("{what} reportProgress(content)")).map_err(type_error)?;
+    let content: Vec<MediaBlock> = from_js(
+        &content,
+        &format!("{what} reportProgress(content)"),
+        "mediaBlocks",
+    )
+    .map_err(type_error)?;
     sink(content);
     Ok(())
 }
@@ -131,7 +135,7 @@ impl ToolHandler for JsTool {
             );
             let outcome = call_settled(&execute, &spec, &to_js(&arguments), &js_context).await;
             drop(route);
-            from_js::<ToolOutput>(&outcome?, &format!("{what} result"))
+            from_js::<ToolOutput>(&outcome?, &format!("{what} result"), "toolOutput")
         })
     }
 }
@@ -160,7 +164,7 @@ impl ToolExecutor for JsExecutor {
             )
             .await;
             drop(route);
-            from_js::<ToolReply>(&outcome?, "executeToolCall result")
+            from_js::<ToolReply>(&outcome?, "executeToolCall result", "toolReply")
         })
     }
 }

@@ -161,7 +161,7 @@ fn context_option(context: &JsValue) -> Result<AgentContext, String> {
         ));
     }
     // Converting is the deep copy: the caller's array and objects are never touched again.
-    let messages: Vec<AgentMessage> = from_js(&messages, "options.context.messages")?;
+    let messages: Vec<AgentMessage> = from_js(&messages, "options.context.messages", "messages")?;
     Ok(AgentContext {
         system_prompt,
         messages,
@@ -277,7 +277,7 @@ impl JsScriptedModel {
             )));
         }
         let script: Vec<AssistantMessage> =
-            from_js(&messages, "ScriptedModel: messages").map_err(type_error)?;
+            from_js(&messages, "ScriptedModel: messages", "assistants").map_err(type_error)?;
         Ok(JsScriptedModel(crate::model::ScriptedModel::new(script)))
     }
 
@@ -288,7 +288,8 @@ impl JsScriptedModel {
         #[wasm_bindgen(unchecked_param_type = "ModelRequest")] request: JsValue,
         #[wasm_bindgen(unchecked_param_type = "{ signal?: AbortSignal }")] options: JsValue,
     ) -> Result<JsValue, JsValue> {
-        let request: OwnedRequest = from_js(&request, "request").map_err(type_error)?;
+        let request: OwnedRequest =
+            from_js(&request, "request", "modelRequest").map_err(type_error)?;
         let signal = match is_object(&options) {
             true => signal_option(
                 &get(&options, "signal", "options.signal").map_err(type_error)?,
@@ -403,7 +404,7 @@ impl JsToolRegistry {
         let registry = self.0.try_borrow().map(|r| r.clone());
         future_to_promise(async move {
             let registry = registry.map_err(|_| type_error("ToolRegistry is busy"))?;
-            let call: ToolCall = from_js(&call, "call").map_err(type_error)?;
+            let call: ToolCall = from_js(&call, "call", "toolCall").map_err(type_error)?;
             let context = execution_context(&context).map_err(type_error)?;
             Ok(to_js(&registry.execute(&call, context).await.tagged()))
         })
@@ -440,7 +441,7 @@ fn parse_tool(tool: &JsValue) -> Result<Tool, String> {
     let parameters = get(tool, "parameters", "tool.parameters")?;
     let parameters = match parameters.is_undefined() {
         true => serde_json::json!({ "type": "object" }),
-        false => from_js(&parameters, "tool.parameters")?,
+        false => from_js(&parameters, "tool.parameters", "any")?,
     };
     let execute = optional_function(tool, "execute", "tool.execute")?
         .ok_or_else(|| "tool.execute must be a function".to_string())?;
@@ -528,7 +529,7 @@ fn messages_arg(messages: &JsValue) -> Result<Vec<AgentMessage>, JsValue> {
             type_of(messages)
         )));
     }
-    from_js(messages, "messages").map_err(type_error)
+    from_js(messages, "messages", "messages").map_err(type_error)
 }
 
 fn records_arg(records: &JsValue) -> Result<Vec<TraceRecord>, JsValue> {
@@ -538,5 +539,5 @@ fn records_arg(records: &JsValue) -> Result<Vec<TraceRecord>, JsValue> {
             type_of(records)
         )));
     }
-    from_js(records, "records").map_err(type_error)
+    from_js(records, "records", "traceRecords").map_err(type_error)
 }

@@ -1,0 +1,74 @@
+//! The JSON shapes of SPEC §1 as one JSON Schema document, used to say which field of a malformed value is
+//! wrong (`messages[1].content[0].id: expected string, got integer`). serde reads the value; only when it
+//! refuses does this look for the first field that breaks the shape. (Tracking the path during every read
+//! would cost more code than the whole loop.)
+
+use std::sync::OnceLock;
+
+use serde_json::Value;
+
+use crate::schema;
+
+/// The shapes by name: `message`, `messages`, `assistant`, `assistants`, `mediaBlocks`, `toolCall`,
+/// `toolOutput`, `toolReply`, `modelRequest`, `traceRecords`.
+pub const SHAPES: &str = r##"{
+  "$defs": {
+    "text": { "type": "object", "required": ["type", "text"],
+      "properties": { "type": { "const": "text" }, "text": { "type": "string" } } },
+    "thinking": { "type": "object", "required": ["type", "thinking"],
+      "properties": { "type": { "const": "thinking" }, "thinking": { "type": "string" } } },
+    "image": { "type": "object", "required": ["type", "data", "mimeType"],
+      "properties": { "type": { "const": "image" }, "data": { "type": "string" }, "mimeType": { "type": "string" } } },
+    "toolCall": { "type": "object", "required": ["id", "name"],
+      "properties": { "type": { "const": "toolCall" }, "id": { "type": "string" }, "name": { "type": "string" } } },
+    "mediaBlock": { "type": "object", "discriminator": { "propertyName": "type" },
+      "oneOf": [{ "$ref": "#/$defs/text" }, { "$ref": "#/$defs/image" }] },
+    "assistantBlock": { "type": "object", "discriminator": { "propertyName": "type" },
+      "oneOf": [{ "$ref": "#/$defs/text" }, { "$ref": "#/$defs/thinking" }, { "$ref": "#/$defs/toolCall" }] },
+    "mediaBlocks": { "type": "array", "items": { "$ref": "#/$defs/mediaBlock" } },
+    "user": { "type": "object", "required": ["content"],
+      "properties": { "role": { "const": "user" }, "timestamp": { "type": ["number", "null"] },
+        "content": { "type": ["string", "array"], "items": { "$ref": "#/$defs/mediaBlock" } } } },
+    "assistant": { "type": "object", "required": ["content", "stopReason"],
+      "properties": { "role": { "const": "assistant" }, "timestamp": { "type": ["number", "null"] },
+        "content": { "type": "array", "items": { "$ref": "#/$defs/assistantBlock" } },
+        "stopReason": { "enum": ["stop", "length", "toolUse", "error", "aborted"] },
+        "errorMessage": { "type": ["string", "null"] } } },
+    "toolResult": { "type": "object", "required": ["toolCallId", "toolName", "content", "isError"],
+      "properties": { "role": { "const": "toolResult" }, "timestamp": { "type": ["number", "null"] },
+        "toolCallId": { "type": "string" }, "toolName": { "type": "string" },
+        "content": { "$ref": "#/$defs/mediaBlocks" }, "isError": { "type": "boolean" } } },
+    "message": { "type": "object", "discriminator": { "propertyName": "role" },
+      "oneOf": [{ "$ref": "#/$defs/user" }, { "$ref": "#/$defs/assistant" }, { "$ref": "#/$defs/toolResult" }] },
+    "messages": { "type": "array", "items": { "$ref": "#/$defs/message" } },
+    "assistants": { "type": "array", "items": { "$ref": "#/$defs/assistant" } },
+    "toolOutput": { "type": "object", "required": ["content"],
+      "properties": { "content": { "$ref": "#/$defs/mediaBlocks" }, "isError": { "type": "boolean" } } },
+    "toolReply": { "type": "object",
+      "properties": { "content": { "$ref": "#/$defs/mediaBlocks" }, "isError": { "type": "boolean" },
+        "timestamp": { "type": ["number", "null"] } } },
+    "toolDefinition": { "type": "object", "required": ["name"],
+      "properties": { "name": { "type": "string" }, "description": { "type": "string" } } },
+    "modelRequest": { "type": "object", "required": ["messages"],
+      "properties": { "systemPrompt": { "type": ["string", "null"] }, "messages": { "$ref": "#/$defs/messages" },
+        "tools": { "type": "array", "items": { "$ref": "#/$defs/toolDefinition" } } } },
+    "traceRecords": { "type": "array", "items": { "type": "object", "required": ["seq", "kind", "owner", "detail"],
+      "properties": { "seq": { "type": "integer", "minimum": 0 },
+        "kind": { "enum": ["user_message", "model_start", "assistant_message", "tool_start", "tool_result"] },
+        "owner": { "enum": ["user", "model", "loop", "tool"] }, "detail": { "type": "string" },
+        "toolCallId": { "type": ["string", "null"] } } } }
+  }
+}"##;
+
+fn document() -> &'static Value {
+    static DOCUMENT: OnceLock<Value> = OnceLock::new();
+    DOCUMENT.get_or_init(|| serde_json::from_str(SHAPES).unwrap_or(Value::Null))
+}
+
+/// The first field of `value` that breaks the shape `name`, as `path.to.field: what is wrong`, with `path`
+/// as the root; `None` when the value has the shape (or there is no such shape).
+pub fn explain(name: &str, value: &Value, path: &str) -> Option<String> {
+    let document = document();
+    let shape = document.get("$defs")?.get(name)?;
+    schema::validate_in(document, shape, value, path).err()
+}
