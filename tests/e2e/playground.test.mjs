@@ -7,6 +7,7 @@ import assert from "node:assert/strict";
 import { readFile } from "node:fs/promises";
 import { startPageServer, launchBrowser, openPage, screenshot, childValues, count, waitForCount, waitForText } from "./harness.mjs";
 import { SCENARIOS } from "../../www/scenarios.js";
+import { EXPECTED_EVENTS } from "../app/round-trip.mjs";
 
 let server;
 let browser;
@@ -32,21 +33,8 @@ async function withPage(query, fn) {
   }
 }
 
-const README_EVENTS = [
-  "model_event:start",
-  "model_event:text_delta",
-  "model_event:toolcall_delta",
-  "model_event:toolcall_end",
-  "model_event:done",
-  "assistant_message",
-  "tool_start",
-  "tool_end",
-  "model_event:start",
-  "model_event:text_delta",
-  "model_event:done",
-  "assistant_message",
-  "turn_end",
-];
+// The seed's 13 events of the README round trip, as every app target checks them.
+const README_EVENTS = EXPECTED_EVENTS;
 
 function timelineTypes(page) {
   return page.$$eval('[data-testid="timeline"] > *', (nodes) =>
