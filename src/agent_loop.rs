@@ -29,24 +29,20 @@ pub struct AgentContext {
     pub messages: Vec<AgentMessage>,
 }
 
-/// Receives every event of a run, in order. `Ok(Some(future))` is an observer that wants to be awaited
-/// before the loop goes on (a JS `onEvent` returning a promise); `Err` is an observer that threw.
+/// What an observer answers for one event: `Ok(None)` when it is done, `Ok(Some(wait))` when the loop must
+/// await `wait` before it goes on (a JS `onEvent` returning a promise), `Err` when it threw.
+pub type Observed = Result<Option<LocalBoxFuture<'static, Result<(), String>>>, String>;
+
+/// Receives every event of a run, in order.
 pub trait Observer<E> {
-    #[allow(clippy::type_complexity)]
-    fn on_event(
-        &self,
-        event: LoopEvent<'_, E>,
-    ) -> Result<Option<LocalBoxFuture<'static, Result<(), String>>>, String>;
+    fn on_event(&self, event: LoopEvent<'_, E>) -> Observed;
 }
 
 /// An observer that ignores everything.
 pub struct NoObserver;
 
 impl<E> Observer<E> for NoObserver {
-    fn on_event(
-        &self,
-        _: LoopEvent<'_, E>,
-    ) -> Result<Option<LocalBoxFuture<'static, Result<(), String>>>, String> {
+    fn on_event(&self, _: LoopEvent<'_, E>) -> Observed {
         Ok(None)
     }
 }

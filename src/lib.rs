@@ -19,7 +19,7 @@ pub mod transcript;
 pub mod wasm;
 
 pub use agent_loop::{
-    run_agent_loop, AgentContext, LoopOptions, NoObserver, Observer, DEFAULT_MAX_STEPS,
+    run_agent_loop, AgentContext, LoopOptions, NoObserver, Observed, Observer, DEFAULT_MAX_STEPS,
 };
 pub use event::{LoopEvent, RunReason, RunResult, SkipReason};
 pub use message::*;

@@ -328,6 +328,7 @@ pub struct JsScriptedStream(ScriptedStream);
 
 #[wasm_bindgen(js_class = ScriptedStream)]
 impl JsScriptedStream {
+    #[allow(clippy::should_implement_trait)] // the JS async-iterator protocol's `next()`
     pub fn next(&mut self) -> Promise {
         let step: JsValue = Object::new().into();
         match self.0.next_now() {

@@ -1,7 +1,6 @@
 //! `onEvent`: each loop event becomes a plain JS object; a model event is wrapped around the very object
 //! the model yielded. A returned promise is awaited by the loop.
 
-use futures::future::LocalBoxFuture;
 use js_sys::{Function, Object};
 use wasm_bindgen::JsValue;
 
@@ -52,10 +51,7 @@ impl JsObserver {
 }
 
 impl Observer<JsEvent> for JsObserver {
-    fn on_event(
-        &self,
-        event: LoopEvent<'_, JsEvent>,
-    ) -> Result<Option<LocalBoxFuture<'static, Result<(), String>>>, String> {
+    fn on_event(&self, event: LoopEvent<'_, JsEvent>) -> crate::agent_loop::Observed {
         let Some(on_event) = &self.on_event else {
             return Ok(None);
         };

@@ -83,10 +83,7 @@ pub fn describe(event: &LoopEvent<'_, ModelEvent>) -> String {
 }
 
 impl Observer<ModelEvent> for Recorder {
-    fn on_event(
-        &self,
-        event: LoopEvent<'_, ModelEvent>,
-    ) -> Result<Option<LocalBoxFuture<'static, Result<(), String>>>, String> {
+    fn on_event(&self, event: LoopEvent<'_, ModelEvent>) -> tiny_pi::agent_loop::Observed {
         self.lines.borrow_mut().push(describe(&event));
         match &self.fail_with {
             Some(message) => Err(message.clone()),
@@ -95,11 +92,14 @@ impl Observer<ModelEvent> for Recorder {
     }
 }
 
+/// What a gated call answers: its text, or the message it rejects with.
+pub type Outcome = Result<String, String>;
+
 /// A tool whose every call waits for its gate; counts executions and records the order they began.
 #[derive(Default, Clone)]
 pub struct GatedTools {
-    pub gates: Rc<RefCell<HashMap<String, oneshot::Receiver<Result<String, String>>>>>,
-    pub senders: Rc<RefCell<HashMap<String, oneshot::Sender<Result<String, String>>>>>,
+    pub gates: Rc<RefCell<HashMap<String, oneshot::Receiver<Outcome>>>>,
+    pub senders: Rc<RefCell<HashMap<String, oneshot::Sender<Outcome>>>>,
     pub started: Rc<RefCell<Vec<String>>>,
 }
 
