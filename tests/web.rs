@@ -138,6 +138,11 @@ export function throwingModel(mode) {
     if (mode === "empty") return (async function* () {})();
   } };
 }
+export function fakeSignal() { return Object.create(AbortSignal.prototype); }
+export function fakePromise() { return Object.create(Promise.prototype); }
+export function throwingThenPromise() { const p = Promise.resolve(1); p.then = () => { throw new Error("own then threw"); }; return p; }
+export function revokedArray() { const { proxy, revoke } = Proxy.revocable([], {}); revoke(); return proxy; }
+export function loneSurrogateInput() { return [{ role: "user", content: "half an emoji: \ud83d", timestamp: 0 }]; }
 export function errorName(e) { return e && e.constructor && e.constructor.name; }
 export function errorText(e) { return e && e.message; }
 "##)]
@@ -168,6 +173,16 @@ extern "C" {
     fn throwing_getter() -> JsValue;
     #[wasm_bindgen(js_name = throwingModel)]
     fn throwing_model(mode: &str) -> JsValue;
+    #[wasm_bindgen(js_name = fakeSignal)]
+    fn fake_signal() -> JsValue;
+    #[wasm_bindgen(js_name = fakePromise)]
+    fn fake_promise() -> JsValue;
+    #[wasm_bindgen(js_name = throwingThenPromise)]
+    fn throwing_then_promise() -> JsValue;
+    #[wasm_bindgen(js_name = revokedArray)]
+    fn revoked_array() -> JsValue;
+    #[wasm_bindgen(js_name = loneSurrogateInput)]
+    fn lone_surrogate_input() -> JsValue;
     #[wasm_bindgen(js_name = errorName)]
     fn error_name(e: &JsValue) -> String;
     #[wasm_bindgen(js_name = errorText)]
@@ -665,4 +680,59 @@ async fn bad_input_is_a_type_error_and_never_poisons_the_instance() {
     );
     assert_eq!(good["reason"], "stop");
     assert!(count >= 20);
+}
+
+/// Look-alikes that used to throw from inside the bridge (unwinding through wasm, which leaks its shadow
+/// stack until the instance traps): each is now an error or a rejection, thousands of times over.
+#[wasm_bindgen_test]
+async fn look_alikes_never_unwind_through_wasm() {
+    let ctx = context(&user_input());
+    for _ in 0..2_000 {
+        let options = object(&[
+            ("context", &ctx),
+            ("model", &make_model("sync", &SCRIPT)),
+            ("signal", &fake_signal()),
+        ]);
+        let error = run(&options)
+            .await
+            .expect_err("a fake AbortSignal is refused");
+        assert!(
+            error_text(&error).starts_with("options.signal must be an AbortSignal"),
+            "{}",
+            error_text(&error)
+        );
+        assert!(validate_transcript_js(revoked_array()).is_err());
+    }
+    for returned in [fake_promise(), throwing_then_promise()] {
+        let on_event = Function::new_with_args("r", "return () => r")
+            .call1(&JsValue::NULL, &returned)
+            .unwrap();
+        let options = object(&[
+            ("context", &ctx),
+            ("model", &make_model("sync", &SCRIPT)),
+            ("onEvent", &on_event),
+        ]);
+        let result = json_of(&run(&options).await.unwrap());
+        assert!(
+            result["observerError"].is_string(),
+            "a then that throws is the observer's error: {result}"
+        );
+    }
+    // Half a surrogate pair becomes U+FFFD instead of refusing the message.
+    let options = object(&[
+        ("context", &context(&lone_surrogate_input())),
+        ("model", &make_model("sync", &SCRIPT)),
+    ]);
+    let result = json_of(&run(&options).await.unwrap());
+    assert_eq!(result["messages"][0]["content"], "half an emoji: \u{fffd}");
+    let good = json_of(
+        &run(&object(&[
+            ("context", &ctx),
+            ("model", &make_model("eventStream", &SCRIPT)),
+            ("tools", &registry_with(&[read_tool(&Array::new())])),
+        ]))
+        .await
+        .unwrap(),
+    );
+    assert_eq!(good["reason"], "stop");
 }
