@@ -31,5 +31,7 @@ pub use tools::{
     Clock, ExecutionContext, ProgressSink, Tool, ToolCallContext, ToolDefinition, ToolExecutor,
     ToolHandler, ToolOutput, ToolRegistry, ToolReply,
 };
-pub use trace::{format_trace, prologue_trace, validate_trace, Owner, TraceKind, TraceRecord};
+pub use trace::{
+    format_trace, prologue_trace, validate_trace, Owner, TraceKind, TraceRecord, TraceValidation,
+};
 pub use transcript::{validate_transcript, Problem, ProblemKind, Validation};

@@ -39,8 +39,9 @@ extra_with_tag!(text_extra, "type", "text");
 extra_with_tag!(thinking_extra, "type", "thinking");
 extra_with_tag!(image_extra, "type", "image");
 
-/// Reads a tagged enum: the tag picks the variant, and the variant's own errors keep their path
-/// (`content[0].id: ...`), which serde's buffered internally-tagged enums would lose.
+/// Reads a tagged enum: the tag picks the variant. Buffering through `Value` reuses serde_json's code where
+/// `#[serde(tag)]` would add serde's own buffering (measured: 9 KB more wasm, gzipped, for no speed gained).
+/// Errors carry no path: a refused value is walked again against `crate::shape` to name the bad field.
 fn by_tag<'de, D: Deserializer<'de>>(
     deserializer: D,
     key: &str,

@@ -176,8 +176,15 @@ pub struct TraceProblem {
     pub message: String,
 }
 
+/// What `validate_trace` found, in the shape of `validate_transcript`'s answer.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct TraceValidation {
+    pub ok: bool,
+    pub problems: Vec<TraceProblem>,
+}
+
 /// Reports a call without a `tool_result`, and a `tool_result` before its call.
-pub fn validate_trace(records: &[TraceRecord]) -> Vec<TraceProblem> {
+pub fn validate_trace(records: &[TraceRecord]) -> TraceValidation {
     let ids = |r: &TraceRecord| -> Vec<String> {
         r.tool_call_id
             .as_deref()
@@ -222,7 +229,10 @@ pub fn validate_trace(records: &[TraceRecord]) -> Vec<TraceProblem> {
             _ => {}
         }
     }
-    problems
+    TraceValidation {
+        ok: problems.is_empty(),
+        problems,
+    }
 }
 
 fn user_text(content: &UserContent) -> String {

@@ -152,7 +152,7 @@ fn the_readme_round_trip_traces_to_seven_milestones() {
         lines[6],
         "07 assistant_message owner=model detail=\"stopReason=stop\""
     );
-    assert!(validate_trace(&records).is_empty());
+    assert!(validate_trace(&records).problems.is_empty());
 }
 
 #[test]
@@ -160,7 +160,7 @@ fn the_trace_validator_reports_a_missing_result_and_a_result_before_its_call() {
     let mut records = prologue_trace(&readme_transcript());
     let mut dangling = records.clone();
     dangling.retain(|r| r.kind != TraceKind::ToolResult);
-    let problems = validate_trace(&dangling);
+    let problems = validate_trace(&dangling).problems;
     assert_eq!(problems.len(), 1);
     assert_eq!(
         (
@@ -172,7 +172,7 @@ fn the_trace_validator_reports_a_missing_result_and_a_result_before_its_call() {
 
     let result = records.remove(4);
     records.insert(1, result);
-    let problems = validate_trace(&records);
+    let problems = validate_trace(&records).problems;
     assert_eq!(
         problems
             .iter()

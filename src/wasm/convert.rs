@@ -74,18 +74,18 @@ pub fn from_js<T: DeserializeOwned>(value: &JsValue, what: &str, shape: &str) ->
     };
     let error = match serde_json::from_str(&text) {
         Ok(value) => return Ok(value),
-        // Half a surrogate pair (a string cut inside an emoji) cannot be a Rust string: it becomes U+FFFD,
-        // as a TextDecoder would make it, instead of refusing the whole value.
-        Err(e) if e.to_string().contains("surrogate") || e.to_string().contains("hex escape") => {
-            match serde_json::from_str(&replace_lone_surrogates(&text)) {
-                Ok(value) => return Ok(value),
-                Err(e) => e,
-            }
-        }
-        Err(e) => e,
+        Err(error) => error,
     };
+    // Half a surrogate pair (a string cut inside an emoji) cannot be a Rust string: it becomes U+FFFD, as a
+    // TextDecoder would make it, instead of refusing the whole value.
+    let repaired = replace_lone_surrogates(&text);
+    if repaired != text {
+        if let Ok(value) = serde_json::from_str(&repaired) {
+            return Ok(value);
+        }
+    }
     // Only a refused value is read again, to find the field that breaks its shape.
-    let located = serde_json::from_str(&replace_lone_surrogates(&text))
+    let located = serde_json::from_str(&repaired)
         .ok()
         .and_then(|json| crate::shape::explain(shape, &json, what));
     Err(located.unwrap_or_else(|| format!("{what}: {}", strip_position(&error.to_string()))))

@@ -20,8 +20,9 @@ use crate::tools::{
     ToolReply,
 };
 
-/// Where each call's `reportProgress` goes: one callback for the whole module, bound to the call's id, so
-/// a tool call makes no closure (`Fn`, so a report may arrive while another is being handled). A call that has ended is gone from the list; a late report is ignored.
+/// Where each call's `reportProgress` goes: one callback for the whole module, bound to the call's id, so a
+/// tool call makes no closure (`Fn`, so a report may arrive while another is being handled). A call that
+/// has ended is gone from the list; a late report is ignored.
 struct Progress {
     sinks: RefCell<Vec<(f64, ProgressSink, Rc<str>)>>,
     next_id: Cell<f64>,

@@ -185,12 +185,8 @@ fn registry_option(tools: &JsValue) -> Result<ToolRegistry, String> {
         .ok_or_else(not_a_registry)?;
     let handle = RegistryHandle::try_from_js_value(handle).map_err(|_| not_a_registry())?;
     // A run works on a snapshot: registering during a run affects the next run, not this one.
-    let snapshot = handle
-        .0
-        .try_borrow()
-        .map(|r| r.clone())
-        .map_err(|_| not_a_registry());
-    snapshot
+    let snapshot = handle.0.try_borrow().map(|r| r.clone());
+    snapshot.map_err(|_| not_a_registry())
 }
 
 fn signal_option(signal: &JsValue, what: &str) -> Result<AbortSignal, String> {
@@ -516,11 +512,9 @@ pub fn format_trace_js(
 pub fn validate_trace_js(
     #[wasm_bindgen(unchecked_param_type = "TraceRecord[]")] records: JsValue,
 ) -> Result<JsValue, JsValue> {
-    let problems = crate::trace::validate_trace(&records_arg(&records)?);
-    let result: JsValue = Object::new().into();
-    set(&result, "ok", &JsValue::from_bool(problems.is_empty()));
-    set(&result, "problems", &to_js(&problems));
-    Ok(result)
+    Ok(to_js(&crate::trace::validate_trace(&records_arg(
+        &records,
+    )?)))
 }
 
 fn messages_arg(messages: &JsValue) -> Result<Vec<AgentMessage>, JsValue> {
