@@ -47,6 +47,20 @@ function output(cmd, args) {
   return r.status === 0 ? r.stdout.trim() : null;
 }
 
+const listFiles = (dir) => (fs.existsSync(dir) ? fs.readdirSync(dir, { recursive: true }).map((f) => path.join(dir, f)) : []);
+
+// The snippets are ours (src/wasm/*.js): only `export function` / `export async function` declarations,
+// which this turns into `module.exports`; anything else is refused rather than half converted.
+function esmToCommonJs(text, name) {
+  const names = [];
+  const body = text.replace(/^export (async function|function) ([A-Za-z_$][\w$]*)/gm, (_, kind, id) => {
+    names.push(id);
+    return `${kind} ${id}`;
+  });
+  if (/^\s*(import|export)\b/m.test(body)) throw new Error(`${name}: only \`export function\` can be converted to CommonJS`);
+  return `"use strict";\n${body}\nmodule.exports = { ${names.join(", ")} };\n`;
+}
+
 const readToml = (file) => parseToml(fs.readFileSync(path.join(root, file), "utf8"));
 const write = (file, text) => fs.writeFileSync(file, text.endsWith("\n") ? text : text + "\n");
 const rel = (...parts) => "./" + path.posix.join(...parts);
@@ -165,6 +179,11 @@ const entries = await step("write wrappers and remove stray wasm-pack files", as
     if (b.target === "nodejs") {
       // pkg/package.json says "type": "module"; this folder is CommonJS.
       write(path.join(dir, "package.json"), JSON.stringify({ type: "commonjs" }));
+      // wasm-bindgen `require`s the bridge's JS snippets as they are written (ES modules); Node before
+      // 20.19 cannot require an ES module, so they become CommonJS here.
+      for (const file of listFiles(path.join(dir, "snippets")).filter((f) => f.endsWith(".js"))) {
+        fs.writeFileSync(file, esmToCommonJs(fs.readFileSync(file, "utf8"), path.relative(root, file)));
+      }
       const cjs = path.join(dir, `${stem}.js`);
       let entry = { types: rel(b.folder, `${stem}.d.ts`), default: rel(b.folder, `${stem}.js`) };
       if (b.esm_wrapper) {

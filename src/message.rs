@@ -3,124 +3,333 @@
 //! Every struct keeps unknown fields in `extra` so that provider data (usage, api, model, signatures, ...)
 //! survives a run unchanged.
 
-use serde::de::{self, DeserializeOwned};
+use serde::de;
 use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::{Map, Value};
 
 /// Fields a message or block carried that tiny-pi does not interpret; written back verbatim.
 pub type Extra = Map<String, Value>;
 
-/// A message or block read on its own (not through its enum) may carry its tag (`role`, `type`). The tag
-/// is the enum's to write, so it is checked and not kept as an extra field.
-fn take_tag<E: de::Error>(extra: &mut Extra, key: &str, expected: &str) -> Result<(), E> {
-    match extra.remove(key) {
-        None => Ok(()),
-        Some(Value::String(tag)) if tag == expected => Ok(()),
-        Some(other) => Err(E::custom(format!(
-            "{key}: expected \"{expected}\", got {other}"
-        ))),
+// ---------------------------------------------------------------------------------------------------------
+// Reading. Every shape is read the same way: the JSON is parsed once into a `Value`, and each object's
+// known fields are moved out of its map; what is left is `extra`. (serde's derive with `flatten` and
+// internally tagged enums buffers every object again per level: measured 3x slower and more code.)
+// Errors carry no path: a refused value is walked again against `crate::shape` to name the bad field.
+
+/// The fields of one JSON object, taken out one by one; what is left is the `extra`.
+pub(crate) struct Fields(Extra);
+
+fn type_name(value: &Value) -> &'static str {
+    crate::schema::type_name(value)
+}
+
+impl Fields {
+    pub(crate) fn of(value: Value) -> Result<Self, String> {
+        match value {
+            Value::Object(map) => Ok(Fields(map)),
+            other => Err(format!("expected an object, got {}", type_name(&other))),
+        }
+    }
+
+    fn take(&mut self, key: &str) -> Option<Value> {
+        self.0.remove(key)
+    }
+
+    pub(crate) fn string(&mut self, key: &str) -> Result<String, String> {
+        match self.take(key) {
+            Some(Value::String(text)) => Ok(text),
+            Some(other) => Err(format!(
+                "{key}: expected a string, got {}",
+                type_name(&other)
+            )),
+            None => Err(format!("missing field `{key}`")),
+        }
+    }
+
+    /// Absent and `null` are both `None`.
+    pub(crate) fn optional_string(&mut self, key: &str) -> Result<Option<String>, String> {
+        match self.take(key) {
+            None | Some(Value::Null) => Ok(None),
+            Some(Value::String(text)) => Ok(Some(text)),
+            Some(other) => Err(format!(
+                "{key}: expected a string, got {}",
+                type_name(&other)
+            )),
+        }
+    }
+
+    pub(crate) fn optional_number(&mut self, key: &str) -> Result<Option<f64>, String> {
+        match self.take(key) {
+            None => Ok(None),
+            Some(Value::Number(n)) => Ok(n.as_f64()),
+            Some(other) => Err(format!(
+                "{key}: expected a number, got {}",
+                type_name(&other)
+            )),
+        }
+    }
+
+    pub(crate) fn optional_bool(&mut self, key: &str) -> Result<Option<bool>, String> {
+        match self.take(key) {
+            None => Ok(None),
+            Some(Value::Bool(b)) => Ok(Some(b)),
+            Some(other) => Err(format!(
+                "{key}: expected a boolean, got {}",
+                type_name(&other)
+            )),
+        }
+    }
+
+    /// Any value but `null`.
+    pub(crate) fn optional_value(&mut self, key: &str) -> Option<Value> {
+        self.take(key).filter(|v| !v.is_null())
+    }
+
+    pub(crate) fn array<T>(
+        &mut self,
+        key: &str,
+        item: fn(Value) -> Result<T, String>,
+    ) -> Result<Option<Vec<T>>, String> {
+        match self.take(key) {
+            None => Ok(None),
+            Some(Value::Array(items)) => items
+                .into_iter()
+                .enumerate()
+                .map(|(i, v)| item(v).map_err(|e| format!("{key}[{i}]: {e}")))
+                .collect::<Result<_, _>>()
+                .map(Some),
+            Some(other) => Err(format!(
+                "{key}: expected an array, got {}",
+                type_name(&other)
+            )),
+        }
+    }
+
+    /// The tag of a message or block read on its own may be present; it is the enum's to write, so it
+    /// is checked and not kept as an extra field.
+    fn tag(&mut self, key: &str, expected: &str) -> Result<(), String> {
+        match self.take(key) {
+            None => Ok(()),
+            Some(Value::String(tag)) if tag == expected => Ok(()),
+            Some(other) => Err(format!("{key}: expected \"{expected}\", got {other}")),
+        }
+    }
+
+    /// The tag that picks the variant of a tagged enum (left in the map: the variant checks it).
+    fn variant(&self, key: &str) -> Result<&str, String> {
+        match self.0.get(key) {
+            Some(Value::String(tag)) => Ok(tag),
+            Some(other) => Err(format!(
+                "{key}: expected a string, got {}",
+                type_name(other)
+            )),
+            None => Err(format!("missing field `{key}`")),
+        }
+    }
+
+    pub(crate) fn extra(self) -> Extra {
+        self.0
     }
 }
 
-macro_rules! extra_with_tag {
-    ($name:ident, $key:literal, $expected:literal) => {
-        fn $name<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Extra, D::Error> {
-            let mut extra = Extra::deserialize(deserializer)?;
-            take_tag(&mut extra, $key, $expected)?;
-            Ok(extra)
-        }
-    };
-}
-extra_with_tag!(user_extra, "role", "user");
-extra_with_tag!(assistant_extra, "role", "assistant");
-extra_with_tag!(tool_result_extra, "role", "toolResult");
-extra_with_tag!(tool_call_extra, "type", "toolCall");
-extra_with_tag!(text_extra, "type", "text");
-extra_with_tag!(thinking_extra, "type", "thinking");
-extra_with_tag!(image_extra, "type", "image");
-
-/// Reads a tagged enum: the tag picks the variant. Buffering through `Value` reuses serde_json's code where
-/// `#[serde(tag)]` would add serde's own buffering (measured: 9 KB more wasm, gzipped, for no speed gained).
-/// Errors carry no path: a refused value is walked again against `crate::shape` to name the bad field.
-fn by_tag<'de, D: Deserializer<'de>>(
-    deserializer: D,
-    key: &str,
-) -> Result<(String, Value), D::Error> {
-    let value = Value::deserialize(deserializer)?;
-    let tag = match value.get(key) {
-        Some(Value::String(tag)) => tag.clone(),
-        Some(other) => {
-            return Err(de::Error::custom(format!(
-                "{key}: expected a string, got {other}"
-            )))
-        }
-        None if value.is_object() => {
-            return Err(de::Error::custom(format!("missing field `{key}`")))
-        }
-        None => {
-            return Err(de::Error::custom(format!(
-                "expected an object, got {value}"
-            )))
-        }
-    };
-    Ok((tag, value))
+fn unknown_tag(key: &str, tag: &str, expected: &str) -> String {
+    format!("{key}: unknown {key} \"{tag}\", expected one of {expected}")
 }
 
-fn variant<T: DeserializeOwned, E: de::Error>(value: Value) -> Result<T, E> {
-    T::deserialize(value).map_err(E::custom)
-}
-
-fn unknown_tag<E: de::Error>(key: &str, tag: &str, expected: &str) -> E {
-    E::custom(format!(
-        "{key}: unknown {key} \"{tag}\", expected one of {expected}"
-    ))
-}
-
-impl<'de> Deserialize<'de> for AgentMessage {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        let (role, value) = by_tag(deserializer, "role")?;
-        match role.as_str() {
-            "user" => variant(value).map(AgentMessage::User),
-            "assistant" => variant(value).map(AgentMessage::Assistant),
-            "toolResult" => variant(value).map(AgentMessage::ToolResult),
-            other => Err(unknown_tag("role", other, "user, assistant, toolResult")),
+/// Implements `Deserialize` through `from_value`.
+macro_rules! deserialize_via_value {
+    ($($ty:ty),*) => {$(
+        impl<'de> Deserialize<'de> for $ty {
+            fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+                Self::from_value(Value::deserialize(deserializer)?).map_err(de::Error::custom)
+            }
         }
+    )*};
+}
+deserialize_via_value!(
+    TextContent,
+    ThinkingContent,
+    ImageContent,
+    ToolCall,
+    MediaBlock,
+    AssistantBlock,
+    UserContent,
+    UserMessage,
+    AssistantMessage,
+    ToolResultMessage,
+    AgentMessage
+);
+
+impl TextContent {
+    pub fn from_value(value: Value) -> Result<Self, String> {
+        let mut f = Fields::of(value)?;
+        f.tag("type", "text")?;
+        Ok(TextContent {
+            text: f.string("text")?,
+            extra: f.extra(),
+        })
     }
 }
 
-impl<'de> Deserialize<'de> for AssistantBlock {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        let (kind, value) = by_tag(deserializer, "type")?;
+impl ThinkingContent {
+    pub fn from_value(value: Value) -> Result<Self, String> {
+        let mut f = Fields::of(value)?;
+        f.tag("type", "thinking")?;
+        Ok(ThinkingContent {
+            thinking: f.string("thinking")?,
+            extra: f.extra(),
+        })
+    }
+}
+
+impl ImageContent {
+    pub fn from_value(value: Value) -> Result<Self, String> {
+        let mut f = Fields::of(value)?;
+        f.tag("type", "image")?;
+        Ok(ImageContent {
+            data: f.string("data")?,
+            mime_type: f.string("mimeType")?,
+            extra: f.extra(),
+        })
+    }
+}
+
+impl ToolCall {
+    pub fn from_value(value: Value) -> Result<Self, String> {
+        let mut f = Fields::of(value)?;
+        f.tag("type", "toolCall")?;
+        Ok(ToolCall {
+            id: f.string("id")?,
+            name: f.string("name")?,
+            arguments: f.take("arguments").unwrap_or_else(empty_object),
+            extra: f.extra(),
+        })
+    }
+}
+
+impl MediaBlock {
+    pub fn from_value(value: Value) -> Result<Self, String> {
+        let f = Fields::of(value)?;
+        let kind = f.variant("type")?.to_owned();
+        let value = Value::Object(f.0);
         match kind.as_str() {
-            "text" => variant(value).map(AssistantBlock::Text),
-            "thinking" => variant(value).map(AssistantBlock::Thinking),
-            "toolCall" => variant(value).map(AssistantBlock::ToolCall),
-            other => Err(unknown_tag("type", other, "text, thinking, toolCall")),
-        }
-    }
-}
-
-impl<'de> Deserialize<'de> for MediaBlock {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        let (kind, value) = by_tag(deserializer, "type")?;
-        match kind.as_str() {
-            "text" => variant(value).map(MediaBlock::Text),
-            "image" => variant(value).map(MediaBlock::Image),
+            "text" => TextContent::from_value(value).map(MediaBlock::Text),
+            "image" => ImageContent::from_value(value).map(MediaBlock::Image),
             other => Err(unknown_tag("type", other, "text, image")),
         }
     }
 }
 
-impl<'de> Deserialize<'de> for UserContent {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        match Value::deserialize(deserializer)? {
-            Value::String(text) => Ok(UserContent::Text(text)),
-            blocks @ Value::Array(_) => variant(blocks).map(UserContent::Blocks),
-            other => Err(de::Error::custom(format!(
-                "expected a string or an array of text/image blocks, got {}",
-                crate::schema::type_name(&other)
-            ))),
+impl AssistantBlock {
+    pub fn from_value(value: Value) -> Result<Self, String> {
+        let f = Fields::of(value)?;
+        let kind = f.variant("type")?.to_owned();
+        let value = Value::Object(f.0);
+        match kind.as_str() {
+            "text" => TextContent::from_value(value).map(AssistantBlock::Text),
+            "thinking" => ThinkingContent::from_value(value).map(AssistantBlock::Thinking),
+            "toolCall" => ToolCall::from_value(value).map(AssistantBlock::ToolCall),
+            other => Err(unknown_tag("type", other, "text, thinking, toolCall")),
         }
+    }
+}
+
+impl UserContent {
+    pub fn from_value(value: Value) -> Result<Self, String> {
+        match value {
+            Value::String(text) => Ok(UserContent::Text(text)),
+            Value::Array(blocks) => blocks
+                .into_iter()
+                .map(MediaBlock::from_value)
+                .collect::<Result<_, _>>()
+                .map(UserContent::Blocks),
+            other => Err(format!(
+                "expected a string or an array of text/image blocks, got {}",
+                type_name(&other)
+            )),
+        }
+    }
+}
+
+impl UserMessage {
+    pub fn from_value(value: Value) -> Result<Self, String> {
+        let mut f = Fields::of(value)?;
+        f.tag("role", "user")?;
+        let content = f.take("content").ok_or("missing field `content`")?;
+        Ok(UserMessage {
+            content: UserContent::from_value(content).map_err(|e| format!("content: {e}"))?,
+            timestamp: f.optional_number("timestamp")?.unwrap_or(0.0),
+            extra: f.extra(),
+        })
+    }
+}
+
+impl AssistantMessage {
+    pub fn from_value(value: Value) -> Result<Self, String> {
+        let mut f = Fields::of(value)?;
+        f.tag("role", "assistant")?;
+        let content = f.array("content", AssistantBlock::from_value)?;
+        let stop_reason = StopReason::from_str(&f.string("stopReason")?)?;
+        Ok(AssistantMessage {
+            content: content.ok_or("missing field `content`")?,
+            stop_reason,
+            error_message: f.optional_string("errorMessage")?,
+            timestamp: f.optional_number("timestamp")?.unwrap_or(0.0),
+            extra: f.extra(),
+        })
+    }
+}
+
+impl ToolResultMessage {
+    pub fn from_value(value: Value) -> Result<Self, String> {
+        let mut f = Fields::of(value)?;
+        f.tag("role", "toolResult")?;
+        Ok(ToolResultMessage {
+            tool_call_id: f.string("toolCallId")?,
+            tool_name: f.string("toolName")?,
+            content: f
+                .array("content", MediaBlock::from_value)?
+                .ok_or("missing field `content`")?,
+            details: f.optional_value("details"),
+            is_error: f
+                .optional_bool("isError")?
+                .ok_or("missing field `isError`")?,
+            timestamp: f.optional_number("timestamp")?.unwrap_or(0.0),
+            extra: f.extra(),
+        })
+    }
+}
+
+impl AgentMessage {
+    pub fn from_value(value: Value) -> Result<Self, String> {
+        let f = Fields::of(value)?;
+        let role = f.variant("role")?.to_owned();
+        let value = Value::Object(f.0);
+        match role.as_str() {
+            "user" => UserMessage::from_value(value).map(AgentMessage::User),
+            "assistant" => AssistantMessage::from_value(value).map(AgentMessage::Assistant),
+            "toolResult" => ToolResultMessage::from_value(value).map(AgentMessage::ToolResult),
+            other => Err(unknown_tag("role", other, "user, assistant, toolResult")),
+        }
+    }
+}
+
+impl StopReason {
+    const ALL: [StopReason; 5] = [
+        StopReason::Stop,
+        StopReason::Length,
+        StopReason::ToolUse,
+        StopReason::Error,
+        StopReason::Aborted,
+    ];
+
+    fn from_str(text: &str) -> Result<Self, String> {
+        Self::ALL
+            .into_iter()
+            .find(|reason| reason.as_str() == text)
+            .ok_or_else(|| {
+                format!("stopReason: unknown stop reason \"{text}\", expected one of stop, length, toolUse, error, aborted")
+            })
     }
 }
 
@@ -168,30 +377,30 @@ pub mod tagged {
     }
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct TextContent {
     pub text: String,
-    #[serde(flatten, deserialize_with = "text_extra")]
+    #[serde(flatten)]
     pub extra: Extra,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ThinkingContent {
     pub thinking: String,
-    #[serde(flatten, deserialize_with = "thinking_extra")]
+    #[serde(flatten)]
     pub extra: Extra,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ImageContent {
     pub data: String,
     pub mime_type: String,
-    #[serde(flatten, deserialize_with = "image_extra")]
+    #[serde(flatten)]
     pub extra: Extra,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ToolCall {
     pub id: String,
     pub name: String,
@@ -199,7 +408,7 @@ pub struct ToolCall {
     /// the executor, which answers it with an error result instead of losing it.
     #[serde(default = "empty_object")]
     pub arguments: Value,
-    #[serde(flatten, deserialize_with = "tool_call_extra")]
+    #[serde(flatten)]
     pub extra: Extra,
 }
 
@@ -263,17 +472,17 @@ impl StopReason {
     }
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct UserMessage {
     pub content: UserContent,
     /// Lenient on input (0 when missing): hand-written messages often leave it out.
     #[serde(default)]
     pub timestamp: f64,
-    #[serde(flatten, deserialize_with = "user_extra")]
+    #[serde(flatten)]
     pub extra: Extra,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct AssistantMessage {
     pub content: Vec<AssistantBlock>,
@@ -283,7 +492,7 @@ pub struct AssistantMessage {
     /// Lenient on input (0 when missing): hand-written messages often leave it out.
     #[serde(default)]
     pub timestamp: f64,
-    #[serde(flatten, deserialize_with = "assistant_extra")]
+    #[serde(flatten)]
     pub extra: Extra,
 }
 
@@ -316,7 +525,7 @@ impl AssistantMessage {
     }
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ToolResultMessage {
     pub tool_call_id: String,
@@ -328,7 +537,7 @@ pub struct ToolResultMessage {
     /// Lenient on input (0 when missing): hand-written messages often leave it out.
     #[serde(default)]
     pub timestamp: f64,
-    #[serde(flatten, deserialize_with = "tool_result_extra")]
+    #[serde(flatten)]
     pub extra: Extra,
 }
 

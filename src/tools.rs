@@ -7,7 +7,7 @@ use futures::future::LocalBoxFuture;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::message::{Extra, MediaBlock, ToolCall, ToolResultMessage};
+use crate::message::{Extra, Fields, MediaBlock, ToolCall, ToolResultMessage};
 use crate::schema;
 use crate::signal::AbortSignal;
 
@@ -89,22 +89,40 @@ pub struct Tool {
 
 /// What an executor answers for one call. Lenient on purpose: a caller's executor may leave out the
 /// pairing fields, which the loop stamps from the call it executed (pairing is the loop's job).
-#[derive(Debug, Clone, PartialEq, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq)]
 pub struct ToolReply {
-    #[serde(default)]
     pub content: Vec<MediaBlock>,
-    #[serde(default)]
     pub details: Option<Value>,
-    #[serde(default)]
     pub is_error: bool,
-    #[serde(default)]
     pub timestamp: Option<f64>,
-    #[serde(flatten)]
     pub extra: Extra,
 }
 
+impl<'de> Deserialize<'de> for ToolReply {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        Self::from_value(Value::deserialize(deserializer)?).map_err(serde::de::Error::custom)
+    }
+}
+
 impl ToolReply {
+    /// Read like the messages (`crate::message`): known fields out of the map, the rest is `extra`.
+    pub fn from_value(value: Value) -> Result<Self, String> {
+        let mut f = Fields::of(value)?;
+        let timestamp = match f.optional_value("timestamp") {
+            Some(t) => Some(t.as_f64().ok_or("timestamp: expected a number")?),
+            None => None,
+        };
+        Ok(ToolReply {
+            content: f
+                .array("content", MediaBlock::from_value)?
+                .unwrap_or_default(),
+            details: f.optional_value("details"),
+            is_error: f.optional_bool("isError")?.unwrap_or(false),
+            timestamp,
+            extra: f.extra(),
+        })
+    }
+
     /// The transcript message answering `call`.
     pub fn into_result(mut self, call: &ToolCall, now: f64) -> ToolResultMessage {
         // Fields a full ToolResultMessage carries are written from the call, not copied.

@@ -36,11 +36,11 @@ thread_local! {
     static KEYS: RefCell<Vec<(usize, Rc<JsValue>)>> = const { RefCell::new(Vec::new()) };
 }
 
-/// Runs `f` with the JS string for a fixed name, created on first use. Shared through an `Rc`: cloning a
-/// `JsValue` costs a table slot, and the cache is not borrowed while `f` runs (it may look up keys too).
-pub fn with_key<R>(name: &'static str, f: impl FnOnce(&JsValue) -> R) -> R {
+/// The JS string for a fixed name, created on first use. Shared through an `Rc`: cloning a `JsValue` costs
+/// a table slot.
+pub fn key(name: &'static str) -> Rc<JsValue> {
     let id = name.as_ptr() as usize;
-    let js = KEYS.with(|keys| {
+    KEYS.with(|keys| {
         let mut keys = keys.borrow_mut();
         // A few dozen names: a linear scan of addresses beats hashing the text.
         match keys.iter().find(|(k, _)| *k == id) {
@@ -51,8 +51,12 @@ pub fn with_key<R>(name: &'static str, f: impl FnOnce(&JsValue) -> R) -> R {
                 js
             }
         }
-    });
-    f(&js)
+    })
+}
+
+/// Runs `f` with the JS string for a fixed name (the cache is not borrowed while `f` runs).
+pub fn with_key<R>(name: &'static str, f: impl FnOnce(&JsValue) -> R) -> R {
+    f(&key(name))
 }
 
 /// `object[name]` where `object` may be anything JS gave us (a getter may throw).

@@ -1,12 +1,13 @@
 //! A JS model: `stream(request, {signal})` returning any async iterable (a pi-ai `EventStream` included),
 //! with or without `result()`. Events stay JS values: they reach `onEvent` as the objects the model yielded.
 
-use js_sys::{Array, Function, Object, Reflect, Symbol};
+use js_sys::{Array, Function, Reflect, Symbol};
 use wasm_bindgen::{JsCast, JsValue};
 
-use super::convert::{error_message, from_js, get, get_key, is_object, set, type_of};
+use super::convert::{error_message, from_js, get, get_key, is_object, type_of};
+use super::glue::record;
 use super::mirror::SharedMirror;
-use super::promise::settle;
+use super::promise::{settle, Pull};
 use super::signal::js_signal;
 use crate::message::AssistantMessage;
 use crate::model::{Model, ModelRequest, ModelStream, StreamEvent};
@@ -41,13 +42,14 @@ impl JsModel {
     /// Each request gets its own arrays; the message objects in them crossed once and are shared.
     fn request(&self, request: &ModelRequest<'_>) -> JsValue {
         let messages = self.mirror.borrow_mut().sync(request.messages);
-        let object: JsValue = Object::new().into();
-        if let Some(prompt) = request.system_prompt {
-            set(&object, "systemPrompt", &JsValue::from_str(prompt));
-        }
-        set(&object, "messages", &messages);
-        set(&object, "tools", &Array::from(&self.tools).into());
-        object
+        let prompt = request
+            .system_prompt
+            .map_or(JsValue::UNDEFINED, JsValue::from_str);
+        record(&[
+            ("systemPrompt", &prompt),
+            ("messages", &messages),
+            ("tools", &Array::from(&self.tools)),
+        ])
     }
 }
 
@@ -55,10 +57,8 @@ impl Model for JsModel {
     type Stream = JsStream;
 
     fn stream(&self, request: ModelRequest<'_>, signal: &AbortSignal) -> Result<JsStream, String> {
-        let options: JsValue = Object::new().into();
-        if let Some(signal) = js_signal(signal) {
-            set(&options, "signal", signal);
-        }
+        let signal = js_signal(signal).map_or(JsValue::UNDEFINED, |s| JsValue::from(s.clone()));
+        let options = record(&[("signal", &signal)]);
         let returned = self
             .stream
             .call2(&self.model, &self.request(&request), &options)
@@ -69,8 +69,7 @@ impl Model for JsModel {
 
 pub struct JsStream {
     stream: JsValue,
-    iterator: JsValue,
-    next: Function,
+    pull: Pull,
     result: Option<Function>,
     mirror: SharedMirror,
 }
@@ -106,8 +105,7 @@ impl JsStream {
             .ok();
         Ok(JsStream {
             stream,
-            iterator,
-            next,
+            pull: Pull::new(iterator, next),
             result,
             mirror,
         })
@@ -118,11 +116,7 @@ impl ModelStream for JsStream {
     type Event = JsEvent;
 
     async fn next(&mut self) -> Option<Result<JsEvent, String>> {
-        let step = match self.next.call0(&self.iterator) {
-            Ok(step) => settle(step).await,
-            Err(e) => Err(e),
-        };
-        let step = match step {
+        let step = match self.pull.next().await {
             Ok(step) if is_object(&step) => step,
             Ok(other) => {
                 return Some(Err(format!(

@@ -6,11 +6,11 @@ use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 
 use futures::future::LocalBoxFuture;
-use js_sys::{Function, Object};
-use wasm_bindgen::closure::Closure;
-use wasm_bindgen::{JsCast, JsValue};
+use js_sys::Function;
+use wasm_bindgen::JsValue;
 
-use super::convert::{error_message, from_js, set, to_js, type_error};
+use super::convert::{error_message, from_js, to_js, type_error};
+use super::glue::{tool_context_js, with_waiter};
 use super::promise::settle;
 use super::signal::js_signal;
 use crate::message::{MediaBlock, ToolCall};
@@ -20,24 +20,20 @@ use crate::tools::{
     ToolReply,
 };
 
-/// Where each call's `reportProgress` goes: one callback for the whole module, bound to the call's id, so a
-/// tool call makes no closure (`Fn`, so a report may arrive while another is being handled). A call that
-/// has ended is gone from the list; a late report is ignored.
+/// Where each call's `reportProgress` goes, by the id its context was made with (`glue.js` makes the
+/// function, so a tool call makes no wasm-bindgen closure). A call that has ended is gone from the list; a
+/// late report is ignored.
+#[derive(Default)]
 struct Progress {
     sinks: RefCell<Vec<(f64, ProgressSink, Rc<str>)>>,
     next_id: Cell<f64>,
-    report: Closure<dyn Fn(f64, JsValue) -> Result<(), JsValue>>,
 }
 
 thread_local! {
-    static PROGRESS: Progress = Progress {
-        sinks: RefCell::new(Vec::new()),
-        next_id: Cell::new(0.0),
-        report: Closure::new(report),
-    };
+    static PROGRESS: Progress = Progress::default();
 }
 
-fn report(id: f64, content: JsValue) -> Result<(), JsValue> {
+pub fn progress(id: f64, content: JsValue) -> Result<(), JsValue> {
     let found = PROGRESS.with(|p| {
         p.sinks
             .borrow()
@@ -78,26 +74,15 @@ fn js_context(
     progress: ProgressSink,
     what: String,
 ) -> (JsValue, ProgressRoute) {
-    let (id, report) = PROGRESS.with(|p| {
+    let id = PROGRESS.with(|p| {
         let id = p.next_id.get();
         p.next_id.set(id + 1.0);
         p.sinks.borrow_mut().push((id, progress, what.into()));
-        (
-            id,
-            p.report
-                .as_ref()
-                .unchecked_ref::<Function>()
-                .bind1(&JsValue::NULL, &JsValue::from(id)),
-        )
+        id
     });
-    let context: JsValue = Object::new().into();
-    if let Some(call_id) = call_id {
-        set(&context, "callId", &JsValue::from_str(call_id));
-    }
-    if let Some(signal) = js_signal(signal) {
-        set(&context, "signal", signal);
-    }
-    set(&context, "reportProgress", &report);
+    let call_id = call_id.map_or(JsValue::UNDEFINED, JsValue::from_str);
+    let signal = js_signal(signal).map_or(JsValue::UNDEFINED, |s| JsValue::from(s.clone()));
+    let context = with_waiter(|waiter| tool_context_js(&call_id, &signal, waiter, id));
     (context, ProgressRoute(id))
 }
 

@@ -5,11 +5,11 @@
 use std::cell::RefCell;
 use std::rc::Rc;
 
-use js_sys::Array;
+use js_sys::{Array, Reflect};
 use wasm_bindgen::JsValue;
 
-use super::convert::{get, to_js};
-use crate::message::AgentMessage;
+use super::convert::{get, get_key, to_js};
+use crate::message::{AgentMessage, AssistantBlock, AssistantMessage, ToolCall};
 
 pub struct Mirror {
     /// JS forms of `messages[..sent.length]`, in transcript order.
@@ -18,6 +18,8 @@ pub struct Mirror {
     assistant: Option<JsValue>,
     /// Results already made into JS objects (for `tool_end` / `tool_skipped`), by call id.
     results: Vec<(String, JsValue)>,
+    /// Where each tool call of the assistant message sits in its `content`, by call id.
+    calls: Vec<(String, u32)>,
 }
 
 pub type SharedMirror = Rc<RefCell<Mirror>>;
@@ -28,6 +30,7 @@ impl Default for Mirror {
             sent: Array::new(),
             assistant: None,
             results: Vec::new(),
+            calls: Vec::new(),
         }
     }
 }
@@ -42,10 +45,33 @@ impl Mirror {
     }
 
     /// The JS object for the assistant message being reported, made if the model's own is not kept.
-    pub fn assistant(&mut self, message: &crate::message::AssistantMessage) -> JsValue {
+    pub fn assistant(&mut self, message: &AssistantMessage) -> JsValue {
+        self.calls.clear();
+        for (index, block) in message.content.iter().enumerate() {
+            if let AssistantBlock::ToolCall(call) = block {
+                self.calls.push((call.id.clone(), index as u32));
+            }
+        }
         self.assistant
             .get_or_insert_with(|| to_js(&message.tagged()))
             .clone()
+    }
+
+    /// The JS object for a call of the assistant message just reported: its own block when that still is
+    /// the call (a model's object could change under us), else a new one.
+    pub fn call(&self, call: &ToolCall) -> JsValue {
+        let block = self
+            .assistant
+            .as_ref()
+            .zip(self.calls.iter().find(|(id, _)| *id == call.id))
+            .and_then(|(message, (_, index))| {
+                let content = get_key(message, "content").ok()?;
+                let block = Reflect::get_u32(&content, *index).ok()?;
+                let same = get_key(&block, "id").ok()?.as_string().as_deref() == Some(&call.id)
+                    && get_key(&block, "type").ok()?.as_string().as_deref() == Some("toolCall");
+                same.then_some(block)
+            });
+        block.unwrap_or_else(|| to_js(&call.tagged()))
     }
 
     pub fn keep_result(&mut self, id: &str, result: &JsValue) {

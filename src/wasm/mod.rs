@@ -4,6 +4,7 @@
 //! may panic (a trap would poison the instance for every later call).
 
 mod convert;
+mod glue;
 mod js_model;
 mod js_tools;
 mod mirror;

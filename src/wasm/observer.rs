@@ -1,10 +1,11 @@
 //! `onEvent`: each loop event becomes a plain JS object; a model event is wrapped around the very object
 //! the model yielded. A returned promise is awaited by the loop.
 
-use js_sys::{Function, Object};
+use js_sys::Function;
 use wasm_bindgen::JsValue;
 
-use super::convert::{error_message, set, to_js, with_key};
+use super::convert::{error_message, key, to_js};
+use super::glue::record;
 use super::js_model::JsEvent;
 use super::mirror::SharedMirror;
 use super::promise::settle;
@@ -20,33 +21,36 @@ impl JsObserver {
     /// The JS object for an event. Messages are made (or reused) through the run's mirror, so the objects
     /// an observer sees are the ones later requests and the result hold.
     fn js_event(&self, event: &LoopEvent<'_, JsEvent>) -> JsValue {
-        let object: JsValue = Object::new().into();
-        with_key(event.kind(), |kind| set(&object, "type", kind));
+        let kind = key(event.kind());
+        let kind = ("type", &*kind);
         match event {
-            LoopEvent::ModelEvent { event } => set(&object, "event", &event.0),
-            LoopEvent::AssistantMessage { message } => set(
-                &object,
-                "message",
-                &self.mirror.borrow_mut().assistant(message),
-            ),
-            LoopEvent::ToolStart { call } => set(&object, "call", &to_js(&call.tagged())),
-            LoopEvent::ToolProgress { call_id, content } => {
-                set(&object, "callId", &JsValue::from_str(call_id));
-                set(&object, "content", &to_js(content));
+            LoopEvent::ModelEvent { event } => record(&[kind, ("event", &event.0)]),
+            LoopEvent::AssistantMessage { message } => {
+                let js = self.mirror.borrow_mut().assistant(message);
+                record(&[kind, ("message", &js)])
             }
+            LoopEvent::ToolStart { call } => {
+                let js = self.mirror.borrow().call(call);
+                record(&[kind, ("call", &js)])
+            }
+            LoopEvent::ToolProgress { call_id, content } => record(&[
+                kind,
+                ("callId", &JsValue::from_str(call_id)),
+                ("content", &to_js(content)),
+            ]),
             LoopEvent::ToolEnd { result } | LoopEvent::ToolSkipped { result } => {
                 let js = to_js(&result.tagged());
                 self.mirror
                     .borrow_mut()
                     .keep_result(&result.tool_call_id, &js);
-                set(&object, "result", &js);
+                record(&[kind, ("result", &js)])
             }
-            LoopEvent::TurnEnd { reason, steps } => {
-                with_key(reason.as_str(), |r| set(&object, "reason", r));
-                set(&object, "steps", &JsValue::from(*steps));
-            }
+            LoopEvent::TurnEnd { reason, steps } => record(&[
+                kind,
+                ("reason", &key(reason.as_str())),
+                ("steps", &JsValue::from(*steps)),
+            ]),
         }
-        object
     }
 }
 

@@ -1,16 +1,150 @@
-//! Awaiting JS values from Rust.
+//! Awaiting JS values from Rust, with no closure made per await.
 //!
-//! Every await adopts the value through `Promise.all([value])`, as `await` would: a `then` that throws
-//! (its own, or `Promise.prototype.then` on something that only inherits from Promise) is a rejection,
-//! never an exception unwinding through wasm. (Reusing one pair of `then` callbacks per run, or binding
-//! module-wide ones per await, was faster, but made Node 20's V8 crash in its deoptimizer under the
-//! leak test, a few runs in ten.)
+//! `glue.js` awaits in JS and reports the outcome to the module's one `Waiter` object under an id; the id
+//! names a slot here holding the outcome and the waker of the Rust future that waits for it.
+//! (wasm-bindgen-futures' `JsFuture` makes two closures per await, each registered with a
+//! `FinalizationRegistry`; at ~25 awaits per model turn they were the largest single cost of a run. Reusing
+//! closures instead made Node 20's V8 crash in its deoptimizer under the leak test.)
+//!
+//! A model stream is pulled by `pump`: while the loop asks for the next event as soon as it has one, the JS
+//! side keeps calling `next()`; once the loop waits on something else, the pump stops, and the next poll
+//! starts a new one. The loop never gets an event it did not ask for.
 
-use js_sys::{Array, Promise};
+use std::cell::RefCell;
+use std::future::Future;
+use std::pin::Pin;
+use std::task::{Context, Poll, Waker};
+
+use js_sys::{Function, Promise};
 use wasm_bindgen::{JsCast, JsValue};
-use wasm_bindgen_futures::JsFuture;
 
 use super::convert::{get_key, is_object};
+use super::glue::{pump_js, settle_js, with_waiter};
+
+type Outcome = Result<JsValue, JsValue>;
+
+enum Slot {
+    Free,
+    /// One `settle`: JS calls `settled` exactly once.
+    Await {
+        outcome: Option<Outcome>,
+        waker: Option<Waker>,
+        dropped: bool,
+    },
+    /// A model stream: JS calls `delivered` once per `next()` it made.
+    Stream {
+        item: Option<Outcome>,
+        waker: Option<Waker>,
+        /// A `pump` is running (it will deliver once more).
+        pumping: bool,
+        /// The stream's owner is waiting for the next item.
+        wanted: bool,
+        dropped: bool,
+    },
+}
+
+#[derive(Default)]
+struct Slots {
+    slots: Vec<Slot>,
+    free: Vec<u32>,
+}
+
+impl Slots {
+    fn take(&mut self, slot: Slot) -> u32 {
+        match self.free.pop() {
+            Some(id) => {
+                self.slots[id as usize] = slot;
+                id
+            }
+            None => {
+                self.slots.push(slot);
+                (self.slots.len() - 1) as u32
+            }
+        }
+    }
+
+    fn release(&mut self, id: u32) {
+        if let Some(slot) = self.slots.get_mut(id as usize) {
+            *slot = Slot::Free;
+            self.free.push(id);
+        }
+    }
+}
+
+thread_local! {
+    static SLOTS: RefCell<Slots> = RefCell::default();
+}
+
+fn with_slots<R>(f: impl FnOnce(&mut Slots) -> R) -> R {
+    SLOTS.with(|slots| f(&mut slots.borrow_mut()))
+}
+
+fn keep_waker(slot: &mut Option<Waker>, cx: &Context<'_>) {
+    match slot {
+        Some(waker) if waker.will_wake(cx.waker()) => {}
+        _ => *slot = Some(cx.waker().clone()),
+    }
+}
+
+pub fn settled(id: u32, result: Outcome) {
+    let waker = with_slots(|slots| match slots.slots.get_mut(id as usize) {
+        Some(Slot::Await { dropped: true, .. }) => {
+            slots.release(id);
+            None
+        }
+        Some(Slot::Await { outcome, waker, .. }) => {
+            *outcome = Some(result);
+            waker.take()
+        }
+        _ => None,
+    });
+    if let Some(waker) = waker {
+        waker.wake();
+    }
+}
+
+/// Takes one `next()` outcome; answers whether the pump should pull another one right away.
+pub fn delivered(id: u32, result: Outcome) -> bool {
+    let waker = with_slots(|slots| match slots.slots.get_mut(id as usize) {
+        Some(Slot::Stream { dropped: true, .. }) => {
+            slots.release(id);
+            None
+        }
+        Some(Slot::Stream {
+            item,
+            waker,
+            pumping,
+            wanted,
+            ..
+        }) => {
+            *item = Some(result);
+            *wanted = false;
+            let waker = waker.take();
+            // No one to wake: stop, and let the next poll start a new pump.
+            *pumping &= waker.is_some();
+            waker
+        }
+        _ => None,
+    });
+    let Some(waker) = waker else {
+        return false;
+    };
+    // The run is polled right here: if it asks for the next event before it returns, keep pulling.
+    waker.wake();
+    with_slots(|slots| match slots.slots.get_mut(id as usize) {
+        Some(Slot::Stream { dropped: true, .. }) => {
+            slots.release(id);
+            false
+        }
+        Some(Slot::Stream {
+            pumping, wanted, ..
+        }) => {
+            *pumping = *wanted;
+            *wanted
+        }
+        _ => false,
+    })
+}
 
 fn is_thenable(value: &JsValue) -> bool {
     value.is_instance_of::<Promise>()
@@ -18,10 +152,150 @@ fn is_thenable(value: &JsValue) -> bool {
 }
 
 /// The value of `value`, awaited if it is a promise or a thenable.
-pub async fn settle(value: JsValue) -> Result<JsValue, JsValue> {
+pub async fn settle(value: JsValue) -> Outcome {
     if !is_thenable(&value) {
         return Ok(value);
     }
-    let all = JsFuture::from(Promise::all(&Array::of1(&value))).await?;
-    Ok(Array::from(&all).get(0))
+    let id = with_slots(|slots| {
+        slots.take(Slot::Await {
+            outcome: None,
+            waker: None,
+            dropped: false,
+        })
+    });
+    with_waiter(|waiter| settle_js(&value, waiter, id));
+    Settle { id: Some(id) }.await
+}
+
+struct Settle {
+    /// `None` once the outcome is taken.
+    id: Option<u32>,
+}
+
+impl Future for Settle {
+    type Output = Outcome;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Outcome> {
+        let Some(id) = self.id else {
+            return Poll::Ready(Err(JsValue::from_str("awaited twice")));
+        };
+        let ready = with_slots(|slots| match slots.slots.get_mut(id as usize) {
+            Some(Slot::Await { outcome, waker, .. }) => match outcome.take() {
+                Some(outcome) => {
+                    slots.release(id);
+                    Some(outcome)
+                }
+                None => {
+                    keep_waker(waker, cx);
+                    None
+                }
+            },
+            _ => Some(Err(JsValue::from_str("lost await slot"))),
+        });
+        match ready {
+            Some(outcome) => {
+                self.id = None;
+                Poll::Ready(outcome)
+            }
+            None => Poll::Pending,
+        }
+    }
+}
+
+impl Drop for Settle {
+    fn drop(&mut self) {
+        let Some(id) = self.id else { return };
+        let _ = SLOTS.try_with(|slots| {
+            let Ok(mut slots) = slots.try_borrow_mut() else {
+                return;
+            };
+            match slots.slots.get_mut(id as usize) {
+                // Settled but never read: nothing more will come.
+                Some(Slot::Await {
+                    outcome: Some(_), ..
+                }) => slots.release(id),
+                // Still in flight: `settled` frees the slot when it comes.
+                Some(Slot::Await { dropped, .. }) => *dropped = true,
+                _ => {}
+            }
+        });
+    }
+}
+
+/// The results of `next.call(iterator)`, one per `next().await`, pulled only when asked for.
+pub struct Pull {
+    iterator: JsValue,
+    next: Function,
+    id: u32,
+}
+
+impl Pull {
+    pub fn new(iterator: JsValue, next: Function) -> Self {
+        let id = with_slots(|slots| {
+            slots.take(Slot::Stream {
+                item: None,
+                waker: None,
+                pumping: false,
+                wanted: false,
+                dropped: false,
+            })
+        });
+        Pull { iterator, next, id }
+    }
+
+    /// The next `next()` outcome, the iterator result as JS gave it.
+    pub fn next(&mut self) -> impl Future<Output = Outcome> + '_ {
+        std::future::poll_fn(move |cx| self.poll_next(cx))
+    }
+
+    fn poll_next(&mut self, cx: &mut Context<'_>) -> Poll<Outcome> {
+        let id = self.id;
+        let start = with_slots(|slots| match slots.slots.get_mut(id as usize) {
+            Some(Slot::Stream {
+                item,
+                waker,
+                pumping,
+                wanted,
+                ..
+            }) => match item.take() {
+                Some(outcome) => Err(outcome),
+                None => {
+                    keep_waker(waker, cx);
+                    *wanted = true;
+                    Ok(!std::mem::replace(pumping, true))
+                }
+            },
+            _ => Err(Err(JsValue::from_str("lost stream slot"))),
+        });
+        match start {
+            Err(outcome) => Poll::Ready(outcome),
+            Ok(start) => {
+                if start {
+                    with_waiter(|waiter| pump_js(&self.iterator, &self.next, waiter, id));
+                }
+                Poll::Pending
+            }
+        }
+    }
+}
+
+impl Drop for Pull {
+    fn drop(&mut self) {
+        let id = self.id;
+        let _ = SLOTS.try_with(|slots| {
+            let Ok(mut slots) = slots.try_borrow_mut() else {
+                return;
+            };
+            match slots.slots.get_mut(id as usize) {
+                // A pump still owes a delivery: `delivered` frees the slot when it comes.
+                Some(Slot::Stream {
+                    pumping: true,
+                    dropped,
+                    ..
+                }) => *dropped = true,
+                Some(Slot::Stream { .. }) => slots.release(id),
+                _ => {}
+            }
+        });
+    }
 }

@@ -1,0 +1,55 @@
+// The bridge's only JavaScript: what Rust cannot do cheaply through wasm-bindgen. No logic of the loop.
+// scripts/build.mjs turns the `export`s into `module.exports` for the CommonJS (Node) build.
+//
+// Awaiting: each function hands its outcome to `waiter` (one object for the whole module, made by
+// `src/wasm/promise.rs`) under the `id` Rust gave it, so an await costs a plain async function and one call
+// into wasm, with no closure made per await. `await` adopts promises and thenables as JS would, and
+// anything thrown or rejected (a throwing `then`, a revoked proxy) arrives as a rejection, never as an
+// exception unwinding through wasm.
+
+/** Awaits `value` once and reports how it settled. */
+export async function settle(value, waiter, id) {
+  let ok = true;
+  let outcome;
+  try {
+    outcome = await value;
+  } catch (error) {
+    ok = false;
+    outcome = error;
+  }
+  waiter.settled(id, ok, outcome);
+}
+
+/** Pulls `next.call(iterator)` results for as long as Rust asks for the next one as soon as it gets one. */
+export async function pump(iterator, next, waiter, id) {
+  let ok;
+  let outcome;
+  do {
+    try {
+      outcome = await next.call(iterator);
+      ok = true;
+    } catch (error) {
+      ok = false;
+      outcome = error;
+    }
+  } while (waiter.delivered(id, ok, outcome));
+}
+
+// Objects: one call builds a whole object (wasm-bindgen's `Reflect.set` would cross once per key).
+// Keys come from Rust; an undefined value leaves its key out.
+
+/** `{ [k1]: v1, [k2]: v2, [k3]: v3 }` without the undefined ones. */
+export function record(k1, v1, k2, v2, k3, v3) {
+  const object = {};
+  if (v1 !== undefined) object[k1] = v1;
+  if (v2 !== undefined) object[k2] = v2;
+  if (v3 !== undefined) object[k3] = v3;
+  return object;
+}
+
+/** A tool call's context: `reportProgress` reports to `waiter` under the call's `id` (a plain closure). */
+export function toolContext(callId, signal, waiter, id) {
+  const context = record("callId", callId, "signal", signal);
+  context.reportProgress = (content) => waiter.progress(id, content);
+  return context;
+}

@@ -1,0 +1,75 @@
+//! The bridge's JS helpers (`glue.js`) and the one object through which they call back into Rust.
+
+use js_sys::Function;
+use wasm_bindgen::prelude::wasm_bindgen;
+use wasm_bindgen::JsValue;
+
+use super::convert::key;
+
+#[wasm_bindgen(module = "/src/wasm/glue.js")]
+extern "C" {
+    // Async functions: they never throw, whatever `value` or `next` do.
+    #[wasm_bindgen(js_name = settle)]
+    pub fn settle_js(value: &JsValue, waiter: &JsValue, id: u32);
+    #[wasm_bindgen(js_name = pump)]
+    pub fn pump_js(iterator: &JsValue, next: &Function, waiter: &JsValue, id: u32);
+
+    /// A fresh plain object; cannot throw (`undefined` leaves a key out).
+    #[wasm_bindgen(js_name = record)]
+    fn record_js(
+        k1: &JsValue,
+        v1: &JsValue,
+        k2: &JsValue,
+        v2: &JsValue,
+        k3: &JsValue,
+        v3: &JsValue,
+    ) -> JsValue;
+
+    #[wasm_bindgen(js_name = toolContext)]
+    pub fn tool_context_js(
+        call_id: &JsValue,
+        signal: &JsValue,
+        waiter: &JsValue,
+        id: f64,
+    ) -> JsValue;
+}
+
+/// Where `glue.js` reports. Not part of the API: exported only because JS reaches Rust only through
+/// exports.
+#[wasm_bindgen(js_name = __TinyPiWaiter, skip_typescript)]
+pub struct Waiter;
+
+thread_local! {
+    static WAITER: JsValue = JsValue::from(Waiter);
+}
+
+/// Runs `f` with the module's one `Waiter` object.
+pub fn with_waiter<R>(f: impl FnOnce(&JsValue) -> R) -> R {
+    WAITER.with(f)
+}
+
+#[wasm_bindgen(js_class = __TinyPiWaiter)]
+impl Waiter {
+    pub fn settled(&self, id: u32, ok: bool, value: JsValue) {
+        super::promise::settled(id, if ok { Ok(value) } else { Err(value) });
+    }
+
+    /// Takes one `next()` outcome; answers whether the pump should pull another one right away.
+    pub fn delivered(&self, id: u32, ok: bool, value: JsValue) -> bool {
+        super::promise::delivered(id, if ok { Ok(value) } else { Err(value) })
+    }
+
+    /// A tool's `reportProgress(content)`; throws a `TypeError` for malformed content.
+    pub fn progress(&self, id: f64, content: JsValue) -> Result<(), JsValue> {
+        super::js_tools::progress(id, content)
+    }
+}
+
+/// A plain JS object of up to three fields, made in one call.
+pub fn record(fields: &[(&'static str, &JsValue)]) -> JsValue {
+    let none = JsValue::UNDEFINED;
+    let field = |i: usize| fields.get(i).map_or(("", &none), |(k, v)| (*k, *v));
+    let ((k1, v1), (k2, v2), (k3, v3)) = (field(0), field(1), field(2));
+    let (k1, k2, k3) = (key(k1), key(k2), key(k3));
+    record_js(&k1, v1, &k2, v2, &k3, v3)
+}
