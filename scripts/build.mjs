@@ -61,6 +61,13 @@ function esmToCommonJs(text, name) {
   return `"use strict";\n${body}\nmodule.exports = { ${names.join(", ")} };\n`;
 }
 
+// Node 20's V8 (11.x) dies in its deoptimizer ("Fatal error ... unreachable code" in
+// Deoptimizer::DoComputeBuiltinContinuation, SIGTRAP) when optimized JS that inlined a call into wasm is
+// deoptimized while that call runs; any long run with garbage collection in between can hit it
+// (RELIABILITY.md, "Node 20"). Turning that one inlining off is the cure; later V8s are left alone.
+const NODE_V8_GUARD = `if (/^11\\./.test(process.versions.v8 || "")) require("node:v8").setFlagsFromString("--no-turbo-inline-js-wasm-calls");
+`;
+
 const readToml = (file) => parseToml(fs.readFileSync(path.join(root, file), "utf8"));
 const write = (file, text) => fs.writeFileSync(file, text.endsWith("\n") ? text : text + "\n");
 const rel = (...parts) => "./" + path.posix.join(...parts);
@@ -184,6 +191,8 @@ const entries = await step("write wrappers and remove stray wasm-pack files", as
       for (const file of listFiles(path.join(dir, "snippets")).filter((f) => f.endsWith(".js"))) {
         fs.writeFileSync(file, esmToCommonJs(fs.readFileSync(file, "utf8"), path.relative(root, file)));
       }
+      const glue = path.join(dir, `${stem}.js`);
+      fs.writeFileSync(glue, NODE_V8_GUARD + fs.readFileSync(glue, "utf8"));
       const cjs = path.join(dir, `${stem}.js`);
       let entry = { types: rel(b.folder, `${stem}.d.ts`), default: rel(b.folder, `${stem}.js`) };
       if (b.esm_wrapper) {
