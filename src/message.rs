@@ -323,11 +323,13 @@ impl StopReason {
         StopReason::Aborted,
     ];
 
+    /// The stop reason named `text` in pi-ai's JSON.
+    pub fn parse(text: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|reason| reason.as_str() == text)
+    }
+
     fn from_str(text: &str) -> Result<Self, String> {
-        Self::ALL
-            .into_iter()
-            .find(|reason| reason.as_str() == text)
-            .ok_or_else(|| {
+        Self::parse(text).ok_or_else(|| {
                 format!("stopReason: unknown stop reason \"{text}\", expected one of stop, length, toolUse, error, aborted")
             })
     }

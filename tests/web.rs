@@ -141,6 +141,7 @@ export function throwingModel(mode) {
 export function fakeSignal() { return Object.create(AbortSignal.prototype); }
 export function fakePromise() { return Object.create(Promise.prototype); }
 export function throwingThenPromise() { const p = Promise.resolve(1); p.then = () => { throw new Error("own then threw"); }; return p; }
+export function throwingThenable() { return { then() { throw new Error("then threw"); } }; }
 export function revokedArray() { const { proxy, revoke } = Proxy.revocable([], {}); revoke(); return proxy; }
 export function loneSurrogateInput() { return [{ role: "user", content: "half an emoji: \ud83d", timestamp: 0 }]; }
 export function errorName(e) { return e && e.constructor && e.constructor.name; }
@@ -179,6 +180,8 @@ extern "C" {
     fn fake_promise() -> JsValue;
     #[wasm_bindgen(js_name = throwingThenPromise)]
     fn throwing_then_promise() -> JsValue;
+    #[wasm_bindgen(js_name = throwingThenable)]
+    fn throwing_thenable() -> JsValue;
     #[wasm_bindgen(js_name = revokedArray)]
     fn revoked_array() -> JsValue;
     #[wasm_bindgen(js_name = loneSurrogateInput)]
@@ -703,7 +706,13 @@ async fn look_alikes_never_unwind_through_wasm() {
         );
         assert!(validate_transcript_js(revoked_array()).is_err());
     }
-    for returned in [fake_promise(), throwing_then_promise()] {
+    // A returned value is awaited as `await` would: a `then` that throws is the observer's error, and a
+    // native promise is adopted by the engine without asking its own (patched) `then`.
+    for (returned, rejects) in [
+        (fake_promise(), true),
+        (throwing_thenable(), true),
+        (throwing_then_promise(), false),
+    ] {
         let on_event = Function::new_with_args("r", "return () => r")
             .call1(&JsValue::NULL, &returned)
             .unwrap();
@@ -713,8 +722,10 @@ async fn look_alikes_never_unwind_through_wasm() {
             ("onEvent", &on_event),
         ]);
         let result = json_of(&run(&options).await.unwrap());
-        assert!(
+        assert_eq!(result["reason"], "stop", "{result}");
+        assert_eq!(
             result["observerError"].is_string(),
+            rejects,
             "a then that throws is the observer's error: {result}"
         );
     }

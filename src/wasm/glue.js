@@ -20,19 +20,32 @@ export async function settle(value, waiter, id) {
   waiter.settled(id, ok, outcome);
 }
 
-/** Pulls `next.call(iterator)` results for as long as Rust asks for the next one as soon as it gets one. */
+/**
+ * Pulls `next.call(iterator)` results for as long as Rust asks for the next one as soon as it gets one.
+ * Each result is handed over as `kind` (see `src/wasm/promise.rs`, `Step`) and one value, so reading an
+ * iterator result costs no further calls into JS.
+ */
 export async function pump(iterator, next, waiter, id) {
-  let ok;
-  let outcome;
+  let kind;
+  let value;
   do {
     try {
-      outcome = await next.call(iterator);
-      ok = true;
+      const result = await next.call(iterator);
+      if (typeof result !== "object" || result === null) {
+        kind = 3; // not an iterator result
+        value = result;
+      } else if (result.done) {
+        kind = 1; // done
+        value = undefined;
+      } else {
+        kind = 0; // a value
+        value = result.value;
+      }
     } catch (error) {
-      ok = false;
-      outcome = error;
+      kind = 2; // threw or rejected
+      value = error;
     }
-  } while (waiter.delivered(id, ok, outcome));
+  } while (waiter.delivered(id, kind, value));
 }
 
 // Objects: one call builds a whole object (wasm-bindgen's `Reflect.set` would cross once per key).
@@ -52,4 +65,11 @@ export function toolContext(callId, signal, waiter, id) {
   const context = record("callId", callId, "signal", signal);
   context.reportProgress = (content) => waiter.progress(id, content);
   return context;
+}
+
+/** Calls `onEvent` with a fresh event object; answers what it returned if that is an object (a promise
+ * to await, perhaps), else undefined. A throw propagates (imported with `catch`). */
+export function emit(onEvent, k1, v1, k2, v2, k3, v3) {
+  const returned = onEvent(record(k1, v1, k2, v2, k3, v3));
+  return typeof returned === "object" && returned !== null ? returned : undefined;
 }

@@ -25,6 +25,17 @@ extern "C" {
         v3: &JsValue,
     ) -> JsValue;
 
+    #[wasm_bindgen(catch, js_name = emit)]
+    fn emit_js(
+        on_event: &Function,
+        k1: &JsValue,
+        v1: &JsValue,
+        k2: &JsValue,
+        v2: &JsValue,
+        k3: &JsValue,
+        v3: &JsValue,
+    ) -> Result<JsValue, JsValue>;
+
     #[wasm_bindgen(js_name = toolContext)]
     pub fn tool_context_js(
         call_id: &JsValue,
@@ -55,8 +66,8 @@ impl Waiter {
     }
 
     /// Takes one `next()` outcome; answers whether the pump should pull another one right away.
-    pub fn delivered(&self, id: u32, ok: bool, value: JsValue) -> bool {
-        super::promise::delivered(id, if ok { Ok(value) } else { Err(value) })
+    pub fn delivered(&self, id: u32, kind: u32, value: JsValue) -> bool {
+        super::promise::delivered(id, super::promise::Step::new(kind, value))
     }
 
     /// A tool's `reportProgress(content)`; throws a `TypeError` for malformed content.
@@ -65,11 +76,28 @@ impl Waiter {
     }
 }
 
-/// A plain JS object of up to three fields, made in one call.
-pub fn record(fields: &[(&'static str, &JsValue)]) -> JsValue {
+/// Up to three fields: keys with their values.
+type Fields<'a> = &'a [(&'static str, &'a JsValue)];
+
+fn with_fields<R>(fields: Fields<'_>, f: impl FnOnce([&JsValue; 6]) -> R) -> R {
     let none = JsValue::UNDEFINED;
     let field = |i: usize| fields.get(i).map_or(("", &none), |(k, v)| (*k, *v));
     let ((k1, v1), (k2, v2), (k3, v3)) = (field(0), field(1), field(2));
     let (k1, k2, k3) = (key(k1), key(k2), key(k3));
-    record_js(&k1, v1, &k2, v2, &k3, v3)
+    f([&k1, v1, &k2, v2, &k3, v3])
+}
+
+/// A plain JS object of up to three fields, made in one call.
+pub fn record(fields: Fields<'_>) -> JsValue {
+    with_fields(fields, |[k1, v1, k2, v2, k3, v3]| {
+        record_js(k1, v1, k2, v2, k3, v3)
+    })
+}
+
+/// `on_event(record(fields))`: what it returned if that is an object, `None` for anything else.
+pub fn emit(on_event: &Function, fields: Fields<'_>) -> Result<Option<JsValue>, JsValue> {
+    let returned = with_fields(fields, |[k1, v1, k2, v2, k3, v3]| {
+        emit_js(on_event, k1, v1, k2, v2, k3, v3)
+    })?;
+    Ok((!returned.is_undefined()).then_some(returned))
 }

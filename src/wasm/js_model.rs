@@ -7,7 +7,8 @@ use wasm_bindgen::{JsCast, JsValue};
 use super::convert::{error_message, from_js, get, get_key, is_object, type_of};
 use super::glue::record;
 use super::mirror::SharedMirror;
-use super::promise::{settle, Pull};
+use super::promise::{settle, Pull, Step};
+use super::read;
 use super::signal::js_signal;
 use crate::message::AssistantMessage;
 use crate::model::{Model, ModelRequest, ModelStream, StreamEvent};
@@ -116,24 +117,15 @@ impl ModelStream for JsStream {
     type Event = JsEvent;
 
     async fn next(&mut self) -> Option<Result<JsEvent, String>> {
-        let step = match self.pull.next().await {
-            Ok(step) if is_object(&step) => step,
-            Ok(other) => {
-                return Some(Err(format!(
-                    "model stream next() gave {} instead of an iterator result",
-                    type_of(&other)
-                )))
-            }
-            Err(e) => return Some(Err(format!("model stream threw: {}", error_message(&e)))),
-        };
-        if get_key(&step, "done").is_ok_and(|d| d.is_truthy()) {
-            return None;
+        match self.pull.next().await {
+            Step::Value(event) => Some(Ok(JsEvent(event, self.mirror.clone()))),
+            Step::Done => None,
+            Step::Threw(e) => Some(Err(format!("model stream threw: {}", error_message(&e)))),
+            Step::NotResult(other) => Some(Err(format!(
+                "model stream next() gave {} instead of an iterator result",
+                type_of(&other)
+            ))),
         }
-        Some(
-            get_key(&step, "value")
-                .map(|event| JsEvent(event, self.mirror.clone()))
-                .map_err(|e| error_message(&e)),
-        )
     }
 
     fn has_result(&self) -> bool {
@@ -149,7 +141,10 @@ impl ModelStream for JsStream {
             Err(e) => Err(e),
         }
         .map_err(|e| format!("model stream result() failed: {}", error_message(&e)))?;
-        let parsed = from_js(&message, "model stream result()", "assistant")?;
+        let parsed = match read::assistant(&message) {
+            Some(parsed) => parsed,
+            None => from_js(&message, "model stream result()", "assistant")?,
+        };
         self.mirror.borrow_mut().keep_assistant(&message);
         Ok(parsed)
     }
@@ -171,7 +166,9 @@ impl StreamEvent for JsEvent {
             Ok(message) => message,
             Err(e) => return Some(Err(e)),
         };
-        let parsed = from_js(&message, &what, "assistant");
+        let parsed = read::assistant(&message)
+            .map(Ok)
+            .unwrap_or_else(|| from_js(&message, &what, "assistant"));
         if parsed.is_ok() {
             self.1.borrow_mut().keep_assistant(&message);
         }

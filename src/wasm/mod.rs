@@ -10,6 +10,7 @@ mod js_tools;
 mod mirror;
 mod observer;
 mod promise;
+mod read;
 mod signal;
 mod task;
 

@@ -5,7 +5,7 @@ use js_sys::Function;
 use wasm_bindgen::JsValue;
 
 use super::convert::{error_message, key, to_js};
-use super::glue::record;
+use super::glue::emit;
 use super::js_model::JsEvent;
 use super::mirror::SharedMirror;
 use super::promise::settle;
@@ -18,38 +18,48 @@ pub struct JsObserver {
 }
 
 impl JsObserver {
-    /// The JS object for an event. Messages are made (or reused) through the run's mirror, so the objects
-    /// an observer sees are the ones later requests and the result hold.
-    fn js_event(&self, event: &LoopEvent<'_, JsEvent>) -> JsValue {
+    /// Calls `on_event` with the JS object for `event`. Messages are made (or reused) through the run's
+    /// mirror, so the objects an observer sees are the ones later requests and the result hold.
+    fn call(
+        &self,
+        on_event: &Function,
+        event: &LoopEvent<'_, JsEvent>,
+    ) -> Result<Option<JsValue>, JsValue> {
         let kind = key(event.kind());
         let kind = ("type", &*kind);
         match event {
-            LoopEvent::ModelEvent { event } => record(&[kind, ("event", &event.0)]),
+            LoopEvent::ModelEvent { event } => emit(on_event, &[kind, ("event", &event.0)]),
             LoopEvent::AssistantMessage { message } => {
                 let js = self.mirror.borrow_mut().assistant(message);
-                record(&[kind, ("message", &js)])
+                emit(on_event, &[kind, ("message", &js)])
             }
             LoopEvent::ToolStart { call } => {
                 let js = self.mirror.borrow().call(call);
-                record(&[kind, ("call", &js)])
+                emit(on_event, &[kind, ("call", &js)])
             }
-            LoopEvent::ToolProgress { call_id, content } => record(&[
-                kind,
-                ("callId", &JsValue::from_str(call_id)),
-                ("content", &to_js(content)),
-            ]),
+            LoopEvent::ToolProgress { call_id, content } => emit(
+                on_event,
+                &[
+                    kind,
+                    ("callId", &JsValue::from_str(call_id)),
+                    ("content", &to_js(content)),
+                ],
+            ),
             LoopEvent::ToolEnd { result } | LoopEvent::ToolSkipped { result } => {
                 let js = to_js(&result.tagged());
                 self.mirror
                     .borrow_mut()
                     .keep_result(&result.tool_call_id, &js);
-                record(&[kind, ("result", &js)])
+                emit(on_event, &[kind, ("result", &js)])
             }
-            LoopEvent::TurnEnd { reason, steps } => record(&[
-                kind,
-                ("reason", &key(reason.as_str())),
-                ("steps", &JsValue::from(*steps)),
-            ]),
+            LoopEvent::TurnEnd { reason, steps } => emit(
+                on_event,
+                &[
+                    kind,
+                    ("reason", &key(reason.as_str())),
+                    ("steps", &JsValue::from(*steps)),
+                ],
+            ),
         }
     }
 }
@@ -59,12 +69,9 @@ impl Observer<JsEvent> for JsObserver {
         let Some(on_event) = &self.on_event else {
             return Ok(None);
         };
-        let returned = on_event
-            .call1(&JsValue::UNDEFINED, &self.js_event(&event))
-            .map_err(|e| error_message(&e))?;
-        if !returned.is_object() {
+        let Some(returned) = self.call(on_event, &event).map_err(|e| error_message(&e))? else {
             return Ok(None);
-        }
+        };
         Ok(Some(Box::pin(async move {
             settle(returned)
                 .await

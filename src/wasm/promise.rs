@@ -23,6 +23,30 @@ use super::glue::{pump_js, settle_js, with_waiter};
 
 type Outcome = Result<JsValue, JsValue>;
 
+/// One `next()` of a model stream, as `glue.js`'s `pump` read it.
+pub enum Step {
+    /// `{ done: false, value }`
+    Value(JsValue),
+    /// `{ done: true }`
+    Done,
+    /// `next()` threw or its promise rejected.
+    Threw(JsValue),
+    /// Something that is not an iterator result.
+    NotResult(JsValue),
+}
+
+impl Step {
+    /// `kind` as `pump` numbers it.
+    pub fn new(kind: u32, value: JsValue) -> Step {
+        match kind {
+            0 => Step::Value(value),
+            1 => Step::Done,
+            2 => Step::Threw(value),
+            _ => Step::NotResult(value),
+        }
+    }
+}
+
 enum Slot {
     Free,
     /// One `settle`: JS calls `settled` exactly once.
@@ -33,7 +57,7 @@ enum Slot {
     },
     /// A model stream: JS calls `delivered` once per `next()` it made.
     Stream {
-        item: Option<Outcome>,
+        item: Option<Step>,
         waker: Option<Waker>,
         /// A `pump` is running (it will deliver once more).
         pumping: bool,
@@ -104,7 +128,7 @@ pub fn settled(id: u32, result: Outcome) {
 }
 
 /// Takes one `next()` outcome; answers whether the pump should pull another one right away.
-pub fn delivered(id: u32, result: Outcome) -> bool {
+pub fn delivered(id: u32, result: Step) -> bool {
     let waker = with_slots(|slots| match slots.slots.get_mut(id as usize) {
         Some(Slot::Stream { dropped: true, .. }) => {
             slots.release(id);
@@ -243,12 +267,12 @@ impl Pull {
         Pull { iterator, next, id }
     }
 
-    /// The next `next()` outcome, the iterator result as JS gave it.
-    pub fn next(&mut self) -> impl Future<Output = Outcome> + '_ {
+    /// The next `next()` outcome.
+    pub fn next(&mut self) -> impl Future<Output = Step> + '_ {
         std::future::poll_fn(move |cx| self.poll_next(cx))
     }
 
-    fn poll_next(&mut self, cx: &mut Context<'_>) -> Poll<Outcome> {
+    fn poll_next(&mut self, cx: &mut Context<'_>) -> Poll<Step> {
         let id = self.id;
         let start = with_slots(|slots| match slots.slots.get_mut(id as usize) {
             Some(Slot::Stream {
@@ -265,7 +289,7 @@ impl Pull {
                     Ok(!std::mem::replace(pumping, true))
                 }
             },
-            _ => Err(Err(JsValue::from_str("lost stream slot"))),
+            _ => Err(Step::Threw(JsValue::from_str("lost stream slot"))),
         });
         match start {
             Err(outcome) => Poll::Ready(outcome),
