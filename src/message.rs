@@ -315,7 +315,7 @@ impl AgentMessage {
 }
 
 impl StopReason {
-    const ALL: [StopReason; 5] = [
+    pub const ALL: [StopReason; 5] = [
         StopReason::Stop,
         StopReason::Length,
         StopReason::ToolUse,

@@ -7,8 +7,22 @@
 // anything thrown or rejected (a throwing `then`, a revoked proxy) arrives as a rejection, never as an
 // exception unwinding through wasm.
 
-/** Awaits `value` once and reports how it settled. */
-export async function settle(value, waiter, id) {
+/**
+ * Awaits `value` and reports how it settled, if it is a promise or a thenable object; answers whether it
+ * is (when it is not, Rust takes the value as it is, without a trip through the microtask queue).
+ */
+export function settle(value, waiter, id) {
+  let thenable;
+  try {
+    thenable = value instanceof Promise || (typeof value === "object" && value !== null && typeof value.then === "function");
+  } catch {
+    thenable = false; // a revoked proxy or a throwing `then` getter: not something to await
+  }
+  if (thenable) settleLater(value, waiter, id);
+  return thenable;
+}
+
+async function settleLater(value, waiter, id) {
   let ok = true;
   let outcome;
   try {

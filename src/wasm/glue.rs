@@ -8,9 +8,9 @@ use super::convert::key;
 
 #[wasm_bindgen(module = "/src/wasm/glue.js")]
 extern "C" {
-    // Async functions: they never throw, whatever `value` or `next` do.
+    // They never throw, whatever `value` or `next` do.
     #[wasm_bindgen(js_name = settle)]
-    pub fn settle_js(value: &JsValue, waiter: &JsValue, id: u32);
+    pub fn settle_js(value: &JsValue, waiter: &JsValue, id: u32) -> bool;
     #[wasm_bindgen(js_name = pump)]
     pub fn pump_js(iterator: &JsValue, next: &Function, waiter: &JsValue, id: u32);
 
@@ -34,7 +34,7 @@ extern "C" {
         v2: &JsValue,
         k3: &JsValue,
         v3: &JsValue,
-    ) -> Result<JsValue, JsValue>;
+    ) -> Result<Option<JsValue>, JsValue>;
 
     #[wasm_bindgen(js_name = toolContext)]
     pub fn tool_context_js(
@@ -96,8 +96,7 @@ pub fn record(fields: Fields<'_>) -> JsValue {
 
 /// `on_event(record(fields))`: what it returned if that is an object, `None` for anything else.
 pub fn emit(on_event: &Function, fields: Fields<'_>) -> Result<Option<JsValue>, JsValue> {
-    let returned = with_fields(fields, |[k1, v1, k2, v2, k3, v3]| {
+    with_fields(fields, |[k1, v1, k2, v2, k3, v3]| {
         emit_js(on_event, k1, v1, k2, v2, k3, v3)
-    })?;
-    Ok((!returned.is_undefined()).then_some(returned))
+    })
 }

@@ -8,7 +8,7 @@ use std::rc::Rc;
 use js_sys::{Array, Reflect};
 use wasm_bindgen::JsValue;
 
-use super::convert::{get, get_key, to_js};
+use super::convert::{get_key, key, to_js};
 use crate::message::{AgentMessage, AssistantBlock, AssistantMessage, ToolCall};
 
 pub struct Mirror {
@@ -39,8 +39,7 @@ impl Mirror {
     /// Keeps the model's object for its final message if it is a well-formed one (it says it is an
     /// assistant message), so it can stand for the parsed message.
     pub fn keep_assistant(&mut self, message: &JsValue) {
-        let is_assistant = get(message, "role", "message.role")
-            .is_ok_and(|r| r.as_string().as_deref() == Some("assistant"));
+        let is_assistant = get_key(message, "role").is_ok_and(|r| r == *key("assistant"));
         self.assistant = is_assistant.then(|| message.clone());
     }
 
@@ -67,8 +66,8 @@ impl Mirror {
             .and_then(|(message, (_, index))| {
                 let content = get_key(message, "content").ok()?;
                 let block = Reflect::get_u32(&content, *index).ok()?;
-                let same = get_key(&block, "id").ok()?.as_string().as_deref() == Some(&call.id)
-                    && get_key(&block, "type").ok()?.as_string().as_deref() == Some("toolCall");
+                let same = get_key(&block, "type").ok()? == *key("toolCall")
+                    && get_key(&block, "id").ok()? == JsValue::from_str(&call.id);
                 same.then_some(block)
             });
         block.unwrap_or_else(|| to_js(&call.tagged()))

@@ -15,10 +15,9 @@ use std::future::Future;
 use std::pin::Pin;
 use std::task::{Context, Poll, Waker};
 
-use js_sys::{Function, Promise};
-use wasm_bindgen::{JsCast, JsValue};
+use js_sys::Function;
+use wasm_bindgen::JsValue;
 
-use super::convert::{get_key, is_object};
 use super::glue::{pump_js, settle_js, with_waiter};
 
 type Outcome = Result<JsValue, JsValue>;
@@ -170,16 +169,8 @@ pub fn delivered(id: u32, result: Step) -> bool {
     })
 }
 
-fn is_thenable(value: &JsValue) -> bool {
-    value.is_instance_of::<Promise>()
-        || (is_object(value) && get_key(value, "then").is_ok_and(|t| t.is_function()))
-}
-
 /// The value of `value`, awaited if it is a promise or a thenable.
 pub async fn settle(value: JsValue) -> Outcome {
-    if !is_thenable(&value) {
-        return Ok(value);
-    }
     let id = with_slots(|slots| {
         slots.take(Slot::Await {
             outcome: None,
@@ -187,7 +178,10 @@ pub async fn settle(value: JsValue) -> Outcome {
             dropped: false,
         })
     });
-    with_waiter(|waiter| settle_js(&value, waiter, id));
+    if !with_waiter(|waiter| settle_js(&value, waiter, id)) {
+        with_slots(|slots| slots.release(id));
+        return Ok(value);
+    }
     Settle { id: Some(id) }.await
 }
 
