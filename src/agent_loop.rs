@@ -298,7 +298,7 @@ impl<M: Model> Run<'_, M> {
                     self.emitter.emit(event).await;
                 }
                 Some(Ok((index, reply))) => {
-                    let result = finalize(&calls[index], reply, (self.clock)());
+                    let result = finalize(&calls[index], reply, &self.clock);
                     self.emitter
                         .emit(LoopEvent::ToolEnd { result: &result })
                         .await;
@@ -354,10 +354,14 @@ impl<M: Model> Run<'_, M> {
 }
 
 /// The result of an executed call; a rejection becomes an error result with its message (never a stack).
-fn finalize(call: &ToolCall, reply: Result<ToolReply, String>, now: f64) -> ToolResultMessage {
+/// The clock is read only when the executor did not stamp the result.
+fn finalize(call: &ToolCall, reply: Result<ToolReply, String>, clock: &Clock) -> ToolResultMessage {
     match reply {
-        Ok(reply) => reply.into_result(call, now),
-        Err(message) => ToolResultMessage::error(call, message, now),
+        Ok(reply) => {
+            let now = reply.timestamp.unwrap_or_else(|| clock());
+            reply.into_result(call, now)
+        }
+        Err(message) => ToolResultMessage::error(call, message, clock()),
     }
 }
 
