@@ -225,7 +225,8 @@ fn max_steps_option(value: &JsValue) -> Result<u32, String> {
 
 fn describe(value: &JsValue) -> String {
     match value.as_f64() {
-        Some(n) => n.to_string(),
+        // Printed as JSON prints it (core's float formatting would add kilobytes of wasm for one message).
+        Some(n) => serde_json::Value::from(n).to_string(),
         None => value
             .as_string()
             .map(|s| format!("string \"{s}\""))
