@@ -625,3 +625,90 @@ impl AgentMessage {
         }
     }
 }
+
+// ---------------------------------------------------------------------------------------------------------
+// Reading lean: only what SPEC §1 defines, for a host that keeps the original message itself.
+
+/// `Some` for any value that is there, `null` included (serde's `Option` reads `null` as absent).
+fn present<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<Value>, D::Error> {
+    Value::deserialize(deserializer).map(Some)
+}
+
+/// An assistant message as JSON, with every field it does not name skipped unbuilt.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct LeanMessage {
+    role: String,
+    content: Vec<LeanBlock>,
+    stop_reason: StopReason,
+    #[serde(default)]
+    error_message: Option<String>,
+    #[serde(default, deserialize_with = "present")]
+    timestamp: Option<Value>,
+}
+
+/// Any assistant block: the fields of all three kinds, the kind picking which must be there.
+#[derive(Deserialize)]
+struct LeanBlock {
+    #[serde(rename = "type")]
+    kind: String,
+    text: Option<String>,
+    thinking: Option<String>,
+    id: Option<String>,
+    name: Option<String>,
+    #[serde(default, deserialize_with = "present")]
+    arguments: Option<Value>,
+}
+
+impl LeanBlock {
+    fn block(self) -> Option<AssistantBlock> {
+        Some(match self.kind.as_str() {
+            "text" => AssistantBlock::Text(TextContent {
+                text: self.text?,
+                extra: Extra::new(),
+            }),
+            "thinking" => AssistantBlock::Thinking(ThinkingContent {
+                thinking: self.thinking?,
+                extra: Extra::new(),
+            }),
+            "toolCall" => AssistantBlock::ToolCall(ToolCall {
+                id: self.id?,
+                name: self.name?,
+                arguments: self.arguments.unwrap_or_else(empty_object),
+                extra: Extra::new(),
+            }),
+            _ => return None,
+        })
+    }
+}
+
+impl AssistantMessage {
+    /// Reads an assistant message from JSON text, skipping (without building them) the fields SPEC §1
+    /// does not define: `extra` stays empty, in the message and in every block. For a host that keeps the
+    /// original message itself (the wasm bridge keeps the model's JS object) and needs only what the loop
+    /// decides on. `None` when the text is not plainly such a message (a missing or mistyped field, an
+    /// unknown block, no `"role": "assistant"`, half a surrogate pair): the full reader then decides.
+    /// Whatever this reads, the full reader reads the same, extras aside (`tests/reading.rs`).
+    pub fn from_json_lean(text: &str) -> Option<AssistantMessage> {
+        let lean: LeanMessage = serde_json::from_str(text).ok()?;
+        if lean.role != "assistant" {
+            return None;
+        }
+        let timestamp = match lean.timestamp {
+            None => 0.0,
+            Some(Value::Number(n)) => n.as_f64()?,
+            Some(_) => return None,
+        };
+        Some(AssistantMessage {
+            content: lean
+                .content
+                .into_iter()
+                .map(LeanBlock::block)
+                .collect::<Option<_>>()?,
+            stop_reason: lean.stop_reason,
+            error_message: lean.error_message,
+            timestamp,
+            extra: Extra::new(),
+        })
+    }
+}
