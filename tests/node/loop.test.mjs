@@ -481,6 +481,36 @@ describe("the model boundary", () => {
     assert.deepEqual(model.requests[0].tools, []);
   });
 
+  test("the model stream is pulled one event at a time: no next() while onEvent holds an event", T, async () => {
+    const final = assistantMsg([text("hi")], "stop");
+    const script = [{ type: "start", partial: final }, { type: "text_delta", delta: "hi", partial: final }, { type: "done", reason: "stop", message: final }];
+    let nexts = 0;
+    const stream = {
+      [Symbol.asyncIterator]() {
+        let i = 0;
+        return { next: async () => { nexts += 1; return i < script.length ? { value: script[i++], done: false } : { value: undefined, done: true }; } };
+      },
+    };
+    const hold = gate();
+    const log = eventLog();
+    const run = tp.runAgentLoop({
+      context: { messages: [userMsg("q")] },
+      model: { stream: () => stream },
+      onEvent: (e) => {
+        log.push(e);
+        if (e.type === "model_event" && e.event.type === "start") return hold.promise;
+      },
+    });
+    await log.when((e) => e.type === "model_event");
+    await settle();
+    assert.equal(nexts, 1, "only the event being observed was pulled");
+    hold.open();
+    const result = await run;
+    assert.equal(result.reason, "stop");
+    assert.equal(nexts, script.length + 1, "each event and the end pulled exactly once");
+    assert.deepEqual(log.events.filter((e) => e.type === "model_event").map((e) => e.event), script, "the model's own objects, in order");
+  });
+
   test("a stream without result(): the final message comes from the done event", T, async () => {
     const answer = assistantMsg([text("from done")], "stop");
     const model = jsModel(() => answer, { withResult: false });
