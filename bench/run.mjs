@@ -121,8 +121,8 @@ const LEGS = [
   {
     name: "pi",
     label: "pi-agent-core agentLoop",
-    async run(turns) {
-      const script = new Script(turns);
+    async run(turns, shape) {
+      const script = new Script(turns, shape);
       const context = { systemPrompt: SYSTEM_PROMPT, messages: [], tools: piTools };
       const stream = piCore.agentLoop([userMessage()], context, piConfig, undefined, () => script.nextStream());
       let events = 0;
@@ -133,8 +133,8 @@ const LEGS = [
   {
     name: "floor",
     label: "hand-written floor loop",
-    async run(turns) {
-      const script = new Script(turns);
+    async run(turns, shape) {
+      const script = new Script(turns, shape);
       let events = 0;
       const r = await floorLoop({
         context: { systemPrompt: SYSTEM_PROMPT, messages: [userMessage()] },
@@ -147,8 +147,8 @@ const LEGS = [
   tiny && {
     name: "tiny",
     label: "tiny-pi runAgentLoop",
-    async run(turns) {
-      const script = new Script(turns);
+    async run(turns, shape) {
+      const script = new Script(turns, shape);
       let events = 0;
       const r = await tiny.mod.runAgentLoop({
         context: { systemPrompt: SYSTEM_PROMPT, messages: [userMessage()] },
@@ -258,6 +258,40 @@ async function timeAll(Ns, reps, warmup, warmTurns) {
   return out;
 }
 
+// --- cost split ----------------------------------------------------------------------------------
+
+// Where a turn's time goes, per leg: the same N-turn run with other turn shapes, interleaved like the
+// timing. From three shapes: per text delta = (10 deltas, 1 call) - (0, 1) over 10; per tool call =
+// (0 deltas, 3 calls) - (0, 1) over 2; the rest of a turn = (0, 1) - one call. It says which part of the
+// loop a ratio comes from (RESULTS.md reads it).
+const SPLIT_SHAPES = { base: { deltas: 0, calls: 1 }, deltas: { deltas: 10, calls: 1 }, calls: { deltas: 0, calls: 3 } };
+
+async function costSplit(n, reps) {
+  const legs = LEGS.filter((l) => l.name !== "floor");
+  const samples = {};
+  for (const l of legs) for (const k of Object.keys(SPLIT_SHAPES)) samples[`${l.name}:${k}`] = [];
+  const batch = batchFor(n);
+  for (let rep = -1; rep < reps; rep++) {
+    for (const [k, shape] of Object.entries(SPLIT_SHAPES)) {
+      for (const l of legs) {
+        const t0 = nowMs();
+        for (let b = 0; b < batch; b++) {
+          const r = await l.run(n, shape);
+          if (r.reason !== undefined && r.reason !== "stop") fail(`cost split (${l.name}, ${k})`, `run ended with ${r.reason}`, "the leg must finish the script");
+        }
+        if (rep >= 0) samples[`${l.name}:${k}`].push(((nowMs() - t0) / batch) * 1000 / (n + 1));
+      }
+    }
+  }
+  const out = {};
+  for (const l of legs) {
+    const m = (k) => median(samples[`${l.name}:${k}`]);
+    const perCall = (m("calls") - m("base")) / 2;
+    out[l.name] = { per_delta_us: (m("deltas") - m("base")) / 10, per_call_us: perCall, rest_of_turn_us: m("base") - perCall };
+  }
+  return out;
+}
+
 // --- sizes ---------------------------------------------------------------------------------------
 
 function sizes() {
@@ -265,7 +299,8 @@ function sizes() {
   for (const target of ["node", "web", "bundler"]) {
     const dir = path.join(ROOT, "pkg", target);
     if (!fs.existsSync(dir)) continue;
-    const files = fs.readdirSync(dir).filter((f) => /\.(wasm|js|mjs)$/.test(f));
+    // Recursive: the bridge's JS helpers sit in snippets/.
+    const files = fs.readdirSync(dir, { recursive: true }).filter((f) => /\.(wasm|js|mjs)$/.test(f));
     const entry = { files: {}, raw: 0, gzip: 0 };
     for (const f of files) {
       const buf = fs.readFileSync(path.join(dir, f));
@@ -345,8 +380,8 @@ if (PROFILE) {
 // --- main ----------------------------------------------------------------------------------------
 
 const cfg = QUICK
-  ? { Ns: [10, 40], reps: 3, warmup: 1, warmTurns: 500, memBase: 20, memTotal: 1000 }
-  : { Ns: [50, 200, 1000], reps: 7, warmup: 2, warmTurns: 5000, memBase: 100, memTotal: 10000 };
+  ? { Ns: [10, 40], reps: 3, warmup: 1, warmTurns: 500, memBase: 20, memTotal: 1000, splitN: 20 }
+  : { Ns: [50, 200, 1000], reps: 7, warmup: 2, warmTurns: 5000, memBase: 100, memTotal: 10000, splitN: 100 };
 if (args.n) cfg.Ns = String(args.n).split(",").map(Number);
 if (args.reps) cfg.reps = Number(args.reps);
 if (!cfg.Ns.length || cfg.Ns.some((n) => !(n >= 1)) || !(cfg.reps >= 1)) fail("arguments", "--n needs positive turn counts, --reps a positive count", "e.g. --n=50,200 --reps=5");
@@ -377,6 +412,12 @@ const pkgBuilt = fs.existsSync(wasmFile) ? fs.statSync(wasmFile).mtime.toISOStri
 console.log(`commit ${gitHead ?? "?"}${pkgBuilt ? `, pkg/ built ${pkgBuilt}` : ""}`);
 const started = Date.now();
 const timing = await timeAll(cfg.Ns, cfg.reps, cfg.warmup, cfg.warmTurns);
+let split = null;
+if (tiny) {
+  const done = step(`cost split: N=${cfg.splitN}, ${cfg.reps} rounds of 3 turn shapes, pi and tiny`);
+  split = await costSplit(cfg.splitN, cfg.reps);
+  done();
+}
 const size = sizes();
 let memory = null;
 {
@@ -415,6 +456,14 @@ for (const l of LEGS) {
 p(`\nFlatness (per-turn time at N=${cfg.bigN} / at N=${cfg.smallN}): medians ${LEGS.map((l) => `${l.name} ${fmt(flat[l.name])}x`).join("   ")}` +
   `;  fastest samples ${LEGS.map((l) => `${l.name} ${fmt(flatMin[l.name])}x`).join("   ")}`);
 
+if (split) {
+  p(`\nCost split at N=${cfg.splitN} (µs, medians; see costSplit in bench/run.mjs):`);
+  p("  part                 pi      tiny    tiny/pi");
+  for (const [key, label] of [["per_delta_us", "per text delta"], ["per_call_us", "per tool call"], ["rest_of_turn_us", "rest of a turn"]]) {
+    p(`  ${label.padEnd(18)} ${fmt(split.pi[key]).padStart(6)} ${fmt(split.tiny[key]).padStart(9)} ${fmt(split.tiny[key] / split.pi[key]).padStart(9)}`);
+  }
+}
+
 p("\nSize (gzip -9, zlib), wasm + JS glue (.d.ts excluded):");
 for (const [t, e] of Object.entries(size)) {
   p(`  pkg/${t}/: ${Object.entries(e.files).map(([f, s]) => `${f} ${kb(s.raw)} KB (${kb(s.gzip)} gz)`).join(", ")}  => total ${kb(e.raw)} KB raw, ${kb(e.gzip)} KB gz`);
@@ -449,7 +498,7 @@ console.log(lines.join("\n"));
 
 const result = {
   date: new Date().toISOString(), command, quick: QUICK, load_average_at_start: load, node: process.version, cpu: os.cpus()[0]?.model, cores: os.cpus().length,
-  tiny_via: tiny?.via ?? null, commit: gitHead, pkg_built: pkgBuilt, config: cfg, timing, flatness: flat, flatness_fastest: flatMin, sizes: size, memory, targets,
+  tiny_via: tiny?.via ?? null, commit: gitHead, pkg_built: pkgBuilt, config: cfg, timing, flatness: flat, flatness_fastest: flatMin, cost_split: split, sizes: size, memory, targets,
 };
 fs.mkdirSync(OUT, { recursive: true });
 fs.writeFileSync(path.join(OUT, "latest.json"), JSON.stringify(result, null, 2));

@@ -28,21 +28,23 @@ export function userMessage() {
 }
 
 // A Script hands out one fresh stream per request: turns 0..n-1 use tools, turn n stops.
+// `shape` changes the turns for the cost split (bench/run.mjs): { deltas, calls } per turn.
 export class Script {
-  constructor(turns) {
+  constructor(turns, shape = { deltas: TEXT_DELTAS, calls: CALLS_PER_TURN }) {
     this.turns = turns;
+    this.shape = shape;
     this.next_ = 0;
   }
 
   nextStream() {
     const turn = this.next_++;
     const stream = createAssistantMessageEventStream();
-    feed(stream, turn, turn < this.turns);
+    feed(stream, turn, turn < this.turns, this.shape);
     return stream;
   }
 }
 
-function feed(stream, turn, withTools) {
+function feed(stream, turn, withTools, { deltas, calls }) {
   const partial = {
     role: "assistant",
     content: [],
@@ -59,7 +61,7 @@ function feed(stream, turn, withTools) {
   const text = { type: "text", text: "" };
   partial.content.push(text);
   stream.push({ type: "text_start", contentIndex: 0, partial });
-  for (let i = 0; i < TEXT_DELTAS; i++) {
+  for (let i = 0; i < deltas; i++) {
     const delta = `t${turn}d${i} `;
     text.text += delta;
     stream.push({ type: "text_delta", contentIndex: 0, delta, partial });
@@ -67,7 +69,7 @@ function feed(stream, turn, withTools) {
   stream.push({ type: "text_end", contentIndex: 0, content: text.text, partial });
 
   if (withTools) {
-    for (let c = 0; c < CALLS_PER_TURN; c++) {
+    for (let c = 0; c < calls; c++) {
       const contentIndex = partial.content.length;
       const call = { type: "toolCall", id: `call_${turn}_${c}`, name: TOOL_NAMES[c % TOOL_NAMES.length], arguments: {} };
       partial.content.push(call);
