@@ -26,15 +26,34 @@ fn any_object() -> Value {
     serde_json::json!({ "type": "object" })
 }
 
-/// What a tool's `execute` returns.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+/// What a tool's `execute` returns. Other fields are ignored.
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ToolOutput {
     pub content: Vec<MediaBlock>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub details: Option<Value>,
-    #[serde(default)]
     pub is_error: bool,
+}
+
+impl<'de> Deserialize<'de> for ToolOutput {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        Self::from_value(Value::deserialize(deserializer)?).map_err(serde::de::Error::custom)
+    }
+}
+
+impl ToolOutput {
+    /// Read like the messages (`crate::message`): the known fields moved out of one parsed value.
+    pub fn from_value(value: Value) -> Result<Self, String> {
+        let mut f = Fields::of(value)?;
+        Ok(ToolOutput {
+            content: f
+                .array("content", MediaBlock::from_value)?
+                .ok_or("missing field `content`")?,
+            details: f.optional_value("details"),
+            is_error: f.optional_bool("isError")?.unwrap_or(false),
+        })
+    }
 }
 
 /// Called with the content a running tool reports; the loop turns it into `tool_progress`.
