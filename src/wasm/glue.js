@@ -87,3 +87,18 @@ export function emit(onEvent, k1, v1, k2, v2, k3, v3) {
   const returned = onEvent(record(k1, v1, k2, v2, k3, v3));
   return typeof returned === "object" && returned !== null ? returned : undefined;
 }
+
+/** A tool result as `serde` would write it (`role`, `toolCallId`, `toolName`, `content`, `details` when
+ * there are some, `isError`, `timestamp`), made in one call instead of a JSON text parsed again. */
+export function toolResult(toolCallId, toolName, content, details, isError, timestamp) {
+  const result = { role: "toolResult", toolCallId, toolName, content };
+  if (details !== undefined) result.details = details;
+  result.isError = isError;
+  result.timestamp = timestamp;
+  return result;
+}
+
+/** `[{ type: "text", text }]`, the content of most results. */
+export function textContent(text) {
+  return [{ type: "text", text }];
+}

@@ -4,7 +4,10 @@ use js_sys::Function;
 use wasm_bindgen::prelude::wasm_bindgen;
 use wasm_bindgen::JsValue;
 
-use super::convert::key;
+use serde_json::Value;
+
+use super::convert::{key, to_js};
+use crate::message::{MediaBlock, ToolResultMessage};
 
 #[wasm_bindgen(module = "/src/wasm/glue.js")]
 extern "C" {
@@ -35,6 +38,19 @@ extern "C" {
         k3: &JsValue,
         v3: &JsValue,
     ) -> Result<Option<JsValue>, JsValue>;
+
+    #[wasm_bindgen(js_name = toolResult)]
+    fn tool_result_js(
+        tool_call_id: &str,
+        tool_name: &str,
+        content: &JsValue,
+        details: &JsValue,
+        is_error: bool,
+        timestamp: f64,
+    ) -> JsValue;
+
+    #[wasm_bindgen(js_name = textContent)]
+    fn text_content_js(text: &str) -> JsValue;
 
     #[wasm_bindgen(js_name = toolContext)]
     pub fn tool_context_js(
@@ -99,4 +115,29 @@ pub fn emit(on_event: &Function, fields: Fields<'_>) -> Result<Option<JsValue>, 
     with_fields(fields, |[k1, v1, k2, v2, k3, v3]| {
         emit_js(on_event, k1, v1, k2, v2, k3, v3)
     })
+}
+
+/// A tool result as a JS object: the same object `to_js(&result.tagged())` would make, built in one call
+/// for the usual shape (no extra fields) instead of serialized and parsed again (~2 µs a result).
+pub fn tool_result(result: &ToolResultMessage) -> JsValue {
+    if !result.extra.is_empty() {
+        return to_js(&result.tagged());
+    }
+    let content = match result.content.as_slice() {
+        [MediaBlock::Text(text)] if text.extra.is_empty() => text_content_js(&text.text),
+        content => to_js(content),
+    };
+    let details = match &result.details {
+        None => JsValue::UNDEFINED,
+        Some(Value::Object(map)) if map.is_empty() => js_sys::Object::new().into(),
+        Some(details) => to_js(details),
+    };
+    tool_result_js(
+        &result.tool_call_id,
+        &result.tool_name,
+        &content,
+        &details,
+        result.is_error,
+        result.timestamp,
+    )
 }

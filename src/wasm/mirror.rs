@@ -9,6 +9,7 @@ use js_sys::{Array, Reflect};
 use wasm_bindgen::JsValue;
 
 use super::convert::{get_key, key, to_js};
+use super::glue::tool_result;
 use crate::message::{AgentMessage, AssistantBlock, AssistantMessage, ToolCall};
 
 pub struct Mirror {
@@ -93,7 +94,7 @@ impl Mirror {
                     .position(|(id, _)| *id == r.tool_call_id)
                 {
                     Some(i) => self.results.swap_remove(i).1,
-                    None => to_js(&r.tagged()),
+                    None => tool_result(r),
                 },
                 AgentMessage::User(_) => to_js(message),
             };

@@ -5,7 +5,7 @@ use js_sys::Function;
 use wasm_bindgen::JsValue;
 
 use super::convert::{error_message, key, to_js};
-use super::glue::emit;
+use super::glue::{emit, tool_result};
 use super::js_model::JsEvent;
 use super::mirror::SharedMirror;
 use super::promise::settle;
@@ -46,7 +46,7 @@ impl JsObserver {
                 ],
             ),
             LoopEvent::ToolEnd { result } | LoopEvent::ToolSkipped { result } => {
-                let js = to_js(&result.tagged());
+                let js = tool_result(result);
                 self.mirror
                     .borrow_mut()
                     .keep_result(&result.tool_call_id, &js);
