@@ -2,7 +2,7 @@
 //! its call, ask again. Reads top-down like pi-agent-core's `agent-loop.ts`:
 //! `drive` → `stream_response` → `decide` (the decision table) → `execute_batch` / `skip_calls` → `finish`.
 
-use std::collections::{HashSet, VecDeque};
+use std::collections::{BTreeSet, VecDeque};
 use std::future::poll_fn;
 use std::rc::Rc;
 use std::task::Poll;
@@ -120,7 +120,7 @@ fn decide(message: &AssistantMessage, calls: &[ToolCall]) -> Decision {
 }
 
 fn repeated_id(calls: &[ToolCall]) -> Option<&str> {
-    let mut seen = HashSet::new();
+    let mut seen = BTreeSet::new();
     calls
         .iter()
         .map(|c| c.id.as_str())
@@ -313,7 +313,7 @@ impl<M: Model> Run<'_, M> {
 
     /// Answers each distinct call id with a skipped result, announced by `tool_skipped`.
     async fn skip_calls(&mut self, calls: &[ToolCall], reason: SkipReason) {
-        let mut answered = HashSet::new();
+        let mut answered = BTreeSet::new();
         for call in calls
             .iter()
             .filter(|call| answered.insert(call.id.as_str()))
