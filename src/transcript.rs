@@ -92,7 +92,11 @@ pub fn validate_transcript(messages: &[AgentMessage]) -> Validation {
         }
     }
     close(&mut open, &mut problems);
-    problems.sort_by_key(|p| p.index);
+    // In message order; problems of one message keep the order they were found in. (An unstable sort on
+    // (index, found) is the same order with less code in the wasm than a stable one.)
+    let mut found: Vec<_> = problems.into_iter().enumerate().collect();
+    found.sort_unstable_by_key(|(n, p)| (p.index, *n));
+    let problems: Vec<_> = found.into_iter().map(|(_, p)| p).collect();
     Validation {
         ok: problems.is_empty(),
         problems,

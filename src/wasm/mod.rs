@@ -21,7 +21,6 @@ use js_sys::{Array, Function, Object, Promise, Reflect, Symbol};
 use serde::Deserialize;
 use wasm_bindgen::convert::TryFromJsValue;
 use wasm_bindgen::prelude::*;
-use wasm_bindgen_futures::future_to_promise;
 
 use crate::agent_loop::{run_agent_loop, AgentContext, LoopOptions, DEFAULT_MAX_STEPS};
 use crate::message::{AgentMessage, AssistantMessage, MediaBlock, ToolCall};
@@ -402,7 +401,7 @@ impl JsToolRegistry {
         context: JsValue,
     ) -> Promise {
         let registry = self.0.try_borrow().map(|r| r.clone());
-        future_to_promise(async move {
+        task::spawn_promise(async move {
             let registry = registry.map_err(|_| type_error("ToolRegistry is busy"))?;
             let call: ToolCall = from_js(&call, "call", "toolCall").map_err(type_error)?;
             let context = execution_context(&context).map_err(type_error)?;
