@@ -3,8 +3,7 @@
 //! `glue.js` awaits in JS and reports the outcome to the module's one `Waiter` object under an id; the id
 //! names a slot here holding the outcome and the waker of the Rust future that waits for it.
 //! (wasm-bindgen-futures' `JsFuture` makes two closures per await, each registered with a
-//! `FinalizationRegistry`; at ~25 awaits per model turn they were the largest single cost of a run. Reusing
-//! closures instead made Node 20's V8 crash in its deoptimizer under the leak test.)
+//! `FinalizationRegistry`; at ~25 awaits per model turn they were the largest single cost of a run.)
 //!
 //! A model stream is pulled by `pump`: while the loop asks for the next event as soon as it has one, the JS
 //! side keeps calling `next()`; once the loop waits on something else, the pump stops, and the next poll
