@@ -3,7 +3,6 @@
 //! Every struct keeps unknown fields in `extra` so that provider data (usage, api, model, signatures, ...)
 //! survives a run unchanged.
 
-use serde::de;
 use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::{Map, Value};
 
@@ -136,16 +135,18 @@ fn unknown_tag(key: &str, tag: &str, expected: &str) -> String {
     format!("{key}: unknown {key} \"{tag}\", expected one of {expected}")
 }
 
-/// Implements `Deserialize` through `from_value`.
+/// Implements `Deserialize` through `from_value` (also for `crate::tools`' replies and outputs).
 macro_rules! deserialize_via_value {
     ($($ty:ty),*) => {$(
-        impl<'de> Deserialize<'de> for $ty {
-            fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-                Self::from_value(Value::deserialize(deserializer)?).map_err(de::Error::custom)
+        impl<'de> serde::Deserialize<'de> for $ty {
+            fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+                let value = <serde_json::Value as serde::Deserialize>::deserialize(deserializer)?;
+                Self::from_value(value).map_err(serde::de::Error::custom)
             }
         }
     )*};
 }
+pub(crate) use deserialize_via_value;
 deserialize_via_value!(
     TextContent,
     ThinkingContent,

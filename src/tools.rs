@@ -7,7 +7,9 @@ use futures::future::LocalBoxFuture;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::message::{Extra, Fields, MediaBlock, ToolCall, ToolResultMessage};
+use crate::message::{
+    deserialize_via_value, Extra, Fields, MediaBlock, ToolCall, ToolResultMessage,
+};
 use crate::schema;
 use crate::signal::AbortSignal;
 
@@ -26,6 +28,8 @@ fn any_object() -> Value {
     serde_json::json!({ "type": "object" })
 }
 
+deserialize_via_value!(ToolOutput, ToolReply);
+
 /// What a tool's `execute` returns. Other fields are ignored.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -34,12 +38,6 @@ pub struct ToolOutput {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub details: Option<Value>,
     pub is_error: bool,
-}
-
-impl<'de> Deserialize<'de> for ToolOutput {
-    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        Self::from_value(Value::deserialize(deserializer)?).map_err(serde::de::Error::custom)
-    }
 }
 
 impl ToolOutput {
@@ -115,12 +113,6 @@ pub struct ToolReply {
     pub is_error: bool,
     pub timestamp: Option<f64>,
     pub extra: Extra,
-}
-
-impl<'de> Deserialize<'de> for ToolReply {
-    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        Self::from_value(Value::deserialize(deserializer)?).map_err(serde::de::Error::custom)
-    }
 }
 
 impl ToolReply {
