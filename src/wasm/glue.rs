@@ -1,5 +1,7 @@
 //! The bridge's JS helpers (`glue.js`) and the one object through which they call back into Rust.
 
+use std::rc::Rc;
+
 use js_sys::Function;
 use wasm_bindgen::prelude::wasm_bindgen;
 use wasm_bindgen::JsValue;
@@ -96,11 +98,19 @@ impl Waiter {
 type Fields<'a> = &'a [(&'static str, &'a JsValue)];
 
 fn with_fields<R>(fields: Fields<'_>, f: impl FnOnce([&JsValue; 6]) -> R) -> R {
+    // A missing field is an undefined key with an undefined value: `record` leaves it out.
     let none = JsValue::UNDEFINED;
-    let field = |i: usize| fields.get(i).map_or(("", &none), |(k, v)| (*k, *v));
-    let ((k1, v1), (k2, v2), (k3, v3)) = (field(0), field(1), field(2));
-    let (k1, k2, k3) = (key(k1), key(k2), key(k3));
-    f([&k1, v1, &k2, v2, &k3, v3])
+    let keys: [Option<Rc<JsValue>>; 3] = [0, 1, 2].map(|i| fields.get(i).map(|(k, _)| key(k)));
+    let key_at = |i: usize| keys[i].as_deref().unwrap_or(&none);
+    let value_at = |i: usize| fields.get(i).map_or(&none, |(_, v)| *v);
+    f([
+        key_at(0),
+        value_at(0),
+        key_at(1),
+        value_at(1),
+        key_at(2),
+        value_at(2),
+    ])
 }
 
 /// A plain JS object of up to three fields, made in one call.
