@@ -146,9 +146,10 @@ export function revokedArray() { const { proxy, revoke } = Proxy.revocable([], {
 export function loneSurrogateInput() { return [{ role: "user", content: "half an emoji: \ud83d", timestamp: 0 }]; }
 export function errorName(e) { return e && e.constructor && e.constructor.name; }
 export function errorText(e) { return e && e.message; }
+export function script() { return SCRIPT; }
 "##)]
 extern "C" {
-    static SCRIPT: JsValue;
+    fn script() -> JsValue;
     #[wasm_bindgen(js_name = userInput)]
     fn user_input() -> JsValue;
     #[wasm_bindgen(js_name = makeModel)]
@@ -230,7 +231,7 @@ fn registry_with(tools: &[JsValue]) -> JsValue {
 
 /// The README round trip through a JS model of each stream kind.
 async fn readme_round_trip(kind: &str) {
-    let model = make_model(kind, &SCRIPT);
+    let model = make_model(kind, &script());
     let rec = recorder(None);
     let log = Array::new();
     let input = user_input();
@@ -324,7 +325,7 @@ async fn readme_round_trip_with_a_plain_iterable() {
 
 #[wasm_bindgen_test]
 async fn scripted_model_streams_to_js_and_runs_the_loop() {
-    let model: JsValue = JsScriptedModel::new(SCRIPT.clone()).unwrap().into();
+    let model: JsValue = JsScriptedModel::new(script()).unwrap().into();
     let log = Array::new();
     let options = object(&[
         ("context", &context(&user_input())),
@@ -346,7 +347,7 @@ async fn scripted_model_streams_to_js_and_runs_the_loop() {
 
 #[wasm_bindgen_test]
 async fn on_event_promises_are_awaited_before_the_loop_goes_on() {
-    let model = make_model("eventStream", &SCRIPT);
+    let model = make_model("eventStream", &script());
     let rec = recorder(Some("tool_start".into()));
     let log = Array::new();
     let options = object(&[
@@ -494,7 +495,7 @@ async fn abort_before_start_and_during_a_tool() {
         .unchecked_into::<Function>()
         .call0(&controller)
         .unwrap();
-    let model = make_model("eventStream", &SCRIPT);
+    let model = make_model("eventStream", &script());
     let input = user_input();
     let result = json_of(
         &run(&object(&[
@@ -516,7 +517,7 @@ async fn abort_before_start_and_during_a_tool() {
     let controller = abort_controller();
     let gates = object(&[("read", &gate())]);
     let log = Array::new();
-    let model = make_model("eventStream", &SCRIPT);
+    let model = make_model("eventStream", &script());
     let options = object(&[
         ("context", &context(&user_input())),
         ("model", &model),
@@ -559,7 +560,7 @@ async fn abort_before_start_and_during_a_tool() {
 /// Every malformed input rejects or throws a TypeError naming the field; the next good run still works.
 #[wasm_bindgen_test]
 async fn bad_input_is_a_type_error_and_never_poisons_the_instance() {
-    let good_model = || make_model("eventStream", &SCRIPT);
+    let good_model = || make_model("eventStream", &script());
     let messages = user_input();
     let with = |pairs: &[(&str, &JsValue)]| {
         let mut all: Vec<(&str, &JsValue)> = vec![];
@@ -693,7 +694,7 @@ async fn look_alikes_never_unwind_through_wasm() {
     for _ in 0..2_000 {
         let options = object(&[
             ("context", &ctx),
-            ("model", &make_model("sync", &SCRIPT)),
+            ("model", &make_model("sync", &script())),
             ("signal", &fake_signal()),
         ]);
         let error = run(&options)
@@ -718,7 +719,7 @@ async fn look_alikes_never_unwind_through_wasm() {
             .unwrap();
         let options = object(&[
             ("context", &ctx),
-            ("model", &make_model("sync", &SCRIPT)),
+            ("model", &make_model("sync", &script())),
             ("onEvent", &on_event),
         ]);
         let result = json_of(&run(&options).await.unwrap());
@@ -732,14 +733,14 @@ async fn look_alikes_never_unwind_through_wasm() {
     // Half a surrogate pair becomes U+FFFD instead of refusing the message.
     let options = object(&[
         ("context", &context(&lone_surrogate_input())),
-        ("model", &make_model("sync", &SCRIPT)),
+        ("model", &make_model("sync", &script())),
     ]);
     let result = json_of(&run(&options).await.unwrap());
     assert_eq!(result["messages"][0]["content"], "half an emoji: \u{fffd}");
     let good = json_of(
         &run(&object(&[
             ("context", &ctx),
-            ("model", &make_model("eventStream", &SCRIPT)),
+            ("model", &make_model("eventStream", &script())),
             ("tools", &registry_with(&[read_tool(&Array::new())])),
         ]))
         .await
