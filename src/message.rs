@@ -631,7 +631,9 @@ impl AgentMessage {
 // Reading lean: only what SPEC §1 defines, for a host that keeps the original message itself.
 
 /// `Some` for any value that is there, `null` included (serde's `Option` reads `null` as absent).
-fn present<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<Value>, D::Error> {
+pub(crate) fn present<'de, D: Deserializer<'de>>(
+    deserializer: D,
+) -> Result<Option<Value>, D::Error> {
     Value::deserialize(deserializer).map(Some)
 }
 

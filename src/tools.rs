@@ -54,6 +54,67 @@ impl ToolOutput {
     }
 }
 
+/// A tool's output as JSON, read only when plainly `{ content, details?, isError? }` with blocks that carry no
+/// field beyond SPEC's: then nothing is skipped, and nothing needs a map of extras.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct LeanOutput {
+    content: Vec<LeanMedia>,
+    #[serde(default, deserialize_with = "crate::message::present")]
+    details: Option<Value>,
+    #[serde(default, deserialize_with = "crate::message::present")]
+    is_error: Option<Value>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+struct LeanMedia {
+    #[serde(rename = "type")]
+    kind: String,
+    text: Option<String>,
+    data: Option<String>,
+    mime_type: Option<String>,
+}
+
+impl LeanMedia {
+    fn block(self) -> Option<MediaBlock> {
+        match (self.kind.as_str(), self.text, self.data, self.mime_type) {
+            ("text", Some(text), None, None) => Some(MediaBlock::text(text)),
+            ("image", None, Some(data), Some(mime_type)) => {
+                Some(MediaBlock::Image(crate::message::ImageContent {
+                    data,
+                    mime_type,
+                    extra: Extra::new(),
+                }))
+            }
+            _ => None,
+        }
+    }
+}
+
+impl ToolOutput {
+    /// Reads a tool's output from JSON text when it is plainly one (see `LeanOutput`), without building a
+    /// value per block first; `None` otherwise, and the full reader decides. Whatever this reads, the full
+    /// reader reads the same (`tests/reading.rs`).
+    pub fn from_json_lean(text: &str) -> Option<ToolOutput> {
+        let lean: LeanOutput = serde_json::from_str(text).ok()?;
+        let is_error = match lean.is_error {
+            None => false,
+            Some(Value::Bool(b)) => b,
+            Some(_) => return None,
+        };
+        Some(ToolOutput {
+            content: lean
+                .content
+                .into_iter()
+                .map(LeanMedia::block)
+                .collect::<Option<_>>()?,
+            details: lean.details.filter(|d| !d.is_null()),
+            is_error,
+        })
+    }
+}
+
 /// Called with the content a running tool reports; the loop turns it into `tool_progress`.
 pub type ProgressSink = Rc<dyn Fn(Vec<MediaBlock>)>;
 /// The clock for timestamps the loop and the executor write.

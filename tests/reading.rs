@@ -1,11 +1,13 @@
 //! The lean reader (`AssistantMessage::from_json_lean`, the wasm bridge's fast way in for a model's final
 //! message) against the full reader: whatever the lean one reads, the full one reads the same, extras
-//! aside; and a plainly well-formed message is read lean, whatever provider fields it carries.
+//! aside; and a plainly well-formed message is read lean, whatever provider fields it carries. The same for
+//! a tool's output (`ToolOutput::from_json_lean`), where nothing may be skipped.
 #![cfg(not(target_arch = "wasm32"))]
 
 use proptest::prelude::*;
 use serde_json::{json, Map, Value};
 use tiny_pi::message::{AssistantBlock, AssistantMessage, Extra};
+use tiny_pi::tools::ToolOutput;
 
 /// A field that may be absent, right, or wrong in several ways.
 fn field(right: BoxedStrategy<Value>) -> BoxedStrategy<Option<Value>> {
@@ -205,4 +207,109 @@ fn half_a_surrogate_pair_is_left_to_the_full_reader() {
     let text =
         r#"{"role":"assistant","content":[{"type":"text","text":"\ud83d"}],"stopReason":"stop"}"#;
     assert_eq!(AssistantMessage::from_json_lean(text), None);
+}
+
+/// A content block of a tool's output: text or image, sometimes with a field of the other kind or an
+/// extra one (both must go through the full reader, which keeps them).
+fn media_block() -> impl Strategy<Value = Value> {
+    let kind = prop_oneof![
+        4 => Just(json!("text")),
+        2 => Just(json!("image")),
+        1 => Just(json!("video")),
+        1 => Just(json!(3)),
+    ];
+    (
+        kind,
+        field(text()),
+        field(text()),
+        field(text()),
+        extras(),
+        0..4u8,
+    )
+        .prop_map(|(kind, text, data, mime, extra, mix)| {
+            let mut block = Map::new();
+            block.insert("type".into(), kind.clone());
+            let mut put = |key: &str, value: Option<Value>| {
+                if let Some(value) = value {
+                    block.insert(key.into(), value);
+                }
+            };
+            match kind.as_str() {
+                Some("text") => {
+                    put("text", text);
+                    if mix == 0 {
+                        put("data", data);
+                    }
+                }
+                _ => {
+                    put("data", data);
+                    put("mimeType", mime);
+                    if mix == 0 {
+                        put("text", text);
+                    }
+                }
+            }
+            if mix == 1 {
+                block.extend(extra);
+            }
+            Value::Object(block)
+        })
+}
+
+fn tool_output() -> impl Strategy<Value = Value> {
+    (
+        field(
+            prop::collection::vec(media_block(), 0..3)
+                .prop_map(Value::from)
+                .boxed(),
+        ),
+        field(
+            prop_oneof![
+                Just(json!({})),
+                Just(json!({"lines": [1, 2]})),
+                Just(json!("d"))
+            ]
+            .boxed(),
+        ),
+        field(prop_oneof![Just(json!(true)), Just(json!(false))].boxed()),
+        extras(),
+    )
+        .prop_map(|(content, details, is_error, extra)| {
+            let mut output = extra;
+            for (key, value) in [
+                ("content", content),
+                ("details", details),
+                ("isError", is_error),
+            ] {
+                if let Some(value) = value {
+                    output.insert(key.into(), value);
+                }
+            }
+            Value::Object(output)
+        })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(4000))]
+
+    /// What the lean reader reads of a tool's output, the full reader reads exactly the same: nothing is
+    /// skipped, so a block with any field beyond SPEC's is left to the full reader.
+    #[test]
+    fn lean_tool_output_is_the_full_readers(output in tool_output()) {
+        let text = output.to_string();
+        if let Some(lean) = ToolOutput::from_json_lean(&text) {
+            let full: ToolOutput = serde_json::from_str(&text)
+                .map_err(|e| TestCaseError::fail(format!("lean read {text} but full refused: {e}")))?;
+            prop_assert_eq!(lean, full, "{}", text);
+        }
+    }
+}
+
+#[test]
+fn a_plain_tool_output_is_read_lean() {
+    let text = r#"{"content":[{"type":"text","text":"ok"},{"type":"image","data":"AA==","mimeType":"image/png"}],"details":{"n":1},"isError":true,"other":5}"#;
+    let full: ToolOutput = serde_json::from_str(text).unwrap();
+    assert_eq!(ToolOutput::from_json_lean(text), Some(full));
+    let with_extra = r#"{"content":[{"type":"text","text":"ok","cache":true}]}"#;
+    assert_eq!(ToolOutput::from_json_lean(with_extra), None);
 }

@@ -12,6 +12,7 @@ use wasm_bindgen::JsValue;
 use super::convert::{error_message, from_js, to_js, type_error};
 use super::glue::{tool_context_js, with_waiter};
 use super::promise::settle;
+use super::read;
 use super::signal::js_signal;
 use crate::message::{MediaBlock, ToolCall};
 use crate::signal::AbortSignal;
@@ -121,7 +122,11 @@ impl ToolHandler for JsTool {
             );
             let outcome = call_settled(&execute, &spec, &to_js(&arguments), &js_context).await;
             drop(route);
-            from_js::<ToolOutput>(&outcome?, &format!("{what} result"), "toolOutput")
+            let output = outcome?;
+            match read::tool_output(&output) {
+                Some(output) => Ok(output),
+                None => from_js::<ToolOutput>(&output, &format!("{what} result"), "toolOutput"),
+            }
         })
     }
 }

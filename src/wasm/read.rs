@@ -1,4 +1,4 @@
-//! The fast way in for a model's final message.
+//! The fast way in for a model's final message and a tool's output.
 //!
 //! A model turn ends with one assistant message the loop must read (its stop reason and tool calls decide
 //! what happens next). It crosses as JSON, like every value (`convert::from_js`), but is read lean
@@ -11,8 +11,17 @@
 use wasm_bindgen::JsValue;
 
 use crate::message::AssistantMessage;
+use crate::tools::ToolOutput;
+
+fn json(value: &JsValue) -> Option<String> {
+    js_sys::JSON::stringify(value).ok()?.as_string()
+}
 
 pub fn assistant(message: &JsValue) -> Option<AssistantMessage> {
-    let text = js_sys::JSON::stringify(message).ok()?.as_string()?;
-    AssistantMessage::from_json_lean(&text)
+    AssistantMessage::from_json_lean(&json(message)?)
+}
+
+/// A tool's output, when plainly one (`ToolOutput::from_json_lean`); nothing of it is skipped.
+pub fn tool_output(output: &JsValue) -> Option<ToolOutput> {
+    ToolOutput::from_json_lean(&json(output)?)
 }
