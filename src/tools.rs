@@ -71,16 +71,21 @@ struct LeanOutput {
 struct LeanMedia {
     #[serde(rename = "type")]
     kind: String,
-    text: Option<String>,
-    data: Option<String>,
-    mime_type: Option<String>,
+    // `null` is there too: in a block of the other kind it is a field to keep.
+    #[serde(default, deserialize_with = "crate::message::present")]
+    text: Option<Value>,
+    #[serde(default, deserialize_with = "crate::message::present")]
+    data: Option<Value>,
+    #[serde(default, deserialize_with = "crate::message::present")]
+    mime_type: Option<Value>,
 }
 
 impl LeanMedia {
     fn block(self) -> Option<MediaBlock> {
+        use Value::String as S;
         match (self.kind.as_str(), self.text, self.data, self.mime_type) {
-            ("text", Some(text), None, None) => Some(MediaBlock::text(text)),
-            ("image", None, Some(data), Some(mime_type)) => {
+            ("text", Some(S(text)), None, None) => Some(MediaBlock::text(text)),
+            ("image", None, Some(S(data)), Some(S(mime_type))) => {
                 Some(MediaBlock::Image(crate::message::ImageContent {
                     data,
                     mime_type,

@@ -158,6 +158,12 @@ fn without_extras(mut message: AssistantMessage) -> AssistantMessage {
     message
 }
 
+/// The full reader's view of `text`, which must read whatever a lean reader read.
+fn full<T: serde::de::DeserializeOwned>(text: &str) -> Result<T, TestCaseError> {
+    serde_json::from_str(text)
+        .map_err(|e| TestCaseError::fail(format!("lean read {text} but full refused: {e}")))
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(4000))]
 
@@ -167,9 +173,7 @@ proptest! {
     fn lean_reads_what_the_full_reader_reads(message in message()) {
         let text = message.to_string();
         if let Some(lean) = AssistantMessage::from_json_lean(&text) {
-            let full: AssistantMessage = serde_json::from_str(&text)
-                .map_err(|e| TestCaseError::fail(format!("lean read {text} but full refused: {e}")))?;
-            prop_assert_eq!(lean, without_extras(full), "{}", text);
+            prop_assert_eq!(lean, without_extras(full(&text)?), "{}", text);
         }
     }
 
@@ -298,9 +302,7 @@ proptest! {
     fn lean_tool_output_is_the_full_readers(output in tool_output()) {
         let text = output.to_string();
         if let Some(lean) = ToolOutput::from_json_lean(&text) {
-            let full: ToolOutput = serde_json::from_str(&text)
-                .map_err(|e| TestCaseError::fail(format!("lean read {text} but full refused: {e}")))?;
-            prop_assert_eq!(lean, full, "{}", text);
+            prop_assert_eq!(lean, full::<ToolOutput>(&text)?, "{}", text);
         }
     }
 }
