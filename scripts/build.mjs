@@ -65,7 +65,10 @@ function esmToCommonJs(text, name) {
 // Deoptimizer::DoComputeBuiltinContinuation, SIGTRAP) when optimized JS that inlined a call into wasm is
 // deoptimized while that call runs; any long run with garbage collection in between can hit it
 // (RELIABILITY.md, "Node 20"). Turning that one inlining off is the cure; later V8s are left alone.
-const NODE_V8_GUARD = `if (/^11\\./.test(process.versions.v8 || "")) require("node:v8").setFlagsFromString("--no-turbo-inline-js-wasm-calls");
+// A runtime that only looks like Node (or cannot set flags) loads the package all the same.
+const NODE_V8_GUARD = `try {
+  if (/^11\\./.test(process.versions.v8 || "")) require("node:v8").setFlagsFromString("--no-turbo-inline-js-wasm-calls");
+} catch (_) {}
 `;
 
 const readToml = (file) => parseToml(fs.readFileSync(path.join(root, file), "utf8"));
