@@ -6,6 +6,8 @@
 use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::{Map, Value};
 
+use crate::schema::type_name;
+
 /// Fields a message or block carried that tiny-pi does not interpret; written back verbatim.
 pub type Extra = Map<String, Value>;
 
@@ -17,10 +19,6 @@ pub type Extra = Map<String, Value>;
 
 /// The fields of one JSON object, taken out one by one; what is left is the `extra`.
 pub(crate) struct Fields(Extra);
-
-fn type_name(value: &Value) -> &'static str {
-    crate::schema::type_name(value)
-}
 
 impl Fields {
     pub(crate) fn of(value: Value) -> Result<Self, String> {
@@ -131,6 +129,9 @@ impl Fields {
     }
 }
 
+/// How a tagged enum reads the object its tag picked a variant for.
+type Read<T> = fn(Fields) -> Result<T, String>;
+
 fn unknown_tag(key: &str, tag: &str, expected: &str) -> String {
     format!("{key}: unknown {key} \"{tag}\", expected one of {expected}")
 }
@@ -163,7 +164,10 @@ deserialize_via_value!(
 
 impl TextContent {
     pub fn from_value(value: Value) -> Result<Self, String> {
-        let mut f = Fields::of(value)?;
+        Self::from_fields(Fields::of(value)?)
+    }
+
+    fn from_fields(mut f: Fields) -> Result<Self, String> {
         f.tag("type", "text")?;
         Ok(TextContent {
             text: f.string("text")?,
@@ -174,7 +178,10 @@ impl TextContent {
 
 impl ThinkingContent {
     pub fn from_value(value: Value) -> Result<Self, String> {
-        let mut f = Fields::of(value)?;
+        Self::from_fields(Fields::of(value)?)
+    }
+
+    fn from_fields(mut f: Fields) -> Result<Self, String> {
         f.tag("type", "thinking")?;
         Ok(ThinkingContent {
             thinking: f.string("thinking")?,
@@ -185,7 +192,10 @@ impl ThinkingContent {
 
 impl ImageContent {
     pub fn from_value(value: Value) -> Result<Self, String> {
-        let mut f = Fields::of(value)?;
+        Self::from_fields(Fields::of(value)?)
+    }
+
+    fn from_fields(mut f: Fields) -> Result<Self, String> {
         f.tag("type", "image")?;
         Ok(ImageContent {
             data: f.string("data")?,
@@ -197,7 +207,10 @@ impl ImageContent {
 
 impl ToolCall {
     pub fn from_value(value: Value) -> Result<Self, String> {
-        let mut f = Fields::of(value)?;
+        Self::from_fields(Fields::of(value)?)
+    }
+
+    fn from_fields(mut f: Fields) -> Result<Self, String> {
         f.tag("type", "toolCall")?;
         Ok(ToolCall {
             id: f.string("id")?,
@@ -211,27 +224,25 @@ impl ToolCall {
 impl MediaBlock {
     pub fn from_value(value: Value) -> Result<Self, String> {
         let f = Fields::of(value)?;
-        let kind = f.variant("type")?.to_owned();
-        let value = Value::Object(f.0);
-        match kind.as_str() {
-            "text" => TextContent::from_value(value).map(MediaBlock::Text),
-            "image" => ImageContent::from_value(value).map(MediaBlock::Image),
-            other => Err(unknown_tag("type", other, "text, image")),
-        }
+        let read: Read<Self> = match f.variant("type")? {
+            "text" => |f| TextContent::from_fields(f).map(MediaBlock::Text),
+            "image" => |f| ImageContent::from_fields(f).map(MediaBlock::Image),
+            other => return Err(unknown_tag("type", other, "text, image")),
+        };
+        read(f)
     }
 }
 
 impl AssistantBlock {
     pub fn from_value(value: Value) -> Result<Self, String> {
         let f = Fields::of(value)?;
-        let kind = f.variant("type")?.to_owned();
-        let value = Value::Object(f.0);
-        match kind.as_str() {
-            "text" => TextContent::from_value(value).map(AssistantBlock::Text),
-            "thinking" => ThinkingContent::from_value(value).map(AssistantBlock::Thinking),
-            "toolCall" => ToolCall::from_value(value).map(AssistantBlock::ToolCall),
-            other => Err(unknown_tag("type", other, "text, thinking, toolCall")),
-        }
+        let read: Read<Self> = match f.variant("type")? {
+            "text" => |f| TextContent::from_fields(f).map(AssistantBlock::Text),
+            "thinking" => |f| ThinkingContent::from_fields(f).map(AssistantBlock::Thinking),
+            "toolCall" => |f| ToolCall::from_fields(f).map(AssistantBlock::ToolCall),
+            other => return Err(unknown_tag("type", other, "text, thinking, toolCall")),
+        };
+        read(f)
     }
 }
 
@@ -254,7 +265,10 @@ impl UserContent {
 
 impl UserMessage {
     pub fn from_value(value: Value) -> Result<Self, String> {
-        let mut f = Fields::of(value)?;
+        Self::from_fields(Fields::of(value)?)
+    }
+
+    fn from_fields(mut f: Fields) -> Result<Self, String> {
         f.tag("role", "user")?;
         let content = f.take("content").ok_or("missing field `content`")?;
         Ok(UserMessage {
@@ -267,7 +281,10 @@ impl UserMessage {
 
 impl AssistantMessage {
     pub fn from_value(value: Value) -> Result<Self, String> {
-        let mut f = Fields::of(value)?;
+        Self::from_fields(Fields::of(value)?)
+    }
+
+    fn from_fields(mut f: Fields) -> Result<Self, String> {
         f.tag("role", "assistant")?;
         let content = f.array("content", AssistantBlock::from_value)?;
         let stop_reason = StopReason::from_str(&f.string("stopReason")?)?;
@@ -283,7 +300,10 @@ impl AssistantMessage {
 
 impl ToolResultMessage {
     pub fn from_value(value: Value) -> Result<Self, String> {
-        let mut f = Fields::of(value)?;
+        Self::from_fields(Fields::of(value)?)
+    }
+
+    fn from_fields(mut f: Fields) -> Result<Self, String> {
         f.tag("role", "toolResult")?;
         Ok(ToolResultMessage {
             tool_call_id: f.string("toolCallId")?,
@@ -304,35 +324,13 @@ impl ToolResultMessage {
 impl AgentMessage {
     pub fn from_value(value: Value) -> Result<Self, String> {
         let f = Fields::of(value)?;
-        let role = f.variant("role")?.to_owned();
-        let value = Value::Object(f.0);
-        match role.as_str() {
-            "user" => UserMessage::from_value(value).map(AgentMessage::User),
-            "assistant" => AssistantMessage::from_value(value).map(AgentMessage::Assistant),
-            "toolResult" => ToolResultMessage::from_value(value).map(AgentMessage::ToolResult),
-            other => Err(unknown_tag("role", other, "user, assistant, toolResult")),
-        }
-    }
-}
-
-impl StopReason {
-    pub const ALL: [StopReason; 5] = [
-        StopReason::Stop,
-        StopReason::Length,
-        StopReason::ToolUse,
-        StopReason::Error,
-        StopReason::Aborted,
-    ];
-
-    /// The stop reason named `text` in pi-ai's JSON.
-    pub fn parse(text: &str) -> Option<Self> {
-        Self::ALL.into_iter().find(|reason| reason.as_str() == text)
-    }
-
-    fn from_str(text: &str) -> Result<Self, String> {
-        Self::parse(text).ok_or_else(|| {
-                format!("stopReason: unknown stop reason \"{text}\", expected one of stop, length, toolUse, error, aborted")
-            })
+        let read: Read<Self> = match f.variant("role")? {
+            "user" => |f| UserMessage::from_fields(f).map(AgentMessage::User),
+            "assistant" => |f| AssistantMessage::from_fields(f).map(AgentMessage::Assistant),
+            "toolResult" => |f| ToolResultMessage::from_fields(f).map(AgentMessage::ToolResult),
+            other => return Err(unknown_tag("role", other, "user, assistant, toolResult")),
+        };
+        read(f)
     }
 }
 
@@ -409,7 +407,6 @@ pub struct ToolCall {
     pub name: String,
     /// A JSON object in well-formed calls; kept as any value so a malformed call still reaches
     /// the executor, which answers it with an error result instead of losing it.
-    #[serde(default = "empty_object")]
     pub arguments: Value,
     #[serde(flatten)]
     pub extra: Extra,
@@ -464,6 +461,25 @@ pub enum StopReason {
 }
 
 impl StopReason {
+    pub const ALL: [StopReason; 5] = [
+        StopReason::Stop,
+        StopReason::Length,
+        StopReason::ToolUse,
+        StopReason::Error,
+        StopReason::Aborted,
+    ];
+
+    /// The stop reason named `text` in pi-ai's JSON.
+    pub fn parse(text: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|reason| reason.as_str() == text)
+    }
+
+    fn from_str(text: &str) -> Result<Self, String> {
+        Self::parse(text).ok_or_else(|| {
+                format!("stopReason: unknown stop reason \"{text}\", expected one of stop, length, toolUse, error, aborted")
+            })
+    }
+
     pub fn as_str(self) -> &'static str {
         match self {
             StopReason::Stop => "stop",
@@ -479,7 +495,6 @@ impl StopReason {
 pub struct UserMessage {
     pub content: UserContent,
     /// Lenient on input (0 when missing): hand-written messages often leave it out.
-    #[serde(default)]
     pub timestamp: f64,
     #[serde(flatten)]
     pub extra: Extra,
@@ -490,10 +505,9 @@ pub struct UserMessage {
 pub struct AssistantMessage {
     pub content: Vec<AssistantBlock>,
     pub stop_reason: StopReason,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub error_message: Option<String>,
     /// Lenient on input (0 when missing): hand-written messages often leave it out.
-    #[serde(default)]
     pub timestamp: f64,
     #[serde(flatten)]
     pub extra: Extra,
@@ -534,11 +548,10 @@ pub struct ToolResultMessage {
     pub tool_call_id: String,
     pub tool_name: String,
     pub content: Vec<MediaBlock>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub details: Option<Value>,
     pub is_error: bool,
     /// Lenient on input (0 when missing): hand-written messages often leave it out.
-    #[serde(default)]
     pub timestamp: f64,
     #[serde(flatten)]
     pub extra: Extra,

@@ -201,15 +201,14 @@ fn validate_array(
     )
 }
 
-/// `message` gets the limit as the schema wrote it (printed as JSON: no float formatting code of its own).
 fn bound(
     schema: &Map<String, Value>,
     key: &str,
     holds: impl Fn(f64) -> bool,
-    message: impl Fn(&Value) -> String,
+    message: impl Fn(f64) -> String,
 ) -> Result<(), String> {
-    match schema.get(key) {
-        Some(limit) if limit.as_f64().is_some_and(|l| !holds(l)) => Err(message(limit)),
+    match schema.get(key).and_then(Value::as_f64) {
+        Some(limit) if !holds(limit) => Err(message(limit)),
         _ => Ok(()),
     }
 }

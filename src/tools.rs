@@ -52,6 +52,27 @@ impl ToolOutput {
             is_error: f.optional_bool("isError")?.unwrap_or(false),
         })
     }
+
+    /// Reads a tool's output from JSON text when it is plainly one (see `LeanOutput`), without building a
+    /// value per block first; `None` otherwise, and the full reader decides. Whatever this reads, the full
+    /// reader reads the same (`tests/reading.rs`).
+    pub fn from_json_lean(text: &str) -> Option<ToolOutput> {
+        let lean: LeanOutput = serde_json::from_str(text).ok()?;
+        let is_error = match lean.is_error {
+            None => false,
+            Some(Value::Bool(b)) => b,
+            Some(_) => return None,
+        };
+        Some(ToolOutput {
+            content: lean
+                .content
+                .into_iter()
+                .map(LeanMedia::block)
+                .collect::<Option<_>>()?,
+            details: lean.details.filter(|d| !d.is_null()),
+            is_error,
+        })
+    }
 }
 
 /// A tool's output as JSON, read only when plainly `{ content, details?, isError? }` with blocks that carry no
@@ -94,29 +115,6 @@ impl LeanMedia {
             }
             _ => None,
         }
-    }
-}
-
-impl ToolOutput {
-    /// Reads a tool's output from JSON text when it is plainly one (see `LeanOutput`), without building a
-    /// value per block first; `None` otherwise, and the full reader decides. Whatever this reads, the full
-    /// reader reads the same (`tests/reading.rs`).
-    pub fn from_json_lean(text: &str) -> Option<ToolOutput> {
-        let lean: LeanOutput = serde_json::from_str(text).ok()?;
-        let is_error = match lean.is_error {
-            None => false,
-            Some(Value::Bool(b)) => b,
-            Some(_) => return None,
-        };
-        Some(ToolOutput {
-            content: lean
-                .content
-                .into_iter()
-                .map(LeanMedia::block)
-                .collect::<Option<_>>()?,
-            details: lean.details.filter(|d| !d.is_null()),
-            is_error,
-        })
     }
 }
 
@@ -285,7 +283,12 @@ impl ToolRegistry {
     /// The core executor (chapter 06): never fails. An unknown tool, arguments that fail the schema and a
     /// tool that throws all become an error result paired to the call.
     pub async fn execute(&self, call: &ToolCall, context: ExecutionContext) -> ToolResultMessage {
-        let now = || (context.clock)();
+        let ExecutionContext {
+            signal,
+            progress,
+            clock,
+        } = context;
+        let now = || clock();
         let Some(tool) = self.get(&call.name) else {
             return ToolResultMessage::error(
                 call,
@@ -301,8 +304,8 @@ impl ToolRegistry {
         }
         let tool_context = ToolCallContext {
             call_id: call.id.clone(),
-            signal: context.signal.clone(),
-            progress: context.progress.clone(),
+            signal,
+            progress,
         };
         match tool
             .handler

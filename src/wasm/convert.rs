@@ -54,14 +54,9 @@ pub fn key(name: &'static str) -> Rc<JsValue> {
     })
 }
 
-/// Runs `f` with the JS string for a fixed name (the cache is not borrowed while `f` runs).
-pub fn with_key<R>(name: &'static str, f: impl FnOnce(&JsValue) -> R) -> R {
-    f(&key(name))
-}
-
 /// `object[name]` where `object` may be anything JS gave us (a getter may throw).
 pub fn get_key(object: &JsValue, name: &'static str) -> Result<JsValue, JsValue> {
-    with_key(name, |k| Reflect::get(object, k))
+    Reflect::get(object, &key(name))
 }
 
 /// A `TypeError` with this message, as a value to throw or reject with.
@@ -72,17 +67,29 @@ pub fn type_error(message: impl AsRef<str>) -> JsValue {
 /// Reads `what` (a path like `options.context.messages`) into a Rust value of the shape `shape` (a name in
 /// `crate::shape::SHAPES`); the error names the bad field.
 pub fn from_js<T: DeserializeOwned>(value: &JsValue, what: &str, shape: &str) -> Result<T, String> {
+    from_json_text(&json_text(value, what)?, what, shape)
+}
+
+/// `JSON.stringify(value)`; the error says what `what` is instead.
+pub fn json_text(value: &JsValue, what: &str) -> Result<String, String> {
     let text = JSON::stringify(value).map_err(|e| format!("{what}: {}", error_message(&e)))?;
-    let Some(text) = text.as_string() else {
-        return Err(format!("{what} is missing (got {})", type_of(value)));
-    };
-    let error = match serde_json::from_str(&text) {
+    text.as_string()
+        .ok_or_else(|| format!("{what} is missing (got {})", type_of(value)))
+}
+
+/// The second half of `from_js`, for a caller that already has the JSON text.
+pub fn from_json_text<T: DeserializeOwned>(
+    text: &str,
+    what: &str,
+    shape: &str,
+) -> Result<T, String> {
+    let error = match serde_json::from_str(text) {
         Ok(value) => return Ok(value),
         Err(error) => error,
     };
     // Half a surrogate pair (a string cut inside an emoji) cannot be a Rust string: it becomes U+FFFD, as a
     // TextDecoder would make it, instead of refusing the whole value.
-    let repaired = replace_lone_surrogates(&text);
+    let repaired = replace_lone_surrogates(text);
     if repaired != text {
         if let Ok(value) = serde_json::from_str(&repaired) {
             return Ok(value);
@@ -201,5 +208,5 @@ pub fn optional_function(
 
 /// Sets `object[name] = value` on a fresh plain object we own (cannot throw).
 pub fn set(object: &JsValue, name: &'static str, value: &JsValue) {
-    with_key(name, |k| set_own(object, k, value));
+    set_own(object, &key(name), value);
 }

@@ -4,7 +4,7 @@
 use js_sys::{Array, Function, Reflect, Symbol};
 use wasm_bindgen::{JsCast, JsValue};
 
-use super::convert::{error_message, from_js, get, get_key, is_object, type_of};
+use super::convert::{error_message, get, get_key, is_object, key, type_of};
 use super::glue::record;
 use super::mirror::SharedMirror;
 use super::promise::{settle, Pull, Step};
@@ -141,10 +141,7 @@ impl ModelStream for JsStream {
             Err(e) => Err(e),
         }
         .map_err(|e| format!("model stream result() failed: {}", error_message(&e)))?;
-        let parsed = match read::assistant(&message) {
-            Some(parsed) => parsed,
-            None => from_js(&message, "model stream result()", "assistant")?,
-        };
+        let parsed = read::assistant(&message, "model stream result()")?;
         self.mirror.borrow_mut().keep_assistant(&message);
         Ok(parsed)
     }
@@ -155,20 +152,16 @@ pub struct JsEvent(pub JsValue, SharedMirror);
 
 impl StreamEvent for JsEvent {
     fn final_message(&self) -> Option<Result<AssistantMessage, String>> {
-        let kind = get_key(&self.0, "type").ok()?.as_string()?;
-        let field = match kind.as_str() {
-            "done" => "message",
-            "error" => "error",
-            _ => return None,
-        };
-        let what = format!("model event {kind}.{field}");
+        // Compared in JS: every event is asked, and its type need not be copied into wasm.
+        let kind = get_key(&self.0, "type").ok()?;
+        let (kind, field) = [("done", "message"), ("error", "error")]
+            .into_iter()
+            .find(|(name, _)| kind == *key(name))?;
         let message = match get(&self.0, field, "model event") {
             Ok(message) => message,
             Err(e) => return Some(Err(e)),
         };
-        let parsed = read::assistant(&message)
-            .map(Ok)
-            .unwrap_or_else(|| from_js(&message, &what, "assistant"));
+        let parsed = read::assistant(&message, &format!("model event {kind}.{field}"));
         if parsed.is_ok() {
             self.1.borrow_mut().keep_assistant(&message);
         }

@@ -73,12 +73,12 @@ fn js_context(
     call_id: Option<&str>,
     signal: &AbortSignal,
     progress: ProgressSink,
-    what: String,
+    what: Rc<str>,
 ) -> (JsValue, ProgressRoute) {
     let id = PROGRESS.with(|p| {
         let id = p.next_id.get();
         p.next_id.set(id + 1.0);
-        p.sinks.borrow_mut().push((id, progress, what.into()));
+        p.sinks.borrow_mut().push((id, progress, what));
         id
     });
     let call_id = call_id.map_or(JsValue::UNDEFINED, JsValue::from_str);
@@ -100,7 +100,8 @@ async fn call_settled(
 
 /// A tool registered from JS.
 pub struct JsTool {
-    pub name: String,
+    /// `tool "name"`, as errors and progress reports name it (made once, not per call).
+    pub what: Rc<str>,
     pub spec: JsValue,
     pub execute: Function,
 }
@@ -111,9 +112,8 @@ impl ToolHandler for JsTool {
         arguments: serde_json::Value,
         context: ToolCallContext,
     ) -> LocalBoxFuture<'static, Result<ToolOutput, String>> {
-        let (spec, execute, name) = (self.spec.clone(), self.execute.clone(), self.name.clone());
+        let (spec, execute, what) = (self.spec.clone(), self.execute.clone(), self.what.clone());
         Box::pin(async move {
-            let what = format!("tool \"{name}\"");
             let (js_context, route) = js_context(
                 Some(&context.call_id),
                 &context.signal,
@@ -122,11 +122,7 @@ impl ToolHandler for JsTool {
             );
             let outcome = call_settled(&execute, &spec, &to_js(&arguments), &js_context).await;
             drop(route);
-            let output = outcome?;
-            match read::tool_output(&output) {
-                Some(output) => Ok(output),
-                None => from_js::<ToolOutput>(&output, &format!("{what} result"), "toolOutput"),
-            }
+            read::tool_output(&outcome?, &format!("{what} result"))
         })
     }
 }

@@ -224,8 +224,7 @@ fn max_steps_option(value: &JsValue) -> Result<u32, String> {
 
 fn describe(value: &JsValue) -> String {
     match value.as_f64() {
-        // Printed as JSON prints it (core's float formatting would add kilobytes of wasm for one message).
-        Some(n) => serde_json::Value::from(n).to_string(),
+        Some(n) => n.to_string(),
         None => value
             .as_string()
             .map(|s| format!("string \"{s}\""))
@@ -445,7 +444,7 @@ fn parse_tool(tool: &JsValue) -> Result<Tool, String> {
     let execute = optional_function(tool, "execute", "tool.execute")?
         .ok_or_else(|| "tool.execute must be a function".to_string())?;
     let handler = js_tools::tool_handler(js_tools::JsTool {
-        name: name.clone(),
+        what: format!("tool \"{name}\"").into(),
         spec: tool.clone(),
         execute,
     });
