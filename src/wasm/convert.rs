@@ -5,11 +5,13 @@
 use std::cell::RefCell;
 use std::rc::Rc;
 
-use js_sys::{Function, Reflect, JSON};
+use js_sys::{Function, JsString, Reflect, JSON};
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 use wasm_bindgen::prelude::wasm_bindgen;
 use wasm_bindgen::{JsCast, JsValue};
+
+use super::glue::encode_into_js;
 
 // A JS exception must never unwind through wasm frames: it skips their cleanup (a borrow stays taken, the
 // shadow stack pointer stays lowered) and a few thousand of them trap the instance. Every import that
@@ -73,8 +75,34 @@ pub fn from_js<T: DeserializeOwned>(value: &JsValue, what: &str, shape: &str) ->
 /// `JSON.stringify(value)`; the error says what `what` is instead.
 pub fn json_text(value: &JsValue, what: &str) -> Result<String, String> {
     let text = JSON::stringify(value).map_err(|e| format!("{what}: {}", error_message(&e)))?;
-    text.as_string()
-        .ok_or_else(|| format!("{what} is missing (got {})", type_of(value)))
+    rust_string(&text).ok_or_else(|| format!("{what} is missing (got {})", type_of(value)))
+}
+
+/// A JS string as a Rust string; `None` if it is not a string (`JSON.stringify` of a function or
+/// `undefined`). A long one is encoded by `TextEncoder.encodeInto` straight into wasm memory.
+pub fn rust_string(text: &JsString) -> Option<String> {
+    // Below this, the two extra calls cost more than wasm-bindgen's character loop.
+    const LONG: usize = 64;
+    if !text.is_string() {
+        return None;
+    }
+    let units = text.length() as usize;
+    if units < LONG {
+        return text.as_string();
+    }
+    // UTF-16 to UTF-8 makes at most 3 bytes of each unit (a surrogate pair: 4 bytes of 2 units).
+    let capacity = units * 3;
+    let mut bytes = Vec::<u8>::with_capacity(capacity);
+    // SAFETY: the view covers the vector's spare capacity only, and is used at once by `encodeInto`,
+    // which runs no wasm code: memory cannot grow (and detach the view) before it is written.
+    let written = unsafe {
+        let view = js_sys::Uint8Array::view_mut_raw(bytes.as_mut_ptr(), capacity);
+        encode_into_js(text, &view)
+    } as usize;
+    // SAFETY: `encodeInto` wrote `written` (at most `capacity`) initialized bytes.
+    unsafe { bytes.set_len(written.min(capacity)) };
+    // Well-formed UTF-8 always (`encodeInto` replaces lone surrogates); checked rather than trusted.
+    String::from_utf8(bytes).ok()
 }
 
 /// The second half of `from_js`, for a caller that already has the JSON text.

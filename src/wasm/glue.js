@@ -98,6 +98,15 @@ export function toolResult(toolCallId, toolName, content, details, isError, time
   return result;
 }
 
+// Strings in: wasm-bindgen copies a string into wasm with a JS loop over its characters (~3 µs for a
+// 600-character JSON text); `encodeInto` does it natively (~0.1 µs).
+const encoder = new TextEncoder();
+
+/** Writes `text` as UTF-8 into `view` (wasm memory that Rust set aside); answers how many bytes. */
+export function encodeInto(text, view) {
+  return encoder.encodeInto(text, view).written;
+}
+
 /** `[{ type: "text", text }]`, the content of most results. */
 export function textContent(text) {
   return [{ type: "text", text }];

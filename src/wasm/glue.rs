@@ -51,6 +51,10 @@ extern "C" {
         timestamp: f64,
     ) -> JsValue;
 
+    /// Cannot throw: `view` is a `Uint8Array` and `text` a string.
+    #[wasm_bindgen(js_name = encodeInto)]
+    pub fn encode_into_js(text: &js_sys::JsString, view: &js_sys::Uint8Array) -> u32;
+
     #[wasm_bindgen(js_name = textContent)]
     fn text_content_js(text: &str) -> JsValue;
 

@@ -534,6 +534,40 @@ describe("the model boundary", () => {
     assert.deepEqual(events.find((e) => e.type === "assistant_message").message, answer);
   });
 
+  test("long and non-ASCII text crosses into the loop intact: arguments, results, error messages", T, async () => {
+    // Values read by the loop cross as JSON text; a long text is copied by TextEncoder.encodeInto, a short one
+    // by wasm-bindgen. Lengths straddle the switch-over, with multi-byte characters on either side of it.
+    const pieces = ["第三章：工具调用", "😀🚀", "é", "x".repeat(40), "λ→∞", "你好，世界！".repeat(30)];
+    const texts = [];
+    const chars = [...pieces.join("")]; // whole code points: a cut emoji would be a lone surrogate
+    for (let n = 1; n <= 90; n += 1) texts.push(chars.slice(0, n).join(""));
+    texts.push("x".repeat(62) + "😀", "x".repeat(63) + "é", "😀".repeat(100));
+    const args = { texts, nested: { 路径: "/源/文件.rs", emoji: "👩‍💻" } };
+    const seen = [];
+    const tools = new tp.ToolRegistry();
+    tools.register({
+      name: "echo",
+      description: "echo",
+      parameters: { type: "object" },
+      execute: async (received) => {
+        seen.push(received);
+        return { content: received.texts.map((t) => text(t)), details: { half: "前".repeat(70) + "\uD83D" } };
+      },
+    });
+    const model = jsModel((_, i) =>
+      i === 0
+        ? assistantMsg([text(pieces.join("")), toolCall("c1", "echo", args)], "toolUse")
+        : assistantMsg([], "error", { errorMessage: "出错了：" + "😀".repeat(50) }),
+    );
+    const result = await tp.runAgentLoop({ context: { messages: [userMsg("hi")] }, model, tools });
+    assert.deepEqual(seen, [args]);
+    const toolResult = result.messages.find((m) => m.role === "toolResult");
+    assert.deepEqual(toolResult.content.map((b) => b.text), texts);
+    assert.equal(toolResult.details.half, "前".repeat(70) + "\uFFFD");
+    assert.equal(result.reason, "error");
+    assert.equal(result.error, "出错了：" + "😀".repeat(50));
+  });
+
   test("a ScriptedModel asked past its script: reason error, nothing appended for that step, no hang", T, async () => {
     const { input, script } = readmeScript();
     const events = [];
