@@ -1,6 +1,7 @@
 //! The agent loop (SPEC §4): ask the model, decide, run the requested tools, append each result paired to
 //! its call, ask again. Reads top-down like pi-agent-core's `agent-loop.ts`:
-//! `drive` → `stream_response` → `decide` (the decision table) → `execute_batch` / `skip_calls` → `finish`.
+//! `drive` → `stream_response` → `decide` (the decision table) → `execute_batch` / `skip_calls` → `append`
+//! → `finish`.
 
 use std::collections::{BTreeSet, VecDeque};
 use std::future::poll_fn;
@@ -82,7 +83,7 @@ enum Decision {
 }
 
 /// The decision table of SPEC §4, one model response at a time.
-fn decide(message: &AssistantMessage, calls: &[ToolCall]) -> Decision {
+fn decide(message: &AssistantMessage, calls: &[&ToolCall]) -> Decision {
     use Decision::{Execute, Finish, Skip};
     match (message.stop_reason, calls.is_empty()) {
         (StopReason::Stop, true) => Finish(End::Stop),
@@ -119,7 +120,7 @@ fn decide(message: &AssistantMessage, calls: &[ToolCall]) -> Decision {
     }
 }
 
-fn repeated_id(calls: &[ToolCall]) -> Option<&str> {
+fn repeated_id<'a>(calls: &[&'a ToolCall]) -> Option<&'a str> {
     let mut seen = BTreeSet::new();
     calls
         .iter()
@@ -187,16 +188,20 @@ impl<M: Model> Run<'_, M> {
                 Ok(message) => message,
                 Err(error) => return End::Error(error),
             };
-            let calls: Vec<ToolCall> = message.tool_calls().cloned().collect();
+            let calls: Vec<&ToolCall> = message.tool_calls().collect();
             let decision = decide(&message, &calls);
-            self.append_assistant(message).await;
-            match decision {
-                Decision::Execute => self.execute_batch(&calls).await,
-                Decision::Skip(reason, end) => {
-                    self.skip_calls(&calls, reason).await;
-                    return end;
-                }
-                Decision::Finish(end) => return end,
+            self.emitter
+                .emit(LoopEvent::AssistantMessage { message: &message })
+                .await;
+            let (results, end) = match decision {
+                Decision::Execute => (self.execute_batch(&calls).await, None),
+                Decision::Skip(reason, end) => (self.skip_calls(&calls, reason).await, Some(end)),
+                Decision::Finish(end) => (Vec::new(), Some(end)),
+            };
+            drop(calls); // they borrow `message`
+            self.append(message, results);
+            if let Some(end) = end {
+                return end;
             }
             // Checkpoint 2: the batch is appended; abort before asking again.
             if self.signal.aborted() {
@@ -233,18 +238,16 @@ impl<M: Model> Run<'_, M> {
         }
     }
 
-    async fn append_assistant(&mut self, message: AssistantMessage) {
+    /// The step's messages join the transcript together: the model's message, then its calls' results.
+    fn append(&mut self, message: AssistantMessage, results: Vec<ToolResultMessage>) {
         self.messages.push(AgentMessage::Assistant(message));
-        if let Some(AgentMessage::Assistant(message)) = self.messages.last() {
-            self.emitter
-                .emit(LoopEvent::AssistantMessage { message })
-                .await;
-        }
+        self.messages
+            .extend(results.into_iter().map(AgentMessage::ToolResult));
     }
 
-    /// Every `tool_start`, then all calls at once; `tool_end` in completion order, results appended in call
-    /// order once the whole batch has finished.
-    async fn execute_batch(&mut self, calls: &[ToolCall]) {
+    /// Every `tool_start`, then all calls at once; `tool_end` in completion order. The results come back in
+    /// call order once the whole batch has finished.
+    async fn execute_batch(&mut self, calls: &[&ToolCall]) -> Vec<ToolResultMessage> {
         for call in calls {
             self.emitter.emit(LoopEvent::ToolStart { call }).await;
         }
@@ -298,7 +301,7 @@ impl<M: Model> Run<'_, M> {
                     self.emitter.emit(event).await;
                 }
                 Some(Ok((index, reply))) => {
-                    let result = finalize(&calls[index], reply, &self.clock);
+                    let result = finalize(calls[index], reply, &self.clock);
                     self.emitter
                         .emit(LoopEvent::ToolEnd { result: &result })
                         .await;
@@ -307,26 +310,28 @@ impl<M: Model> Run<'_, M> {
                 None => break,
             }
         }
-        self.messages
-            .extend(results.into_iter().flatten().map(AgentMessage::ToolResult));
+        results.into_iter().flatten().collect()
     }
 
     /// Answers each distinct call id with a skipped result, announced by `tool_skipped`.
-    async fn skip_calls(&mut self, calls: &[ToolCall], reason: SkipReason) {
+    async fn skip_calls(
+        &mut self,
+        calls: &[&ToolCall],
+        reason: SkipReason,
+    ) -> Vec<ToolResultMessage> {
         let mut answered = BTreeSet::new();
+        let mut results = Vec::new();
         for call in calls
             .iter()
             .filter(|call| answered.insert(call.id.as_str()))
         {
-            self.messages.push(AgentMessage::ToolResult(skipped(
-                call,
-                reason,
-                (self.clock)(),
-            )));
-            if let Some(AgentMessage::ToolResult(result)) = self.messages.last() {
-                self.emitter.emit(LoopEvent::ToolSkipped { result }).await;
-            }
+            let result = skipped(call, reason, (self.clock)());
+            self.emitter
+                .emit(LoopEvent::ToolSkipped { result: &result })
+                .await;
+            results.push(result);
         }
+        results
     }
 
     async fn finish(mut self, end: End) -> RunResult {

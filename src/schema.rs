@@ -3,6 +3,8 @@
 //! Hand-written because a full validator crate (and its regex engine) would outweigh the whole wasm module;
 //! other keywords are ignored, as JSON Schema prescribes for unknown ones.
 
+use std::fmt;
+
 use serde_json::{Map, Value};
 
 const TYPES: [&str; 7] = [
@@ -11,15 +13,34 @@ const TYPES: [&str; 7] = [
 
 /// Checks `value` against `schema`; the error names the failing path (`arguments.items[2].id: ...`).
 pub fn validate(schema: &Value, value: &Value, path: &str) -> Result<(), String> {
-    check(schema, schema, value, path)
+    check(schema, schema, value, &Path::Root(path))
 }
 
 /// `validate` of `schema` found inside the document `root`, against which `$ref: "#/$defs/name"` resolves.
 pub fn validate_in(root: &Value, schema: &Value, value: &Value, path: &str) -> Result<(), String> {
-    check(root, schema, value, path)
+    check(root, schema, value, &Path::Root(path))
 }
 
-fn check(root: &Value, schema: &Value, value: &Value, path: &str) -> Result<(), String> {
+/// Where a value sits in the document, written out only when an error names it: formatting the path of
+/// every property and item checked would cost more than checking them.
+#[derive(Clone, Copy)]
+enum Path<'a> {
+    Root(&'a str),
+    Key(&'a Path<'a>, &'a str),
+    Index(&'a Path<'a>, usize),
+}
+
+impl fmt::Display for Path<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Path::Root(name) => f.write_str(name),
+            Path::Key(parent, key) => write!(f, "{parent}.{key}"),
+            Path::Index(parent, index) => write!(f, "{parent}[{index}]"),
+        }
+    }
+}
+
+fn check(root: &Value, schema: &Value, value: &Value, path: &Path<'_>) -> Result<(), String> {
     let schema = match schema {
         Value::Bool(true) => return Ok(()),
         Value::Bool(false) => return Err(format!("{path}: no value is allowed here")),
@@ -137,7 +158,7 @@ fn validate_object(
     root: &Value,
     schema: &Map<String, Value>,
     object: &Map<String, Value>,
-    path: &str,
+    path: &Path<'_>,
 ) -> Result<(), String> {
     if let Some(Value::Array(required)) = schema.get("required") {
         for key in required.iter().filter_map(Value::as_str) {
@@ -148,7 +169,7 @@ fn validate_object(
     }
     let properties = schema.get("properties").and_then(Value::as_object);
     for (key, item) in object {
-        let item_path = format!("{path}.{key}");
+        let item_path = Path::Key(path, key);
         match properties.and_then(|p| p.get(key)) {
             Some(property) => check(root, property, item, &item_path)?,
             None => match schema.get("additionalProperties") {
@@ -179,11 +200,11 @@ fn validate_array(
     root: &Value,
     schema: &Map<String, Value>,
     items: &[Value],
-    path: &str,
+    path: &Path<'_>,
 ) -> Result<(), String> {
     if let Some(item_schema) = schema.get("items") {
         for (i, item) in items.iter().enumerate() {
-            check(root, item_schema, item, &format!("{path}[{i}]"))?;
+            check(root, item_schema, item, &Path::Index(path, i))?;
         }
     }
     let count = items.len() as f64;
@@ -231,7 +252,7 @@ fn check_tagged(
     variants: &[Value],
     object: &Map<String, Value>,
     value: &Value,
-    path: &str,
+    path: &Path<'_>,
 ) -> Result<(), String> {
     let tag_of = |v: &Value| {
         let v = v
@@ -269,7 +290,12 @@ fn check_tagged(
 }
 
 /// How many of `schemas` accept `value`, and why the others do not.
-fn branches(root: &Value, schemas: &[Value], value: &Value, path: &str) -> (usize, Vec<String>) {
+fn branches(
+    root: &Value,
+    schemas: &[Value],
+    value: &Value,
+    path: &Path<'_>,
+) -> (usize, Vec<String>) {
     let mut matching = 0;
     let mut failures = Vec::new();
     for schema in schemas {
@@ -282,7 +308,7 @@ fn branches(root: &Value, schemas: &[Value], value: &Value, path: &str) -> (usiz
 }
 
 /// The reasons of the first few branches, kept short: a nested schema must not grow the message without end.
-fn none_matched(failures: Vec<String>, path: &str, keyword: &str) -> String {
+fn none_matched(failures: Vec<String>, path: &Path<'_>, keyword: &str) -> String {
     let mut reasons: Vec<String> = failures
         .iter()
         .take(3)
@@ -294,7 +320,7 @@ fn none_matched(failures: Vec<String>, path: &str, keyword: &str) -> String {
     format!("{path}: matches none of {keyword} ({})", reasons.join("; "))
 }
 
-fn check_type(expected: &Value, value: &Value, path: &str) -> Result<(), String> {
+fn check_type(expected: &Value, value: &Value, path: &Path<'_>) -> Result<(), String> {
     let matches = |name: &str| type_matches(name, value);
     let ok = match expected {
         Value::String(name) => matches(name),

@@ -3,6 +3,7 @@
 //! trap), and one string copy is cheaper than a property-by-property walk.
 
 use std::cell::RefCell;
+use std::fmt;
 use std::rc::Rc;
 
 use js_sys::{Function, JsString, Reflect, JSON};
@@ -69,11 +70,12 @@ pub fn type_error(message: impl AsRef<str>) -> JsValue {
 /// Reads `what` (a path like `options.context.messages`) into a Rust value of the shape `shape` (a name in
 /// `crate::shape::SHAPES`); the error names the bad field.
 pub fn from_js<T: DeserializeOwned>(value: &JsValue, what: &str, shape: &str) -> Result<T, String> {
-    from_json_text(&json_text(value, what)?, what, shape)
+    from_json_text(&json_text(value, &what)?, &what, shape)
 }
 
-/// `JSON.stringify(value)`; the error says what `what` is instead.
-pub fn json_text(value: &JsValue, what: &str) -> Result<String, String> {
+/// `JSON.stringify(value)`; the error says what `what` is instead. (`what` is written out only for an
+/// error: a name made per value read would cost more than a small value.)
+pub fn json_text(value: &JsValue, what: &dyn fmt::Display) -> Result<String, String> {
     let text = JSON::stringify(value).map_err(|e| format!("{what}: {}", error_message(&e)))?;
     rust_string(&text).ok_or_else(|| format!("{what} is missing (got {})", type_of(value)))
 }
@@ -108,7 +110,7 @@ pub fn rust_string(text: &JsString) -> Option<String> {
 /// The second half of `from_js`, for a caller that already has the JSON text.
 pub fn from_json_text<T: DeserializeOwned>(
     text: &str,
-    what: &str,
+    what: &dyn fmt::Display,
     shape: &str,
 ) -> Result<T, String> {
     let error = match serde_json::from_str(text) {
@@ -126,7 +128,7 @@ pub fn from_json_text<T: DeserializeOwned>(
     // Only a refused value is read again, to find the field that breaks its shape.
     let located = serde_json::from_str(&repaired)
         .ok()
-        .and_then(|json| crate::shape::explain(shape, &json, what));
+        .and_then(|json| crate::shape::explain(shape, &json, &what.to_string()));
     Err(located.unwrap_or_else(|| format!("{what}: {}", strip_position(&error.to_string()))))
 }
 

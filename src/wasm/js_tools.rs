@@ -122,7 +122,7 @@ impl ToolHandler for JsTool {
             );
             let outcome = call_settled(&execute, &spec, &to_js(&arguments), &js_context).await;
             drop(route);
-            read::tool_output(&outcome?, &format!("{what} result"))
+            read::tool_output(&outcome?, &what)
         })
     }
 }

@@ -8,6 +8,8 @@
 //! lean when there is nothing to skip (`ToolOutput::from_json_lean`). Anything else is read from the same
 //! JSON text by the full reader, which decides exactly as `from_js` does and names the bad field.
 
+use std::fmt;
+
 use wasm_bindgen::JsValue;
 
 use super::convert::{from_json_text, json_text};
@@ -16,13 +18,23 @@ use crate::tools::ToolOutput;
 
 /// A model's final message; `what` names it in errors.
 pub fn assistant(message: &JsValue, what: &str) -> Result<AssistantMessage, String> {
-    let text = json_text(message, what)?;
+    let text = json_text(message, &what)?;
     AssistantMessage::from_json_lean(&text)
-        .map_or_else(|| from_json_text(&text, what, "assistant"), Ok)
+        .map_or_else(|| from_json_text(&text, &what, "assistant"), Ok)
 }
 
-/// What a tool's `execute` returned; `what` names it in errors.
-pub fn tool_output(output: &JsValue, what: &str) -> Result<ToolOutput, String> {
-    let text = json_text(output, what)?;
-    ToolOutput::from_json_lean(&text).map_or_else(|| from_json_text(&text, what, "toolOutput"), Ok)
+/// What `tool`'s `execute` returned (errors name it "<tool> result").
+pub fn tool_output(output: &JsValue, tool: &str) -> Result<ToolOutput, String> {
+    let what = ResultOf(tool);
+    let text = json_text(output, &what)?;
+    ToolOutput::from_json_lean(&text).map_or_else(|| from_json_text(&text, &what, "toolOutput"), Ok)
+}
+
+/// "<tool> result", written out only if an error needs it.
+struct ResultOf<'a>(&'a str);
+
+impl fmt::Display for ResultOf<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} result", self.0)
+    }
 }
