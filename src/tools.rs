@@ -283,45 +283,49 @@ impl ToolRegistry {
     /// The core executor (chapter 06): never fails. An unknown tool, arguments that fail the schema and a
     /// tool that throws all become an error result paired to the call.
     pub async fn execute(&self, call: &ToolCall, context: ExecutionContext) -> ToolResultMessage {
+        // `reply` always stamps the time: the fallback is never used.
+        self.reply(call, context).await.into_result(call, f64::NAN)
+    }
+
+    /// `execute` without the pairing fields, which the loop writes from the call (so they are not copied
+    /// twice). Stamped with the clock when the tool has finished.
+    async fn reply(&self, call: &ToolCall, context: ExecutionContext) -> ToolReply {
         let ExecutionContext {
             signal,
             progress,
             clock,
         } = context;
-        let now = || clock();
-        let Some(tool) = self.get(&call.name) else {
-            return ToolResultMessage::error(
-                call,
-                format!("Tool \"{}\" not found", call.name),
-                now(),
-            );
+        let outcome = match self.get(&call.name) {
+            None => Err(format!("Tool \"{}\" not found", call.name)),
+            Some(tool) => {
+                match schema::validate(&tool.definition.parameters, &call.arguments, "arguments") {
+                    Err(problem) => Err(format!(
+                        "Invalid arguments for tool \"{}\": {problem}",
+                        call.name
+                    )),
+                    Ok(()) => {
+                        let tool_context = ToolCallContext {
+                            call_id: call.id.clone(),
+                            signal,
+                            progress,
+                        };
+                        tool.handler
+                            .call(call.arguments.clone(), tool_context)
+                            .await
+                    }
+                }
+            }
         };
-        if let Err(problem) =
-            schema::validate(&tool.definition.parameters, &call.arguments, "arguments")
-        {
-            let text = format!("Invalid arguments for tool \"{}\": {problem}", call.name);
-            return ToolResultMessage::error(call, text, now());
-        }
-        let tool_context = ToolCallContext {
-            call_id: call.id.clone(),
-            signal,
-            progress,
+        let (content, details, is_error) = match outcome {
+            Ok(output) => (output.content, output.details, output.is_error),
+            Err(message) => (vec![MediaBlock::text(message)], None, true),
         };
-        match tool
-            .handler
-            .call(call.arguments.clone(), tool_context)
-            .await
-        {
-            Ok(output) => ToolResultMessage {
-                tool_call_id: call.id.clone(),
-                tool_name: call.name.clone(),
-                content: output.content,
-                details: output.details,
-                is_error: output.is_error,
-                timestamp: now(),
-                extra: Extra::new(),
-            },
-            Err(message) => ToolResultMessage::error(call, message, now()),
+        ToolReply {
+            content,
+            details,
+            is_error,
+            timestamp: Some(clock()),
+            extra: Extra::new(),
         }
     }
 }
@@ -332,6 +336,6 @@ impl ToolExecutor for ToolRegistry {
         call: &'a ToolCall,
         context: ExecutionContext,
     ) -> LocalBoxFuture<'a, Result<ToolReply, String>> {
-        Box::pin(async move { Ok(ToolRegistry::execute(self, call, context).await.into()) })
+        Box::pin(async move { Ok(self.reply(call, context).await) })
     }
 }

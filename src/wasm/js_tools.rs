@@ -98,12 +98,26 @@ async fn call_settled(
     settle(returned).await.map_err(|e| error_message(&e))
 }
 
-/// A tool registered from JS.
-pub struct JsTool {
+/// A tool registered from JS. Its parts are shared by its calls (one `Rc` per call, where each cloned
+/// `JsValue` would take a table slot).
+pub struct JsTool(Rc<JsToolParts>);
+
+struct JsToolParts {
     /// `tool "name"`, as errors and progress reports name it (made once, not per call).
-    pub what: Rc<str>,
-    pub spec: JsValue,
-    pub execute: Function,
+    what: Rc<str>,
+    /// The object given to `register`, `this` for `execute`.
+    spec: JsValue,
+    execute: Function,
+}
+
+impl JsTool {
+    pub fn new(name: &str, spec: JsValue, execute: Function) -> Self {
+        JsTool(Rc::new(JsToolParts {
+            what: format!("tool \"{name}\"").into(),
+            spec,
+            execute,
+        }))
+    }
 }
 
 impl ToolHandler for JsTool {
@@ -112,17 +126,18 @@ impl ToolHandler for JsTool {
         arguments: serde_json::Value,
         context: ToolCallContext,
     ) -> LocalBoxFuture<'static, Result<ToolOutput, String>> {
-        let (spec, execute, what) = (self.spec.clone(), self.execute.clone(), self.what.clone());
+        let tool = self.0.clone();
         Box::pin(async move {
             let (js_context, route) = js_context(
                 Some(&context.call_id),
                 &context.signal,
                 context.progress,
-                what.clone(),
+                tool.what.clone(),
             );
-            let outcome = call_settled(&execute, &spec, &to_js(&arguments), &js_context).await;
+            let outcome =
+                call_settled(&tool.execute, &tool.spec, &to_js(&arguments), &js_context).await;
             drop(route);
-            read::tool_output(&outcome?, &what)
+            read::tool_output(&outcome?, &tool.what)
         })
     }
 }

@@ -443,11 +443,7 @@ fn parse_tool(tool: &JsValue) -> Result<Tool, String> {
     };
     let execute = optional_function(tool, "execute", "tool.execute")?
         .ok_or_else(|| "tool.execute must be a function".to_string())?;
-    let handler = js_tools::tool_handler(js_tools::JsTool {
-        what: format!("tool \"{name}\"").into(),
-        spec: tool.clone(),
-        execute,
-    });
+    let handler = js_tools::tool_handler(js_tools::JsTool::new(&name, tool.clone(), execute));
     Ok(Tool {
         definition: ToolDefinition {
             name,
