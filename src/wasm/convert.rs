@@ -4,7 +4,6 @@
 
 use std::cell::RefCell;
 use std::fmt;
-use std::rc::Rc;
 
 use js_sys::{Function, JsString, Reflect, JSON};
 use serde::de::DeserializeOwned;
@@ -33,33 +32,56 @@ pub fn is_array(value: &JsValue) -> bool {
     is_array_checked(value).unwrap_or(false)
 }
 
-thread_local! {
-    /// Property names as JS strings, made once: a key crossing as UTF-8 on every event would cost more
-    /// than the event. Keyed by the address of the `&'static str` (a literal's address is stable).
-    static KEYS: RefCell<Vec<(usize, Rc<JsValue>)>> = const { RefCell::new(Vec::new()) };
+/// An interned name: the address and length of its `&'static str` (a literal's address is stable), and
+/// its JS string, made once and kept for the life of the module (a few dozen names).
+type Interned = (usize, usize, &'static JsValue);
+
+const KEY_SLOTS: usize = 64;
+
+struct Keys {
+    /// Direct-mapped by address, so that a lookup is one comparison (three per event were 2% of a run
+    /// as a list scan)...
+    slots: [Option<Interned>; KEY_SLOTS],
+    /// ...and the names whose slot was taken.
+    others: Vec<Interned>,
 }
 
-/// The JS string for a fixed name, created on first use. Shared through an `Rc`: cloning a `JsValue` costs
-/// a table slot.
-pub fn key(name: &'static str) -> Rc<JsValue> {
-    let id = name.as_ptr() as usize;
+thread_local! {
+    /// Property names as JS strings: a key crossing as UTF-8 on every event would cost more than the event.
+    static KEYS: RefCell<Keys> = const {
+        RefCell::new(Keys { slots: [None; KEY_SLOTS], others: Vec::new() })
+    };
+}
+
+/// The JS string for a fixed name, created on first use.
+pub fn key(name: &'static str) -> &'static JsValue {
+    let (address, len) = (name.as_ptr() as usize, name.len());
+    let slot = (address ^ (address >> 6)) % KEY_SLOTS;
     KEYS.with(|keys| {
         let mut keys = keys.borrow_mut();
-        // A few dozen names: a linear scan of addresses beats hashing the text.
-        match keys.iter().find(|(k, _)| *k == id) {
-            Some((_, js)) => js.clone(),
-            None => {
-                let js = Rc::new(JsValue::from_str(name));
-                keys.push((id, js.clone()));
-                js
-            }
+        let new = || -> &'static JsValue { Box::leak(Box::new(JsValue::from_str(name))) };
+        match keys.slots[slot] {
+            Some((a, l, js)) if (a, l) == (address, len) => js,
+            None => keys.slots[slot].insert((address, len, new())).2,
+            Some(_) => match keys
+                .others
+                .iter()
+                .find(|(a, l, _)| (*a, *l) == (address, len))
+            {
+                Some((.., js)) => js,
+                None => {
+                    let js = new();
+                    keys.others.push((address, len, js));
+                    js
+                }
+            },
         }
     })
 }
 
 /// `object[name]` where `object` may be anything JS gave us (a getter may throw).
 pub fn get_key(object: &JsValue, name: &'static str) -> Result<JsValue, JsValue> {
-    Reflect::get(object, &key(name))
+    Reflect::get(object, key(name))
 }
 
 /// A `TypeError` with this message, as a value to throw or reject with.
@@ -238,5 +260,5 @@ pub fn optional_function(
 
 /// Sets `object[name] = value` on a fresh plain object we own (cannot throw).
 pub fn set(object: &JsValue, name: &'static str, value: &JsValue) {
-    set_own(object, &key(name), value);
+    set_own(object, key(name), value);
 }

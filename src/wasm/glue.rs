@@ -1,7 +1,5 @@
 //! The bridge's JS helpers (`glue.js`) and the one object through which they call back into Rust.
 
-use std::rc::Rc;
-
 use js_sys::Function;
 use wasm_bindgen::prelude::wasm_bindgen;
 use wasm_bindgen::JsValue;
@@ -104,8 +102,7 @@ type Fields<'a> = &'a [(&'static str, &'a JsValue)];
 fn with_fields<R>(fields: Fields<'_>, f: impl FnOnce([&JsValue; 6]) -> R) -> R {
     // A missing field is an undefined key with an undefined value: `record` leaves it out.
     let none = JsValue::UNDEFINED;
-    let keys: [Option<Rc<JsValue>>; 3] = [0, 1, 2].map(|i| fields.get(i).map(|(k, _)| key(k)));
-    let key_at = |i: usize| keys[i].as_deref().unwrap_or(&none);
+    let key_at = |i: usize| fields.get(i).map_or(&none, |(k, _)| key(k));
     let value_at = |i: usize| fields.get(i).map_or(&none, |(_, v)| *v);
     f([
         key_at(0),

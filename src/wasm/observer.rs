@@ -26,7 +26,7 @@ impl JsObserver {
         event: &LoopEvent<'_, JsEvent>,
     ) -> Result<Option<JsValue>, JsValue> {
         let kind = key(event.kind());
-        let kind = ("type", &*kind);
+        let kind = ("type", kind);
         match event {
             LoopEvent::ModelEvent { event } => emit(on_event, &[kind, ("event", &event.0)]),
             LoopEvent::AssistantMessage { message } => {
@@ -56,7 +56,7 @@ impl JsObserver {
                 on_event,
                 &[
                     kind,
-                    ("reason", &key(reason.as_str())),
+                    ("reason", key(reason.as_str())),
                     ("steps", &JsValue::from(*steps)),
                 ],
             ),
