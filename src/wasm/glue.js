@@ -98,6 +98,50 @@ export function toolResult(toolCallId, toolName, content, details, isError, time
   return result;
 }
 
+// Tool outputs. Most are `{ content: [{ type: "text", text }] }`, perhaps with `details: {}` or a boolean
+// `isError`. For exactly that shape, `simpleOutput` hands Rust the text alone: what `JSON.stringify` would
+// write for it is known, and writing and parsing it cost more than the rest of a tool call. Anything else,
+// down to a prototype other than Object's or a `toJSON` (which `JSON.stringify` would call), is left to
+// the JSON path, where the core's readers decide.
+
+let simpleText;
+
+const isPlain = (value) => typeof value === "object" && value !== null && Object.getPrototypeOf(value) === Object.prototype && value.toJSON === undefined;
+
+/**
+ * 0 when `output` is not of the simple shape; else 1, plus 2 for `details: {}` and 4 for `isError: true`,
+ * with the text kept for `takeSimpleText`. Never throws (a throwing getter or proxy gives 0).
+ */
+export function simpleOutput(output) {
+  try {
+    if (!isPlain(output)) return 0;
+    const keys = Object.keys(output);
+    for (const key of keys) if (key !== "content" && key !== "details" && key !== "isError") return 0;
+    const { content, details, isError } = output;
+    if (!Array.isArray(content) || Object.getPrototypeOf(content) !== Array.prototype || content.toJSON !== undefined || content.length !== 1) return 0;
+    const block = content[0];
+    if (!isPlain(block) || Object.keys(block).length !== 2 || block.type !== "text" || typeof block.text !== "string") return 0;
+    let shape = 1;
+    if (details !== undefined && details !== null) {
+      if (!isPlain(details) || Object.keys(details).length !== 0) return 0;
+      shape |= 2;
+    }
+    if (isError !== undefined && typeof isError !== "boolean") return 0;
+    if (isError === true) shape |= 4;
+    simpleText = block.text;
+    return shape;
+  } catch {
+    return 0;
+  }
+}
+
+/** The text `simpleOutput` found, once. */
+export function takeSimpleText() {
+  const text = simpleText;
+  simpleText = undefined;
+  return text;
+}
+
 // Strings in: wasm-bindgen copies a string into wasm with a JS loop over its characters (~3 µs for a
 // 600-character JSON text); `encodeInto` does it natively (~0.1 µs).
 const encoder = new TextEncoder();

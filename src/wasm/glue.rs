@@ -49,6 +49,12 @@ extern "C" {
         timestamp: f64,
     ) -> JsValue;
 
+    /// Cannot throw (see `glue.js`).
+    #[wasm_bindgen(js_name = simpleOutput)]
+    pub fn simple_output_js(output: &JsValue) -> u32;
+    #[wasm_bindgen(js_name = takeSimpleText)]
+    pub fn take_simple_text_js() -> js_sys::JsString;
+
     /// Cannot throw: `view` is a `Uint8Array` and `text` a string.
     #[wasm_bindgen(js_name = encodeInto)]
     pub fn encode_into_js(text: &js_sys::JsString, view: &js_sys::Uint8Array) -> u32;

@@ -12,8 +12,11 @@ use std::fmt;
 
 use wasm_bindgen::JsValue;
 
-use super::convert::{from_json_text, json_text};
-use crate::message::AssistantMessage;
+use serde_json::Value;
+
+use super::convert::{from_json_text, json_text, rust_string};
+use super::glue::{simple_output_js, take_simple_text_js};
+use crate::message::{AssistantMessage, MediaBlock};
 use crate::tools::ToolOutput;
 
 /// A model's final message; `what` names it in errors.
@@ -25,9 +28,28 @@ pub fn assistant(message: &JsValue, what: &str) -> Result<AssistantMessage, Stri
 
 /// What `tool`'s `execute` returned (errors name it "<tool> result").
 pub fn tool_output(output: &JsValue, tool: &str) -> Result<ToolOutput, String> {
+    if let Some(output) = simple_output(output) {
+        return Ok(output);
+    }
     let what = ResultOf(tool);
     let text = json_text(output, &what)?;
     ToolOutput::from_json_lean(&text).map_or_else(|| from_json_text(&text, &what, "toolOutput"), Ok)
+}
+
+/// `{ content: [{ type: "text", text }], details?: {}, isError?: boolean }`, taken apart by `glue.js`
+/// (`simpleOutput`) without a JSON text: the output the JSON path would read from it, or `None` for any
+/// other value. (Node tests check the two paths agree.)
+fn simple_output(output: &JsValue) -> Option<ToolOutput> {
+    let shape = simple_output_js(output);
+    if shape == 0 {
+        return None;
+    }
+    let text = rust_string(&take_simple_text_js())?;
+    Some(ToolOutput {
+        content: vec![MediaBlock::text(text)],
+        details: (shape & 2 != 0).then(|| Value::Object(Default::default())),
+        is_error: shape & 4 != 0,
+    })
 }
 
 /// "<tool> result", written out only if an error needs it.

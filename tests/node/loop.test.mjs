@@ -568,6 +568,80 @@ describe("the model boundary", () => {
     assert.equal(result.error, "出错了：" + "😀".repeat(50));
   });
 
+  test("a simple tool output is read without JSON, exactly as the JSON path reads it", T, async () => {
+    // The bridge takes `{ content: [{ type: "text", text }], details?: {}, isError?: boolean }` apart
+    // directly (glue.js simpleOutput); everything else crosses as JSON. Whenever the direct read is taken
+    // (JSON.stringify never sees the output), the run must end as it does for the same output behind a
+    // null prototype, which always takes the JSON path.
+    const { rng } = await import("./garbage-gen.mjs");
+    const r = rng(20261130);
+    const texts = ["ok", "", "第三章 😀", "x".repeat(70) + "é", "half \uD83D", "a\u0000b\"\\"];
+    const simple = () => {
+      const block = r.chance(0.5) ? { type: "text", text: r.pick(texts) } : { text: r.pick(texts), type: "text" };
+      const out = { content: [block] };
+      if (r.chance(0.5)) out.details = r.pick([{}, null, undefined]);
+      if (r.chance(0.5)) out.isError = r.pick([true, false, undefined]);
+      return out;
+    };
+    // One change that may or may not leave the simple shape.
+    const mutations = [
+      (o) => { o.details = { a: 1 }; },
+      (o) => { o.details = []; },
+      (o) => { o.isError = null; },
+      (o) => { o.isError = "yes"; },
+      (o) => { o.note = "extra"; },
+      (o) => { o.content.push({ type: "text", text: "two" }); },
+      (o) => { o.content = []; },
+      (o) => { o.content = o.content[0]; },
+      (o) => { o.content[0].extra = 1; },
+      (o) => { o.content[0].text = 42; },
+      (o) => { o.content[0] = { type: "image", data: "aGk=", mimeType: "image/png" }; },
+      (o) => { o.content[0] = Object.assign(Object.create(null), o.content[0]); },
+      (o) => { o.content[0].toJSON = () => ({ type: "text", text: "from toJSON" }); },
+      (o) => { o.toJSON = () => ({ content: [{ type: "text", text: "from toJSON" }] }); },
+      (o) => { o.details = { toJSON: () => ({ made: true }) }; },
+      (o) => { o.details = new Map(); },
+      (o) => { Object.defineProperty(o, "hidden", { value: 1n, enumerable: false }); },
+      (o) => { o.content.toJSON = () => []; },
+      (o) => { o.details = undefined; },
+    ];
+    const runWith = async (output) => {
+      const tools = new tp.ToolRegistry();
+      tools.register({ name: "echo", description: "echo", parameters: { type: "object" }, execute: async () => output() });
+      const model = jsModel((_, i) => (i === 0 ? assistantMsg([toolCall("c1", "echo")], "toolUse") : assistantMsg([text("done")], "stop")));
+      const result = await tp.runAgentLoop({ context: { messages: [userMsg("hi")] }, model, tools, now: () => 7 });
+      return { reason: result.reason, error: result.error, result: result.messages[2] };
+    };
+    const stringify = JSON.stringify;
+    let direct = 0;
+    let viaJson = 0;
+    try {
+      for (let i = 0; i < 300; i += 1) {
+        const out = simple();
+        if (i % 3 !== 0) r.pick(mutations)(out);
+        let stringified = false;
+        JSON.stringify = function (value, ...rest) {
+          if (value === out) stringified = true;
+          return stringify.call(this, value, ...rest);
+        };
+        const got = await runWith(() => out);
+        JSON.stringify = stringify;
+        if (stringified) {
+          viaJson += 1;
+          continue;
+        }
+        direct += 1;
+        const expected = await runWith(() => Object.assign(Object.create(null), out));
+        assert.deepEqual(got, expected, `case ${i}: ${stringify(out)}`);
+      }
+    } finally {
+      JSON.stringify = stringify;
+    }
+    // Both paths were exercised, and every unmutated (simple) output took the direct one.
+    assert.ok(direct >= 100, `direct reads: ${direct}`);
+    assert.ok(viaJson >= 50, `JSON reads: ${viaJson}`);
+  });
+
   test("a ScriptedModel asked past its script: reason error, nothing appended for that step, no hang", T, async () => {
     const { input, script } = readmeScript();
     const events = [];
