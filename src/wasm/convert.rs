@@ -102,6 +102,11 @@ pub fn json_text(value: &JsValue, what: &dyn fmt::Display) -> Result<String, Str
     rust_string(&text).ok_or_else(|| format!("{what} is missing (got {})", type_of(value)))
 }
 
+thread_local! {
+    /// The module's `WebAssembly.Memory`, for `encodeInto`.
+    static MEMORY: JsValue = wasm_bindgen::memory();
+}
+
 /// A JS string as a Rust string; `None` if it is not a string (`JSON.stringify` of a function or
 /// `undefined`). A long one is encoded by `TextEncoder.encodeInto` straight into wasm memory.
 pub fn rust_string(text: &JsString) -> Option<String> {
@@ -117,13 +122,18 @@ pub fn rust_string(text: &JsString) -> Option<String> {
     // UTF-16 to UTF-8 makes at most 3 bytes of each unit (a surrogate pair: 4 bytes of 2 units).
     let capacity = units * 3;
     let mut bytes = Vec::<u8>::with_capacity(capacity);
-    // SAFETY: the view covers the vector's spare capacity only, and is used at once by `encodeInto`,
-    // which runs no wasm code: memory cannot grow (and detach the view) before it is written.
-    let written = unsafe {
-        let view = js_sys::Uint8Array::view_mut_raw(bytes.as_mut_ptr(), capacity);
-        encode_into_js(text, &view)
-    } as usize;
-    // SAFETY: `encodeInto` wrote `written` (at most `capacity`) initialized bytes.
+    // `encodeInto` makes its view of wasm memory itself, in the same JS call that writes it. A view made
+    // here first would cross back into wasm as a new JS handle, and storing a handle can grow wasm memory
+    // (when the handle table is full), which detaches every view: the text would come out empty.
+    let written = MEMORY.with(|memory| {
+        encode_into_js(
+            text,
+            memory,
+            bytes.as_mut_ptr() as usize as u32,
+            capacity as u32,
+        )
+    }) as usize;
+    // SAFETY: `encodeInto` wrote `written` (at most `capacity`) initialized bytes into the spare capacity.
     unsafe { bytes.set_len(written.min(capacity)) };
     // Well-formed UTF-8 always (`encodeInto` replaces lone surrogates); checked rather than trusted.
     String::from_utf8(bytes).ok()
@@ -261,4 +271,30 @@ pub fn optional_function(
 /// Sets `object[name] = value` on a fresh plain object we own (cannot throw).
 pub fn set(object: &JsValue, name: &'static str, value: &JsValue) {
     set_own(object, key(name), value);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use wasm_bindgen_test::*;
+
+    wasm_bindgen_test_configure!(run_in_browser);
+
+    /// Storing a JS handle grows wasm memory when the handle table is full, and growing memory detaches
+    /// every view of it: a long string read across such a moment once came out empty. One more handle
+    /// held before each read walks the table over its growth points.
+    #[wasm_bindgen_test]
+    fn long_strings_cross_intact_while_the_handle_table_grows() {
+        let expected = format!("{}é😀", "x".repeat(100));
+        let text = JsString::from(expected.as_str());
+        let mut held = Vec::new();
+        for i in 0..40_000 {
+            held.push(JsValue::from_f64(i as f64));
+            let read = rust_string(&text);
+            assert!(
+                read.as_deref() == Some(expected.as_str()),
+                "holding {i} handles, read {read:?}"
+            );
+        }
+    }
 }

@@ -146,9 +146,13 @@ export function takeSimpleText() {
 // 600-character JSON text); `encodeInto` does it natively (~0.1 µs).
 const encoder = new TextEncoder();
 
-/** Writes `text` as UTF-8 into `view` (wasm memory that Rust set aside); answers how many bytes. */
-export function encodeInto(text, view) {
-  return encoder.encodeInto(text, view).written;
+/**
+ * Writes `text` as UTF-8 into `memory` at `ptr` (at most `capacity` bytes Rust set aside); answers how
+ * many bytes. The view is made here, right before the write: no wasm code runs in between, so memory
+ * cannot grow and detach it.
+ */
+export function encodeInto(text, memory, ptr, capacity) {
+  return encoder.encodeInto(text, new Uint8Array(memory.buffer, ptr, capacity)).written;
 }
 
 /** `[{ type: "text", text }]`, the content of most results. */

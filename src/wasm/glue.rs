@@ -55,9 +55,14 @@ extern "C" {
     #[wasm_bindgen(js_name = takeSimpleText)]
     pub fn take_simple_text_js() -> js_sys::JsString;
 
-    /// Cannot throw: `view` is a `Uint8Array` and `text` a string.
+    /// Cannot throw: `text` is a string and `ptr..ptr + capacity` lies in `memory`.
     #[wasm_bindgen(js_name = encodeInto)]
-    pub fn encode_into_js(text: &js_sys::JsString, view: &js_sys::Uint8Array) -> u32;
+    pub fn encode_into_js(
+        text: &js_sys::JsString,
+        memory: &JsValue,
+        ptr: u32,
+        capacity: u32,
+    ) -> u32;
 
     #[wasm_bindgen(js_name = textContent)]
     fn text_content_js(text: &str) -> JsValue;
