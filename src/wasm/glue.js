@@ -115,12 +115,20 @@ const isPlain = (value) => typeof value === "object" && value !== null && Object
 export function simpleOutput(output) {
   try {
     if (!isPlain(output)) return 0;
-    const keys = Object.keys(output);
-    for (const key of keys) if (key !== "content" && key !== "details" && key !== "isError") return 0;
-    const { content, details, isError } = output;
+    // Own keys only, as JSON.stringify reads them (an inherited `content` is no content).
+    let content, details, isError;
+    for (const key of Object.keys(output)) {
+      if (key === "content") content = output.content;
+      else if (key === "details") details = output.details;
+      else if (key === "isError") isError = output.isError;
+      else return 0;
+    }
     if (!Array.isArray(content) || Object.getPrototypeOf(content) !== Array.prototype || content.toJSON !== undefined || content.length !== 1) return 0;
     const block = content[0];
-    if (!isPlain(block) || Object.keys(block).length !== 2 || block.type !== "text" || typeof block.text !== "string") return 0;
+    if (!isPlain(block)) return 0;
+    const keys = Object.keys(block);
+    const textBlock = keys.length === 2 && keys.includes("type") && keys.includes("text");
+    if (!textBlock || block.type !== "text" || typeof block.text !== "string") return 0;
     let shape = 1;
     if (details !== undefined && details !== null) {
       if (!isPlain(details) || Object.keys(details).length !== 0) return 0;

@@ -637,6 +637,27 @@ describe("the model boundary", () => {
     } finally {
       JSON.stringify = stringify;
     }
+    // Inherited fields are not the output's own (JSON.stringify writes own keys only): with `text` and
+    // `content` on Object.prototype, blocks and outputs that lack them must still take the JSON path.
+    const polluted = [{ content: [{ type: "text", note: "x" }] }, { details: {} }];
+    try {
+      Object.prototype.text = "inherited";
+      Object.prototype.content = [{ type: "text", text: "inherited" }];
+      for (const out of polluted) {
+        let stringified = false;
+        JSON.stringify = function (value, ...rest) {
+          if (value === out) stringified = true;
+          return stringify.call(this, value, ...rest);
+        };
+        await runWith(() => out);
+        JSON.stringify = stringify;
+        assert.ok(stringified, `read directly: ${stringify(out)}`);
+      }
+    } finally {
+      JSON.stringify = stringify;
+      delete Object.prototype.text;
+      delete Object.prototype.content;
+    }
     // Both paths were exercised, and every unmutated (simple) output took the direct one.
     assert.ok(direct >= 100, `direct reads: ${direct}`);
     assert.ok(viaJson >= 50, `JSON reads: ${viaJson}`);
