@@ -1,4 +1,4 @@
-//! Values crossing the boundary. Everything goes through JSON: `JSON.stringify` rejects cycles and BigInt
+//! Values crossing the boundary. Everything goes through JSON (one shortcut aside, `read.rs`): `JSON.stringify` rejects cycles and BigInt
 //! with a clear error and drops functions, serde_json bounds nesting depth (no stack overflow, so no
 //! trap), and one string copy is cheaper than a property-by-property walk.
 

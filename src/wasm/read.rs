@@ -4,9 +4,10 @@
 //! what happens next). It crosses as JSON, like every value (`convert::from_js`), but is read lean first
 //! (`AssistantMessage::from_json_lean`): the provider fields the loop never looks at (usage, costs,
 //! signatures) are skipped, not built. They stay in the model's own object, which is what the run's
-//! observers, later requests and result hold (`mirror.rs`), so nothing is lost. A tool's output is read
-//! lean when there is nothing to skip (`ToolOutput::from_json_lean`). Anything else is read from the same
-//! JSON text by the full reader, which decides exactly as `from_js` does and names the bad field.
+//! observers, later requests and result hold (`mirror.rs`), so nothing is lost. A tool's output of the
+//! usual shape (one text block) is taken apart without JSON at all (`simple_output`); other outputs are
+//! read lean when there is nothing to skip (`ToolOutput::from_json_lean`). Anything else is read from the
+//! same JSON text by the full reader, which decides exactly as `from_js` does and names the bad field.
 
 use std::fmt;
 
