@@ -127,8 +127,9 @@ export function simpleOutput(output) {
     const block = content[0];
     if (!isPlain(block)) return 0;
     const keys = Object.keys(block);
-    const textBlock = keys.length === 2 && keys.includes("type") && keys.includes("text");
-    if (!textBlock || block.type !== "text" || typeof block.text !== "string") return 0;
+    if (keys.length !== 2 || !keys.includes("type") || !keys.includes("text") || block.type !== "text") return 0;
+    const text = block.text; // read once, as JSON.stringify would
+    if (typeof text !== "string") return 0;
     let shape = 1;
     if (details !== undefined && details !== null) {
       if (!isPlain(details) || Object.keys(details).length !== 0) return 0;
@@ -136,7 +137,7 @@ export function simpleOutput(output) {
     }
     if (isError !== undefined && typeof isError !== "boolean") return 0;
     if (isError === true) shape |= 4;
-    simpleText = block.text;
+    simpleText = text;
     return shape;
   } catch {
     return 0;
