@@ -98,19 +98,23 @@ export function toolResult(toolCallId, toolName, content, details, isError, time
   return result;
 }
 
-// Tool outputs. Most are `{ content: [{ type: "text", text }] }`, perhaps with `details: {}` or a boolean
-// `isError`. For exactly that shape, `simpleOutput` hands Rust the text alone: what `JSON.stringify` would
-// write for it is known, and writing and parsing it cost more than the rest of a tool call. Anything else,
-// down to a prototype other than Object's or a `toJSON` (which `JSON.stringify` would call), is left to
-// the JSON path, where the core's readers decide.
+// Tool outputs. Most are `{ content: [{ type: "text", text }] }`, perhaps with `details` (a plain object)
+// or a boolean `isError`. For exactly that shape, `simpleOutput` hands Rust the text alone, and the details
+// as their own JSON text: what `JSON.stringify` would write for the whole output is known, and writing and
+// parsing it cost more than the rest of a tool call. Anything else, down to a prototype other than
+// Object's or a `toJSON` (which `JSON.stringify` would call), is left to the JSON path, where the core's
+// readers decide.
 
 let simpleText;
+let simpleDetails;
 
 const isPlain = (value) => typeof value === "object" && value !== null && Object.getPrototypeOf(value) === Object.prototype && value.toJSON === undefined;
 
 /**
- * 0 when `output` is not of the simple shape; else 1, plus 2 for `details: {}` and 4 for `isError: true`,
- * with the text kept for `takeSimpleText`. Never throws (a throwing getter or proxy gives 0).
+ * 0 when `output` is not of the simple shape; else 1, plus 2 for `details: {}`, 4 for `isError: true` and
+ * 8 for other details, with the text kept for `takeSimpleText` and those details' JSON for
+ * `takeSimpleDetails`. Never throws (a throwing getter or proxy, a BigInt or a cycle in the details give
+ * 0, and the JSON path then reports them).
  */
 export function simpleOutput(output) {
   try {
@@ -132,8 +136,14 @@ export function simpleOutput(output) {
     if (typeof text !== "string") return 0;
     let shape = 1;
     if (details !== undefined && details !== null) {
-      if (!isPlain(details) || Object.keys(details).length !== 0) return 0;
-      shape |= 2;
+      // Plain, so no `toJSON` is asked with a different key than in the whole output's JSON.
+      if (!isPlain(details)) return 0;
+      if (Object.keys(details).length === 0) {
+        shape |= 2;
+      } else {
+        simpleDetails = JSON.stringify(details);
+        shape |= 8;
+      }
     }
     if (isError !== undefined && typeof isError !== "boolean") return 0;
     if (isError === true) shape |= 4;
@@ -149,6 +159,13 @@ export function takeSimpleText() {
   const text = simpleText;
   simpleText = undefined;
   return text;
+}
+
+/** The JSON of the details `simpleOutput` found, once. */
+export function takeSimpleDetails() {
+  const details = simpleDetails;
+  simpleDetails = undefined;
+  return details;
 }
 
 // Strings in: wasm-bindgen copies a string into wasm with a JS loop over its characters (~3 µs for a

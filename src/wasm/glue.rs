@@ -54,6 +54,8 @@ extern "C" {
     pub fn simple_output_js(output: &JsValue) -> u32;
     #[wasm_bindgen(js_name = takeSimpleText)]
     pub fn take_simple_text_js() -> js_sys::JsString;
+    #[wasm_bindgen(js_name = takeSimpleDetails)]
+    pub fn take_simple_details_js() -> js_sys::JsString;
 
     /// Cannot throw: `text` is a string and `ptr..ptr + capacity` lies in `memory`.
     #[wasm_bindgen(js_name = encodeInto)]

@@ -16,7 +16,7 @@ use wasm_bindgen::JsValue;
 use serde_json::Value;
 
 use super::convert::{from_json_text, json_text, rust_string};
-use super::glue::{simple_output_js, take_simple_text_js};
+use super::glue::{simple_output_js, take_simple_details_js, take_simple_text_js};
 use crate::message::{AssistantMessage, MediaBlock};
 use crate::tools::ToolOutput;
 
@@ -29,26 +29,35 @@ pub fn assistant(message: &JsValue, what: &str) -> Result<AssistantMessage, Stri
 
 /// What `tool`'s `execute` returned (errors name it "<tool> result").
 pub fn tool_output(output: &JsValue, tool: &str) -> Result<ToolOutput, String> {
-    if let Some(output) = simple_output(output) {
+    let what = ResultOf(tool);
+    if let Some(output) = simple_output(output, &what) {
         return Ok(output);
     }
-    let what = ResultOf(tool);
     let text = json_text(output, &what)?;
     ToolOutput::from_json_lean(&text).map_or_else(|| from_json_text(&text, &what, "toolOutput"), Ok)
 }
 
-/// `{ content: [{ type: "text", text }], details?: {}, isError?: boolean }`, taken apart by `glue.js`
-/// (`simpleOutput`) without a JSON text: the output the JSON path would read from it, or `None` for any
-/// other value. (Node tests check the two paths agree.)
-fn simple_output(output: &JsValue) -> Option<ToolOutput> {
+/// `{ content: [{ type: "text", text }], details?: {...}, isError?: boolean }`, taken apart by `glue.js`
+/// (`simpleOutput`) without the whole output's JSON text: the output the JSON path would read from it, or
+/// `None` for any other value. (Node tests check the two paths agree.)
+fn simple_output(output: &JsValue, what: &dyn fmt::Display) -> Option<ToolOutput> {
     let shape = simple_output_js(output);
     if shape == 0 {
         return None;
     }
-    let text = rust_string(&take_simple_text_js())?;
+    let text = take_simple_text_js();
+    let details = match shape & (2 | 8) {
+        2 => Some(Value::Object(Default::default())),
+        // Read as the full reader reads the same text inside the output (half a surrogate pair included).
+        8 => from_json_text::<Value>(&rust_string(&take_simple_details_js())?, what, "any").ok(),
+        _ => None,
+    };
+    if shape & 8 != 0 && details.is_none() {
+        return None;
+    }
     Some(ToolOutput {
-        content: vec![MediaBlock::text(text)],
-        details: (shape & 2 != 0).then(|| Value::Object(Default::default())),
+        content: vec![MediaBlock::text(rust_string(&text)?)],
+        details,
         is_error: shape & 4 != 0,
     })
 }

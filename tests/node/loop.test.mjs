@@ -569,7 +569,7 @@ describe("the model boundary", () => {
   });
 
   test("a simple tool output is read without JSON, exactly as the JSON path reads it", T, async () => {
-    // The bridge takes `{ content: [{ type: "text", text }], details?: {}, isError?: boolean }` apart
+    // The bridge takes `{ content: [{ type: "text", text }], details?: {...}, isError?: boolean }` apart
     // directly (glue.js simpleOutput); everything else crosses as JSON. Whenever the direct read is taken
     // (JSON.stringify never sees the output), the run must end as it does for the same output behind a
     // null prototype, which always takes the JSON path.
@@ -579,13 +579,19 @@ describe("the model boundary", () => {
     const simple = () => {
       const block = r.chance(0.5) ? { type: "text", text: r.pick(texts) } : { text: r.pick(texts), type: "text" };
       const out = { content: [block] };
-      if (r.chance(0.5)) out.details = r.pick([{}, null, undefined]);
+      if (r.chance(0.5)) out.details = r.pick([{}, null, undefined, { path: "/a.rs", lines: 3 }]);
       if (r.chance(0.5)) out.isError = r.pick([true, false, undefined]);
       return out;
     };
     // One change that may or may not leave the simple shape.
     const mutations = [
       (o) => { o.details = { a: 1 }; },
+      (o) => { o.details = { nested: { list: [1, "two", null, 1e21], deep: { x: true } } }; },
+      (o) => { o.details = { half: "前\uD83D", whole: "😀" }; },
+      (o) => { o.details = { inner: { toJSON: (key) => `key:${key}` } }; },
+      (o) => { o.details = { skip: undefined, f: () => 1, n: NaN }; },
+      (o) => { o.details = { big: 1n }; },
+      (o) => { const d = { a: 1 }; d.self = d; o.details = d; },
       (o) => { o.details = []; },
       (o) => { o.isError = null; },
       (o) => { o.isError = "yes"; },
@@ -661,6 +667,7 @@ describe("the model boundary", () => {
     // Both paths were exercised, and every unmutated (simple) output took the direct one.
     assert.ok(direct >= 100, `direct reads: ${direct}`);
     assert.ok(viaJson >= 50, `JSON reads: ${viaJson}`);
+    console.log(`direct ${direct}, via JSON ${viaJson}`);
   });
 
   test("a ScriptedModel asked past its script: reason error, nothing appended for that step, no hang", T, async () => {
