@@ -1,7 +1,6 @@
 //! The agent loop (SPEC §4): ask the model, decide, run the requested tools, append each result paired to
 //! its call, ask again. Reads top-down like pi-agent-core's `agent-loop.ts`:
-//! `drive` → `stream_response` → `decide` (the decision table) → `execute_batch` / `skip_calls` → `append`
-//! → `finish`.
+//! `drive` → `stream_response` → `decide` (the decision table) → `Batch::execute` / `Batch::skip` → `finish`.
 
 use std::collections::{BTreeSet, VecDeque};
 use std::future::poll_fn;
@@ -15,7 +14,7 @@ use serde_json::json;
 
 use crate::event::{LoopEvent, RunReason, RunResult, SkipReason};
 use crate::message::{
-    AgentMessage, AssistantMessage, Extra, MediaBlock, StopReason, ToolCall, ToolResultMessage,
+    AgentMessage, AssistantMessage, MediaBlock, StopReason, ToolCall, ToolResultMessage,
 };
 use crate::model::{Model, ModelRequest, ModelStream, StreamEvent};
 use crate::signal::AbortSignal;
@@ -176,7 +175,7 @@ impl<M: Model> Run<'_, M> {
     /// One model request per step until a row of the table ends the run.
     async fn drive(&mut self) -> End {
         loop {
-            // Checkpoint 1: no new request once aborted.
+            // No new request once aborted: before the first, and after each appended batch.
             if self.signal.aborted() {
                 return End::Aborted;
             }
@@ -188,24 +187,30 @@ impl<M: Model> Run<'_, M> {
                 Ok(message) => message,
                 Err(error) => return End::Error(error),
             };
-            let calls: Vec<&ToolCall> = message.tool_calls().collect();
-            let decision = decide(&message, &calls);
+            self.messages.push(AgentMessage::Assistant(message));
+            let Some(AgentMessage::Assistant(message)) = self.messages.last() else {
+                unreachable!("the message was just appended");
+            };
             self.emitter
-                .emit(LoopEvent::AssistantMessage { message: &message })
+                .emit(LoopEvent::AssistantMessage { message })
                 .await;
-            let (results, end) = match decision {
-                Decision::Execute => (self.execute_batch(&calls).await, None),
-                Decision::Skip(reason, end) => (self.skip_calls(&calls, reason).await, Some(end)),
+            // The calls are borrowed from the transcript; the batch gets every other part of the run.
+            let calls: Vec<&ToolCall> = message.tool_calls().collect();
+            let mut batch = Batch {
+                emitter: &mut self.emitter,
+                executor: self.executor,
+                signal: &self.signal,
+                clock: &self.clock,
+            };
+            let (results, end) = match decide(message, &calls) {
+                Decision::Execute => (batch.execute(&calls).await, None),
+                Decision::Skip(reason, end) => (batch.skip(&calls, reason).await, Some(end)),
                 Decision::Finish(end) => (Vec::new(), Some(end)),
             };
-            drop(calls); // they borrow `message`
-            self.append(message, results);
+            self.messages
+                .extend(results.into_iter().map(AgentMessage::ToolResult));
             if let Some(end) = end {
                 return end;
-            }
-            // Checkpoint 2: the batch is appended; abort before asking again.
-            if self.signal.aborted() {
-                return End::Aborted;
             }
         }
     }
@@ -238,16 +243,43 @@ impl<M: Model> Run<'_, M> {
         }
     }
 
-    /// The step's messages join the transcript together: the model's message, then its calls' results.
-    fn append(&mut self, message: AssistantMessage, results: Vec<ToolResultMessage>) {
-        self.messages.push(AgentMessage::Assistant(message));
-        self.messages
-            .extend(results.into_iter().map(AgentMessage::ToolResult));
+    async fn finish(mut self, end: End) -> RunResult {
+        let (reason, error) = match end {
+            End::Stop => (RunReason::Stop, None),
+            End::Length => (RunReason::Length, None),
+            End::Error(error) => (RunReason::Error, Some(error)),
+            End::Aborted => (RunReason::Aborted, None),
+            End::MaxSteps => (RunReason::MaxSteps, None),
+        };
+        self.emitter
+            .emit(LoopEvent::TurnEnd {
+                reason,
+                steps: self.steps,
+            })
+            .await;
+        RunResult {
+            reason,
+            messages: self.messages,
+            steps: self.steps,
+            error,
+            observer_error: self.emitter.first_error,
+        }
     }
+}
 
+/// What answering one message's calls needs: the run's observer, executor, signal and clock. (Not its
+/// transcript: the calls are borrowed from there, and the results are appended to it afterwards.)
+struct Batch<'r, 'a, E> {
+    emitter: &'r mut Emitter<'a, E>,
+    executor: &'a dyn ToolExecutor,
+    signal: &'r AbortSignal,
+    clock: &'r Clock,
+}
+
+impl<E> Batch<'_, '_, E> {
     /// Every `tool_start`, then all calls at once; `tool_end` in completion order. The results come back in
     /// call order once the whole batch has finished.
-    async fn execute_batch(&mut self, calls: &[&ToolCall]) -> Vec<ToolResultMessage> {
+    async fn execute(&mut self, calls: &[&ToolCall]) -> Vec<ToolResultMessage> {
         for call in calls {
             self.emitter.emit(LoopEvent::ToolStart { call }).await;
         }
@@ -301,7 +333,7 @@ impl<M: Model> Run<'_, M> {
                     self.emitter.emit(event).await;
                 }
                 Some(Ok((index, reply))) => {
-                    let result = finalize(calls[index], reply, &self.clock);
+                    let result = finalize(calls[index], reply, self.clock);
                     self.emitter
                         .emit(LoopEvent::ToolEnd { result: &result })
                         .await;
@@ -314,11 +346,7 @@ impl<M: Model> Run<'_, M> {
     }
 
     /// Answers each distinct call id with a skipped result, announced by `tool_skipped`.
-    async fn skip_calls(
-        &mut self,
-        calls: &[&ToolCall],
-        reason: SkipReason,
-    ) -> Vec<ToolResultMessage> {
+    async fn skip(&mut self, calls: &[&ToolCall], reason: SkipReason) -> Vec<ToolResultMessage> {
         let mut answered = BTreeSet::new();
         let mut results = Vec::new();
         for call in calls
@@ -333,39 +361,13 @@ impl<M: Model> Run<'_, M> {
         }
         results
     }
-
-    async fn finish(mut self, end: End) -> RunResult {
-        let (reason, error) = match end {
-            End::Stop => (RunReason::Stop, None),
-            End::Length => (RunReason::Length, None),
-            End::Error(error) => (RunReason::Error, Some(error)),
-            End::Aborted => (RunReason::Aborted, None),
-            End::MaxSteps => (RunReason::MaxSteps, None),
-        };
-        self.emitter
-            .emit(LoopEvent::TurnEnd {
-                reason,
-                steps: self.steps,
-            })
-            .await;
-        RunResult {
-            reason,
-            messages: self.messages,
-            steps: self.steps,
-            error,
-            observer_error: self.emitter.first_error,
-        }
-    }
 }
 
 /// The result of an executed call; a rejection becomes an error result with its message (never a stack).
 /// The clock is read only when the executor did not stamp the result.
 fn finalize(call: &ToolCall, reply: Result<ToolReply, String>, clock: &Clock) -> ToolResultMessage {
     match reply {
-        Ok(reply) => {
-            let now = reply.timestamp.unwrap_or_else(|| clock());
-            reply.into_result(call, now)
-        }
+        Ok(reply) => reply.into_result(call, || clock()),
         Err(message) => ToolResultMessage::error(call, message, clock()),
     }
 }
@@ -373,13 +375,8 @@ fn finalize(call: &ToolCall, reply: Result<ToolReply, String>, clock: &Clock) ->
 /// The result answering a call the loop did not run.
 pub fn skipped(call: &ToolCall, reason: SkipReason, now: f64) -> ToolResultMessage {
     ToolResultMessage {
-        tool_call_id: call.id.clone(),
-        tool_name: call.name.clone(),
-        content: vec![MediaBlock::text(reason.explanation())],
         details: Some(json!({ "skipped": true, "reason": reason.as_str() })),
-        is_error: true,
-        timestamp: now,
-        extra: Extra::new(),
+        ..ToolResultMessage::error(call, reason.explanation(), now)
     }
 }
 

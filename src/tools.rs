@@ -198,8 +198,8 @@ impl ToolReply {
         })
     }
 
-    /// The transcript message answering `call`.
-    pub fn into_result(mut self, call: &ToolCall, now: f64) -> ToolResultMessage {
+    /// The transcript message answering `call`; `now` stamps it if the reply is not stamped.
+    pub fn into_result(mut self, call: &ToolCall, now: impl FnOnce() -> f64) -> ToolResultMessage {
         // Fields a full ToolResultMessage carries are written from the call, not copied.
         for key in ["role", "toolCallId", "toolName"] {
             self.extra.remove(key);
@@ -210,7 +210,7 @@ impl ToolReply {
             content: self.content,
             details: self.details,
             is_error: self.is_error,
-            timestamp: self.timestamp.unwrap_or(now),
+            timestamp: self.timestamp.unwrap_or_else(now),
             extra: self.extra,
         }
     }
@@ -283,8 +283,10 @@ impl ToolRegistry {
     /// The core executor (chapter 06): never fails. An unknown tool, arguments that fail the schema and a
     /// tool that throws all become an error result paired to the call.
     pub async fn execute(&self, call: &ToolCall, context: ExecutionContext) -> ToolResultMessage {
-        // `reply` always stamps the time: the fallback is never used.
-        self.reply(call, context).await.into_result(call, f64::NAN)
+        let clock = context.clock.clone();
+        self.reply(call, context)
+            .await
+            .into_result(call, || clock())
     }
 
     /// `execute` without the pairing fields, which the loop writes from the call (so they are not copied

@@ -100,7 +100,7 @@ fn expected_result(
     now: f64,
 ) -> ToolResultMessage {
     match reply {
-        Ok(reply) => reply.clone().into_result(call, now),
+        Ok(reply) => reply.clone().into_result(call, || now),
         Err(message) => ToolResultMessage::error(call, message.clone(), now),
     }
 }
