@@ -24,7 +24,7 @@ pub struct ToolDefinition {
     pub parameters: Value,
 }
 
-fn any_object() -> Value {
+pub(crate) fn any_object() -> Value {
     serde_json::json!({ "type": "object" })
 }
 

@@ -95,6 +95,22 @@ pub fn from_js<T: DeserializeOwned>(value: &JsValue, what: &str, shape: &str) ->
     from_json_text(&json_text(value, &what)?, &what, shape)
 }
 
+/// `from_js` of a value that must be an array; anything else is refused as "`what` must be `expected`".
+pub fn array_from_js<T: DeserializeOwned>(
+    value: &JsValue,
+    what: &str,
+    expected: &str,
+    shape: &str,
+) -> Result<T, String> {
+    if !is_array(value) {
+        return Err(format!(
+            "{what} must be {expected} (got {})",
+            type_of(value)
+        ));
+    }
+    from_js(value, what, shape)
+}
+
 /// `JSON.stringify(value)`; the error says what `what` is instead. (`what` is written out only for an
 /// error: a name made per value read would cost more than a small value.)
 pub fn json_text(value: &JsValue, what: &dyn fmt::Display) -> Result<String, String> {
@@ -219,7 +235,7 @@ pub fn error_message(error: &JsValue) -> String {
         return text;
     }
     if is_object(error) {
-        if let Ok(message) = Reflect::get(error, &JsValue::from_str("message")) {
+        if let Ok(message) = get_key(error, "message") {
             if let Some(message) = message.as_string() {
                 return message;
             }

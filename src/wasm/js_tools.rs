@@ -87,14 +87,21 @@ fn js_context(
     (context, ProgressRoute(id))
 }
 
-/// Calls `f(this, a, ctx)` and settles what it returns; a throw or rejection becomes its message.
-async fn call_settled(
+/// Calls `f(this, arg, context)` and settles what it returns; a throw or rejection becomes its message.
+/// The context's `reportProgress` reports to `progress` until the call has settled.
+async fn call_js(
     f: &Function,
     this: &JsValue,
     arg: &JsValue,
-    context: &JsValue,
+    call_id: Option<&str>,
+    signal: &AbortSignal,
+    progress: ProgressSink,
+    what: Rc<str>,
 ) -> Result<JsValue, String> {
-    let returned = f.call2(this, arg, context).map_err(|e| error_message(&e))?;
+    let (js_context, _route) = js_context(call_id, signal, progress, what);
+    let returned = f
+        .call2(this, arg, &js_context)
+        .map_err(|e| error_message(&e))?;
     settle(returned).await.map_err(|e| error_message(&e))
 }
 
@@ -128,15 +135,16 @@ impl ToolHandler for JsTool {
     ) -> LocalBoxFuture<'static, Result<ToolOutput, String>> {
         let tool = self.0.clone();
         Box::pin(async move {
-            let (js_context, route) = js_context(
+            let outcome = call_js(
+                &tool.execute,
+                &tool.spec,
+                &to_js(&arguments),
                 Some(&context.call_id),
                 &context.signal,
                 context.progress,
                 tool.what.clone(),
-            );
-            let outcome =
-                call_settled(&tool.execute, &tool.spec, &to_js(&arguments), &js_context).await;
-            drop(route);
+            )
+            .await;
             read::tool_output(&outcome?, &tool.what)
         })
     }
@@ -152,25 +160,17 @@ impl ToolExecutor for JsExecutor {
         context: ExecutionContext,
     ) -> LocalBoxFuture<'a, Result<ToolReply, String>> {
         Box::pin(async move {
-            let (js_context, route) = js_context(
+            let outcome = call_js(
+                &self.0,
+                &JsValue::UNDEFINED,
+                &to_js(&call.tagged()),
                 None,
                 &context.signal,
                 context.progress,
                 "executeToolCall".into(),
-            );
-            let outcome = call_settled(
-                &self.0,
-                &JsValue::UNDEFINED,
-                &to_js(&call.tagged()),
-                &js_context,
             )
             .await;
-            drop(route);
             from_js::<ToolReply>(&outcome?, "executeToolCall result", "toolReply")
         })
     }
-}
-
-pub fn tool_handler(tool: JsTool) -> Rc<dyn ToolHandler> {
-    Rc::new(tool)
 }

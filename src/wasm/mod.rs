@@ -29,7 +29,7 @@ use crate::signal::AbortSignal;
 use crate::tools::{Clock, ExecutionContext, Tool, ToolDefinition, ToolExecutor, ToolRegistry};
 use crate::trace::TraceRecord;
 use convert::{
-    from_js, get, is_array, is_object, optional_function, set, to_js, type_error, type_of,
+    array_from_js, from_js, get, is_object, optional_function, set, to_js, type_error, type_of,
 };
 
 #[wasm_bindgen(typescript_custom_section)]
@@ -53,7 +53,7 @@ pub fn run_agent_loop_js(
         let result = run_agent_loop(LoopOptions {
             context: run.context,
             model: &run.model,
-            tools: run.registry.definitions(),
+            tools: run.definitions,
             executor,
             signal: run.signal,
             max_steps: run.max_steps,
@@ -94,6 +94,8 @@ struct RunInput {
     context: AgentContext,
     model: js_model::JsModel,
     registry: ToolRegistry,
+    /// The registry's definitions, made once for the core and (as JS) for every request.
+    definitions: Vec<ToolDefinition>,
     executor: Option<js_tools::JsExecutor>,
     signal: AbortSignal,
     max_steps: u32,
@@ -111,17 +113,18 @@ impl RunInput {
             ));
         }
         let registry = registry_option(&get(options, "tools", "options.tools")?)?;
-        let definitions = to_js(&registry.definitions());
+        let definitions = registry.definitions();
         let mirror = mirror::SharedMirror::default();
         let model = js_model::JsModel::new(
             get(options, "model", "options.model")?,
-            definitions,
+            to_js(&definitions),
             mirror.clone(),
         )?;
         Ok(RunInput {
             context: context_option(&get(options, "context", "options.context")?)?,
             model,
             registry,
+            definitions,
             executor: optional_function(options, "executeToolCall", "options.executeToolCall")?
                 .map(js_tools::JsExecutor),
             signal: signal_option(&get(options, "signal", "options.signal")?, "options.signal")?,
@@ -155,14 +158,13 @@ fn context_option(context: &JsValue) -> Result<AgentContext, String> {
         }
     };
     let messages = get(context, "messages", "options.context.messages")?;
-    if !is_array(&messages) {
-        return Err(format!(
-            "options.context.messages must be an array (got {})",
-            type_of(&messages)
-        ));
-    }
     // Converting is the deep copy: the caller's array and objects are never touched again.
-    let messages: Vec<AgentMessage> = from_js(&messages, "options.context.messages", "messages")?;
+    let messages: Vec<AgentMessage> = array_from_js(
+        &messages,
+        "options.context.messages",
+        "an array",
+        "messages",
+    )?;
     Ok(AgentContext {
         system_prompt,
         messages,
@@ -267,14 +269,13 @@ impl JsScriptedModel {
     pub fn new(
         #[wasm_bindgen(unchecked_param_type = "AssistantMessage[]")] messages: JsValue,
     ) -> Result<JsScriptedModel, JsValue> {
-        if !is_array(&messages) {
-            return Err(type_error(format!(
-                "ScriptedModel: messages must be an array of assistant messages (got {})",
-                type_of(&messages)
-            )));
-        }
-        let script: Vec<AssistantMessage> =
-            from_js(&messages, "ScriptedModel: messages", "assistants").map_err(type_error)?;
+        let script: Vec<AssistantMessage> = array_from_js(
+            &messages,
+            "ScriptedModel: messages",
+            "an array of assistant messages",
+            "assistants",
+        )
+        .map_err(type_error)?;
         Ok(JsScriptedModel(crate::model::ScriptedModel::new(script)))
     }
 
@@ -327,14 +328,10 @@ pub struct JsScriptedStream(ScriptedStream);
 impl JsScriptedStream {
     #[allow(clippy::should_implement_trait)] // the JS async-iterator protocol's `next()`
     pub fn next(&mut self) -> Promise {
-        let step: JsValue = Object::new().into();
-        match self.0.next_now() {
-            Some(event) => {
-                set(&step, "value", &to_js(&event));
-                set(&step, "done", &JsValue::FALSE);
-            }
-            None => set(&step, "done", &JsValue::TRUE),
-        }
+        let step = match self.0.next_now() {
+            Some(event) => glue::record(&[("value", &to_js(&event)), ("done", &JsValue::FALSE)]),
+            None => glue::record(&[("done", &JsValue::TRUE)]),
+        };
         Promise::resolve(&step)
     }
 
@@ -404,7 +401,7 @@ impl JsToolRegistry {
             let registry = registry.map_err(|_| type_error("ToolRegistry is busy"))?;
             let call: ToolCall = from_js(&call, "call", "toolCall").map_err(type_error)?;
             let context = execution_context(&context).map_err(type_error)?;
-            Ok(to_js(&registry.execute(&call, context).await.tagged()))
+            Ok(glue::tool_result(&registry.execute(&call, context).await))
         })
     }
 
@@ -438,12 +435,12 @@ fn parse_tool(tool: &JsValue) -> Result<Tool, String> {
     };
     let parameters = get(tool, "parameters", "tool.parameters")?;
     let parameters = match parameters.is_undefined() {
-        true => serde_json::json!({ "type": "object" }),
+        true => crate::tools::any_object(),
         false => from_js(&parameters, "tool.parameters", "any")?,
     };
     let execute = optional_function(tool, "execute", "tool.execute")?
         .ok_or_else(|| "tool.execute must be a function".to_string())?;
-    let handler = js_tools::tool_handler(js_tools::JsTool::new(&name, tool.clone(), execute));
+    let handler = Rc::new(js_tools::JsTool::new(&name, tool.clone(), execute));
     Ok(Tool {
         definition: ToolDefinition {
             name,
@@ -469,7 +466,7 @@ fn execution_context(context: &JsValue) -> Result<ExecutionContext, String> {
                 let _ = report.call1(&JsValue::UNDEFINED, &to_js(&content));
             }
         }),
-        clock: clock_option(None),
+        clock: Rc::new(js_sys::Date::now),
     })
 }
 
@@ -515,21 +512,9 @@ pub fn validate_trace_js(
 }
 
 fn messages_arg(messages: &JsValue) -> Result<Vec<AgentMessage>, JsValue> {
-    if !is_array(messages) {
-        return Err(type_error(format!(
-            "messages must be an array (got {})",
-            type_of(messages)
-        )));
-    }
-    from_js(messages, "messages", "messages").map_err(type_error)
+    array_from_js(messages, "messages", "an array", "messages").map_err(type_error)
 }
 
 fn records_arg(records: &JsValue) -> Result<Vec<TraceRecord>, JsValue> {
-    if !is_array(records) {
-        return Err(type_error(format!(
-            "records must be an array (got {})",
-            type_of(records)
-        )));
-    }
-    from_js(records, "records", "traceRecords").map_err(type_error)
+    array_from_js(records, "records", "an array", "traceRecords").map_err(type_error)
 }

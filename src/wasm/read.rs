@@ -49,12 +49,9 @@ fn simple_output(output: &JsValue, what: &dyn fmt::Display) -> Option<ToolOutput
     let details = match shape & (2 | 8) {
         2 => Some(Value::Object(Default::default())),
         // Read as the full reader reads the same text inside the output (half a surrogate pair included).
-        8 => from_json_text::<Value>(&rust_string(&take_simple_details_js())?, what, "any").ok(),
+        8 => Some(from_json_text(&rust_string(&take_simple_details_js())?, what, "any").ok()?),
         _ => None,
     };
-    if shape & 8 != 0 && details.is_none() {
-        return None;
-    }
     Some(ToolOutput {
         content: vec![MediaBlock::text(rust_string(&text)?)],
         details,
