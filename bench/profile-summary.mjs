@@ -37,12 +37,13 @@ const where = (cf) => {
   return nm >= 0 ? u.slice(nm + 13) : path.relative(path.resolve(HERE, ".."), u);
 };
 
+const label = (cf) => `${cf.functionName || "(anonymous)"}  ${where(cf)}${cf.url ? `:${cf.lineNumber + 1}` : ""}`;
 const fns = new Map(), files = new Map();
 for (const [id, us] of selfUs) {
   const cf = byId.get(id).callFrame;
-  const key = `${cf.functionName || "(anonymous)"}  ${where(cf)}${cf.url ? `:${cf.lineNumber + 1}` : ""}`;
+  const key = label(cf);
   fns.set(key, (fns.get(key) ?? 0) + us);
-  const f = where(cf).replace(/:\d+$/, "");
+  const f = where(cf);
   files.set(f, (files.get(f) ?? 0) + us);
 }
 const show = (title, m, n) => {
@@ -54,7 +55,6 @@ const show = (title, m, n) => {
 // Inclusive time: each sample counts once for every distinct function on its stack.
 const parent = new Map();
 for (const n of prof.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
-const label = (cf) => `${cf.functionName || "(anonymous)"}  ${where(cf)}${cf.url ? `:${cf.lineNumber + 1}` : ""}`;
 const incl = new Map();
 for (const [id, us] of selfUs) {
   const seen = new Set();

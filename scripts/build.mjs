@@ -95,7 +95,7 @@ const { config, crate } = await step("read wasm-pack.toml and Cargo.toml", () =>
     if (f !== undefined && !folders.has(f)) throw new Error(`wasm-pack.toml: [package] ${key} = "${f}" names no [[build]] folder`);
   }
   // wasm-bindgen names its files after the crate, with `-` turned into `_`.
-  return { config, crate: { name: cargo.package.name, stem: cargo.package.name.replace(/-/g, "_"), version: cargo.package.version, cargo } };
+  return { config, crate: { stem: cargo.package.name.replace(/-/g, "_"), version: cargo.package.version, cargo } };
 });
 
 const finalDir = path.join(root, config.package.out_dir ?? "pkg");
@@ -186,6 +186,7 @@ const entries = await step("write wrappers and remove stray wasm-pack files", as
     if (text.includes("[Symbol.dispose]")) {
       fs.writeFileSync(dts, `/// <reference lib="esnext.disposable" />\n${text}`);
     }
+    const plainEntry = { types: rel(b.folder, `${stem}.d.ts`), default: rel(b.folder, `${stem}.js`) };
     if (b.target === "nodejs") {
       // pkg/package.json says "type": "module"; this folder is CommonJS.
       write(path.join(dir, "package.json"), JSON.stringify({ type: "commonjs" }));
@@ -196,12 +197,11 @@ const entries = await step("write wrappers and remove stray wasm-pack files", as
       }
       const glue = path.join(dir, `${stem}.js`);
       fs.writeFileSync(glue, NODE_V8_GUARD + fs.readFileSync(glue, "utf8"));
-      const cjs = path.join(dir, `${stem}.js`);
-      let entry = { types: rel(b.folder, `${stem}.d.ts`), default: rel(b.folder, `${stem}.js`) };
+      let entry = plainEntry;
       if (b.esm_wrapper) {
         // Named ESM exports of a CommonJS file depend on Node's static lexer
         // guessing them; list them explicitly instead (read from the module).
-        const names = Object.keys(createRequire(import.meta.url)(cjs)).filter((n) => /^[A-Za-z_$][\w$]*$/.test(n) && n !== "default");
+        const names = Object.keys(createRequire(import.meta.url)(glue)).filter((n) => /^[A-Za-z_$][\w$]*$/.test(n) && n !== "default");
         if (names.length === 0) console.log("    note: the crate exports nothing yet");
         write(path.join(dir, `${stem}.mjs`), [
           "// ES module face of the CommonJS build: Node loads the .wasm synchronously, no init needed.",
@@ -225,7 +225,7 @@ const entries = await step("write wrappers and remove stray wasm-pack files", as
       write(path.join(dir, "index.d.ts"), `export * from "./${stem}.js";`);
       entries[b.folder] = { types: rel(b.folder, "index.d.ts"), default: rel(b.folder, "index.js") };
     } else {
-      entries[b.folder] = { types: rel(b.folder, `${stem}.d.ts`), default: rel(b.folder, `${stem}.js`) };
+      entries[b.folder] = plainEntry;
     }
   }
   return entries;
@@ -237,8 +237,8 @@ await step(`write ${shown}/package.json and README`, () => {
   // main = a require()-able file, module = an ES module, types = declarations.
   const pick = (folder, kind) => {
     const e = entries[folder];
-    const branch = (kind === "main" ? e.require : e.import) ?? e;
-    return kind === "types" ? (e.require ?? e).types : branch.default;
+    if (kind === "types") return (e.require ?? e).types;
+    return ((kind === "main" ? e.require : e.import) ?? e).default;
   };
   const exports = { ".": {} };
   for (const b of config.build) {

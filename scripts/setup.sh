@@ -46,7 +46,8 @@ locked_install() {
 
 # ---- build needs --------------------------------------------------------------
 check_rust() {
-  command -v cargo >/dev/null && command -v rustup >/dev/null
+  command -v cargo >/dev/null || return 1
+  command -v rustup >/dev/null || return 1
   skip "$(cargo --version)"
 }
 

@@ -59,20 +59,23 @@ suite() {
   ROWS+=("$(printf '%-34s %-18s %7s %7s %8ss' "$name" "$result" "$pass" "$fail" "$secs")")
 }
 
-skip_suite() {
+# A test folder that is gone or holds no test files fails: a renamed folder must not pass by running nothing.
+no_tests_suite() {
   echo
   echo "==================== suite: $1 ===================="
-  echo "SKIPPED: $2"
-  ROWS+=("$(printf '%-34s %-18s %7s %7s %9s' "$1" "skipped" "-" "-" "-")")
+  echo "FAILED: $2"
+  FAILED_SUITES+=("$1")
+  TOTAL_FAIL=$((TOTAL_FAIL + 1))
+  ROWS+=("$(printf '%-34s %-18s %7s %7s %9s' "$1" "FAILED (no tests)" "-" "1" "-")")
 }
 
-# A node --test folder runs only when it holds test files (*.test.mjs etc.).
+# Runs a node --test folder, which must hold test files (*.test.mjs etc.).
 node_suite() {
   local dir="$1"
   if [ ! -d "$dir" ]; then
-    skip_suite "node --test $dir/" "$dir/ does not exist yet"
+    no_tests_suite "node --test $dir/" "$dir/ does not exist"
   elif [ -z "$(find "$dir" -name node_modules -prune -o -type f \( -name '*.test.*' -o -name '*-test.*' -o -name '*_test.*' -o -name 'test-*' \) -print -quit)" ]; then
-    skip_suite "node --test $dir/" "$dir/ has no test files yet"
+    no_tests_suite "node --test $dir/" "$dir/ has no test files"
   else
     suite "node --test $dir/" count_node node --test --test-reporter=spec "$dir/"
   fi
