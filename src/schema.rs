@@ -57,16 +57,6 @@ fn check(root: &Value, schema: &Value, value: &Value, path: &Path<'_>) -> Result
     if let Some(expected) = schema.get("type") {
         check_type(expected, value, path)?;
     }
-    if let (Some(tag), Some(Value::Array(variants)), Value::Object(object)) = (
-        schema
-            .get("discriminator")
-            .and_then(|d| d.get("propertyName"))
-            .and_then(Value::as_str),
-        schema.get("oneOf"),
-        value,
-    ) {
-        return check_tagged(root, tag, variants, object, value, path);
-    }
     if let Some(Value::Array(options)) = schema.get("enum") {
         if !options.contains(value) {
             return Err(format!(
@@ -140,7 +130,17 @@ fn check(root: &Value, schema: &Value, value: &Value, path: &Path<'_>) -> Result
             return Err(none_matched(failures, path, "anyOf"));
         }
     }
-    if let Some(Value::Array(one)) = schema.get("oneOf") {
+    let tag = schema
+        .get("discriminator")
+        .and_then(|d| d.get("propertyName"))
+        .and_then(Value::as_str);
+    if let (Some(tag), Some(Value::Array(variants)), Value::Object(object)) =
+        (tag, schema.get("oneOf"), value)
+    {
+        // In place of the generic oneOf below, not instead of the rest of this schema: its `required`,
+        // `properties` and `additionalProperties` were checked above like any other keyword.
+        check_tagged(root, tag, variants, object, value, path)?;
+    } else if let Some(Value::Array(one)) = schema.get("oneOf") {
         let (matching, failures) = branches(root, one, value, path);
         if matching == 0 {
             return Err(none_matched(failures, path, "oneOf"));
@@ -266,7 +266,6 @@ fn check_tagged(
             .as_str()
             .map(str::to_owned)
     };
-    let expected: Vec<String> = variants.iter().filter_map(tag_of).collect();
     let given = match object.get(tag) {
         None => return Err(format!("{path}: missing required property \"{tag}\"")),
         Some(Value::String(given)) => given,
@@ -282,10 +281,13 @@ fn check_tagged(
         .find(|v| tag_of(v).as_deref() == Some(given.as_str()))
     {
         Some(variant) => check(root, variant, value, path),
-        None => Err(format!(
-            "{path}.{tag}: unknown {tag} \"{given}\", expected one of {}",
-            expected.join(", ")
-        )),
+        None => {
+            let expected: Vec<String> = variants.iter().filter_map(tag_of).collect();
+            Err(format!(
+                "{path}.{tag}: unknown {tag} \"{given}\", expected one of {}",
+                expected.join(", ")
+            ))
+        }
     }
 }
 

@@ -121,3 +121,54 @@ fn deeply_nested_any_of_is_validated_once_per_branch() {
         );
     }
 }
+
+#[test]
+fn discriminated_one_of_picks_the_variant_and_keeps_the_outer_keywords() {
+    let schema = json!({
+        "type": "object",
+        "required": ["id"],
+        "properties": {"id": {"type": "string"}, "kind": {"type": "string"}, "size": {}, "text": {}},
+        "additionalProperties": false,
+        "discriminator": {"propertyName": "kind"},
+        "oneOf": [
+            {"properties": {"kind": {"const": "box"}, "size": {"type": "integer"}}, "required": ["size"]},
+            {"properties": {"kind": {"const": "note"}, "text": {"type": "string"}}, "required": ["text"]}
+        ]
+    });
+    assert_eq!(
+        validate(&schema, &json!({"id": "a", "kind": "box", "size": 2}), "a"),
+        Ok(())
+    );
+    let cases = [
+        // The tag picks one variant, and the error names the field inside it.
+        (
+            json!({"id": "a", "kind": "box", "size": "big"}),
+            "a.size: expected integer, got string",
+        ),
+        (
+            json!({"id": "a", "kind": "cup"}),
+            "a.kind: unknown kind \"cup\", expected one of box, note",
+        ),
+        (json!({"id": "a"}), "a: missing required property \"kind\""),
+        // The schema's own keywords still hold beside the discriminator.
+        (
+            json!({"kind": "note", "text": "hi"}),
+            "a: missing required property \"id\"",
+        ),
+        (
+            json!({"id": "a", "kind": "note", "text": "hi", "zzz": 1}),
+            "a: unexpected property \"zzz\"",
+        ),
+        (
+            json!({"id": 7, "kind": "note", "text": "hi"}),
+            "a.id: expected string, got integer",
+        ),
+    ];
+    for (value, message) in cases {
+        assert_eq!(
+            validate(&schema, &value, "a"),
+            Err(message.to_string()),
+            "{value}"
+        );
+    }
+}
