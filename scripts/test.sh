@@ -71,18 +71,24 @@ no_tests_suite() {
 
 # Runs a node --test folder, which must hold test files (*.test.mjs etc.).
 node_suite() {
-  local dir="$1"
+  local dir="$1" files=()
+  if [ -d "$dir" ]; then
+    # The files are named on the command line: Node 21+ reads a folder argument as a file path, not a folder.
+    mapfile -t files < <(find "$dir" -name node_modules -prune -o -type f \( -name '*.test.mjs' -o -name '*.test.js' -o -name '*.test.cjs' \) -print | sort)
+  fi
   if [ ! -d "$dir" ]; then
     no_tests_suite "node --test $dir/" "$dir/ does not exist"
-  elif [ -z "$(find "$dir" -name node_modules -prune -o -type f \( -name '*.test.*' -o -name '*-test.*' -o -name '*_test.*' -o -name 'test-*' \) -print -quit)" ]; then
-    no_tests_suite "node --test $dir/" "$dir/ has no test files"
+  elif [ ${#files[@]} -eq 0 ]; then
+    no_tests_suite "node --test $dir/" "$dir/ has no *.test.mjs files"
   else
-    suite "node --test $dir/" count_node node --test --test-reporter=spec "$dir/"
+    suite "node --test $dir/" count_node node --test --test-reporter=spec "${files[@]}"
   fi
 }
 
-GECKODRIVER="$(command -v geckodriver)"
-export GECKODRIVER CHROMEDRIVER=/usr/bin/chromedriver
+# setup.sh installed both; an environment that names its own drivers keeps them.
+CHROMEDRIVER="${CHROMEDRIVER:-$(command -v chromedriver)}"
+GECKODRIVER="${GECKODRIVER:-$(command -v geckodriver)}"
+export CHROMEDRIVER GECKODRIVER
 
 suite "cargo test (native)" count_cargo cargo test
 suite "build pkg/ (scripts/build.mjs)" none node scripts/build.mjs
