@@ -220,7 +220,7 @@ fn strip_position(message: &str) -> String {
 pub fn to_js<T: Serialize + ?Sized>(value: &T) -> JsValue {
     // Serializing our own types cannot fail (string keys only; non-finite numbers become null).
     match serde_json::to_string(value) {
-        Ok(text) => JSON::parse(&text).unwrap_or(JsValue::UNDEFINED),
+        Ok(text) => super::glue::parse_json_js(&text),
         Err(_) => JsValue::UNDEFINED,
     }
 }

@@ -82,10 +82,21 @@ export function toolContext(callId, signal, waiter, id) {
 }
 
 /** Calls `onEvent` with a fresh event object; answers what it returned if that is an object (a promise
- * to await, perhaps), else undefined. A throw propagates (imported with `catch`). */
+ * to await, perhaps), else undefined. A throw is answered as a rejected promise: the loop treats both
+ * alike (SPEC: the error is kept, the run goes on), and a call that cannot throw costs no wrapper per event. */
 export function emit(onEvent, k1, v1, k2, v2, k3, v3) {
-  const returned = onEvent(record(k1, v1, k2, v2, k3, v3));
+  let returned;
+  try {
+    returned = onEvent(record(k1, v1, k2, v2, k3, v3));
+  } catch (error) {
+    return Promise.reject(error);
+  }
   return typeof returned === "object" && returned !== null ? returned : undefined;
+}
+
+/** `JSON.parse` of JSON text Rust wrote (it cannot throw, so it is imported without a `catch` wrapper). */
+export function parseJson(text) {
+  return JSON.parse(text);
 }
 
 /** A tool result as `serde` would write it (`role`, `toolCallId`, `toolName`, `content`, `details` when

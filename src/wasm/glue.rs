@@ -28,7 +28,8 @@ extern "C" {
         v3: &JsValue,
     ) -> JsValue;
 
-    #[wasm_bindgen(catch, js_name = emit)]
+    /// Cannot throw: a throwing `on_event` comes back as a rejected promise.
+    #[wasm_bindgen(js_name = emit)]
     fn emit_js(
         on_event: &Function,
         k1: &JsValue,
@@ -37,7 +38,11 @@ extern "C" {
         v2: &JsValue,
         k3: &JsValue,
         v3: &JsValue,
-    ) -> Result<Option<JsValue>, JsValue>;
+    ) -> Option<JsValue>;
+
+    /// `JSON.parse` of text `serde_json` wrote: cannot throw.
+    #[wasm_bindgen(js_name = parseJson)]
+    pub fn parse_json_js(text: &str) -> JsValue;
 
     #[wasm_bindgen(js_name = toolResult)]
     fn tool_result_js(
@@ -134,8 +139,9 @@ pub fn record(fields: Fields<'_>) -> JsValue {
     })
 }
 
-/// `on_event(record(fields))`: what it returned if that is an object, `None` for anything else.
-pub fn emit(on_event: &Function, fields: Fields<'_>) -> Result<Option<JsValue>, JsValue> {
+/// `on_event(record(fields))`: what it returned if that is an object (a rejected promise if it threw),
+/// `None` for anything else.
+pub fn emit(on_event: &Function, fields: Fields<'_>) -> Option<JsValue> {
     with_fields(fields, |[k1, v1, k2, v2, k3, v3]| {
         emit_js(on_event, k1, v1, k2, v2, k3, v3)
     })

@@ -24,7 +24,7 @@ impl JsObserver {
         &self,
         on_event: &Function,
         event: &LoopEvent<'_, JsEvent>,
-    ) -> Result<Option<JsValue>, JsValue> {
+    ) -> Option<JsValue> {
         let kind = key(event.kind());
         let kind = ("type", kind);
         match event {
@@ -69,7 +69,7 @@ impl Observer<JsEvent> for JsObserver {
         let Some(on_event) = &self.on_event else {
             return Ok(None);
         };
-        let Some(returned) = self.call(on_event, &event).map_err(|e| error_message(&e))? else {
+        let Some(returned) = self.call(on_event, &event) else {
             return Ok(None);
         };
         Ok(Some(Box::pin(async move {
