@@ -81,17 +81,44 @@ export function toolContext(callId, signal, waiter, id) {
   return context;
 }
 
-/** Calls `onEvent` with a fresh event object; answers what it returned if that is an object (a promise
- * to await, perhaps), else undefined. A throw is answered as a rejected promise: the loop treats both
- * alike (SPEC: the error is kept, the run goes on), and a call that cannot throw costs no wrapper per event. */
+let emitted;
+
+/**
+ * Calls `onEvent` with a fresh event object; answers whether it returned an object (a promise to await,
+ * perhaps), which `takeEmitted` then hands over. Most observers return nothing, and a boolean answer
+ * costs Rust no further call to find that out. A throw is kept as a rejected promise: the loop treats
+ * both alike (SPEC: the error is kept, the run goes on), and a call that cannot throw needs no wrapper.
+ */
 export function emit(onEvent, k1, v1, k2, v2, k3, v3) {
   let returned;
   try {
     returned = onEvent(record(k1, v1, k2, v2, k3, v3));
   } catch (error) {
-    return Promise.reject(error);
+    returned = Promise.reject(error);
   }
-  return typeof returned === "object" && returned !== null ? returned : undefined;
+  if (typeof returned !== "object" || returned === null) return false;
+  emitted = returned;
+  return true;
+}
+
+/** What the last `emit` answered `true` for, once. */
+export function takeEmitted() {
+  const returned = emitted;
+  emitted = undefined;
+  return returned;
+}
+
+/**
+ * `message.content[index]` if it is still the tool call `id` (`type: "toolCall"`), else undefined. The
+ * model's object could have changed since it was read; a throwing getter or proxy counts as changed.
+ */
+export function callBlock(message, index, id) {
+  try {
+    const block = message.content[index];
+    return typeof block === "object" && block !== null && block.type === "toolCall" && block.id === id ? block : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /** `JSON.parse` of JSON text Rust wrote (it cannot throw, so it is imported without a `catch` wrapper). */

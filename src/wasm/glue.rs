@@ -38,7 +38,13 @@ extern "C" {
         v2: &JsValue,
         k3: &JsValue,
         v3: &JsValue,
-    ) -> Option<JsValue>;
+    ) -> bool;
+    #[wasm_bindgen(js_name = takeEmitted)]
+    fn take_emitted_js() -> JsValue;
+
+    /// Cannot throw (see `glue.js`); `undefined` when the block is no longer that call.
+    #[wasm_bindgen(js_name = callBlock)]
+    pub fn call_block_js(message: &JsValue, index: u32, id: &str) -> JsValue;
 
     /// `JSON.parse` of text `serde_json` wrote: cannot throw.
     #[wasm_bindgen(js_name = parseJson)]
@@ -145,6 +151,7 @@ pub fn emit(on_event: &Function, fields: Fields<'_>) -> Option<JsValue> {
     with_fields(fields, |[k1, v1, k2, v2, k3, v3]| {
         emit_js(on_event, k1, v1, k2, v2, k3, v3)
     })
+    .then(take_emitted_js)
 }
 
 /// A tool result as a JS object: the same object `to_js(&result.tagged())` would make, built in one call

@@ -5,11 +5,11 @@
 use std::cell::RefCell;
 use std::rc::Rc;
 
-use js_sys::{Array, Reflect};
+use js_sys::Array;
 use wasm_bindgen::JsValue;
 
 use super::convert::{get_key, key, to_js};
-use super::glue::tool_result;
+use super::glue::{call_block_js, tool_result};
 use crate::message::{AgentMessage, AssistantBlock, AssistantMessage, ToolCall};
 
 pub struct Mirror {
@@ -64,13 +64,8 @@ impl Mirror {
             .assistant
             .as_ref()
             .zip(self.calls.iter().find(|(id, _)| *id == call.id))
-            .and_then(|(message, (_, index))| {
-                let content = get_key(message, "content").ok()?;
-                let block = Reflect::get_u32(&content, *index).ok()?;
-                let same = get_key(&block, "type").ok()? == *key("toolCall")
-                    && get_key(&block, "id").ok()? == JsValue::from_str(&call.id);
-                same.then_some(block)
-            });
+            .map(|(message, (_, index))| call_block_js(message, *index, &call.id))
+            .filter(|block| !block.is_undefined());
         block.unwrap_or_else(|| to_js(&call.tagged()))
     }
 

@@ -20,11 +20,7 @@ pub struct JsObserver {
 impl JsObserver {
     /// Calls `on_event` with the JS object for `event`. Messages are made (or reused) through the run's
     /// mirror, so the objects an observer sees are the ones later requests and the result hold.
-    fn call(
-        &self,
-        on_event: &Function,
-        event: &LoopEvent<'_, JsEvent>,
-    ) -> Option<JsValue> {
+    fn call(&self, on_event: &Function, event: &LoopEvent<'_, JsEvent>) -> Option<JsValue> {
         let kind = key(event.kind());
         let kind = ("type", kind);
         match event {

@@ -518,6 +518,32 @@ describe("the model boundary", () => {
     assert.deepEqual([result.reason, result.messages.at(-1)], ["stop", answer]);
   });
 
+  test("tool_start.call is the block of the model's own message, or a copy of the call read if the model changed it", T, async () => {
+    const calls = [toolCall("k1", "echo", { n: 1 }), toolCall("k2", "echo", { n: 2 }), toolCall("k3", "echo", { n: 3 })];
+    const asked = assistantMsg([text("three calls"), ...calls], "toolUse");
+    const model = jsModel((_, i) => (i === 0 ? asked : assistantMsg([text("done")], "stop")));
+    const starts = [];
+    const result = await tp.runAgentLoop({
+      context: { messages: [userMsg("go")] },
+      model,
+      tools: echoRegistry(),
+      onEvent: (e) => {
+        // After the message is reported, the model's object changes under the loop: k2's block is replaced
+        // by a text block (with k2's id left on it), and k3's block now carries another id.
+        if (e.type === "assistant_message") {
+          e.message.content[2] = { ...text("not a call any more"), id: "k2" };
+          e.message.content[3] = { ...calls[2], id: "other" };
+        }
+        if (e.type === "tool_start") starts.push(e.call);
+      },
+    });
+    assert.equal(result.reason, "stop");
+    assert.equal(starts[0], calls[0], "an unchanged block is the model's own object");
+    assert.deepEqual(starts.slice(1), [toolCall("k2", "echo", { n: 2 }), toolCall("k3", "echo", { n: 3 })], "a changed block: the call as the loop read it");
+    assert.notEqual(starts[2], result.messages[1].content[3]);
+    assert.deepEqual(result.messages.slice(2, 5).map((m) => m.toolCallId), ["k1", "k2", "k3"]);
+  });
+
   test("unknown fields on messages (usage, api, provider, model, responseId, ...) survive", T, async () => {
     const usage = { input: 10, output: 5, cacheRead: 0, cacheWrite: 0, totalTokens: 15, cost: { input: 0.1, output: 0.2, cacheRead: 0, cacheWrite: 0, total: 0.3 } };
     const extra = { api: "openai-responses", provider: "openai", model: "gpt-x", responseId: "resp_1", usage, custom: { nested: [1, "two", null] } };
