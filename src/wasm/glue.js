@@ -81,13 +81,38 @@ export function toolContext(callId, signal, waiter, id) {
   return context;
 }
 
-let emitted;
+/**
+ * `f.call(thisArg, arg, context)` for a tool call (`toolContext(callId, signal, waiter, progressId)`), and
+ * `settle` of what it returned under `id`: answers `true` if that is being awaited, else `false` with the
+ * value left for `takeKept`. A throw is settled as a rejection, so nothing unwinds through wasm.
+ */
+export function callTool(f, thisArg, arg, callId, signal, waiter, progressId, id) {
+  let returned;
+  try {
+    returned = f.call(thisArg, arg, toolContext(callId, signal, waiter, progressId));
+  } catch (error) {
+    returned = Promise.reject(error);
+  }
+  if (settle(returned, waiter, id)) return true;
+  kept = returned;
+  return false;
+}
+
+// A value an answer of `true`/`false` left behind for Rust to take (`takeKept`): most calls have nothing
+// to hand back, and a boolean answer costs Rust no further call to find that out.
+let kept;
+
+/** What the last `emit` (answering `true`) or `callTool` (answering `false`) left, once. */
+export function takeKept() {
+  const value = kept;
+  kept = undefined;
+  return value;
+}
 
 /**
  * Calls `onEvent` with a fresh event object; answers whether it returned an object (a promise to await,
- * perhaps), which `takeEmitted` then hands over. Most observers return nothing, and a boolean answer
- * costs Rust no further call to find that out. A throw is kept as a rejected promise: the loop treats
- * both alike (SPEC: the error is kept, the run goes on), and a call that cannot throw needs no wrapper.
+ * perhaps), left for `takeKept`. A throw is kept as a rejected promise: the loop treats both alike (SPEC:
+ * the error is kept, the run goes on), and a call that cannot throw needs no wrapper.
  */
 export function emit(onEvent, k1, v1, k2, v2, k3, v3) {
   let returned;
@@ -97,15 +122,8 @@ export function emit(onEvent, k1, v1, k2, v2, k3, v3) {
     returned = Promise.reject(error);
   }
   if (typeof returned !== "object" || returned === null) return false;
-  emitted = returned;
+  kept = returned;
   return true;
-}
-
-/** What the last `emit` answered `true` for, once. */
-export function takeEmitted() {
-  const returned = emitted;
-  emitted = undefined;
-  return returned;
 }
 
 /**
@@ -128,9 +146,12 @@ export function parseJson(text) {
 
 /** A tool result as `serde` would write it (`role`, `toolCallId`, `toolName`, `content`, `details` when
  * there are some, `isError`, `timestamp`), made in one call instead of a JSON text parsed again. */
-export function toolResult(toolCallId, toolName, content, details, isError, timestamp) {
+export function toolResult(toolCallId, toolName, text, content, details, emptyDetails, isError, timestamp) {
+  // `text` given: the content is that one text block (the usual case, made here rather than by its own call).
+  if (text !== undefined) content = [{ type: "text", text }];
   const result = { role: "toolResult", toolCallId, toolName, content };
-  if (details !== undefined) result.details = details;
+  if (emptyDetails) result.details = {};
+  else if (details !== undefined) result.details = details;
   result.isError = isError;
   result.timestamp = timestamp;
   return result;
@@ -149,8 +170,8 @@ let simpleDetails;
 const isPlain = (value) => typeof value === "object" && value !== null && Object.getPrototypeOf(value) === Object.prototype && value.toJSON === undefined;
 
 /**
- * 0 when `output` is not of the simple shape; else 1, plus 2 for `details: {}`, 4 for `isError: true` and
- * 8 for other details, with the text kept for `takeSimpleText` and those details' JSON for
+ * 0 when `output` is not of the simple shape; else 1, plus 2 for `details: {}`, 4 for `isError: true`,
+ * 8 for other details and 16 for a text of fewer than 64 UTF-16 units, with the text kept for `takeSimpleText` and those details' JSON for
  * `takeSimpleDetails`. Never throws (a throwing getter or proxy, a BigInt or a cycle in the details give
  * 0, and the JSON path then reports them).
  */
@@ -186,7 +207,8 @@ export function simpleOutput(output) {
     if (isError !== undefined && typeof isError !== "boolean") return 0;
     if (isError === true) shape |= 4;
     simpleText = text;
-    return shape;
+    // 16: short enough for wasm-bindgen's own string return (below `rust_string`'s LONG in convert.rs).
+    return text.length < 64 ? shape | 16 : shape;
   } catch {
     return 0;
   }
@@ -219,7 +241,3 @@ export function encodeInto(text, memory, ptr, capacity) {
   return encoder.encodeInto(text, new Uint8Array(memory.buffer, ptr, capacity)).written;
 }
 
-/** `[{ type: "text", text }]`, the content of most results. */
-export function textContent(text) {
-  return [{ type: "text", text }];
-}

@@ -39,8 +39,8 @@ extern "C" {
         k3: &JsValue,
         v3: &JsValue,
     ) -> bool;
-    #[wasm_bindgen(js_name = takeEmitted)]
-    fn take_emitted_js() -> JsValue;
+    #[wasm_bindgen(js_name = takeKept)]
+    pub fn take_kept_js() -> JsValue;
 
     /// Cannot throw (see `glue.js`); `undefined` when the block is no longer that call.
     #[wasm_bindgen(js_name = callBlock)]
@@ -51,11 +51,14 @@ extern "C" {
     pub fn parse_json_js(text: &str) -> JsValue;
 
     #[wasm_bindgen(js_name = toolResult)]
+    #[allow(clippy::too_many_arguments)]
     fn tool_result_js(
         tool_call_id: &str,
         tool_name: &str,
+        text: Option<&str>,
         content: &JsValue,
         details: &JsValue,
+        empty_details: bool,
         is_error: bool,
         timestamp: f64,
     ) -> JsValue;
@@ -65,6 +68,9 @@ extern "C" {
     pub fn simple_output_js(output: &JsValue) -> u32;
     #[wasm_bindgen(js_name = takeSimpleText)]
     pub fn take_simple_text_js() -> js_sys::JsString;
+    /// The same, for a text `simpleOutput` said is short: copied in by wasm-bindgen in the same call.
+    #[wasm_bindgen(js_name = takeSimpleText)]
+    pub fn take_short_simple_text_js() -> String;
     #[wasm_bindgen(js_name = takeSimpleDetails)]
     pub fn take_simple_details_js() -> js_sys::JsString;
 
@@ -77,16 +83,19 @@ extern "C" {
         capacity: u32,
     ) -> u32;
 
-    #[wasm_bindgen(js_name = textContent)]
-    fn text_content_js(text: &str) -> JsValue;
-
-    #[wasm_bindgen(js_name = toolContext)]
-    pub fn tool_context_js(
-        call_id: &JsValue,
+    /// Cannot throw (see `glue.js`).
+    #[wasm_bindgen(js_name = callTool)]
+    #[allow(clippy::too_many_arguments)]
+    pub fn call_tool_js(
+        f: &Function,
+        this: &JsValue,
+        arg: &JsValue,
+        call_id: Option<&str>,
         signal: &JsValue,
         waiter: &JsValue,
-        id: f64,
-    ) -> JsValue;
+        progress_id: f64,
+        id: u32,
+    ) -> bool;
 }
 
 /// Where `glue.js` reports. Not part of the API: exported only because JS reaches Rust only through
@@ -151,7 +160,7 @@ pub fn emit(on_event: &Function, fields: Fields<'_>) -> Option<JsValue> {
     with_fields(fields, |[k1, v1, k2, v2, k3, v3]| {
         emit_js(on_event, k1, v1, k2, v2, k3, v3)
     })
-    .then(take_emitted_js)
+    .then(take_kept_js)
 }
 
 /// A tool result as a JS object: the same object `to_js(&result.tagged())` would make, built in one call
@@ -160,20 +169,24 @@ pub fn tool_result(result: &ToolResultMessage) -> JsValue {
     if !result.extra.is_empty() {
         return to_js(&result.tagged());
     }
-    let content = match result.content.as_slice() {
-        [MediaBlock::Text(text)] if text.extra.is_empty() => text_content_js(&text.text),
-        content => to_js(content),
+    let (text, content) = match result.content.as_slice() {
+        [MediaBlock::Text(text)] if text.extra.is_empty() => {
+            (Some(&*text.text), JsValue::UNDEFINED)
+        }
+        content => (None, to_js(content)),
     };
-    let details = match &result.details {
-        None => JsValue::UNDEFINED,
-        Some(Value::Object(map)) if map.is_empty() => js_sys::Object::new().into(),
-        Some(details) => to_js(details),
+    let (details, empty_details) = match &result.details {
+        None => (JsValue::UNDEFINED, false),
+        Some(Value::Object(map)) if map.is_empty() => (JsValue::UNDEFINED, true),
+        Some(details) => (to_js(details), false),
     };
     tool_result_js(
         &result.tool_call_id,
         &result.tool_name,
+        text,
         &content,
         &details,
+        empty_details,
         result.is_error,
         result.timestamp,
     )

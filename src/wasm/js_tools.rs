@@ -10,8 +10,8 @@ use js_sys::Function;
 use wasm_bindgen::JsValue;
 
 use super::convert::{error_message, from_js, to_js, type_error};
-use super::glue::{tool_context_js, with_waiter};
-use super::promise::settle;
+use super::glue::{call_tool_js, take_kept_js};
+use super::promise::settle_with;
 use super::read;
 use super::signal::js_signal;
 use crate::message::{MediaBlock, ToolCall};
@@ -68,27 +68,19 @@ impl Drop for ProgressRoute {
     }
 }
 
-/// The context object JS code receives; keep the route until the call settles.
-fn js_context(
-    call_id: Option<&str>,
-    signal: &AbortSignal,
-    progress: ProgressSink,
-    what: Rc<str>,
-) -> (JsValue, ProgressRoute) {
-    let id = PROGRESS.with(|p| {
+/// Registers `progress` for a call's `reportProgress`; keep the route until the call settles.
+fn progress_route(progress: ProgressSink, what: Rc<str>) -> ProgressRoute {
+    PROGRESS.with(|p| {
         let id = p.next_id.get();
         p.next_id.set(id + 1.0);
         p.sinks.borrow_mut().push((id, progress, what));
-        id
-    });
-    let call_id = call_id.map_or(JsValue::UNDEFINED, JsValue::from_str);
-    let signal = js_signal(signal).map_or(JsValue::UNDEFINED, |s| JsValue::from(s.clone()));
-    let context = with_waiter(|waiter| tool_context_js(&call_id, &signal, waiter, id));
-    (context, ProgressRoute(id))
+        ProgressRoute(id)
+    })
 }
 
 /// Calls `f(this, arg, context)` and settles what it returns; a throw or rejection becomes its message.
-/// The context's `reportProgress` reports to `progress` until the call has settled.
+/// The context's `reportProgress` reports to `progress` until the call has settled. (One call into
+/// `glue.js` makes the context, calls and starts the await.)
 async fn call_js(
     f: &Function,
     this: &JsValue,
@@ -98,11 +90,15 @@ async fn call_js(
     progress: ProgressSink,
     what: Rc<str>,
 ) -> Result<JsValue, String> {
-    let (js_context, _route) = js_context(call_id, signal, progress, what);
-    let returned = f
-        .call2(this, arg, &js_context)
-        .map_err(|e| error_message(&e))?;
-    settle(returned).await.map_err(|e| error_message(&e))
+    let route = progress_route(progress, what);
+    let signal = js_signal(signal).map_or(JsValue::UNDEFINED, |s| JsValue::from(s.clone()));
+    let outcome = settle_with(|waiter, id| {
+        let pending = call_tool_js(f, this, arg, call_id, &signal, waiter, route.0, id);
+        (!pending).then(take_kept_js)
+    })
+    .await;
+    drop(route);
+    outcome.map_err(|e| error_message(&e))
 }
 
 /// A tool registered from JS. Its parts are shared by its calls (one `Rc` per call, where each cloned

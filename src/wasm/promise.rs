@@ -170,6 +170,12 @@ pub fn delivered(id: u32, result: Step) -> bool {
 
 /// The value of `value`, awaited if it is a promise or a thenable.
 pub async fn settle(value: JsValue) -> Outcome {
+    settle_with(|waiter, id| (!settle_js(&value, waiter, id)).then_some(value)).await
+}
+
+/// What `start` settles under the id it is given (it calls `glue.js`, which reports to `waiter`), or the
+/// value it answers at once (`Some`: nothing to await, and nothing will be reported).
+pub async fn settle_with(start: impl FnOnce(&JsValue, u32) -> Option<JsValue>) -> Outcome {
     let id = with_slots(|slots| {
         slots.take(Slot::Await {
             outcome: None,
@@ -177,7 +183,7 @@ pub async fn settle(value: JsValue) -> Outcome {
             dropped: false,
         })
     });
-    if !with_waiter(|waiter| settle_js(&value, waiter, id)) {
+    if let Some(value) = with_waiter(|waiter| start(waiter, id)) {
         with_slots(|slots| slots.release(id));
         return Ok(value);
     }

@@ -16,7 +16,9 @@ use wasm_bindgen::JsValue;
 use serde_json::Value;
 
 use super::convert::{from_json_text, json_text, rust_string};
-use super::glue::{simple_output_js, take_simple_details_js, take_simple_text_js};
+use super::glue::{
+    simple_output_js, take_short_simple_text_js, take_simple_details_js, take_simple_text_js,
+};
 use crate::message::{AssistantMessage, MediaBlock};
 use crate::tools::ToolOutput;
 
@@ -45,7 +47,11 @@ fn simple_output(output: &JsValue, what: &dyn fmt::Display) -> Option<ToolOutput
     if shape == 0 {
         return None;
     }
-    let text = take_simple_text_js();
+    let text = if shape & 16 != 0 {
+        take_short_simple_text_js()
+    } else {
+        rust_string(&take_simple_text_js())?
+    };
     let details = match shape & (2 | 8) {
         2 => Some(Value::Object(Default::default())),
         // Read as the full reader reads the same text inside the output (half a surrogate pair included).
@@ -53,7 +59,7 @@ fn simple_output(output: &JsValue, what: &dyn fmt::Display) -> Option<ToolOutput
         _ => None,
     };
     Some(ToolOutput {
-        content: vec![MediaBlock::text(rust_string(&text)?)],
+        content: vec![MediaBlock::text(text)],
         details,
         is_error: shape & 4 != 0,
     })
