@@ -35,11 +35,13 @@ async function settleLater(value, waiter, id) {
 }
 
 /**
- * Pulls `next.call(iterator)` results for as long as Rust asks for the next one as soon as it gets one.
+ * Pulls `next.call(iterator)` results (of a stream `openStream` opened) for as long as Rust asks for the
+ * next one as soon as it gets one.
  * Each result is handed over as `kind` (see `src/wasm/promise.rs`, `Step`) and one value, so reading an
  * iterator result costs no further calls into JS.
  */
-export async function pump(iterator, next, waiter, id) {
+export async function pump(opened, waiter, id) {
+  const { iterator, next } = opened;
   let kind;
   let value;
   do {
@@ -81,6 +83,13 @@ export function toolContext(callId, signal, waiter, id) {
   return context;
 }
 
+/** `settle(returned, waiter, id)`, or `false` with `returned` left for `takeKept` when there is nothing to await. */
+function settleOrKeep(returned, waiter, id) {
+  if (settle(returned, waiter, id)) return true;
+  kept = returned;
+  return false;
+}
+
 /**
  * `f.call(thisArg, arg, context)` for a tool call (`toolContext(callId, signal, waiter, progressId)`), and
  * `settle` of what it returned under `id`: answers `true` if that is being awaited, else `false` with the
@@ -93,9 +102,65 @@ export function callTool(f, thisArg, arg, callId, signal, waiter, progressId, id
   } catch (error) {
     returned = Promise.reject(error);
   }
-  if (settle(returned, waiter, id)) return true;
-  kept = returned;
-  return false;
+  return settleOrKeep(returned, waiter, id);
+}
+
+// A model stream, opened in one call: `model.stream(request, options)`, its iterator and `next`, and
+// whether it has a `result()`. Rust words the errors; this only says which step failed (`Opened` in
+// `js_model.rs` names the numbers).
+
+/**
+ * Answers 0 (1 if the stream has a `result()` method) with `{ stream, iterator, next, result }` left for
+ * `takeKept`; else the step that failed, with what it threw or gave left for `takeKept`: 2 `stream()`
+ * threw, 3 it gave no async (or sync) iterable, 4 the iterator method threw, 5 reading `next` threw,
+ * 6 `next` is not a function, 7 reading `result` threw. Never throws.
+ */
+export function openStream(model, streamMethod, request, options) {
+  let step = 2;
+  try {
+    const stream = streamMethod.call(model, request, options);
+    kept = stream;
+    if (typeof stream !== "object" || stream === null) return 3;
+    let method;
+    for (const symbol of [Symbol.asyncIterator, Symbol.iterator]) {
+      try {
+        const found = stream[symbol];
+        if (typeof found === "function") {
+          method = found;
+          break;
+        }
+      } catch {
+        // a throwing getter: try the next symbol
+      }
+    }
+    if (method === undefined) return 3;
+    step = 4;
+    const iterator = method.call(stream);
+    step = 5;
+    const next = Reflect.get(iterator, "next");
+    if (typeof next !== "function") {
+      kept = undefined;
+      return 6;
+    }
+    step = 7;
+    const result = Reflect.get(stream, "result");
+    kept = { stream, iterator, next, result };
+    return typeof result === "function" ? 1 : 0;
+  } catch (error) {
+    kept = error;
+    return step;
+  }
+}
+
+/** `opened.result()` of a stream `openStream` opened, settled under `id` as `callTool` settles. */
+export function callResult(opened, waiter, id) {
+  let returned;
+  try {
+    returned = opened.result.call(opened.stream);
+  } catch (error) {
+    returned = Promise.reject(error);
+  }
+  return settleOrKeep(returned, waiter, id);
 }
 
 // A value an answer of `true`/`false` left behind for Rust to take (`takeKept`): most calls have nothing

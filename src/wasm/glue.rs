@@ -15,7 +15,19 @@ extern "C" {
     #[wasm_bindgen(js_name = settle)]
     pub fn settle_js(value: &JsValue, waiter: &JsValue, id: u32) -> bool;
     #[wasm_bindgen(js_name = pump)]
-    pub fn pump_js(iterator: &JsValue, next: &Function, waiter: &JsValue, id: u32);
+    pub fn pump_js(opened: &JsValue, waiter: &JsValue, id: u32);
+
+    /// Cannot throw; the number says which step failed (`js_model.rs`, `Opened`).
+    #[wasm_bindgen(js_name = openStream)]
+    pub fn open_stream_js(
+        model: &JsValue,
+        stream: &Function,
+        request: &JsValue,
+        options: &JsValue,
+    ) -> u32;
+    /// Cannot throw (see `glue.js`).
+    #[wasm_bindgen(js_name = callResult)]
+    pub fn call_result_js(opened: &JsValue, waiter: &JsValue, id: u32) -> bool;
 
     /// A fresh plain object; cannot throw (`undefined` leaves a key out).
     #[wasm_bindgen(js_name = record)]

@@ -1,13 +1,13 @@
 //! A JS model: `stream(request, {signal})` returning any async iterable (a pi-ai `EventStream` included),
 //! with or without `result()`. Events stay JS values: they reach `onEvent` as the objects the model yielded.
 
-use js_sys::{Array, Function, Reflect, Symbol};
+use js_sys::{Array, Function};
 use wasm_bindgen::{JsCast, JsValue};
 
 use super::convert::{error_message, get, get_key, is_object, key, type_of};
-use super::glue::record;
+use super::glue::{call_result_js, open_stream_js, record, take_kept_js};
 use super::mirror::SharedMirror;
-use super::promise::{settle, Pull, Step};
+use super::promise::{settle_with, Pull, Step};
 use super::read;
 use super::signal::js_signal;
 use crate::message::AssistantMessage;
@@ -60,57 +60,76 @@ impl Model for JsModel {
     fn stream(&self, request: ModelRequest<'_>, signal: &AbortSignal) -> Result<JsStream, String> {
         let signal = js_signal(signal).map_or(JsValue::UNDEFINED, |s| JsValue::from(s.clone()));
         let options = record(&[("signal", &signal)]);
-        let returned = self
-            .stream
-            .call2(&self.model, &self.request(&request), &options)
-            .map_err(|e| format!("model.stream() threw: {}", error_message(&e)))?;
-        JsStream::new(returned, self.mirror.clone())
+        let step = open_stream_js(&self.model, &self.stream, &self.request(&request), &options);
+        let kept = take_kept_js();
+        let has_result = match Opened::from(step) {
+            Opened::Stream => false,
+            Opened::StreamWithResult => true,
+            Opened::StreamThrew => {
+                return Err(format!("model.stream() threw: {}", error_message(&kept)))
+            }
+            Opened::NotIterable => {
+                return Err(format!(
+                    "model.stream() must return an async iterable (got {})",
+                    type_of(&kept)
+                ))
+            }
+            Opened::IteratorThrew => {
+                return Err(format!(
+                    "model stream iterator threw: {}",
+                    error_message(&kept)
+                ))
+            }
+            Opened::NextUnreadable => {
+                return Err(format!("model stream iterator: {}", error_message(&kept)))
+            }
+            Opened::NoNext => return Err("model stream iterator has no next() method".into()),
+            Opened::ResultUnreadable => {
+                return Err(format!("model stream: {}", error_message(&kept)))
+            }
+        };
+        Ok(JsStream {
+            opened: kept.clone(),
+            pull: Pull::new(kept),
+            has_result,
+            mirror: self.mirror.clone(),
+        })
+    }
+}
+
+/// How `glue.js`'s `openStream` answered: the stream opened, or the step that failed.
+enum Opened {
+    Stream,
+    StreamWithResult,
+    StreamThrew,
+    NotIterable,
+    IteratorThrew,
+    NextUnreadable,
+    NoNext,
+    ResultUnreadable,
+}
+
+impl From<u32> for Opened {
+    fn from(step: u32) -> Self {
+        match step {
+            0 => Opened::Stream,
+            1 => Opened::StreamWithResult,
+            2 => Opened::StreamThrew,
+            3 => Opened::NotIterable,
+            4 => Opened::IteratorThrew,
+            5 => Opened::NextUnreadable,
+            6 => Opened::NoNext,
+            _ => Opened::ResultUnreadable,
+        }
     }
 }
 
 pub struct JsStream {
-    stream: JsValue,
+    /// `{ stream, iterator, next, result }`, as `openStream` left it.
+    opened: JsValue,
     pull: Pull,
-    result: Option<Function>,
+    has_result: bool,
     mirror: SharedMirror,
-}
-
-impl JsStream {
-    fn new(stream: JsValue, mirror: SharedMirror) -> Result<Self, String> {
-        let not_iterable = || {
-            format!(
-                "model.stream() must return an async iterable (got {})",
-                type_of(&stream)
-            )
-        };
-        if !is_object(&stream) {
-            return Err(not_iterable());
-        }
-        let method = [Symbol::async_iterator(), Symbol::iterator()]
-            .into_iter()
-            .find_map(|symbol| {
-                Reflect::get(&stream, &symbol)
-                    .ok()?
-                    .dyn_into::<Function>()
-                    .ok()
-            })
-            .ok_or_else(not_iterable)?;
-        let iterator = method
-            .call0(&stream)
-            .map_err(|e| format!("model stream iterator threw: {}", error_message(&e)))?;
-        let next = get(&iterator, "next", "model stream iterator")?
-            .dyn_into::<Function>()
-            .map_err(|_| "model stream iterator has no next() method".to_string())?;
-        let result = get(&stream, "result", "model stream")?
-            .dyn_into::<Function>()
-            .ok();
-        Ok(JsStream {
-            stream,
-            pull: Pull::new(iterator, next),
-            result,
-            mirror,
-        })
-    }
 }
 
 impl ModelStream for JsStream {
@@ -129,18 +148,18 @@ impl ModelStream for JsStream {
     }
 
     fn has_result(&self) -> bool {
-        self.result.is_some()
+        self.has_result
     }
 
     async fn result(&mut self) -> Result<AssistantMessage, String> {
-        let Some(result) = &self.result else {
+        if !self.has_result {
             return Err("model stream has no result()".into());
-        };
-        let message = match result.call0(&self.stream) {
-            Ok(promise) => settle(promise).await,
-            Err(e) => Err(e),
         }
-        .map_err(|e| format!("model stream result() failed: {}", error_message(&e)))?;
+        let opened = &self.opened;
+        let message =
+            settle_with(|waiter, id| (!call_result_js(opened, waiter, id)).then(take_kept_js))
+                .await
+                .map_err(|e| format!("model stream result() failed: {}", error_message(&e)))?;
         let parsed = read::assistant(&message, "model stream result()")?;
         self.mirror.borrow_mut().keep_assistant(&message);
         Ok(parsed)

@@ -14,7 +14,6 @@ use std::future::Future;
 use std::pin::Pin;
 use std::task::{Context, Poll, Waker};
 
-use js_sys::Function;
 use wasm_bindgen::JsValue;
 
 use super::glue::{pump_js, settle_js, with_waiter};
@@ -245,15 +244,15 @@ impl Drop for Settle {
     }
 }
 
-/// The results of `next.call(iterator)`, one per `next().await`, pulled only when asked for.
+/// The results of `next.call(iterator)` of a stream `glue.js` opened (`openStream`), one per
+/// `next().await`, pulled only when asked for.
 pub struct Pull {
-    iterator: JsValue,
-    next: Function,
+    opened: JsValue,
     id: u32,
 }
 
 impl Pull {
-    pub fn new(iterator: JsValue, next: Function) -> Self {
+    pub fn new(opened: JsValue) -> Self {
         let id = with_slots(|slots| {
             slots.take(Slot::Stream {
                 item: None,
@@ -263,7 +262,7 @@ impl Pull {
                 dropped: false,
             })
         });
-        Pull { iterator, next, id }
+        Pull { opened, id }
     }
 
     /// The next `next()` outcome.
@@ -294,7 +293,7 @@ impl Pull {
             Err(outcome) => Poll::Ready(outcome),
             Ok(start) => {
                 if start {
-                    with_waiter(|waiter| pump_js(&self.iterator, &self.next, waiter, id));
+                    with_waiter(|waiter| pump_js(&self.opened, waiter, id));
                 }
                 Poll::Pending
             }
