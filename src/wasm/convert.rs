@@ -84,6 +84,29 @@ pub fn get_key(object: &JsValue, name: &'static str) -> Result<JsValue, JsValue>
     Reflect::get(object, key(name))
 }
 
+thread_local! {
+    /// Tool names as JS strings (`name_js`).
+    static NAMES: RefCell<Vec<(Box<str>, JsValue)>> = const { RefCell::new(Vec::new()) };
+}
+
+/// `name` as a JS string, made once: the few tool names of a run cross with every result. (Bounded: a
+/// program with very many names starts over.)
+pub fn name_js(name: &str) -> JsValue {
+    const MAX: usize = 64;
+    NAMES.with(|names| {
+        let mut names = names.borrow_mut();
+        if let Some((_, js)) = names.iter().find(|(n, _)| **n == *name) {
+            return js.clone();
+        }
+        if names.len() >= MAX {
+            names.clear();
+        }
+        let js = JsValue::from_str(name);
+        names.push((name.into(), js.clone()));
+        js
+    })
+}
+
 /// A `TypeError` with this message, as a value to throw or reject with.
 pub fn type_error(message: impl AsRef<str>) -> JsValue {
     js_sys::TypeError::new(message.as_ref()).into()

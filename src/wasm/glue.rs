@@ -6,7 +6,7 @@ use wasm_bindgen::JsValue;
 
 use serde_json::Value;
 
-use super::convert::{key, to_js};
+use super::convert::{key, name_js, to_js};
 use crate::message::{MediaBlock, ToolResultMessage};
 
 #[wasm_bindgen(module = "/src/wasm/glue.js")]
@@ -66,7 +66,7 @@ extern "C" {
     #[allow(clippy::too_many_arguments)]
     fn tool_result_js(
         tool_call_id: &str,
-        tool_name: &str,
+        tool_name: &JsValue,
         text: Option<&str>,
         content: &JsValue,
         details: &JsValue,
@@ -194,7 +194,7 @@ pub fn tool_result(result: &ToolResultMessage) -> JsValue {
     };
     tool_result_js(
         &result.tool_call_id,
-        &result.tool_name,
+        &name_js(&result.tool_name),
         text,
         &content,
         &details,
