@@ -42,15 +42,7 @@ extern "C" {
 
     /// Cannot throw: a throwing `on_event` comes back as a rejected promise.
     #[wasm_bindgen(js_name = emit)]
-    fn emit_js(
-        on_event: &Function,
-        k1: &JsValue,
-        v1: &JsValue,
-        k2: &JsValue,
-        v2: &JsValue,
-        k3: &JsValue,
-        v3: &JsValue,
-    ) -> bool;
+    fn emit_js(on_event: &Function, shape: u32, kind: &JsValue, a: &JsValue, b: &JsValue) -> bool;
     #[wasm_bindgen(js_name = takeKept)]
     pub fn take_kept_js() -> JsValue;
 
@@ -166,13 +158,33 @@ pub fn record(fields: Fields<'_>) -> JsValue {
     })
 }
 
-/// `on_event(record(fields))`: what it returned if that is an object (a rejected promise if it threw),
-/// `None` for anything else.
-pub fn emit(on_event: &Function, fields: Fields<'_>) -> Option<JsValue> {
-    with_fields(fields, |[k1, v1, k2, v2, k3, v3]| {
-        emit_js(on_event, k1, v1, k2, v2, k3, v3)
-    })
-    .then(take_kept_js)
+/// The fields of an event object after its `type` (`glue.js` writes each shape out).
+#[derive(Clone, Copy)]
+pub enum EventShape {
+    /// `{ type, event }`
+    Event = 0,
+    /// `{ type, message }`
+    Message = 1,
+    /// `{ type, call }`
+    Call = 2,
+    /// `{ type, callId, content }`
+    Progress = 3,
+    /// `{ type, result }`
+    Result = 4,
+    /// `{ type, reason, steps }`
+    TurnEnd = 5,
+}
+
+/// `on_event({ type: kind, ...fields })`, the fields being `a` (and `b`) as `shape` names them: what it
+/// returned if that is an object (a rejected promise if it threw), `None` for anything else.
+pub fn emit(
+    on_event: &Function,
+    shape: EventShape,
+    kind: &JsValue,
+    a: &JsValue,
+    b: &JsValue,
+) -> Option<JsValue> {
+    emit_js(on_event, shape as u32, kind, a, b).then(take_kept_js)
 }
 
 /// A tool result as a JS object: the same object `to_js(&result.tagged())` would make, built in one call

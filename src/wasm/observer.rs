@@ -5,7 +5,7 @@ use js_sys::Function;
 use wasm_bindgen::JsValue;
 
 use super::convert::{error_message, key, to_js};
-use super::glue::{emit, tool_result};
+use super::glue::{emit, tool_result, EventShape};
 use super::js_model::JsEvent;
 use super::mirror::SharedMirror;
 use super::promise::settle;
@@ -22,39 +22,39 @@ impl JsObserver {
     /// mirror, so the objects an observer sees are the ones later requests and the result hold.
     fn call(&self, on_event: &Function, event: &LoopEvent<'_, JsEvent>) -> Option<JsValue> {
         let kind = key(event.kind());
-        let kind = ("type", kind);
+        let none = &JsValue::UNDEFINED;
         match event {
-            LoopEvent::ModelEvent { event } => emit(on_event, &[kind, ("event", &event.0)]),
+            LoopEvent::ModelEvent { event } => {
+                emit(on_event, EventShape::Event, kind, &event.0, none)
+            }
             LoopEvent::AssistantMessage { message } => {
                 let js = self.mirror.borrow_mut().assistant(message);
-                emit(on_event, &[kind, ("message", &js)])
+                emit(on_event, EventShape::Message, kind, &js, none)
             }
             LoopEvent::ToolStart { call } => {
                 let js = self.mirror.borrow().call(call);
-                emit(on_event, &[kind, ("call", &js)])
+                emit(on_event, EventShape::Call, kind, &js, none)
             }
             LoopEvent::ToolProgress { call_id, content } => emit(
                 on_event,
-                &[
-                    kind,
-                    ("callId", &JsValue::from_str(call_id)),
-                    ("content", &to_js(content)),
-                ],
+                EventShape::Progress,
+                kind,
+                &JsValue::from_str(call_id),
+                &to_js(content),
             ),
             LoopEvent::ToolEnd { result } | LoopEvent::ToolSkipped { result } => {
                 let js = tool_result(result);
                 self.mirror
                     .borrow_mut()
                     .keep_result(&result.tool_call_id, &js);
-                emit(on_event, &[kind, ("result", &js)])
+                emit(on_event, EventShape::Result, kind, &js, none)
             }
             LoopEvent::TurnEnd { reason, steps } => emit(
                 on_event,
-                &[
-                    kind,
-                    ("reason", key(reason.as_str())),
-                    ("steps", &JsValue::from(*steps)),
-                ],
+                EventShape::TurnEnd,
+                kind,
+                key(reason.as_str()),
+                &JsValue::from(*steps),
             ),
         }
     }
