@@ -64,21 +64,18 @@ export async function pump(opened, waiter, id) {
   } while (waiter.delivered(id, kind, value));
 }
 
-// Objects: one call builds a whole object (wasm-bindgen's `Reflect.set` would cross once per key).
-// Keys come from Rust; an undefined value leaves its key out.
+// Objects are made with their keys written out (a literal per shape): storing keys one by one from
+// arguments would make every such store megamorphic, ~10x the cost of a literal.
 
-/** `{ [k1]: v1, [k2]: v2, [k3]: v3 }` without the undefined ones. */
-export function record(k1, v1, k2, v2, k3, v3) {
-  const object = {};
-  if (v1 !== undefined) object[k1] = v1;
-  if (v2 !== undefined) object[k2] = v2;
-  if (v3 !== undefined) object[k3] = v3;
-  return object;
+/** `{ value, done: false }`, or `{ done: true }` for no value: one step of a scripted stream's iterator. */
+export function iteratorResult(value) {
+  return value === undefined ? { done: true } : { value, done: false };
 }
 
 /** A tool call's context: `reportProgress` reports to `waiter` under the call's `id` (a plain closure). */
 export function toolContext(callId, signal, waiter, id) {
-  const context = record("callId", callId, "signal", signal);
+  const context = callId === undefined ? {} : { callId };
+  if (signal !== undefined) context.signal = signal;
   context.reportProgress = (content) => waiter.progress(id, content);
   return context;
 }
@@ -110,15 +107,17 @@ export function callTool(f, thisArg, arg, callId, signal, waiter, progressId, id
 // `js_model.rs` names the numbers).
 
 /**
- * Answers 0 (1 if the stream has a `result()` method) with `{ stream, iterator, next, result }` left for
+ * Calls `model.stream({ systemPrompt, messages, tools }, { signal })` (an undefined field left out), and
+ * answers 0 (1 if the stream has a `result()` method) with `{ stream, iterator, next, result }` left for
  * `takeKept`; else the step that failed, with what it threw or gave left for `takeKept`: 2 `stream()`
  * threw, 3 it gave no async (or sync) iterable, 4 the iterator method threw, 5 reading `next` threw,
  * 6 `next` is not a function, 7 reading `result` threw. Never throws.
  */
-export function openStream(model, streamMethod, request, options) {
+export function openStream(model, streamMethod, systemPrompt, messages, tools, signal) {
   let step = 2;
   try {
-    const stream = streamMethod.call(model, request, options);
+    const request = systemPrompt === undefined ? { messages, tools } : { systemPrompt, messages, tools };
+    const stream = streamMethod.call(model, request, signal === undefined ? {} : { signal });
     kept = stream;
     if (typeof stream !== "object" || stream === null) return 3;
     let method;
@@ -174,8 +173,7 @@ export function takeKept() {
   return value;
 }
 
-/** An event object of each shape (`EventShape` in `glue.rs`), its keys written out: ~30 events a model
- * turn, and an object made by storing keys one by one (as `record` does) costs ten times as much. */
+/** An event object of each shape (`EventShape` in `glue.rs`), its keys written out (~30 events a turn). */
 function eventObject(shape, type, a, b) {
   switch (shape) {
     case 0:

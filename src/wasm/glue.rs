@@ -6,7 +6,7 @@ use wasm_bindgen::JsValue;
 
 use serde_json::Value;
 
-use super::convert::{key, name_js, to_js};
+use super::convert::{name_js, to_js};
 use crate::message::{MediaBlock, ToolResultMessage};
 
 #[wasm_bindgen(module = "/src/wasm/glue.js")]
@@ -22,23 +22,18 @@ extern "C" {
     pub fn open_stream_js(
         model: &JsValue,
         stream: &Function,
-        request: &JsValue,
-        options: &JsValue,
+        system_prompt: Option<&str>,
+        messages: &JsValue,
+        tools: &JsValue,
+        signal: &JsValue,
     ) -> u32;
     /// Cannot throw (see `glue.js`).
     #[wasm_bindgen(js_name = callResult)]
     pub fn call_result_js(opened: &JsValue, waiter: &JsValue, id: u32) -> bool;
 
-    /// A fresh plain object; cannot throw (`undefined` leaves a key out).
-    #[wasm_bindgen(js_name = record)]
-    fn record_js(
-        k1: &JsValue,
-        v1: &JsValue,
-        k2: &JsValue,
-        v2: &JsValue,
-        k3: &JsValue,
-        v3: &JsValue,
-    ) -> JsValue;
+    /// `{ value, done: false }`, or `{ done: true }` for an undefined value.
+    #[wasm_bindgen(js_name = iteratorResult)]
+    pub fn iterator_result_js(value: &JsValue) -> JsValue;
 
     /// Cannot throw: a throwing `on_event` comes back as a rejected promise.
     #[wasm_bindgen(js_name = emit)]
@@ -131,31 +126,6 @@ impl Waiter {
     pub fn progress(&self, id: f64, content: JsValue) -> Result<(), JsValue> {
         super::js_tools::progress(id, content)
     }
-}
-
-/// Up to three fields: keys with their values.
-type Fields<'a> = &'a [(&'static str, &'a JsValue)];
-
-fn with_fields<R>(fields: Fields<'_>, f: impl FnOnce([&JsValue; 6]) -> R) -> R {
-    // A missing field is an undefined key with an undefined value: `record` leaves it out.
-    let none = JsValue::UNDEFINED;
-    let key_at = |i: usize| fields.get(i).map_or(&none, |(k, _)| key(k));
-    let value_at = |i: usize| fields.get(i).map_or(&none, |(_, v)| *v);
-    f([
-        key_at(0),
-        value_at(0),
-        key_at(1),
-        value_at(1),
-        key_at(2),
-        value_at(2),
-    ])
-}
-
-/// A plain JS object of up to three fields, made in one call.
-pub fn record(fields: Fields<'_>) -> JsValue {
-    with_fields(fields, |[k1, v1, k2, v2, k3, v3]| {
-        record_js(k1, v1, k2, v2, k3, v3)
-    })
 }
 
 /// The fields of an event object after its `type` (`glue.js` writes each shape out).

@@ -5,7 +5,7 @@ use js_sys::{Array, Function};
 use wasm_bindgen::{JsCast, JsValue};
 
 use super::convert::{error_message, get, get_key, is_object, key, type_of};
-use super::glue::{call_result_js, open_stream_js, record, take_kept_js};
+use super::glue::{call_result_js, open_stream_js, take_kept_js};
 use super::mirror::SharedMirror;
 use super::promise::{settle_with, Pull, Step};
 use super::read;
@@ -39,19 +39,6 @@ impl JsModel {
             mirror,
         })
     }
-
-    /// Each request gets its own arrays; the message objects in them crossed once and are shared.
-    fn request(&self, request: &ModelRequest<'_>) -> JsValue {
-        let messages = self.mirror.borrow_mut().sync(request.messages);
-        let prompt = request
-            .system_prompt
-            .map_or(JsValue::UNDEFINED, JsValue::from_str);
-        record(&[
-            ("systemPrompt", &prompt),
-            ("messages", &messages),
-            ("tools", &Array::from(&self.tools)),
-        ])
-    }
 }
 
 impl Model for JsModel {
@@ -59,8 +46,16 @@ impl Model for JsModel {
 
     fn stream(&self, request: ModelRequest<'_>, signal: &AbortSignal) -> Result<JsStream, String> {
         let signal = js_signal(signal).map_or(JsValue::UNDEFINED, |s| JsValue::from(s.clone()));
-        let options = record(&[("signal", &signal)]);
-        let step = open_stream_js(&self.model, &self.stream, &self.request(&request), &options);
+        // Each request gets its own arrays; the message objects in them crossed once and are shared.
+        let messages = self.mirror.borrow_mut().sync(request.messages);
+        let step = open_stream_js(
+            &self.model,
+            &self.stream,
+            request.system_prompt,
+            &messages,
+            &Array::from(&self.tools),
+            &signal,
+        );
         let kept = take_kept_js();
         let has_result = match Opened::from(step) {
             Opened::Stream => false,

@@ -328,11 +328,11 @@ pub struct JsScriptedStream(ScriptedStream);
 impl JsScriptedStream {
     #[allow(clippy::should_implement_trait)] // the JS async-iterator protocol's `next()`
     pub fn next(&mut self) -> Promise {
-        let step = match self.0.next_now() {
-            Some(event) => glue::record(&[("value", &to_js(&event)), ("done", &JsValue::FALSE)]),
-            None => glue::record(&[("done", &JsValue::TRUE)]),
-        };
-        Promise::resolve(&step)
+        let value = self
+            .0
+            .next_now()
+            .map_or(JsValue::UNDEFINED, |event| to_js(&event));
+        Promise::resolve(&glue::iterator_result_js(&value))
     }
 
     pub fn result(&self) -> Promise {
