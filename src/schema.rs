@@ -40,24 +40,87 @@ impl fmt::Display for Path<'_> {
     }
 }
 
+/// The keywords of one schema object this validator applies, found in one pass over its keys: probing
+/// the map once for each of twenty keywords, most of them absent, cost more than the checks themselves.
+#[derive(Default)]
+struct Keywords<'a> {
+    reference: Option<&'a Value>,
+    kind: Option<&'a Value>,
+    discriminator: Option<&'a Value>,
+    enumeration: Option<&'a Value>,
+    constant: Option<&'a Value>,
+    required: Option<&'a Value>,
+    properties: Option<&'a Value>,
+    additional_properties: Option<&'a Value>,
+    items: Option<&'a Value>,
+    min_properties: Option<&'a Value>,
+    max_properties: Option<&'a Value>,
+    min_items: Option<&'a Value>,
+    max_items: Option<&'a Value>,
+    min_length: Option<&'a Value>,
+    max_length: Option<&'a Value>,
+    minimum: Option<&'a Value>,
+    maximum: Option<&'a Value>,
+    exclusive_minimum: Option<&'a Value>,
+    exclusive_maximum: Option<&'a Value>,
+    all_of: Option<&'a Value>,
+    any_of: Option<&'a Value>,
+    one_of: Option<&'a Value>,
+}
+
+impl<'a> Keywords<'a> {
+    fn of(schema: &'a Map<String, Value>) -> Self {
+        let mut k = Keywords::default();
+        for (key, value) in schema {
+            let slot = match key.as_str() {
+                "$ref" => &mut k.reference,
+                "type" => &mut k.kind,
+                "discriminator" => &mut k.discriminator,
+                "enum" => &mut k.enumeration,
+                "const" => &mut k.constant,
+                "required" => &mut k.required,
+                "properties" => &mut k.properties,
+                "additionalProperties" => &mut k.additional_properties,
+                "items" => &mut k.items,
+                "minProperties" => &mut k.min_properties,
+                "maxProperties" => &mut k.max_properties,
+                "minItems" => &mut k.min_items,
+                "maxItems" => &mut k.max_items,
+                "minLength" => &mut k.min_length,
+                "maxLength" => &mut k.max_length,
+                "minimum" => &mut k.minimum,
+                "maximum" => &mut k.maximum,
+                "exclusiveMinimum" => &mut k.exclusive_minimum,
+                "exclusiveMaximum" => &mut k.exclusive_maximum,
+                "allOf" => &mut k.all_of,
+                "anyOf" => &mut k.any_of,
+                "oneOf" => &mut k.one_of,
+                _ => continue,
+            };
+            *slot = Some(value);
+        }
+        k
+    }
+}
+
 fn check(root: &Value, schema: &Value, value: &Value, path: &Path<'_>) -> Result<(), String> {
     let schema = match schema {
         Value::Bool(true) => return Ok(()),
         Value::Bool(false) => return Err(format!("{path}: no value is allowed here")),
-        Value::Object(schema) => schema,
+        Value::Object(schema) => Keywords::of(schema),
         _ => return Ok(()),
     };
     if let Some(target) = schema
-        .get("$ref")
+        .reference
         .and_then(Value::as_str)
         .and_then(|r| resolve(root, r))
     {
         check(root, target, value, path)?;
     }
-    if let Some(expected) = schema.get("type") {
+    if let Some(expected) = schema.kind {
         check_type(expected, value, path)?;
     }
-    if let Some(Value::Array(options)) = schema.get("enum") {
+    if let Some(Value::Array(options)) = schema.enumeration {
         if !options.contains(value) {
             return Err(format!(
                 "{path}: must be one of {}, got {}",
@@ -66,25 +129,23 @@ fn check(root: &Value, schema: &Value, value: &Value, path: &Path<'_>) -> Result
             ));
         }
     }
-    if let Some(constant) = schema.get("const") {
+    if let Some(constant) = schema.constant {
         if constant != value {
             return Err(format!("{path}: must be {constant}, got {value}"));
         }
     }
     match value {
-        Value::Object(object) => validate_object(root, schema, object, path)?,
-        Value::Array(items) => validate_array(root, schema, items, path)?,
+        Value::Object(object) => validate_object(root, &schema, object, path)?,
+        Value::Array(items) => validate_array(root, &schema, items, path)?,
         Value::String(s) => {
             let len = s.chars().count() as f64;
             bound(
-                schema,
-                "minLength",
+                schema.min_length,
                 |min| len >= min,
                 |min| format!("{path}: must be at least {min} characters long"),
             )?;
             bound(
-                schema,
-                "maxLength",
+                schema.max_length,
                 |max| len <= max,
                 |max| format!("{path}: must be at most {max} characters long"),
             )?;
@@ -92,55 +153,51 @@ fn check(root: &Value, schema: &Value, value: &Value, path: &Path<'_>) -> Result
         Value::Number(n) => {
             let x = n.as_f64().unwrap_or(f64::NAN);
             bound(
-                schema,
-                "minimum",
+                schema.minimum,
                 |m| x >= m,
                 |m| format!("{path}: must be >= {m}, got {n}"),
             )?;
             bound(
-                schema,
-                "maximum",
+                schema.maximum,
                 |m| x <= m,
                 |m| format!("{path}: must be <= {m}, got {n}"),
             )?;
             bound(
-                schema,
-                "exclusiveMinimum",
+                schema.exclusive_minimum,
                 |m| x > m,
                 |m| format!("{path}: must be > {m}, got {n}"),
             )?;
             bound(
-                schema,
-                "exclusiveMaximum",
+                schema.exclusive_maximum,
                 |m| x < m,
                 |m| format!("{path}: must be < {m}, got {n}"),
             )?;
         }
         _ => {}
     }
-    if let Some(Value::Array(all)) = schema.get("allOf") {
+    if let Some(Value::Array(all)) = schema.all_of {
         for s in all {
             check(root, s, value, path)?;
         }
     }
     // Each branch is validated once: re-validating to explain a failure doubles the work per nesting level.
-    if let Some(Value::Array(any)) = schema.get("anyOf") {
+    if let Some(Value::Array(any)) = schema.any_of {
         let (matching, failures) = branches(root, any, value, path);
         if matching == 0 {
             return Err(none_matched(failures, path, "anyOf"));
         }
     }
     let tag = schema
-        .get("discriminator")
+        .discriminator
         .and_then(|d| d.get("propertyName"))
         .and_then(Value::as_str);
     if let (Some(tag), Some(Value::Array(variants)), Value::Object(object)) =
-        (tag, schema.get("oneOf"), value)
+        (tag, schema.one_of, value)
     {
         // In place of the generic oneOf below, not instead of the rest of this schema: its `required`,
         // `properties` and `additionalProperties` were checked above like any other keyword.
         check_tagged(root, tag, variants, object, value, path)?;
-    } else if let Some(Value::Array(one)) = schema.get("oneOf") {
+    } else if let Some(Value::Array(one)) = schema.one_of {
         let (matching, failures) = branches(root, one, value, path);
         if matching == 0 {
             return Err(none_matched(failures, path, "oneOf"));
@@ -156,23 +213,23 @@ fn check(root: &Value, schema: &Value, value: &Value, path: &Path<'_>) -> Result
 
 fn validate_object(
     root: &Value,
-    schema: &Map<String, Value>,
+    schema: &Keywords<'_>,
     object: &Map<String, Value>,
     path: &Path<'_>,
 ) -> Result<(), String> {
-    if let Some(Value::Array(required)) = schema.get("required") {
+    if let Some(Value::Array(required)) = schema.required {
         for key in required.iter().filter_map(Value::as_str) {
             if !object.contains_key(key) {
                 return Err(format!("{path}: missing required property \"{key}\""));
             }
         }
     }
-    let properties = schema.get("properties").and_then(Value::as_object);
+    let properties = schema.properties.and_then(Value::as_object);
     for (key, item) in object {
         let item_path = Path::Key(path, key);
         match properties.and_then(|p| p.get(key)) {
             Some(property) => check(root, property, item, &item_path)?,
-            None => match schema.get("additionalProperties") {
+            None => match schema.additional_properties {
                 Some(Value::Bool(false)) => {
                     return Err(format!("{path}: unexpected property \"{key}\""))
                 }
@@ -183,14 +240,12 @@ fn validate_object(
     }
     let count = object.len() as f64;
     bound(
-        schema,
-        "minProperties",
+        schema.min_properties,
         |m| count >= m,
         |m| format!("{path}: must have at least {m} properties"),
     )?;
     bound(
-        schema,
-        "maxProperties",
+        schema.max_properties,
         |m| count <= m,
         |m| format!("{path}: must have at most {m} properties"),
     )
@@ -198,37 +253,34 @@ fn validate_object(
 
 fn validate_array(
     root: &Value,
-    schema: &Map<String, Value>,
+    schema: &Keywords<'_>,
     items: &[Value],
     path: &Path<'_>,
 ) -> Result<(), String> {
-    if let Some(item_schema) = schema.get("items") {
+    if let Some(item_schema) = schema.items {
         for (i, item) in items.iter().enumerate() {
             check(root, item_schema, item, &Path::Index(path, i))?;
         }
     }
     let count = items.len() as f64;
     bound(
-        schema,
-        "minItems",
+        schema.min_items,
         |m| count >= m,
         |m| format!("{path}: must have at least {m} items"),
     )?;
     bound(
-        schema,
-        "maxItems",
+        schema.max_items,
         |m| count <= m,
         |m| format!("{path}: must have at most {m} items"),
     )
 }
 
 fn bound(
-    schema: &Map<String, Value>,
-    key: &str,
+    limit: Option<&Value>,
     holds: impl Fn(f64) -> bool,
     message: impl Fn(f64) -> String,
 ) -> Result<(), String> {
-    match schema.get(key).and_then(Value::as_f64) {
+    match limit.and_then(Value::as_f64) {
         Some(limit) if !holds(limit) => Err(message(limit)),
         _ => Ok(()),
     }
