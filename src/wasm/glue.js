@@ -88,14 +88,14 @@ function settleOrKeep(returned, waiter, id) {
 }
 
 /**
- * `f.call(thisArg, arg, context)` for a tool call (`toolContext(callId, signal, waiter, progressId)`), and
+ * `f.call(thisArg, JSON.parse(argJson), context)` for a tool call (`toolContext(callId, signal, waiter, progressId)`), and
  * `settle` of what it returned under `id`: answers `true` if that is being awaited, else `false` with the
  * value left for `takeKept`. A throw is settled as a rejection, so nothing unwinds through wasm.
  */
-export function callTool(f, thisArg, arg, callId, signal, waiter, progressId, id) {
+export function callTool(f, thisArg, argJson, callId, signal, waiter, progressId, id) {
   let returned;
   try {
-    returned = f.call(thisArg, arg, toolContext(callId, signal, waiter, progressId));
+    returned = f.call(thisArg, JSON.parse(argJson), toolContext(callId, signal, waiter, progressId));
   } catch (error) {
     returned = Promise.reject(error);
   }

@@ -88,7 +88,7 @@ extern "C" {
     pub fn call_tool_js(
         f: &Function,
         this: &JsValue,
-        arg: &JsValue,
+        arg_json: &str,
         call_id: Option<&str>,
         signal: &JsValue,
         waiter: &JsValue,

@@ -9,7 +9,7 @@ use futures::future::LocalBoxFuture;
 use js_sys::Function;
 use wasm_bindgen::JsValue;
 
-use super::convert::{error_message, from_js, to_js, type_error};
+use super::convert::{error_message, from_js, type_error};
 use super::glue::{call_tool_js, take_kept_js};
 use super::promise::settle_with;
 use super::read;
@@ -78,22 +78,24 @@ fn progress_route(progress: ProgressSink, what: Rc<str>) -> ProgressRoute {
     })
 }
 
-/// Calls `f(this, arg, context)` and settles what it returns; a throw or rejection becomes its message.
+/// Calls `f(this, arg, context)` (`arg` crossing as JSON text, parsed in the same call) and settles what it returns; a throw or rejection becomes its message.
 /// The context's `reportProgress` reports to `progress` until the call has settled. (One call into
 /// `glue.js` makes the context, calls and starts the await.)
 async fn call_js(
     f: &Function,
     this: &JsValue,
-    arg: &JsValue,
+    arg: &impl serde::Serialize,
     call_id: Option<&str>,
     signal: &AbortSignal,
     progress: ProgressSink,
     what: Rc<str>,
 ) -> Result<JsValue, String> {
+    // Serializing our own types cannot fail (string keys only; non-finite numbers become null).
+    let arg = serde_json::to_string(arg).unwrap_or_else(|_| "null".into());
     let route = progress_route(progress, what);
     let signal = js_signal(signal).map_or(JsValue::UNDEFINED, |s| JsValue::from(s.clone()));
     let outcome = settle_with(|waiter, id| {
-        let pending = call_tool_js(f, this, arg, call_id, &signal, waiter, route.0, id);
+        let pending = call_tool_js(f, this, &arg, call_id, &signal, waiter, route.0, id);
         (!pending).then(take_kept_js)
     })
     .await;
@@ -134,7 +136,7 @@ impl ToolHandler for JsTool {
             let outcome = call_js(
                 &tool.execute,
                 &tool.spec,
-                &to_js(&arguments),
+                &arguments,
                 Some(&context.call_id),
                 &context.signal,
                 context.progress,
@@ -159,7 +161,7 @@ impl ToolExecutor for JsExecutor {
             let outcome = call_js(
                 &self.0,
                 &JsValue::UNDEFINED,
-                &to_js(&call.tagged()),
+                &call.tagged(),
                 None,
                 &context.signal,
                 context.progress,
