@@ -6,6 +6,9 @@
 // into wasm, with no closure made per await. `await` adopts promises and thenables as JS would, and
 // anything thrown or rejected (a throwing `then`, a revoked proxy) arrives as a rejection, never as an
 // exception unwinding through wasm.
+//
+// Nothing here throws into Rust: wasm-bindgen wraps an import that may throw (`catch`) in a closure and an
+// `arguments` object per call, so what may throw is caught here and handed over as a rejection or a number.
 
 /**
  * Awaits `value` and reports how it settled, if it is a promise or a thenable object; answers whether it
@@ -73,7 +76,7 @@ export function iteratorResult(value) {
 }
 
 /** A tool call's context: `reportProgress` reports to `waiter` under the call's `id` (a plain closure). */
-export function toolContext(callId, signal, waiter, id) {
+function toolContext(callId, signal, waiter, id) {
   const context = callId === undefined ? {} : { callId };
   if (signal !== undefined) context.signal = signal;
   context.reportProgress = (content) => waiter.progress(id, content);
