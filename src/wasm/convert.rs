@@ -15,7 +15,8 @@ use super::glue::encode_into_js;
 
 // A JS exception must never unwind through wasm frames: it skips their cleanup (a borrow stays taken, the
 // shadow stack pointer stays lowered) and a few thousand of them trap the instance. Every import that
-// can run code the caller controls is imported with `catch`.
+// can run code the caller controls is imported with `catch`, or is a `glue.js` function that catches
+// inside itself (those on the hot path: `emit`, `callTool`, `openStream`, `callResult`).
 #[wasm_bindgen]
 extern "C" {
     /// `Reflect.set` without an exception trap: only for fresh plain objects we own, where it cannot throw.
