@@ -210,6 +210,18 @@ const cases = [
   ["stream() returns a number", () => runErrors({ model: model(() => 42) }, /stream|iterable/, { orReject: true })],
   ["stream() returns null", () => runErrors({ model: model(() => null) }, /stream|iterable/, { orReject: true })],
   ["stream() returns a plain object", () => runErrors({ model: model(() => ({})) }, /stream|iterable/, { orReject: true })],
+  // Each step of opening a stream that can fail, with what the error says.
+  ["the stream's iterator method throws", () => runErrors({ model: model(() => ({ [Symbol.asyncIterator]() { throw new Error("no iterator today"); } })) }, /model stream iterator threw: no iterator today/)],
+  ["a throwing asyncIterator getter, a good sync iterator", async () => {
+    const stream = { get [Symbol.asyncIterator]() { throw new Error("getter"); }, *[Symbol.iterator]() { yield { type: "done", reason: "stop", message: okMsg }; } };
+    const result = await tp.runAgentLoop({ context: ctx([userMsg("hi")]), model: model(() => stream) });
+    assert.deepEqual([result.reason, result.messages.at(-1)], ["stop", okMsg]);
+  }],
+  ["reading the iterator's next throws", () => runErrors({ model: model(() => ({ [Symbol.asyncIterator]() { return { get next() { throw new Error("next getter"); } }; } })) }, /model stream iterator: next getter/)],
+  ["the iterator has no next()", () => runErrors({ model: model(() => ({ [Symbol.asyncIterator]() { return { next: 5 }; } })) }, /model stream iterator has no next\(\) method/)],
+  ["the iterator method returns a number", () => runErrors({ model: model(() => ({ [Symbol.asyncIterator]() { return 5; } })) }, /model stream iterator: /)],
+  ["reading the stream's result throws", () => runErrors({ model: model(() => Object.defineProperty(yields(), "result", { get() { throw new Error("result getter"); } })) }, /model stream: result getter/)],
+  ["result() throws instead of rejecting", () => runErrors({ model: model(() => withResult(yields(), () => { throw new Error("sync result"); })) }, /model stream result\(\) failed: sync result/)],
   // Garbage events before a good `done`: refused naming the event, or passed over (pi-ai adds event types).
   ["the stream yields a number", () => garbageEvent(42)],
   ["the stream yields null", () => garbageEvent(null)],
