@@ -176,7 +176,7 @@ export function takeKept() {
   return value;
 }
 
-/** An event object of each shape (`EventShape` in `glue.rs`), its keys written out (~30 events a turn). */
+/** An event object of each shape (`EventFields` in `glue.rs`), its keys written out (~30 events a turn). */
 function eventObject(shape, type, a, b) {
   switch (shape) {
     case 0:

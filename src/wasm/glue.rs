@@ -128,33 +128,49 @@ impl Waiter {
     }
 }
 
-/// The fields of an event object after its `type` (`glue.js` writes each shape out).
-#[derive(Clone, Copy)]
-pub enum EventShape {
+/// The fields of an event object after its `type`, each shape with its own (`glue.js` writes each shape
+/// out as a literal, numbered as `number` says).
+pub enum EventFields<'a> {
     /// `{ type, event }`
-    Event = 0,
+    Event(&'a JsValue),
     /// `{ type, message }`
-    Message = 1,
+    Message(&'a JsValue),
     /// `{ type, call }`
-    Call = 2,
+    Call(&'a JsValue),
     /// `{ type, callId, content }`
-    Progress = 3,
+    Progress {
+        call_id: &'a JsValue,
+        content: &'a JsValue,
+    },
     /// `{ type, result }`
-    Result = 4,
+    Result(&'a JsValue),
     /// `{ type, reason, steps }`
-    TurnEnd = 5,
+    TurnEnd {
+        reason: &'a JsValue,
+        steps: &'a JsValue,
+    },
 }
 
-/// `on_event({ type: kind, ...fields })`, the fields being `a` (and `b`) as `shape` names them: what it
-/// returned if that is an object (a rejected promise if it threw), `None` for anything else.
-pub fn emit(
-    on_event: &Function,
-    shape: EventShape,
-    kind: &JsValue,
-    a: &JsValue,
-    b: &JsValue,
-) -> Option<JsValue> {
-    emit_js(on_event, shape as u32, kind, a, b).then(take_kept_js)
+impl<'a> EventFields<'a> {
+    /// The shape's number in `glue.js` (`eventObject`) and its one or two values.
+    fn number(&self) -> (u32, &'a JsValue, Option<&'a JsValue>) {
+        match *self {
+            EventFields::Event(event) => (0, event, None),
+            EventFields::Message(message) => (1, message, None),
+            EventFields::Call(call) => (2, call, None),
+            EventFields::Progress { call_id, content } => (3, call_id, Some(content)),
+            EventFields::Result(result) => (4, result, None),
+            EventFields::TurnEnd { reason, steps } => (5, reason, Some(steps)),
+        }
+    }
+}
+
+/// `on_event({ type: kind, ...fields })`: what it returned if that is an object (a rejected promise if it
+/// threw), `None` for anything else.
+pub fn emit(on_event: &Function, kind: &JsValue, fields: EventFields<'_>) -> Option<JsValue> {
+    let (shape, a, b) = fields.number();
+    let none = JsValue::UNDEFINED;
+    emit_js(on_event, shape, kind, a, b.unwrap_or(&none)).then(take_kept_js)
 }
 
 /// A tool result as a JS object: the same object `to_js(&result.tagged())` would make, built in one call

@@ -78,9 +78,9 @@ fn progress_route(progress: ProgressSink, what: Rc<str>) -> ProgressRoute {
     })
 }
 
-/// Calls `f(this, arg, context)` (`arg` crossing as JSON text, parsed in the same call) and settles what it returns; a throw or rejection becomes its message.
+/// Calls `f(this, arg, context)` and settles what it returns; a throw or rejection becomes its message.
 /// The context's `reportProgress` reports to `progress` until the call has settled. (One call into
-/// `glue.js` makes the context, calls and starts the await.)
+/// `glue.js` parses `arg` from its JSON text, makes the context, calls and starts the await.)
 async fn call_js(
     f: &Function,
     this: &JsValue,

@@ -5,7 +5,7 @@ use js_sys::Function;
 use wasm_bindgen::JsValue;
 
 use super::convert::{error_message, key, to_js};
-use super::glue::{emit, tool_result, EventShape};
+use super::glue::{emit, tool_result, EventFields};
 use super::js_model::JsEvent;
 use super::mirror::SharedMirror;
 use super::promise::settle;
@@ -22,40 +22,37 @@ impl JsObserver {
     /// mirror, so the objects an observer sees are the ones later requests and the result hold.
     fn call(&self, on_event: &Function, event: &LoopEvent<'_, JsEvent>) -> Option<JsValue> {
         let kind = key(event.kind());
-        let none = &JsValue::UNDEFINED;
         match event {
-            LoopEvent::ModelEvent { event } => {
-                emit(on_event, EventShape::Event, kind, &event.0, none)
-            }
+            LoopEvent::ModelEvent { event } => emit(on_event, kind, EventFields::Event(&event.0)),
             LoopEvent::AssistantMessage { message } => {
                 let js = self.mirror.borrow_mut().assistant(message);
-                emit(on_event, EventShape::Message, kind, &js, none)
+                emit(on_event, kind, EventFields::Message(&js))
             }
             LoopEvent::ToolStart { call } => {
                 let js = self.mirror.borrow().call(call);
-                emit(on_event, EventShape::Call, kind, &js, none)
+                emit(on_event, kind, EventFields::Call(&js))
             }
-            LoopEvent::ToolProgress { call_id, content } => emit(
-                on_event,
-                EventShape::Progress,
-                kind,
-                &JsValue::from_str(call_id),
-                &to_js(content),
-            ),
+            LoopEvent::ToolProgress { call_id, content } => {
+                let fields = EventFields::Progress {
+                    call_id: &JsValue::from_str(call_id),
+                    content: &to_js(content),
+                };
+                emit(on_event, kind, fields)
+            }
             LoopEvent::ToolEnd { result } | LoopEvent::ToolSkipped { result } => {
                 let js = tool_result(result);
                 self.mirror
                     .borrow_mut()
                     .keep_result(&result.tool_call_id, &js);
-                emit(on_event, EventShape::Result, kind, &js, none)
+                emit(on_event, kind, EventFields::Result(&js))
             }
-            LoopEvent::TurnEnd { reason, steps } => emit(
-                on_event,
-                EventShape::TurnEnd,
-                kind,
-                key(reason.as_str()),
-                &JsValue::from(*steps),
-            ),
+            LoopEvent::TurnEnd { reason, steps } => {
+                let fields = EventFields::TurnEnd {
+                    reason: key(reason.as_str()),
+                    steps: &JsValue::from(*steps),
+                };
+                emit(on_event, kind, fields)
+            }
         }
     }
 }
