@@ -169,7 +169,7 @@ export function callResult(opened, waiter, id) {
 // to hand back, and a boolean answer costs Rust no further call to find that out.
 let kept;
 
-/** What the last `emit` (answering `true`) or `callTool` (answering `false`) left, once. */
+/** What the last `emit` (answering `true`), `openStream`, or `callTool`/`callResult` (answering `false`) left, once. */
 export function takeKept() {
   const value = kept;
   kept = undefined;

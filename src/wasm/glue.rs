@@ -38,6 +38,8 @@ extern "C" {
     /// Cannot throw: a throwing `on_event` comes back as a rejected promise.
     #[wasm_bindgen(js_name = emit)]
     fn emit_js(on_event: &Function, shape: u32, kind: &JsValue, a: &JsValue, b: &JsValue) -> bool;
+    /// What `emit` (answering `true`), `openStream`, or `callTool` and `callResult` (answering `false`)
+    /// left behind; once.
     #[wasm_bindgen(js_name = takeKept)]
     pub fn take_kept_js() -> JsValue;
 
