@@ -114,15 +114,18 @@ export function callTool(f, thisArg, argJson, callId, signal, waiter, progressId
  * answers 0 (1 if the stream has a `result()` method) with `{ stream, iterator, next, result }` left for
  * `takeKept`; else the step that failed, with what it threw or gave left for `takeKept`: 2 `stream()`
  * threw, 3 it gave no async (or sync) iterable, 4 the iterator method threw, 5 reading `next` threw,
- * 6 `next` is not a function, 7 reading `result` threw. Never throws.
+ * 6 `next` is not a function, 7 reading `result` threw. Never throws. `kept` is set last on every path:
+ * the caller's code it runs (a getter, say) may have made a nested call that used it.
  */
 export function openStream(model, streamMethod, systemPrompt, messages, tools, signal) {
   let step = 2;
   try {
     const request = systemPrompt === undefined ? { messages, tools } : { systemPrompt, messages, tools };
     const stream = streamMethod.call(model, request, signal === undefined ? {} : { signal });
-    kept = stream;
-    if (typeof stream !== "object" || stream === null) return 3;
+    if (typeof stream !== "object" || stream === null) {
+      kept = stream;
+      return 3;
+    }
     let method;
     for (const symbol of [Symbol.asyncIterator, Symbol.iterator]) {
       try {
@@ -135,7 +138,10 @@ export function openStream(model, streamMethod, systemPrompt, messages, tools, s
         // a throwing getter: try the next symbol
       }
     }
-    if (method === undefined) return 3;
+    if (method === undefined) {
+      kept = stream;
+      return 3;
+    }
     step = 4;
     const iterator = method.call(stream);
     step = 5;

@@ -217,6 +217,10 @@ const cases = [
     const result = await tp.runAgentLoop({ context: ctx([userMsg("hi")]), model: model(() => stream) });
     assert.deepEqual([result.reason, result.messages.at(-1)], ["stop", okMsg]);
   }],
+  ["an asyncIterator getter that runs a whole nested run first, then gives nothing", () => {
+    const stream = { get [Symbol.asyncIterator]() { tp.runAgentLoop(good); return undefined; } };
+    return runErrors({ model: model(() => stream) }, /must return an async iterable \(got object\)/);
+  }],
   ["reading the iterator's next throws", () => runErrors({ model: model(() => ({ [Symbol.asyncIterator]() { return { get next() { throw new Error("next getter"); } }; } })) }, /model stream iterator: next getter/)],
   ["the iterator has no next()", () => runErrors({ model: model(() => ({ [Symbol.asyncIterator]() { return { next: 5 }; } })) }, /model stream iterator has no next\(\) method/)],
   ["the iterator method returns a number", () => runErrors({ model: model(() => ({ [Symbol.asyncIterator]() { return 5; } })) }, /model stream iterator: /)],
