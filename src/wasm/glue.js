@@ -114,7 +114,7 @@ export function callTool(f, thisArg, argJson, callId, signal, waiter, progressId
  * answers 0 (1 if the stream has a `result()` method) with `{ stream, iterator, next, result }` left for
  * `takeKept`; else the step that failed, with what it threw or gave left for `takeKept`: 2 `stream()`
  * threw, 3 it gave no async (or sync) iterable, 4 the iterator method threw, 5 reading `next` threw,
- * 6 `next` is not a function, 7 reading `result` threw. Never throws. `kept` is set last on every path:
+ * 6 `next` is not a function, 7 reading `result` threw, 8 it gave a promise. Never throws. `kept` is set last on every path:
  * the caller's code it runs (a getter, say) may have made a nested call that used it.
  */
 export function openStream(model, streamMethod, systemPrompt, messages, tools, signal) {
@@ -139,6 +139,17 @@ export function openStream(model, streamMethod, systemPrompt, messages, tools, s
       }
     }
     if (method === undefined) {
+      // A promise (an `async stream()`): not awaited, as SPEC's stream() is synchronous, but its rejection
+      // is taken here, or the page would report it as unhandled.
+      if (typeof stream.then === "function") {
+        try {
+          stream.then(undefined, () => {});
+        } catch {
+          // a throwing `then`: nothing to take
+        }
+        kept = stream;
+        return 8;
+      }
       kept = stream;
       return 3;
     }
@@ -317,6 +328,22 @@ export function takeSimpleDetails() {
   const details = simpleDetails;
   simpleDetails = undefined;
   return details;
+}
+
+/**
+ * What `clock()` (the caller's `now`) gives, if it is a number; else undefined, and Rust takes `Date.now()`.
+ * A clock is synchronous: a promise it gives is not awaited, but its rejection is taken here, or the page
+ * would report it as unhandled. Never throws.
+ */
+export function readClock(clock) {
+  try {
+    const time = clock();
+    if (typeof time === "number") return time;
+    if (typeof time === "object" && time !== null && typeof time.then === "function") time.then(undefined, () => {});
+  } catch {
+    // a throwing clock (or a throwing `then`): Date.now() stands in
+  }
+  return undefined;
 }
 
 // Strings in: wasm-bindgen copies a string into wasm with a JS loop over its characters (~3 µs for a

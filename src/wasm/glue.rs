@@ -75,6 +75,10 @@ extern "C" {
     #[wasm_bindgen(js_name = takeSimpleDetails)]
     pub fn take_simple_details_js() -> js_sys::JsString;
 
+    /// Cannot throw (see `glue.js`); `None` unless the clock gave a number.
+    #[wasm_bindgen(js_name = readClock)]
+    pub fn read_clock_js(clock: &Function) -> Option<f64>;
+
     /// Cannot throw: `text` is a string and `ptr..ptr + capacity` lies in `memory`.
     #[wasm_bindgen(js_name = encodeInto)]
     pub fn encode_into_js(

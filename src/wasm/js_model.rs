@@ -69,6 +69,13 @@ impl Model for JsModel {
                     type_of(&kept)
                 ))
             }
+            Opened::Promise => {
+                return Err(
+                    "model.stream() must return an async iterable, not a promise of one \
+                            (is it an async function?)"
+                        .into(),
+                )
+            }
             Opened::IteratorThrew => {
                 return Err(format!(
                     "model stream iterator threw: {}",
@@ -98,6 +105,8 @@ enum Opened {
     StreamWithResult,
     StreamThrew,
     NotIterable,
+    /// `stream()` gave a promise (it is `async`, say): SPEC's `stream()` is synchronous.
+    Promise,
     IteratorThrew,
     NextUnreadable,
     NoNext,
@@ -114,7 +123,8 @@ impl From<u32> for Opened {
             4 => Opened::IteratorThrew,
             5 => Opened::NextUnreadable,
             6 => Opened::NoNext,
-            _ => Opened::ResultUnreadable,
+            7 => Opened::ResultUnreadable,
+            _ => Opened::Promise,
         }
     }
 }

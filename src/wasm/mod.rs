@@ -238,8 +238,7 @@ fn describe(value: &JsValue) -> String {
 fn clock_option(now: Option<Function>) -> Clock {
     Rc::new(move || {
         now.as_ref()
-            .and_then(|now| now.call0(&JsValue::UNDEFINED).ok())
-            .and_then(|t| t.as_f64())
+            .and_then(glue::read_clock_js)
             .filter(|t| t.is_finite())
             .unwrap_or_else(js_sys::Date::now)
     })

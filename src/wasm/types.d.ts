@@ -72,6 +72,7 @@ export type ModelEvent =
 export type ModelStream = (AsyncIterable<ModelEvent> | Iterable<ModelEvent>) & { result?(): Promise<AssistantMessage> };
 
 export interface Model {
+  /** Returns the stream itself, synchronously (not a promise of it: an `async stream()` ends the run with an error). */
   stream(request: ModelRequest, options: { signal?: AbortSignal }): ModelStream;
 }
 

@@ -450,6 +450,63 @@ describe("observers", () => {
   });
 });
 
+describe("a promise where SPEC wants a value", () => {
+  /** Runs `fn`, then answers the rejections the host reported as unhandled meanwhile. */
+  async function unhandledDuring(fn) {
+    const unhandled = [];
+    const onUnhandled = (reason) => unhandled.push(String(reason));
+    process.on("unhandledRejection", onUnhandled);
+    try {
+      await fn();
+      // Node reports an unhandled rejection once the microtasks have run: a macrotask later, it is in.
+      await new Promise((resolve) => setImmediate(resolve));
+      await new Promise((resolve) => setImmediate(resolve));
+      return unhandled;
+    } finally {
+      process.off("unhandledRejection", onUnhandled);
+    }
+  }
+
+  test("now() that throws, rejects or gives a non-number: Date.now() stamps the result, no rejection unhandled", T, async () => {
+    const clocks = [
+      () => { throw new Error("clock threw"); },
+      async () => { throw new Error("clock rejected"); },
+      () => Promise.reject(new Error("clock gave a rejected promise")),
+      () => "12",
+      () => NaN,
+      () => ({ then() { throw new Error("then threw"); } }),
+    ];
+    const unhandled = await unhandledDuring(async () => {
+      for (const now of clocks) {
+        const { input, script } = readmeScript();
+        const before = Date.now();
+        const result = await tp.runAgentLoop({ context: { messages: input }, model: new tp.ScriptedModel(script), tools: readRegistry(), now });
+        assert.equal(result.reason, "stop", String(now));
+        const stamp = result.messages[2].timestamp;
+        assert.ok(stamp >= before && stamp <= Date.now(), `${now}: timestamp ${stamp} is Date.now()`);
+      }
+    });
+    assert.deepEqual(unhandled, []);
+  });
+
+  test("an async stream(): the run ends with an error that says so, and its rejection is not left unhandled", T, async () => {
+    const { script } = readmeScript();
+    const streams = [
+      async () => { throw new Error("no API key"); },
+      async () => new tp.ScriptedModel(script).stream({ messages: [] }, {}),
+    ];
+    const unhandled = await unhandledDuring(async () => {
+      for (const stream of streams) {
+        const result = await tp.runAgentLoop({ context: { messages: [userMsg("hi")] }, model: { stream } });
+        assert.equal(result.reason, "error");
+        assert.match(result.error, /model\.stream\(\) must return an async iterable, not a promise of one \(is it an async function\?\)/);
+        assert.deepEqual(result.messages.map((m) => m.role), ["user"]);
+      }
+    });
+    assert.deepEqual(unhandled, []);
+  });
+});
+
 describe("the model boundary", () => {
   test("request.tools = registry definitions (never context.tools), systemPrompt each time, own messages array", T, async () => {
     const { input, script } = readmeScript();
