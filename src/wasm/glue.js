@@ -142,11 +142,7 @@ export function openStream(model, streamMethod, systemPrompt, messages, tools, s
       // A promise (an `async stream()`): not awaited, as SPEC's stream() is synchronous, but its rejection
       // is taken here, or the page would report it as unhandled.
       if (typeof stream.then === "function") {
-        try {
-          stream.then(undefined, () => {});
-        } catch {
-          // a throwing `then`: nothing to take
-        }
+        takeRejection(stream);
         kept = stream;
         return 8;
       }
@@ -158,6 +154,7 @@ export function openStream(model, streamMethod, systemPrompt, messages, tools, s
     step = 5;
     const next = Reflect.get(iterator, "next");
     if (typeof next !== "function") {
+      takeRejection(iterator); // an `async [Symbol.asyncIterator]()`
       kept = undefined;
       return 6;
     }
@@ -339,11 +336,21 @@ export function readClock(clock) {
   try {
     const time = clock();
     if (typeof time === "number") return time;
-    if (typeof time === "object" && time !== null && typeof time.then === "function") time.then(undefined, () => {});
+    takeRejection(time);
   } catch {
-    // a throwing clock (or a throwing `then`): Date.now() stands in
+    // a throwing clock: Date.now() stands in
   }
   return undefined;
+}
+
+/** If `value` is a promise or thenable that is not awaited, takes its rejection so that the page does not
+ * report it as unhandled (the caller hears of the mistake another way). Never throws. */
+function takeRejection(value) {
+  try {
+    if (typeof value === "object" && value !== null && typeof value.then === "function") value.then(undefined, () => {});
+  } catch {
+    // a throwing `then`: nothing to take
+  }
 }
 
 // Strings in: wasm-bindgen copies a string into wasm with a JS loop over its characters (~3 µs for a

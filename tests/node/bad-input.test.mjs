@@ -222,6 +222,7 @@ const cases = [
     return runErrors({ model: model(() => stream) }, /must return an async iterable \(got object\)/);
   }],
   ["reading the iterator's next throws", () => runErrors({ model: model(() => ({ [Symbol.asyncIterator]() { return { get next() { throw new Error("next getter"); } }; } })) }, /model stream iterator: next getter/)],
+  ["an async iterator method (it gives a rejected promise)", () => runErrors({ model: model(() => ({ async [Symbol.asyncIterator]() { throw new Error("async iterator"); } })) }, /has no next\(\) method/)],
   ["the iterator has no next()", () => runErrors({ model: model(() => ({ [Symbol.asyncIterator]() { return { next: 5 }; } })) }, /model stream iterator has no next\(\) method/)],
   ["the iterator method returns a number", () => runErrors({ model: model(() => ({ [Symbol.asyncIterator]() { return 5; } })) }, /model stream iterator: /)],
   ["reading the stream's result throws", () => runErrors({ model: model(() => Object.defineProperty(yields(), "result", { get() { throw new Error("result getter"); } })) }, /model stream: result getter/)],
