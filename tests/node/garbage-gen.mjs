@@ -780,6 +780,9 @@ export const REGRESSIONS = [
   ["onEvent returns Object.create(Promise.prototype), 2,000 runs", "onEvent's return value", { repeat: 2_000 }, [["returned"], "Object.create(Promise.prototype)", () => Object.create(Promise.prototype)]],
   // Control: errors the bridge raises itself unwind nothing, so the same count of them leaves the instance fine.
   ["control: a bad field the bridge reports itself (user content 42), 5,000 runs", "runAgentLoop(options)", { repeat: 5_000 }, [["options", "context", "messages", 0, "content"], "42", () => 42]],
+  // A promise where SPEC wants a value: not awaited, and its rejection must not reach the host unhandled.
+  ["options.now is an async function that throws", "runAgentLoop(options)", [["options", "now"], "async function that throws", () => async () => { throw new Error("garbage function threw"); }]],
+  ["options.model.stream is an async function that throws", "runAgentLoop(options)", [["options", "model", "stream"], "async function that throws", () => async () => { throw new Error("garbage function threw"); }]],
   ["tool parameters: anyOf nested 40 deep, arguments failing at the bottom", "ToolRegistry.register(tool) + execute", [["tool", "parameters"], "anyOf nested 40 deep", () => nestedSchema("anyOf", 40)]],
   ["tool parameters: oneOf nested 40 deep, arguments failing at the bottom", "ToolRegistry.register(tool) + execute", [["tool", "parameters"], "oneOf nested 40 deep", () => nestedSchema("oneOf", 40)]],
 ];
