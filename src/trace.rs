@@ -3,6 +3,7 @@
 //! `user_message` (user) · `model_start` (model, `turn=N`) · `assistant_message` (model) · `tool_start`
 //! (loop) · `tool_result` (tool). Built from a transcript, so any saved run can be traced.
 
+use std::collections::BTreeMap;
 use std::fmt::Write;
 
 use serde::{Deserialize, Serialize};
@@ -185,46 +186,47 @@ pub struct TraceValidation {
 
 /// Reports a call without a `tool_result`, and a `tool_result` before its call.
 pub fn validate_trace(records: &[TraceRecord]) -> TraceValidation {
-    let ids = |r: &TraceRecord| -> Vec<String> {
-        r.tool_call_id
-            .as_deref()
-            .map(|s| s.split(',').map(str::to_owned).collect())
-            .unwrap_or_default()
-    };
+    // Where each id is first called and last answered, found in one pass: a check that scanned the whole
+    // trace for each record was quadratic, and a long trace froze the page.
+    let mut first_call: BTreeMap<&str, usize> = BTreeMap::new();
+    let mut last_result: BTreeMap<&str, usize> = BTreeMap::new();
+    for (i, record) in records.iter().enumerate() {
+        match (record.kind, record.tool_call_id.as_deref()) {
+            (TraceKind::AssistantMessage, _) => {
+                for id in call_ids(record) {
+                    first_call.entry(id).or_insert(i);
+                }
+            }
+            (TraceKind::ToolResult, Some(id)) => {
+                last_result.insert(id, i);
+            }
+            _ => {}
+        }
+    }
     let mut problems = Vec::new();
     for (i, record) in records.iter().enumerate() {
-        match record.kind {
-            TraceKind::AssistantMessage => {
-                for id in ids(record) {
-                    let answered = records[i + 1..].iter().any(|r| {
-                        r.kind == TraceKind::ToolResult
-                            && r.tool_call_id.as_deref() == Some(id.as_str())
-                    });
-                    if !answered {
+        match (record.kind, record.tool_call_id.as_deref()) {
+            (TraceKind::AssistantMessage, _) => {
+                for id in call_ids(record) {
+                    if last_result.get(id).map_or(true, |&answer| answer < i) {
                         problems.push(TraceProblem {
                             kind: TraceProblemKind::MissingResult,
                             seq: record.seq,
                             message: "missing paired result".into(),
-                            tool_call_id: id,
+                            tool_call_id: id.to_owned(),
                         });
                     }
                 }
             }
-            TraceKind::ToolResult => {
-                let Some(id) = record.tool_call_id.clone() else {
-                    continue;
-                };
-                let called_before = records[..i]
-                    .iter()
-                    .any(|r| r.kind == TraceKind::AssistantMessage && ids(r).contains(&id));
-                if !called_before {
-                    problems.push(TraceProblem {
-                        kind: TraceProblemKind::ResultBeforeCall,
-                        seq: record.seq,
-                        message: "result before call".into(),
-                        tool_call_id: id,
-                    });
-                }
+            (TraceKind::ToolResult, Some(id))
+                if first_call.get(id).map_or(true, |&call| call > i) =>
+            {
+                problems.push(TraceProblem {
+                    kind: TraceProblemKind::ResultBeforeCall,
+                    seq: record.seq,
+                    message: "result before call".into(),
+                    tool_call_id: id.to_owned(),
+                });
             }
             _ => {}
         }
@@ -233,6 +235,15 @@ pub fn validate_trace(records: &[TraceRecord]) -> TraceValidation {
         ok: problems.is_empty(),
         problems,
     }
+}
+
+/// The ids of an assistant message's record (comma-separated in `toolCallId`).
+fn call_ids(record: &TraceRecord) -> impl Iterator<Item = &str> {
+    record
+        .tool_call_id
+        .as_deref()
+        .into_iter()
+        .flat_map(|ids| ids.split(','))
 }
 
 fn user_text(content: &UserContent) -> String {

@@ -181,3 +181,82 @@ fn the_trace_validator_reports_a_missing_result_and_a_result_before_its_call() {
         ["result before call", "missing paired result"]
     );
 }
+
+/// The trace check as first written, scanning the trace for each record: the reference the one-pass check
+/// must agree with, problem for problem and in the same order.
+fn validate_trace_by_scanning(records: &[TraceRecord]) -> Vec<tiny_pi::trace::TraceProblem> {
+    use tiny_pi::trace::{TraceProblem, TraceProblemKind};
+    let ids = |r: &TraceRecord| -> Vec<String> {
+        r.tool_call_id
+            .as_deref()
+            .map(|s| s.split(',').map(str::to_owned).collect())
+            .unwrap_or_default()
+    };
+    let mut problems = Vec::new();
+    for (i, record) in records.iter().enumerate() {
+        match record.kind {
+            TraceKind::AssistantMessage => {
+                for id in ids(record) {
+                    let answered = records[i + 1..].iter().any(|r| {
+                        r.kind == TraceKind::ToolResult
+                            && r.tool_call_id.as_deref() == Some(id.as_str())
+                    });
+                    if !answered {
+                        problems.push(TraceProblem {
+                            kind: TraceProblemKind::MissingResult,
+                            seq: record.seq,
+                            message: "missing paired result".into(),
+                            tool_call_id: id,
+                        });
+                    }
+                }
+            }
+            TraceKind::ToolResult => {
+                let Some(id) = record.tool_call_id.clone() else {
+                    continue;
+                };
+                let called_before = records[..i]
+                    .iter()
+                    .any(|r| r.kind == TraceKind::AssistantMessage && ids(r).contains(&id));
+                if !called_before {
+                    problems.push(TraceProblem {
+                        kind: TraceProblemKind::ResultBeforeCall,
+                        seq: record.seq,
+                        message: "result before call".into(),
+                        tool_call_id: id,
+                    });
+                }
+            }
+            _ => {}
+        }
+    }
+    problems
+}
+
+proptest::proptest! {
+    #[test]
+    fn the_one_pass_trace_check_agrees_with_scanning(
+        shape in proptest::collection::vec((0usize..5, 0usize..7), 0..40)
+    ) {
+        const KINDS: [TraceKind; 5] = [
+            TraceKind::UserMessage,
+            TraceKind::ModelStart,
+            TraceKind::AssistantMessage,
+            TraceKind::ToolStart,
+            TraceKind::ToolResult,
+        ];
+        const IDS: [Option<&str>; 7] = [None, Some("a"), Some("b"), Some("a,b"), Some(""), Some("c,a"), Some("b,b")];
+        let records: Vec<TraceRecord> = shape
+            .iter()
+            .enumerate()
+            .map(|(i, &(kind, ids))| TraceRecord {
+                seq: i + 1,
+                kind: KINDS[kind],
+                owner: Owner::Loop,
+                detail: String::new(),
+                tool_call_id: IDS[ids].map(str::to_owned),
+            })
+            .collect();
+        proptest::prop_assert_eq!(validate_trace(&records).problems, validate_trace_by_scanning(&records));
+    }
+}
