@@ -4,6 +4,8 @@
 //! may be used again by a later message (some providers number calls per turn); inside one message a
 //! repeated id is a problem unless the loop answered it with a skipped result (it ran none of them).
 
+use std::collections::BTreeMap;
+
 use serde::Serialize;
 
 use crate::message::{AgentMessage, ToolResultMessage};
@@ -42,21 +44,44 @@ struct Open<'a> {
 }
 
 pub fn validate_transcript(messages: &[AgentMessage]) -> Validation {
+    // Where each id is last called and first answered, found once: a result outside its call's window is
+    // then placed without scanning the transcript again (a long one with many stray results froze the page).
+    let mut last_call: BTreeMap<&str, usize> = BTreeMap::new();
+    let mut first_result: BTreeMap<&str, usize> = BTreeMap::new();
+    for (index, message) in messages.iter().enumerate() {
+        match message {
+            AgentMessage::Assistant(assistant) => {
+                for call in assistant.tool_calls() {
+                    last_call.insert(&call.id, index);
+                }
+            }
+            AgentMessage::ToolResult(result) => {
+                first_result.entry(&result.tool_call_id).or_insert(index);
+            }
+            AgentMessage::User(_) => {}
+        }
+    }
     let mut problems = Vec::new();
+    // The current message's calls in call order, and where each id sits among them.
     let mut open: Vec<Open> = Vec::new();
+    let mut open_ids: BTreeMap<&str, usize> = BTreeMap::new();
     for (index, message) in messages.iter().enumerate() {
         match message {
             AgentMessage::Assistant(assistant) => {
                 close(&mut open, &mut problems);
+                open_ids.clear();
                 for call in assistant.tool_calls() {
-                    match open.iter_mut().find(|c| c.id == call.id) {
-                        Some(earlier) => earlier.repeated = true,
-                        None => open.push(Open {
-                            id: &call.id,
-                            index,
-                            repeated: false,
-                            results: 0,
-                        }),
+                    match open_ids.get(call.id.as_str()) {
+                        Some(&earlier) => open[earlier].repeated = true,
+                        None => {
+                            open_ids.insert(&call.id, open.len());
+                            open.push(Open {
+                                id: &call.id,
+                                index,
+                                repeated: false,
+                                results: 0,
+                            });
+                        }
                     }
                 }
             }
@@ -67,7 +92,7 @@ pub fn validate_transcript(messages: &[AgentMessage]) -> Validation {
                     tool_call_id: id.into(),
                     index,
                 };
-                match open.iter_mut().find(|c| c.id == id) {
+                match open_ids.get(id).map(|&k| &mut open[k]) {
                     Some(call) => {
                         call.results += 1;
                         if call.results > 1 {
@@ -79,10 +104,10 @@ pub fn validate_transcript(messages: &[AgentMessage]) -> Validation {
                             });
                         }
                     }
-                    None if called_later(&messages[index + 1..], id) => {
+                    None if last_call.get(id).is_some_and(|&call| call > index) => {
                         problems.push(problem(ProblemKind::ResultBeforeCall))
                     }
-                    None if answered_earlier(&messages[..index], id) => {
+                    None if first_result.get(id).is_some_and(|&first| first < index) => {
                         problems.push(problem(ProblemKind::DuplicateResult))
                     }
                     None => problems.push(problem(ProblemKind::OrphanResult)),
@@ -122,15 +147,4 @@ fn is_skip(result: &ToolResultMessage) -> bool {
         .and_then(|d| d.get("skipped"))
         .and_then(|s| s.as_bool())
         == Some(true)
-}
-
-fn called_later(rest: &[AgentMessage], id: &str) -> bool {
-    rest.iter()
-        .any(|m| matches!(m, AgentMessage::Assistant(a) if a.tool_calls().any(|c| c.id == id)))
-}
-
-fn answered_earlier(before: &[AgentMessage], id: &str) -> bool {
-    before
-        .iter()
-        .any(|m| matches!(m, AgentMessage::ToolResult(r) if r.tool_call_id == id))
 }

@@ -260,3 +260,112 @@ proptest::proptest! {
         proptest::prop_assert_eq!(validate_trace(&records).problems, validate_trace_by_scanning(&records));
     }
 }
+
+/// The pairing check as first written, scanning the transcript again for each result outside its call's
+/// window (and the window itself for each call): the reference the indexed check must agree with.
+fn validate_transcript_by_scanning(messages: &[AgentMessage]) -> Vec<Problem> {
+    struct Open<'a> {
+        id: &'a str,
+        index: usize,
+        repeated: bool,
+        results: usize,
+    }
+    fn close(open: &mut Vec<Open>, problems: &mut Vec<Problem>) {
+        for call in open.drain(..).filter(|c| c.results == 0) {
+            problems.push(Problem {
+                kind: ProblemKind::MissingResult,
+                tool_call_id: call.id.into(),
+                index: call.index,
+            });
+        }
+    }
+    let is_skip = |r: &ToolResultMessage| {
+        r.details
+            .as_ref()
+            .and_then(|d| d.get("skipped"))
+            .and_then(|s| s.as_bool())
+            == Some(true)
+    };
+    let mut problems = Vec::new();
+    let mut open: Vec<Open> = Vec::new();
+    for (index, message) in messages.iter().enumerate() {
+        match message {
+            AgentMessage::Assistant(assistant) => {
+                close(&mut open, &mut problems);
+                for call in assistant.tool_calls() {
+                    match open.iter_mut().find(|c| c.id == call.id) {
+                        Some(earlier) => earlier.repeated = true,
+                        None => open.push(Open {
+                            id: &call.id,
+                            index,
+                            repeated: false,
+                            results: 0,
+                        }),
+                    }
+                }
+            }
+            AgentMessage::ToolResult(result) => {
+                let id = result.tool_call_id.as_str();
+                let problem = |kind| Problem {
+                    kind,
+                    tool_call_id: id.into(),
+                    index,
+                };
+                let called_later = messages[index + 1..].iter().any(
+                    |m| matches!(m, AgentMessage::Assistant(a) if a.tool_calls().any(|c| c.id == id)),
+                );
+                let answered_earlier = messages[..index]
+                    .iter()
+                    .any(|m| matches!(m, AgentMessage::ToolResult(r) if r.tool_call_id == id));
+                match open.iter_mut().find(|c| c.id == id) {
+                    Some(call) => {
+                        call.results += 1;
+                        if call.results > 1 {
+                            problems.push(problem(ProblemKind::DuplicateResult));
+                        } else if call.repeated && !is_skip(result) {
+                            problems.push(Problem {
+                                index: call.index,
+                                ..problem(ProblemKind::DuplicateCallId)
+                            });
+                        }
+                    }
+                    None if called_later => problems.push(problem(ProblemKind::ResultBeforeCall)),
+                    None if answered_earlier => {
+                        problems.push(problem(ProblemKind::DuplicateResult))
+                    }
+                    None => problems.push(problem(ProblemKind::OrphanResult)),
+                }
+            }
+            AgentMessage::User(_) => {}
+        }
+    }
+    close(&mut open, &mut problems);
+    let mut found: Vec<_> = problems.into_iter().enumerate().collect();
+    found.sort_by_key(|(n, p)| (p.index, *n));
+    found.into_iter().map(|(_, p)| p).collect()
+}
+
+proptest::proptest! {
+    #[test]
+    fn the_indexed_pairing_check_agrees_with_scanning(
+        shape in proptest::collection::vec((0usize..3, proptest::collection::vec(0usize..4, 0..4), proptest::bool::ANY), 0..30)
+    ) {
+        // (kind, ids, skipped): a user message, an assistant message calling `ids`, or a result for ids[0].
+        const IDS: [&str; 4] = ["a", "b", "c", "d"];
+        let messages: Vec<AgentMessage> = shape
+            .iter()
+            .map(|(kind, ids, skipped)| match kind {
+                0 => user("hi"),
+                1 => calls(&ids.iter().map(|&i| IDS[i]).collect::<Vec<_>>()),
+                _ => {
+                    let mut result = result_msg(IDS[ids.first().copied().unwrap_or(0)]);
+                    if let (AgentMessage::ToolResult(r), true) = (&mut result, *skipped) {
+                        r.details = Some(json!({ "skipped": true }));
+                    }
+                    result
+                }
+            })
+            .collect();
+        proptest::prop_assert_eq!(validate_transcript(&messages).problems, validate_transcript_by_scanning(&messages));
+    }
+}
