@@ -83,7 +83,7 @@ function toolContext(callId, signal, waiter, id) {
   return context;
 }
 
-/** `settle(returned, waiter, id)`, or `false` with `returned` left for `takeKept` when there is nothing to await. */
+/** `settle(returned, waiter, id)`; when there is nothing to await, `false`, with `returned` left for `takeKept`. */
 function settleOrKeep(returned, waiter, id) {
   if (settle(returned, waiter, id)) return true;
   kept = returned;
@@ -91,9 +91,10 @@ function settleOrKeep(returned, waiter, id) {
 }
 
 /**
- * `f.call(thisArg, JSON.parse(argJson), context)` for a tool call (`toolContext(callId, signal, waiter, progressId)`), and
- * `settle` of what it returned under `id`: answers `true` if that is being awaited, else `false` with the
- * value left for `takeKept`. A throw is settled as a rejection, so nothing unwinds through wasm.
+ * `f.call(thisArg, JSON.parse(argJson), context)` for a tool call, the context being
+ * `toolContext(callId, signal, waiter, progressId)`, and `settle` of what it returned under `id`: answers
+ * `true` if that is being awaited, else `false` with the value left for `takeKept`. A throw is settled as
+ * a rejection, so nothing unwinds through wasm.
  */
 export function callTool(f, thisArg, argJson, callId, signal, waiter, progressId, id) {
   let returned;
@@ -114,8 +115,8 @@ export function callTool(f, thisArg, argJson, callId, signal, waiter, progressId
  * answers 0 (1 if the stream has a `result()` method) with `{ stream, iterator, next, result }` left for
  * `takeKept`; else the step that failed, with what it threw or gave left for `takeKept`: 2 `stream()`
  * threw, 3 it gave no async (or sync) iterable, 4 the iterator method threw, 5 reading `next` threw,
- * 6 `next` is not a function, 7 reading `result` threw, 8 it gave a promise. Never throws. `kept` is set last on every path:
- * the caller's code it runs (a getter, say) may have made a nested call that used it.
+ * 6 `next` is not a function, 7 reading `result` threw, 8 it gave a promise. Never throws. `kept` is set
+ * last on every path: the caller's code it runs (a getter, say) may have made a nested call that used it.
  */
 export function openStream(model, streamMethod, systemPrompt, messages, tools, signal) {
   let step = 2;
