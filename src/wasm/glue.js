@@ -17,12 +17,17 @@
 export function settle(value, waiter, id) {
   let thenable;
   try {
-    thenable = value instanceof Promise || (typeof value === "object" && value !== null && typeof value.then === "function");
+    thenable = value instanceof Promise || isThenable(value);
   } catch {
     thenable = false; // a revoked proxy or a throwing `then` getter: not something to await
   }
   if (thenable) settleLater(value, waiter, id);
   return thenable;
+}
+
+/** Whether `value` is an object with a `then` method (reading `then` may throw: callers catch). */
+function isThenable(value) {
+  return typeof value === "object" && value !== null && typeof value.then === "function";
 }
 
 async function settleLater(value, waiter, id) {
@@ -142,7 +147,7 @@ export function openStream(model, streamMethod, systemPrompt, messages, tools, s
     if (method === undefined) {
       // A promise (an `async stream()`): not awaited, as SPEC's stream() is synchronous, but its rejection
       // is taken here, or the page would report it as unhandled.
-      if (typeof stream.then === "function") {
+      if (isThenable(stream)) {
         takeRejection(stream);
         kept = stream;
         return 8;
@@ -348,7 +353,7 @@ export function readClock(clock) {
  * report it as unhandled (the caller hears of the mistake another way). Never throws. */
 function takeRejection(value) {
   try {
-    if (typeof value === "object" && value !== null && typeof value.then === "function") value.then(undefined, () => {});
+    if (isThenable(value)) value.then(undefined, () => {});
   } catch {
     // a throwing `then`: nothing to take
   }

@@ -91,7 +91,6 @@ impl Model for JsModel {
             }
         };
         Ok(JsStream {
-            opened: kept.clone(),
             pull: Pull::new(kept),
             has_result,
             mirror: self.mirror.clone(),
@@ -99,18 +98,19 @@ impl Model for JsModel {
     }
 }
 
-/// How `glue.js`'s `openStream` answered: the stream opened, or the step that failed.
+/// How `glue.js`'s `openStream` answered: the stream opened, or the step that failed (in the order of
+/// `openStream`'s numbers).
 enum Opened {
     Stream,
     StreamWithResult,
     StreamThrew,
     NotIterable,
-    /// `stream()` gave a promise (it is `async`, say): SPEC's `stream()` is synchronous.
-    Promise,
     IteratorThrew,
     NextUnreadable,
     NoNext,
     ResultUnreadable,
+    /// `stream()` gave a promise (it is `async`, say): SPEC's `stream()` is synchronous.
+    Promise,
 }
 
 impl From<u32> for Opened {
@@ -124,14 +124,12 @@ impl From<u32> for Opened {
             5 => Opened::NextUnreadable,
             6 => Opened::NoNext,
             7 => Opened::ResultUnreadable,
-            _ => Opened::Promise,
+            _ => Opened::Promise, // 8
         }
     }
 }
 
 pub struct JsStream {
-    /// `{ stream, iterator, next, result }`, as `openStream` left it.
-    opened: JsValue,
     pull: Pull,
     has_result: bool,
     mirror: SharedMirror,
@@ -160,7 +158,7 @@ impl ModelStream for JsStream {
         if !self.has_result {
             return Err("model stream has no result()".into());
         }
-        let opened = &self.opened;
+        let opened = self.pull.opened();
         let message =
             settle_with(|waiter, id| (!call_result_js(opened, waiter, id)).then(take_kept_js))
                 .await

@@ -265,6 +265,11 @@ impl Pull {
         Pull { opened, id }
     }
 
+    /// The opened stream, as `openStream` left it (`{ stream, iterator, next, result }`).
+    pub fn opened(&self) -> &JsValue {
+        &self.opened
+    }
+
     /// The next `next()` outcome.
     pub fn next(&mut self) -> impl Future<Output = Step> + '_ {
         std::future::poll_fn(move |cx| self.poll_next(cx))
