@@ -17,6 +17,11 @@ pub type Extra = Map<String, Value>;
 // internally tagged enums buffers every object again per level: measured 3x slower and more code.)
 // Errors carry no path: a refused value is walked again against `crate::shape` to name the bad field.
 
+/// "`key`: expected `wanted`, got <the JSON type of `got`>".
+fn mismatch(key: &str, wanted: &str, got: &Value) -> String {
+    format!("{key}: expected {wanted}, got {}", type_name(got))
+}
+
 /// The fields of one JSON object, taken out one by one; what is left is the `extra`.
 pub(crate) struct Fields(Extra);
 
@@ -35,10 +40,7 @@ impl Fields {
     pub(crate) fn string(&mut self, key: &str) -> Result<String, String> {
         match self.take(key) {
             Some(Value::String(text)) => Ok(text),
-            Some(other) => Err(format!(
-                "{key}: expected a string, got {}",
-                type_name(&other)
-            )),
+            Some(other) => Err(mismatch(key, "a string", &other)),
             None => Err(format!("missing field `{key}`")),
         }
     }
@@ -48,10 +50,7 @@ impl Fields {
         match self.take(key) {
             None | Some(Value::Null) => Ok(None),
             Some(Value::String(text)) => Ok(Some(text)),
-            Some(other) => Err(format!(
-                "{key}: expected a string, got {}",
-                type_name(&other)
-            )),
+            Some(other) => Err(mismatch(key, "a string", &other)),
         }
     }
 
@@ -59,10 +58,7 @@ impl Fields {
         match self.take(key) {
             None => Ok(None),
             Some(Value::Number(n)) => Ok(n.as_f64()),
-            Some(other) => Err(format!(
-                "{key}: expected a number, got {}",
-                type_name(&other)
-            )),
+            Some(other) => Err(mismatch(key, "a number", &other)),
         }
     }
 
@@ -70,10 +66,7 @@ impl Fields {
         match self.take(key) {
             None => Ok(None),
             Some(Value::Bool(b)) => Ok(Some(b)),
-            Some(other) => Err(format!(
-                "{key}: expected a boolean, got {}",
-                type_name(&other)
-            )),
+            Some(other) => Err(mismatch(key, "a boolean", &other)),
         }
     }
 
@@ -95,10 +88,7 @@ impl Fields {
                 .map(|(i, v)| item(v).map_err(|e| format!("{key}[{i}]: {e}")))
                 .collect::<Result<_, _>>()
                 .map(Some),
-            Some(other) => Err(format!(
-                "{key}: expected an array, got {}",
-                type_name(&other)
-            )),
+            Some(other) => Err(mismatch(key, "an array", &other)),
         }
     }
 
@@ -116,10 +106,7 @@ impl Fields {
     fn variant(&self, key: &str) -> Result<&str, String> {
         match self.0.get(key) {
             Some(Value::String(tag)) => Ok(tag),
-            Some(other) => Err(format!(
-                "{key}: expected a string, got {}",
-                type_name(other)
-            )),
+            Some(other) => Err(mismatch(key, "a string", other)),
             None => Err(format!("missing field `{key}`")),
         }
     }

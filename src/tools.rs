@@ -292,33 +292,8 @@ impl ToolRegistry {
     /// `execute` without the pairing fields, which the loop writes from the call (so they are not copied
     /// twice). Stamped with the clock when the tool has finished.
     async fn reply(&self, call: &ToolCall, context: ExecutionContext) -> ToolReply {
-        let ExecutionContext {
-            signal,
-            progress,
-            clock,
-        } = context;
-        let outcome = match self.get(&call.name) {
-            None => Err(format!("Tool \"{}\" not found", call.name)),
-            Some(tool) => {
-                match schema::validate(&tool.definition.parameters, &call.arguments, "arguments") {
-                    Err(problem) => Err(format!(
-                        "Invalid arguments for tool \"{}\": {problem}",
-                        call.name
-                    )),
-                    Ok(()) => {
-                        let tool_context = ToolCallContext {
-                            call_id: call.id.clone(),
-                            signal,
-                            progress,
-                        };
-                        tool.handler
-                            .call(call.arguments.clone(), tool_context)
-                            .await
-                    }
-                }
-            }
-        };
-        let (content, details, is_error) = match outcome {
+        let clock = context.clock.clone();
+        let (content, details, is_error) = match self.run(call, context).await {
             Ok(output) => (output.content, output.details, output.is_error),
             Err(message) => (vec![MediaBlock::text(message)], None, true),
         };
@@ -329,6 +304,25 @@ impl ToolRegistry {
             timestamp: Some(clock()),
             extra: Extra::new(),
         }
+    }
+
+    /// The tool's output, or why there is none: no such tool, arguments that fail its schema, or the
+    /// tool's own failure.
+    async fn run(&self, call: &ToolCall, context: ExecutionContext) -> Result<ToolOutput, String> {
+        let tool = self
+            .get(&call.name)
+            .ok_or_else(|| format!("Tool \"{}\" not found", call.name))?;
+        schema::validate(&tool.definition.parameters, &call.arguments, "arguments").map_err(
+            |problem| format!("Invalid arguments for tool \"{}\": {problem}", call.name),
+        )?;
+        let tool_context = ToolCallContext {
+            call_id: call.id.clone(),
+            signal: context.signal,
+            progress: context.progress,
+        };
+        tool.handler
+            .call(call.arguments.clone(), tool_context)
+            .await
     }
 }
 
