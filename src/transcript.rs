@@ -62,20 +62,17 @@ pub fn validate_transcript(messages: &[AgentMessage]) -> Validation {
         }
     }
     let mut problems = Vec::new();
-    // The current message's calls in call order, and where each id sits among them.
-    let mut open: Vec<Open> = Vec::new();
-    let mut open_ids: BTreeMap<&str, usize> = BTreeMap::new();
+    let mut window = Window::default();
     for (index, message) in messages.iter().enumerate() {
         match message {
             AgentMessage::Assistant(assistant) => {
-                close(&mut open, &mut problems);
-                open_ids.clear();
+                window.close(&mut problems);
                 for call in assistant.tool_calls() {
-                    match open_ids.get(call.id.as_str()) {
-                        Some(&earlier) => open[earlier].repeated = true,
+                    match window.ids.get(call.id.as_str()) {
+                        Some(&earlier) => window.open[earlier].repeated = true,
                         None => {
-                            open_ids.insert(&call.id, open.len());
-                            open.push(Open {
+                            window.ids.insert(&call.id, window.open.len());
+                            window.open.push(Open {
                                 id: &call.id,
                                 index,
                                 repeated: false,
@@ -92,50 +89,66 @@ pub fn validate_transcript(messages: &[AgentMessage]) -> Validation {
                     tool_call_id: id.into(),
                     index,
                 };
-                match open_ids.get(id).map(|&k| &mut open[k]) {
+                match window.ids.get(id).map(|&k| &mut window.open[k]) {
                     Some(call) => {
                         call.results += 1;
                         if call.results > 1 {
-                            problems.push(problem(ProblemKind::DuplicateResult));
+                            window
+                                .at_results
+                                .push(problem(ProblemKind::DuplicateResult));
                         } else if call.repeated && !is_skip(result) {
-                            problems.push(Problem {
-                                index: call.index,
+                            let index = call.index;
+                            window.at_call.push(Problem {
+                                index,
                                 ..problem(ProblemKind::DuplicateCallId)
                             });
                         }
                     }
-                    None if last_call.get(id).is_some_and(|&call| call > index) => {
-                        problems.push(problem(ProblemKind::ResultBeforeCall))
-                    }
-                    None if first_result.get(id).is_some_and(|&first| first < index) => {
-                        problems.push(problem(ProblemKind::DuplicateResult))
-                    }
-                    None => problems.push(problem(ProblemKind::OrphanResult)),
+                    None if last_call.get(id).is_some_and(|&call| call > index) => window
+                        .at_results
+                        .push(problem(ProblemKind::ResultBeforeCall)),
+                    None if first_result.get(id).is_some_and(|&first| first < index) => window
+                        .at_results
+                        .push(problem(ProblemKind::DuplicateResult)),
+                    None => window.at_results.push(problem(ProblemKind::OrphanResult)),
                 }
             }
             AgentMessage::User(_) => {}
         }
     }
-    close(&mut open, &mut problems);
-    // In message order; problems of one message keep the order they were found in. (An unstable sort on
-    // (index, found) is the same order with less code in the wasm than a stable one.)
-    let mut found: Vec<_> = problems.into_iter().enumerate().collect();
-    found.sort_unstable_by_key(|(n, p)| (p.index, *n));
-    let problems: Vec<_> = found.into_iter().map(|(_, p)| p).collect();
+    window.close(&mut problems);
     Validation {
         ok: problems.is_empty(),
         problems,
     }
 }
 
-/// Ends the current message's pairing window: calls still without a result are missing one.
-fn close(open: &mut Vec<Open>, problems: &mut Vec<Problem>) {
-    for call in open.drain(..).filter(|c| c.results == 0) {
-        problems.push(Problem {
-            kind: ProblemKind::MissingResult,
-            tool_call_id: call.id.into(),
-            index: call.index,
-        });
+/// The current assistant message's calls and the results up to the next one. Its problems are held
+/// apart so that they come out in message order without a sort: those about the message itself (its
+/// index is the window's first), then those about its results, each in the order found.
+#[derive(Default)]
+struct Window<'a> {
+    /// The message's calls in call order...
+    open: Vec<Open<'a>>,
+    /// ...and where each id sits among them.
+    ids: BTreeMap<&'a str, usize>,
+    at_call: Vec<Problem>,
+    at_results: Vec<Problem>,
+}
+
+impl Window<'_> {
+    /// Ends the window: calls still without a result are missing one.
+    fn close(&mut self, problems: &mut Vec<Problem>) {
+        for call in self.open.drain(..).filter(|c| c.results == 0) {
+            self.at_call.push(Problem {
+                kind: ProblemKind::MissingResult,
+                tool_call_id: call.id.into(),
+                index: call.index,
+            });
+        }
+        self.ids.clear();
+        problems.append(&mut self.at_call);
+        problems.append(&mut self.at_results);
     }
 }
 
