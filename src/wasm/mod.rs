@@ -517,9 +517,3 @@ fn messages_arg(messages: &JsValue) -> Result<Vec<AgentMessage>, JsValue> {
 fn records_arg(records: &JsValue) -> Result<Vec<TraceRecord>, JsValue> {
     array_from_js(records, "records", "an array", "traceRecords").map_err(type_error)
 }
-
-/// The allocator of the npm package's wasm: Talc is smaller than Rust's default (dlmalloc) and as fast
-/// here. Only with the `talc` feature (on by default), so that a Rust app can keep its own.
-#[cfg(feature = "talc")]
-#[global_allocator]
-static SMALL_ALLOCATOR: talc::wasm::WasmDynamicTalc = talc::wasm::new_wasm_dynamic_allocator();
