@@ -137,7 +137,8 @@ fn check(root: &Value, schema: &Value, value: &Value, path: &Path<'_>) -> Result
     match value {
         Value::Object(object) => validate_object(root, &schema, object, path)?,
         Value::Array(items) => validate_array(root, &schema, items, path)?,
-        Value::String(s) => {
+        // Counting characters walks the whole string; only a length bound needs it.
+        Value::String(s) if schema.min_length.is_some() || schema.max_length.is_some() => {
             let len = s.chars().count() as f64;
             bound(
                 schema.min_length,
