@@ -97,9 +97,8 @@ pub fn validate_transcript(messages: &[AgentMessage]) -> Validation {
                                 .at_results
                                 .push(problem(ProblemKind::DuplicateResult));
                         } else if call.repeated && !is_skip(result) {
-                            let index = call.index;
                             window.at_call.push(Problem {
-                                index,
+                                index: call.index,
                                 ..problem(ProblemKind::DuplicateCallId)
                             });
                         }
