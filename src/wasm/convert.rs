@@ -1,6 +1,7 @@
-//! Values crossing the boundary. Everything goes through JSON (one shortcut aside, `read.rs`): `JSON.stringify` rejects cycles and BigInt
-//! with a clear error and drops functions, serde_json bounds nesting depth (no stack overflow, so no
-//! trap), and one string copy is cheaper than a property-by-property walk.
+//! Values crossing the boundary. Everything goes through JSON (one shortcut aside, `read.rs`):
+//! `JSON.stringify` rejects cycles and BigInt with a clear error and drops functions, serde_json bounds
+//! nesting depth (no stack overflow, so no trap), and one string copy is cheaper than a property-by-property
+//! walk.
 
 use std::cell::RefCell;
 use std::fmt;

@@ -128,32 +128,28 @@ export function openStream(model, streamMethod, systemPrompt, messages, tools, s
   try {
     const request = systemPrompt === undefined ? { messages, tools } : { systemPrompt, messages, tools };
     const stream = streamMethod.call(model, request, signal === undefined ? {} : { signal });
-    if (typeof stream !== "object" || stream === null) {
-      kept = stream;
-      return 3;
-    }
     let method;
-    for (const symbol of [Symbol.asyncIterator, Symbol.iterator]) {
-      try {
-        const found = stream[symbol];
-        if (typeof found === "function") {
-          method = found;
-          break;
+    // Only an object is iterable here (a string has a `Symbol.iterator` too).
+    if (typeof stream === "object" && stream !== null) {
+      for (const symbol of [Symbol.asyncIterator, Symbol.iterator]) {
+        try {
+          const found = stream[symbol];
+          if (typeof found === "function") {
+            method = found;
+            break;
+          }
+        } catch {
+          // a throwing getter: try the next symbol
         }
-      } catch {
-        // a throwing getter: try the next symbol
       }
     }
     if (method === undefined) {
-      // A promise (an `async stream()`): not awaited, as SPEC's stream() is synchronous, but its rejection
-      // is taken here, or the page would report it as unhandled.
-      if (isThenable(stream)) {
-        takeRejection(stream);
-        kept = stream;
-        return 8;
-      }
+      // A promise (an `async stream()`) is not awaited, as SPEC's stream() is synchronous, but its
+      // rejection is taken here, or the page would report it as unhandled.
+      const promise = isThenable(stream);
+      if (promise) takeRejection(stream);
       kept = stream;
-      return 3;
+      return promise ? 8 : 3;
     }
     step = 4;
     const iterator = method.call(stream);
@@ -276,8 +272,8 @@ const isPlain = (value) => typeof value === "object" && value !== null && Object
 
 /**
  * 0 when `output` is not of the simple shape; else 1, plus 2 for `details: {}`, 4 for `isError: true`,
- * 8 for other details and 16 for a text of fewer than 64 UTF-16 units, with the text kept for `takeSimpleText` and those details' JSON for
- * `takeSimpleDetails`. Never throws (a throwing getter or proxy, a BigInt or a cycle in the details give
+ * 8 for other details and 16 for a text of fewer than 64 UTF-16 units, with the text kept for
+ * `takeSimpleText` and those details' JSON for `takeSimpleDetails`. Never throws (a throwing getter or proxy, a BigInt or a cycle in the details give
  * 0, and the JSON path then reports them).
  */
 export function simpleOutput(output) {
