@@ -314,6 +314,56 @@ function sizes() {
   return targets;
 }
 
+// What an app ships for the loop: each library's loop entry bundled for the browser by Vite (the
+// workspace's pinned devDependency), minified, as `vite build` would put it in an app. "eager" is what
+// loads before the loop can run (the entry chunk, its static imports, and the assets they name, such as
+// tiny-pi's .wasm); "all" adds the chunks loaded later on demand (pi-ai's provider SDKs).
+const BUNDLES = {
+  tiny: `import { runAgentLoop, ToolRegistry } from "tiny-pi";\nglobalThis.loop = [runAgentLoop, ToolRegistry];\n`,
+  pi: `import { agentLoop } from "@mariozechner/pi-agent-core";\nglobalThis.loop = agentLoop;\n`,
+};
+
+async function bundledSizes() {
+  const { build } = await import("vite");
+  const dir = path.join(OUT, "bundle");
+  fs.mkdirSync(dir, { recursive: true });
+  const out = {};
+  for (const [name, source] of Object.entries(BUNDLES)) {
+    if (name === "tiny" && !fs.existsSync(path.join(ROOT, "pkg/package.json"))) continue;
+    const entry = path.join(dir, `${name}-entry.mjs`);
+    fs.writeFileSync(entry, source);
+    const result = await build({
+      configFile: false, root: dir, logLevel: "silent",
+      // The package as built (its exports pick the browser folder), not whatever bench/node_modules links.
+      resolve: { alias: { "tiny-pi": path.join(ROOT, "pkg") } },
+      build: {
+        write: false, target: "es2022", minify: true,
+        // @opentelemetry/api is an optional peer of @mistralai/mistralai (a lazy pi-ai provider), not installed.
+        rollupOptions: { input: entry, external: [/^@opentelemetry\//] },
+      },
+    });
+    const files = (Array.isArray(result) ? result : [result]).flatMap((r) => r.output);
+    const byName = new Map(files.map((f) => [f.fileName, f]));
+    const bytes = (f) => (f.type === "chunk" ? Buffer.from(f.code) : Buffer.from(f.source));
+    const eager = new Set();
+    const visit = (f) => {
+      if (!f || eager.has(f.fileName)) return;
+      eager.add(f.fileName);
+      if (f.type !== "chunk") return;
+      f.imports.forEach((i) => visit(byName.get(i)));
+      for (const a of files) if (a.type === "asset" && f.code.includes(path.basename(a.fileName))) visit(a);
+    };
+    files.filter((f) => f.type === "chunk" && f.isEntry).forEach(visit);
+    const sum = (list) => list.reduce((acc, f) => {
+      const b = bytes(f);
+      return { raw: acc.raw + b.length, gzip: acc.gzip + zlib.gzipSync(b, { level: 9 }).length };
+    }, { raw: 0, gzip: 0 });
+    const js = files.filter((f) => !f.fileName.endsWith(".map"));
+    out[name] = { eager: sum(js.filter((f) => eager.has(f.fileName))), all: sum(js), files: js.length };
+  }
+  return out;
+}
+
 // --- memory (run in a fresh child process: wasm memory only grows, so earlier big runs would hide a leak)
 
 async function memoryPhase(base, total) {
@@ -419,6 +469,17 @@ if (tiny) {
   done();
 }
 const size = sizes();
+let bundled = null;
+{
+  const done = step("bundle sizes: each loop's entry built for the browser by Vite");
+  try {
+    bundled = await bundledSizes();
+    done();
+  } catch (e) {
+    // A size that cannot be measured is reported as such; it does not void the timings.
+    console.log(`not measured: ${String(e?.message ?? e).split("\n")[0]}`);
+  }
+}
 let memory = null;
 {
   const done = step(`memory: ${cfg.memTotal} back-to-back one-turn runs per leg (fresh process), compared at run ${cfg.memBase}`);
@@ -470,6 +531,13 @@ for (const [t, e] of Object.entries(size)) {
   p(`  pkg/${t}/: ${Object.entries(e.files).map(([f, s]) => `${f} ${kb(s.raw)} KB (${kb(s.gzip)} gz)`).join(", ")}  => total ${kb(e.raw)} KB raw, ${kb(e.gzip)} KB gz`);
 }
 if (!Object.keys(size).length) p("  pkg/ not built");
+if (bundled) {
+  p("\nBundled by Vite for the browser, minified, as an app ships the loop (gzip -9; eager = loaded before the first run):");
+  for (const [name, b] of Object.entries(bundled)) {
+    p(`  ${name.padEnd(5)} eager ${kb(b.eager.raw).padStart(6)} KB (${kb(b.eager.gzip)} gz)   all ${b.files} files ${kb(b.all.raw).padStart(7)} KB (${kb(b.all.gzip)} gz)`);
+  }
+  if (bundled.tiny && bundled.pi) p(`  tiny/pi eager gzipped: ${fmt(bundled.tiny.eager.gzip / bundled.pi.eager.gzip)}   all: ${fmt(bundled.tiny.all.gzip / bundled.pi.all.gzip)}`);
+}
 
 p(`\nMemory retained, after ${cfg.memTotal} runs minus after ${cfg.memBase} runs (after gc):`);
 for (const [name, m] of Object.entries(memory)) {
@@ -501,7 +569,7 @@ console.log(lines.join("\n"));
 
 const result = {
   date: new Date().toISOString(), command, quick: QUICK, load_average_at_start: load, node: process.version, cpu: os.cpus()[0]?.model, cores: os.cpus().length,
-  tiny_via: tiny?.via ?? null, commit: gitHead, pkg_built: pkgBuilt, config: cfg, timing, flatness: flat, flatness_fastest: flatMin, cost_split: split, sizes: size, memory, targets,
+  tiny_via: tiny?.via ?? null, commit: gitHead, pkg_built: pkgBuilt, config: cfg, timing, flatness: flat, flatness_fastest: flatMin, cost_split: split, sizes: size, bundled, memory, targets,
 };
 fs.mkdirSync(OUT, { recursive: true });
 fs.writeFileSync(path.join(OUT, "latest.json"), JSON.stringify(result, null, 2));
