@@ -508,15 +508,19 @@ for (const n of cfg.Ns) {
     `   (median of per-round ratios: ${fmt(q.tiny_pi)}, ${fmt(q.tiny_floor)}, ${fmt(q.pi_floor)})`);
 }
 // Flatness on medians (the target) and on fastest samples (least disturbed by other load and by GC timing).
-const flat = {}, flatMin = {};
+// The growth in µs a turn shows where it comes from: what the floor grows by, every SPEC loop pays (a fresh
+// `messages` array per request, and the collector walking a longer transcript).
+const flat = {}, flatMin = {}, growth = {};
 for (const l of LEGS) {
   const big = timing[cfg.bigN].legs[l.name], small = timing[cfg.smallN].legs[l.name];
   flat[l.name] = big.per_turn_us / small.per_turn_us;
   flatMin[l.name] = (big.min_ms / (cfg.bigN + 1)) / (small.min_ms / (cfg.smallN + 1));
+  growth[l.name] = big.per_turn_us - small.per_turn_us;
 }
 if (cfg.bigN === cfg.smallN) p(`\nFlatness: not measured (one size, N=${cfg.bigN}; give two with --n)`);
 else p(`\nFlatness (per-turn time at N=${cfg.bigN} / at N=${cfg.smallN}): medians ${LEGS.map((l) => `${l.name} ${fmt(flat[l.name])}x`).join("   ")}` +
   `;  fastest samples ${LEGS.map((l) => `${l.name} ${fmt(flatMin[l.name])}x`).join("   ")}`);
+if (cfg.bigN > cfg.smallN) p(`  growth of a turn from N=${cfg.smallN} to N=${cfg.bigN} (µs, medians): ${LEGS.map((l) => `${l.name} ${growth[l.name] >= 0 ? "+" : ""}${fmt(growth[l.name], 1)}`).join("   ")}`);
 
 if (split) {
   p(`\nCost split at N=${cfg.splitN} (µs, medians; see costSplit in bench/run.mjs):`);
@@ -569,7 +573,7 @@ console.log(lines.join("\n"));
 
 const result = {
   date: new Date().toISOString(), command, quick: QUICK, load_average_at_start: load, node: process.version, cpu: os.cpus()[0]?.model, cores: os.cpus().length,
-  tiny_via: tiny?.via ?? null, commit: gitHead, pkg_built: pkgBuilt, config: cfg, timing, flatness: flat, flatness_fastest: flatMin, cost_split: split, sizes: size, bundled, memory, targets,
+  tiny_via: tiny?.via ?? null, commit: gitHead, pkg_built: pkgBuilt, config: cfg, timing, flatness: flat, flatness_fastest: flatMin, growth_per_turn_us: growth, cost_split: split, sizes: size, bundled, memory, targets,
 };
 fs.mkdirSync(OUT, { recursive: true });
 fs.writeFileSync(path.join(OUT, "latest.json"), JSON.stringify(result, null, 2));
