@@ -358,8 +358,8 @@ async function bundledSizes() {
       const b = bytes(f);
       return { raw: acc.raw + b.length, gzip: acc.gzip + zlib.gzipSync(b, { level: 9 }).length };
     }, { raw: 0, gzip: 0 });
-    const js = files.filter((f) => !f.fileName.endsWith(".map"));
-    out[name] = { eager: sum(js.filter((f) => eager.has(f.fileName))), all: sum(js), files: js.length };
+    const shipped = files.filter((f) => !f.fileName.endsWith(".map"));
+    out[name] = { eager: sum(shipped.filter((f) => eager.has(f.fileName))), all: sum(shipped), files: shipped.length };
   }
   return out;
 }
