@@ -140,10 +140,14 @@ pub struct ToolCallContext {
 }
 
 /// A tool's implementation. `Err` is a tool that threw: its message becomes an error result.
+///
+/// The arguments are lent: they stay in the assistant message that holds the call, and a handler that
+/// only reads or forwards them (the JS bridge writes them out as JSON) need not copy them. A closure
+/// handler gets its own copy.
 pub trait ToolHandler {
     fn call(
         &self,
-        arguments: Value,
+        arguments: &Value,
         context: ToolCallContext,
     ) -> LocalBoxFuture<'static, Result<ToolOutput, String>>;
 }
@@ -155,10 +159,10 @@ where
 {
     fn call(
         &self,
-        arguments: Value,
+        arguments: &Value,
         context: ToolCallContext,
     ) -> LocalBoxFuture<'static, Result<ToolOutput, String>> {
-        Box::pin(self(arguments, context))
+        Box::pin(self(arguments.clone(), context))
     }
 }
 
@@ -320,9 +324,7 @@ impl ToolRegistry {
             signal: context.signal,
             progress: context.progress,
         };
-        tool.handler
-            .call(call.arguments.clone(), tool_context)
-            .await
+        tool.handler.call(&call.arguments, tool_context).await
     }
 }
 

@@ -78,20 +78,24 @@ fn progress_route(progress: ProgressSink, what: Rc<str>) -> ProgressRoute {
     })
 }
 
+/// `value` as the JSON text `call_js` hands to `glue.js`.
+fn json_arg(value: &impl serde::Serialize) -> String {
+    // Serializing our own types cannot fail (string keys only; non-finite numbers become null).
+    serde_json::to_string(value).unwrap_or_else(|_| "null".into())
+}
+
 /// Calls `f(this, arg, context)` and settles what it returns; a throw or rejection becomes its message.
 /// The context's `reportProgress` reports to `progress` until the call has settled. (One call into
 /// `glue.js` parses `arg` from its JSON text, makes the context, calls and starts the await.)
 async fn call_js(
     f: &Function,
     this: &JsValue,
-    arg: &impl serde::Serialize,
+    arg: String,
     call_id: Option<&str>,
     signal: &AbortSignal,
     progress: ProgressSink,
     what: Rc<str>,
 ) -> Result<JsValue, String> {
-    // Serializing our own types cannot fail (string keys only; non-finite numbers become null).
-    let arg = serde_json::to_string(arg).unwrap_or_else(|_| "null".into());
     let route = progress_route(progress, what);
     let signal = js_signal(signal).map_or(JsValue::UNDEFINED, |s| JsValue::from(s.clone()));
     let outcome = settle_with(|waiter, id| {
@@ -128,15 +132,17 @@ impl JsTool {
 impl ToolHandler for JsTool {
     fn call(
         &self,
-        arguments: serde_json::Value,
+        arguments: &serde_json::Value,
         context: ToolCallContext,
     ) -> LocalBoxFuture<'static, Result<ToolOutput, String>> {
         let tool = self.0.clone();
+        // Written out now, so the future keeps the text and not a copy of the arguments.
+        let arguments = json_arg(arguments);
         Box::pin(async move {
             let outcome = call_js(
                 &tool.execute,
                 &tool.spec,
-                &arguments,
+                arguments,
                 Some(&context.call_id),
                 &context.signal,
                 context.progress,
@@ -161,7 +167,7 @@ impl ToolExecutor for JsExecutor {
             let outcome = call_js(
                 &self.0,
                 &JsValue::UNDEFINED,
-                &call.tagged(),
+                json_arg(&call.tagged()),
                 None,
                 &context.signal,
                 context.progress,
