@@ -272,9 +272,10 @@ const isPlain = (value) => typeof value === "object" && value !== null && Object
 
 /**
  * 0 when `output` is not of the simple shape; else 1, plus 2 for `details: {}`, 4 for `isError: true`,
- * 8 for other details and 16 for a text of fewer than 64 UTF-16 units, with the text kept for
- * `takeSimpleText` and those details' JSON for `takeSimpleDetails`. Never throws (a throwing getter or proxy, a BigInt or a cycle in the details give
- * 0, and the JSON path then reports them).
+ * 8 for other details and 16 for a text of fewer than 64 UTF-16 units (the bits are named in `read.rs`),
+ * with the text kept for `takeSimpleText` and those details' JSON for `takeSimpleDetails`. Never throws
+ * (a throwing getter or proxy, a BigInt or a cycle in the details give 0, and the JSON path then reports
+ * them).
  */
 export function simpleOutput(output) {
   try {

@@ -44,26 +44,39 @@ pub fn tool_output(output: &JsValue, tool: &str) -> Result<ToolOutput, String> {
 /// `None` for any other value. (Node tests check the two paths agree.)
 fn simple_output(output: &JsValue, what: &dyn fmt::Display) -> Option<ToolOutput> {
     let shape = simple_output_js(output);
-    if shape == 0 {
+    if shape == NOT_SIMPLE {
         return None;
     }
-    let text = if shape & 16 != 0 {
+    let text = if shape & SHORT_TEXT != 0 {
         take_short_simple_text_js()
     } else {
         rust_string(&take_simple_text_js())?
     };
-    let details = match shape & (2 | 8) {
-        2 => Some(Value::Object(Default::default())),
+    let details = match shape & (EMPTY_DETAILS | DETAILS_JSON) {
+        EMPTY_DETAILS => Some(Value::Object(Default::default())),
         // Read as the full reader reads the same text inside the output (half a surrogate pair included).
-        8 => Some(from_json_text(&rust_string(&take_simple_details_js())?, what, "any").ok()?),
+        DETAILS_JSON => {
+            Some(from_json_text(&rust_string(&take_simple_details_js())?, what, "any").ok()?)
+        }
         _ => None,
     };
     Some(ToolOutput {
         content: vec![MediaBlock::text(text)],
         details,
-        is_error: shape & 4 != 0,
+        is_error: shape & IS_ERROR != 0,
     })
 }
+
+// What `simpleOutput` answers (`glue.js`): 0 for any other value, else 1 with these bits.
+const NOT_SIMPLE: u32 = 0;
+/// `details: {}`.
+const EMPTY_DETAILS: u32 = 2;
+/// `isError: true`.
+const IS_ERROR: u32 = 4;
+/// Other details, their JSON text kept for `takeSimpleDetails`.
+const DETAILS_JSON: u32 = 8;
+/// A text shorter than 64 UTF-16 units, for wasm-bindgen's own string return.
+const SHORT_TEXT: u32 = 16;
 
 /// "<tool> result", written out only if an error needs it.
 struct ResultOf<'a>(&'a str);
