@@ -268,7 +268,7 @@ pub fn error_message(error: &JsValue) -> String {
         return format!("{} thrown", type_of(error));
     }
     // A thrown primitive reads as JS's String(value) would: 42, true, null, undefined.
-    format!("{error:?}")
+    super::glue::show_js(error)
 }
 
 pub fn type_of(value: &JsValue) -> String {

@@ -346,6 +346,13 @@ export function readClock(clock) {
   return undefined;
 }
 
+/** A primitive as JS's `String(value)` writes it: `42`, `1e+21`, `null`, `Symbol(s)`. Rust's own float
+ * printer would cost ~15 KB of wasm, and wasm-bindgen's `Debug` wraps it in `JsValue(...)`. Never throws
+ * for a primitive; objects are not passed. */
+export function show(value) {
+  return String(value);
+}
+
 /** If `value` is a promise or thenable that is not awaited, takes its rejection so that the page does not
  * report it as unhandled (the caller hears of the mistake another way). Never throws. */
 function takeRejection(value) {

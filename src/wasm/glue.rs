@@ -79,6 +79,10 @@ extern "C" {
     #[wasm_bindgen(js_name = readClock)]
     pub fn read_clock_js(clock: &Function) -> Option<f64>;
 
+    /// `String(value)` for a primitive (see `glue.js`); not for objects, whose `toString` may throw.
+    #[wasm_bindgen(js_name = show)]
+    pub fn show_js(value: &JsValue) -> String;
+
     /// Cannot throw: `text` is a string and `ptr..ptr + capacity` lies in `memory`.
     #[wasm_bindgen(js_name = encodeInto)]
     pub fn encode_into_js(

@@ -226,7 +226,7 @@ fn max_steps_option(value: &JsValue) -> Result<u32, String> {
 
 fn describe(value: &JsValue) -> String {
     match value.as_f64() {
-        Some(n) => n.to_string(),
+        Some(_) => glue::show_js(value),
         None => value
             .as_string()
             .map(|s| format!("string \"{s}\""))

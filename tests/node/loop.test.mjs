@@ -288,6 +288,18 @@ describe("tool batches", () => {
     assert.ok(tp.validateTranscript(result.messages).ok);
   });
 
+  test("a thrown primitive reads as String(value) in the error result", T, async () => {
+    const thrown = [42, 1e21, null, undefined, true, Symbol("odd")];
+    const calls = thrown.map((_, i) => toolCall(`p${i}`, "prim"));
+    const model = new tp.ScriptedModel([assistantMsg(calls, "toolUse"), assistantMsg([text("ok")], "stop")]);
+    const executeToolCall = async (call) => {
+      throw thrown[Number(call.id.slice(1))];
+    };
+    const result = await tp.runAgentLoop({ context: { messages: [userMsg("go")] }, model, executeToolCall });
+    const texts = result.messages.slice(2, 2 + thrown.length).map((m) => [m.isError, m.content.map((c) => c.text).join("\n")]);
+    assert.deepEqual(texts, thrown.map((v) => [true, String(v)]));
+  });
+
   test("a registry tool that throws: error result with the message, no stack; unknown tool and bad arguments too", T, async () => {
     const tools = new tp.ToolRegistry();
     tools.register({ name: "thrower", execute: () => { throw new Error("tool broke"); } });
