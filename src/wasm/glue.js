@@ -346,9 +346,8 @@ export function readClock(clock) {
   return undefined;
 }
 
-/** A primitive as JS's `String(value)` writes it: `42`, `1e+21`, `null`, `Symbol(s)`. Rust's own float
- * printer would cost ~15 KB of wasm, and wasm-bindgen's `Debug` wraps it in `JsValue(...)`. Never throws
- * for a primitive; objects are not passed. */
+/** A primitive as JS's `String(value)` writes it: `42`, `1e+21`, `null`, `Symbol(s)` (wasm-bindgen's
+ * `Debug` would wrap it in `JsValue(...)`). Never throws for a primitive; objects are not passed. */
 export function show(value) {
   return String(value);
 }
