@@ -15,7 +15,7 @@ pub mod tools;
 pub mod trace;
 pub mod transcript;
 
-#[cfg(target_arch = "wasm32")]
+#[cfg(all(target_arch = "wasm32", feature = "js"))]
 pub mod wasm;
 
 pub use agent_loop::{

@@ -1,7 +1,7 @@
 //! The bridge in real browsers (`wasm-pack test --headless --chrome` / `--firefox`): JS models and
 //! executors, pi-ai-shaped streams, AbortController, awaited `onEvent`, and every bad input of SPEC §6
 //! followed by a good call on the same instance.
-#![cfg(target_arch = "wasm32")]
+#![cfg(all(target_arch = "wasm32", feature = "js"))]
 
 use js_sys::{Array, Function, Reflect, JSON};
 use serde_json::{json, Value};

@@ -1,0 +1,72 @@
+//! The size floor of tiny-pi's core: what its Rust code costs in wasm before any JS bridge is added.
+//! One export, so that everything the measured path does not reach is dropped by the linker.
+
+use wasm_bindgen::prelude::wasm_bindgen;
+
+#[cfg(not(feature = "loop"))]
+#[wasm_bindgen]
+pub fn run(messages: &str) -> Result<String, String> {
+    let messages: Vec<tiny_pi::AgentMessage> =
+        serde_json::from_str(messages).map_err(|e| e.to_string())?;
+    serde_json::to_string(&messages).map_err(|e| e.to_string())
+}
+
+#[cfg(feature = "loop")]
+#[wasm_bindgen]
+pub fn run(messages: &str, script: &str) -> Result<String, String> {
+    use futures::FutureExt;
+    use serde_json::{json, Value};
+    use std::{cell::RefCell, rc::Rc};
+    use tiny_pi::*;
+
+    struct Log(RefCell<Vec<String>>);
+    impl Observer<ModelEvent> for Log {
+        fn on_event(&self, event: LoopEvent<'_, ModelEvent>) -> Observed {
+            let text = serde_json::to_string(&event).map_err(|e| e.to_string())?;
+            self.0.borrow_mut().push(text);
+            Ok(None)
+        }
+    }
+
+    let messages: Vec<AgentMessage> = serde_json::from_str(messages).map_err(|e| e.to_string())?;
+    let script: Vec<AssistantMessage> = serde_json::from_str(script).map_err(|e| e.to_string())?;
+    let mut registry = ToolRegistry::new();
+    registry.register(Tool {
+        definition: ToolDefinition {
+            name: "read".into(),
+            description: "Read a file".into(),
+            parameters: json!({"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]}),
+        },
+        handler: Rc::new(|_args: Value, _ctx: ToolCallContext| async {
+            Ok(ToolOutput {
+                content: vec![MediaBlock::text("# tiny-pi")],
+                details: None,
+                is_error: false,
+            })
+        }),
+    })?;
+    let model = ScriptedModel::new(script);
+    let log = Log(RefCell::new(Vec::new()));
+    let result = run_agent_loop(LoopOptions {
+        context: AgentContext {
+            system_prompt: None,
+            messages,
+        },
+        model: &model,
+        tools: registry.definitions(),
+        executor: &registry,
+        signal: AbortSignal::none(),
+        max_steps: DEFAULT_MAX_STEPS,
+        observer: &log,
+        clock: Rc::new(|| 0.0),
+    })
+    // A scripted model and a Rust tool never wait, so the run finishes in one poll.
+    .now_or_never()
+    .ok_or("the run did not finish in one poll")?;
+    let mut out = serde_json::to_string(&result).map_err(|e| e.to_string())?;
+    for event in log.0.borrow().iter() {
+        out.push('\n');
+        out.push_str(event);
+    }
+    Ok(out)
+}
