@@ -568,6 +568,7 @@ target(`wasm memory after ${cfg.memTotal} runs within 1 MB of after ${cfg.memBas
 target(`JS heap after ${cfg.memTotal} runs within 1 MB of after ${cfg.memBase} (tiny)`, tm ? tm.heap_delta : null, 1e6, tm ? `${kb(tm.heap_delta)} KB` : "-");
 p("\nIssue 4 targets" + (QUICK ? " (quick mode: indicative only)" : "") + ":");
 for (const t of targets) p(`  ${t.met === null ? "n/a   " : t.met ? "met   " : "MISSED"}  ${t.name.padEnd(62)} ${t.text}`);
+if (targets.some((t) => t.met === false && t.limit === 60000)) p("  what bounds the size: `npm run bench:size-floor` sizes the core with no JS bridge (bench/RESULTS.md)");
 p(`\n${command}  (${((Date.now() - started) / 1000).toFixed(0)} s)`);
 console.log(lines.join("\n"));
 
