@@ -259,7 +259,7 @@ pub fn error_message(error: &JsValue) -> String {
     if let Some(text) = error.as_string() {
         return text;
     }
-    if is_object(error) {
+    if is_object(error) || error.is_function() {
         if let Ok(message) = get_key(error, "message") {
             if let Some(message) = message.as_string() {
                 return message;

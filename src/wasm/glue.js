@@ -347,9 +347,14 @@ export function readClock(clock) {
 }
 
 /** A primitive as JS's `String(value)` writes it: `42`, `1e+21`, `null`, `Symbol(s)` (wasm-bindgen's
- * `Debug` would wrap it in `JsValue(...)`). Never throws for a primitive; objects are not passed. */
+ * `Debug` would wrap it in `JsValue(...)`). Objects and functions are not passed; if one were, a throwing
+ * `toString` gives its type. Never throws. */
 export function show(value) {
-  return String(value);
+  try {
+    return String(value);
+  } catch {
+    return typeof value;
+  }
 }
 
 /** If `value` is a promise or thenable that is not awaited, takes its rejection so that the page does not

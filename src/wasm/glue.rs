@@ -79,7 +79,7 @@ extern "C" {
     #[wasm_bindgen(js_name = readClock)]
     pub fn read_clock_js(clock: &Function) -> Option<f64>;
 
-    /// `String(value)` for a primitive (see `glue.js`); not for objects, whose `toString` may throw.
+    /// `String(value)` for a primitive (see `glue.js`). Cannot throw.
     #[wasm_bindgen(js_name = show)]
     pub fn show_js(value: &JsValue) -> String;
 

@@ -288,8 +288,13 @@ describe("tool batches", () => {
     assert.ok(tp.validateTranscript(result.messages).ok);
   });
 
-  test("a thrown primitive reads as String(value) in the error result", T, async () => {
-    const thrown = [42, 1e21, null, undefined, true, Symbol("odd")];
+  test("a thrown primitive reads as String(value) in the error result; a thrown function by its type", T, async () => {
+    const unprintable = () => {};
+    unprintable.toString = () => {
+      throw new Error("no string for you");
+    };
+    const thrown = [42, 1e21, null, undefined, true, Symbol("odd"), unprintable];
+    const expected = [...thrown.slice(0, -1).map(String), "function thrown"];
     const calls = thrown.map((_, i) => toolCall(`p${i}`, "prim"));
     const model = new tp.ScriptedModel([assistantMsg(calls, "toolUse"), assistantMsg([text("ok")], "stop")]);
     const executeToolCall = async (call) => {
@@ -297,7 +302,8 @@ describe("tool batches", () => {
     };
     const result = await tp.runAgentLoop({ context: { messages: [userMsg("go")] }, model, executeToolCall });
     const texts = result.messages.slice(2, 2 + thrown.length).map((m) => [m.isError, m.content.map((c) => c.text).join("\n")]);
-    assert.deepEqual(texts, thrown.map((v) => [true, String(v)]));
+    assert.deepEqual(texts, expected.map((t) => [true, t]));
+    assert.equal(result.reason, "stop");
   });
 
   test("a registry tool that throws: error result with the message, no stack; unknown tool and bad arguments too", T, async () => {
