@@ -6,11 +6,12 @@
 // `--target web`, then wasm-opt with wasm-pack.toml's flags, then gzip -9.
 //   transcript  the messages of SPEC §1 as serde-typed Rust values: parsed from JSON text, written back
 //   core        that, plus the loop, a ToolRegistry with one schema-checked Rust tool, and every event written
+//   logic       the same run with no JSON read or written around it: messages made in Rust, events counted
 //   profile release   as the package is built (tiny-pi at opt-level 3, dependencies at "s")
 //   profile smallest  "z" everywhere, the smallest code rustc makes
 // Each build is run once in Node on a two-step script before it is sized, so what is measured is working code.
 //
-//   node bench/size-floor.mjs      (~2 min cold, on a 2-core machine; needs `npm run build`'s tools)
+//   node bench/size-floor.mjs      (~1.5 min cold, on a 2-core machine; needs `npm run build`'s tools)
 import { spawnSync } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
@@ -68,12 +69,13 @@ const script = JSON.stringify([
 ]);
 
 const rows = [];
+let coreEvents = null;
 for (const profile of ["release", "smallest"]) {
-  for (const variant of ["transcript", "core"]) {
+  for (const variant of ["transcript", "core", "logic"]) {
     const name = `${variant}, profile ${profile}`;
     const out = path.join(outRoot, `${variant}-${profile}`);
     const row = await step(`build and size: ${name}`, async () => {
-      const features = variant === "core" ? ["--features", "loop"] : [];
+      const features = { transcript: [], core: ["--features", "loop"], logic: ["--features", "logic"] }[variant];
       run("cargo", ["build", "--quiet", "--lib", "--target", "wasm32-unknown-unknown", "--profile", profile, ...features], crateDir);
       const built = path.join(crateDir, "target", "wasm32-unknown-unknown", profile, "tiny_pi_size_floor.wasm");
       fs.rmSync(out, { recursive: true, force: true });
@@ -83,11 +85,14 @@ for (const profile of ["release", "smallest"]) {
       // Working code only: the build must do what it claims before its size counts.
       const glue = await import(pathToFileURL(path.join(out, "tiny_pi_size_floor.js")).href + `?${variant}-${profile}`);
       glue.initSync({ module: fs.readFileSync(wasm) });
-      const answer = variant === "core" ? glue.run(messages, script) : glue.run(messages);
-      const ok = variant === "core"
-        ? /"reason":"stop"/.test(answer) && /"toolCallId":"c1"/.test(answer)
-        : isDeepStrictEqual(JSON.parse(answer), JSON.parse(messages));
-      if (!ok) throw new Error(`the ${name} build answered: ${answer.slice(0, 300)}`);
+      const answer = { transcript: () => glue.run(messages), core: () => glue.run(messages, script), logic: () => glue.run("README.md") }[variant]();
+      const ok = {
+        transcript: () => isDeepStrictEqual(JSON.parse(answer), JSON.parse(messages)),
+        core: () => /"reason":"stop"/.test(answer) && /"toolCallId":"c1"/.test(answer) && (coreEvents = answer.split("\n").length - 1) > 0,
+        // the same run, so as many events as the core build wrote out (one per line after the result)
+        logic: () => answer === coreEvents,
+      }[variant]();
+      if (!ok) throw new Error(`the ${name} build answered: ${String(answer).slice(0, 300)}`);
       const w = fs.readFileSync(wasm);
       const j = fs.readFileSync(path.join(out, "tiny_pi_size_floor.js"));
       return { name, wasm: w.length, wasmGz: gz(w), js: j.length, jsGz: gz(j) };

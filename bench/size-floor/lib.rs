@@ -3,7 +3,7 @@
 
 use wasm_bindgen::prelude::wasm_bindgen;
 
-#[cfg(not(feature = "loop"))]
+#[cfg(not(any(feature = "loop", feature = "logic")))]
 #[wasm_bindgen]
 pub fn run(messages: &str) -> Result<String, String> {
     let messages: Vec<tiny_pi::AgentMessage> =
@@ -69,4 +69,72 @@ pub fn run(messages: &str, script: &str) -> Result<String, String> {
         out.push_str(event);
     }
     Ok(out)
+}
+
+/// The loop's own logic: the same run, with the messages made in Rust and the events counted, so that no
+/// JSON is read or written but what the core itself does (a scripted call's arguments, schema errors).
+#[cfg(feature = "logic")]
+#[wasm_bindgen]
+pub fn run(text: &str) -> Result<u32, String> {
+    use futures::FutureExt;
+    use serde_json::{json, Value};
+    use std::{cell::Cell, rc::Rc};
+    use tiny_pi::*;
+
+    struct Count(Cell<u32>);
+    impl Observer<ModelEvent> for Count {
+        fn on_event(&self, _: LoopEvent<'_, ModelEvent>) -> Observed {
+            self.0.set(self.0.get() + 1);
+            Ok(None)
+        }
+    }
+
+    let mut registry = ToolRegistry::new();
+    registry.register(Tool {
+        definition: ToolDefinition {
+            name: "read".into(),
+            description: "Read a file".into(),
+            parameters: json!({"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]}),
+        },
+        handler: Rc::new(|_args: Value, _ctx: ToolCallContext| async {
+            Ok(ToolOutput {
+                content: vec![MediaBlock::text("# tiny-pi")],
+                details: None,
+                is_error: false,
+            })
+        }),
+    })?;
+    let model = ScriptedModel::new(vec![
+        AssistantMessage::new(
+            vec![AssistantBlock::tool_call(
+                "c1",
+                "read",
+                json!({"path": text}),
+            )],
+            StopReason::ToolUse,
+        ),
+        AssistantMessage::new(vec![AssistantBlock::text("done")], StopReason::Stop),
+    ]);
+    let count = Count(Cell::new(0));
+    let result = run_agent_loop(LoopOptions {
+        context: AgentContext {
+            system_prompt: None,
+            messages: vec![AgentMessage::user(text, 0.0)],
+        },
+        model: &model,
+        tools: registry.definitions(),
+        executor: &registry,
+        signal: AbortSignal::none(),
+        max_steps: DEFAULT_MAX_STEPS,
+        observer: &count,
+        clock: Rc::new(|| 0.0),
+    })
+    .now_or_never()
+    .ok_or("the run did not finish in one poll")?;
+    // user, assistant with the call, its result, the final assistant message
+    if result.reason == RunReason::Stop && result.messages.len() == 4 {
+        Ok(count.0.get())
+    } else {
+        Err("the run did not end with stop after one tool call".into())
+    }
 }
