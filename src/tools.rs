@@ -296,8 +296,17 @@ impl ToolRegistry {
     /// `execute` without the pairing fields, which the loop writes from the call (so they are not copied
     /// twice). Stamped with the clock when the tool has finished.
     async fn reply(&self, call: &ToolCall, context: ExecutionContext) -> ToolReply {
-        let clock = context.clock.clone();
-        let (content, details, is_error) = match self.run(call, context).await {
+        let ExecutionContext {
+            signal,
+            progress,
+            clock,
+        } = context;
+        let tool_context = ToolCallContext {
+            call_id: call.id.clone(),
+            signal,
+            progress,
+        };
+        let (content, details, is_error) = match self.run(call, tool_context).await {
             Ok(output) => (output.content, output.details, output.is_error),
             Err(message) => (vec![MediaBlock::text(message)], None, true),
         };
@@ -312,19 +321,14 @@ impl ToolRegistry {
 
     /// The tool's output, or why there is none: no such tool, arguments that fail its schema, or the
     /// tool's own failure.
-    async fn run(&self, call: &ToolCall, context: ExecutionContext) -> Result<ToolOutput, String> {
+    async fn run(&self, call: &ToolCall, context: ToolCallContext) -> Result<ToolOutput, String> {
         let tool = self
             .get(&call.name)
             .ok_or_else(|| format!("Tool \"{}\" not found", call.name))?;
         schema::validate(&tool.definition.parameters, &call.arguments, "arguments").map_err(
             |problem| format!("Invalid arguments for tool \"{}\": {problem}", call.name),
         )?;
-        let tool_context = ToolCallContext {
-            call_id: call.id.clone(),
-            signal: context.signal,
-            progress: context.progress,
-        };
-        tool.handler.call(&call.arguments, tool_context).await
+        tool.handler.call(&call.arguments, context).await
     }
 }
 
