@@ -8,6 +8,7 @@ pub mod agent_loop;
 pub mod event;
 pub mod message;
 pub mod model;
+pub mod reading;
 pub mod schema;
 pub mod shape;
 pub mod signal;

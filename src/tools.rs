@@ -7,9 +7,7 @@ use futures::future::LocalBoxFuture;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::message::{
-    deserialize_via_value, Extra, Fields, MediaBlock, ToolCall, ToolResultMessage,
-};
+use crate::message::{Extra, MediaBlock, ToolCall, ToolResultMessage};
 use crate::schema;
 use crate::signal::AbortSignal;
 
@@ -28,8 +26,6 @@ pub(crate) fn any_object() -> Value {
     serde_json::json!({ "type": "object" })
 }
 
-deserialize_via_value!(ToolOutput, ToolReply);
-
 /// What a tool's `execute` returns. Other fields are ignored.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -38,84 +34,6 @@ pub struct ToolOutput {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub details: Option<Value>,
     pub is_error: bool,
-}
-
-impl ToolOutput {
-    /// Read like the messages (`crate::message`): the known fields moved out of one parsed value.
-    pub fn from_value(value: Value) -> Result<Self, String> {
-        let mut f = Fields::of(value)?;
-        Ok(ToolOutput {
-            content: f
-                .array("content", MediaBlock::from_value)?
-                .ok_or("missing field `content`")?,
-            details: f.optional_value("details"),
-            is_error: f.optional_bool("isError")?.unwrap_or(false),
-        })
-    }
-
-    /// Reads a tool's output from JSON text when it is plainly one (see `LeanOutput`), without building a
-    /// value per block first; `None` otherwise, and the full reader decides. Whatever this reads, the full
-    /// reader reads the same (`tests/reading.rs`).
-    pub fn from_json_lean(text: &str) -> Option<ToolOutput> {
-        let lean: LeanOutput = serde_json::from_str(text).ok()?;
-        let is_error = match lean.is_error {
-            None => false,
-            Some(Value::Bool(b)) => b,
-            Some(_) => return None,
-        };
-        Some(ToolOutput {
-            content: lean
-                .content
-                .into_iter()
-                .map(LeanMedia::block)
-                .collect::<Option<_>>()?,
-            details: lean.details.filter(|d| !d.is_null()),
-            is_error,
-        })
-    }
-}
-
-/// A tool's output as JSON, read only when plainly `{ content, details?, isError? }` with blocks that carry no
-/// field beyond SPEC's: then nothing is skipped, and nothing needs a map of extras.
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct LeanOutput {
-    content: Vec<LeanMedia>,
-    #[serde(default, deserialize_with = "crate::message::present")]
-    details: Option<Value>,
-    #[serde(default, deserialize_with = "crate::message::present")]
-    is_error: Option<Value>,
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
-struct LeanMedia {
-    #[serde(rename = "type")]
-    kind: String,
-    // `null` is there too: in a block of the other kind it is a field to keep.
-    #[serde(default, deserialize_with = "crate::message::present")]
-    text: Option<Value>,
-    #[serde(default, deserialize_with = "crate::message::present")]
-    data: Option<Value>,
-    #[serde(default, deserialize_with = "crate::message::present")]
-    mime_type: Option<Value>,
-}
-
-impl LeanMedia {
-    fn block(self) -> Option<MediaBlock> {
-        use Value::String as S;
-        match (self.kind.as_str(), self.text, self.data, self.mime_type) {
-            ("text", Some(S(text)), None, None) => Some(MediaBlock::text(text)),
-            ("image", None, Some(S(data)), Some(S(mime_type))) => {
-                Some(MediaBlock::Image(crate::message::ImageContent {
-                    data,
-                    mime_type,
-                    extra: Extra::new(),
-                }))
-            }
-            _ => None,
-        }
-    }
 }
 
 /// Called with the content a running tool reports; the loop turns it into `tool_progress`.
@@ -184,24 +102,6 @@ pub struct ToolReply {
 }
 
 impl ToolReply {
-    /// Read like the messages (`crate::message`): known fields out of the map, the rest is `extra`.
-    pub fn from_value(value: Value) -> Result<Self, String> {
-        let mut f = Fields::of(value)?;
-        let timestamp = match f.optional_value("timestamp") {
-            Some(t) => Some(t.as_f64().ok_or("timestamp: expected a number")?),
-            None => None,
-        };
-        Ok(ToolReply {
-            content: f
-                .array("content", MediaBlock::from_value)?
-                .unwrap_or_default(),
-            details: f.optional_value("details"),
-            is_error: f.optional_bool("isError")?.unwrap_or(false),
-            timestamp,
-            extra: f.extra(),
-        })
-    }
-
     /// The transcript message answering `call`; `now` stamps it if the reply is not stamped.
     pub fn into_result(mut self, call: &ToolCall, now: impl FnOnce() -> f64) -> ToolResultMessage {
         // Fields a full ToolResultMessage carries are written from the call, not copied.
