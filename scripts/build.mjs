@@ -49,11 +49,12 @@ function output(cmd, args) {
 
 const listFiles = (dir) => (fs.existsSync(dir) ? fs.readdirSync(dir, { recursive: true }).map((f) => path.join(dir, f)) : []);
 
-// The snippets are ours (src/wasm/*.js): only `export function` / `export async function` declarations,
-// which this turns into `module.exports`; anything else is refused rather than half converted.
+// The snippets are ours (src/wasm/transport/glue.js): only `export function`, `export async function` and
+// `export const` declarations, which this turns into `module.exports`; anything else is refused rather
+// than half converted.
 function esmToCommonJs(text, name) {
   const names = [];
-  const body = text.replace(/^export (async function|function) ([A-Za-z_$][\w$]*)/gm, (_, kind, id) => {
+  const body = text.replace(/^export (async function|function|const) ([A-Za-z_$][\w$]*)/gm, (_, kind, id) => {
     names.push(id);
     return `${kind} ${id}`;
   });

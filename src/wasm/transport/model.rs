@@ -1,15 +1,26 @@
 //! A JS model: `stream(request, {signal})` returning any async iterable (a pi-ai `EventStream` included),
-//! with or without `result()`. Events stay JS values: they reach `onEvent` as the objects the model yielded.
+//! with or without `result()`. The stream is opened in one `glue.js` call (`openStream`, which answers an
+//! `Opened` number worded here), its events pulled by `waiter.rs`'s pump, and its final message read here.
+//! Events stay JS values: they reach `onEvent` as the objects the model yielded.
+//!
+//! The final message is the one value of a turn the loop must read (its stop reason and tool calls decide
+//! what happens next). It crosses as JSON, like every value (`convert::from_js`), but is read lean first
+//! (`AssistantMessage::from_json_lean`): the provider fields the loop never looks at (usage, costs,
+//! signatures) are skipped, not built. They stay in the model's own object, which is what the run's
+//! observers, later requests and result hold (`mirror.rs`), so nothing is lost. Anything the lean reader
+//! does not take is read from the same JSON text by the full reader, which names the bad field.
 
 use js_sys::{Array, Function};
 use wasm_bindgen::{JsCast, JsValue};
 
-use super::convert::{error_message, get, get_key, is_object, key, type_of};
+use super::convert::{
+    error_message, from_json_text, get, get_key, is_object, json_text, key, type_of,
+};
 use super::glue::{call_result_js, open_stream_js, take_kept_js};
 use super::mirror::SharedMirror;
-use super::promise::{settle_with, Pull, Step};
-use super::read;
+use super::protocol::Opened;
 use super::signal::js_signal;
+use super::waiter::{settle_with, Pull, Step};
 use crate::message::AssistantMessage;
 use crate::model::{Model, ModelRequest, ModelStream, StreamEvent};
 use crate::signal::AbortSignal;
@@ -57,7 +68,7 @@ impl Model for JsModel {
             &signal,
         );
         let kept = take_kept_js();
-        let has_result = match Opened::from(step) {
+        let has_result = match Opened::from_u32(step).map_err(|e| e.to_string())? {
             Opened::Stream => false,
             Opened::StreamWithResult => true,
             Opened::StreamThrew => {
@@ -98,37 +109,6 @@ impl Model for JsModel {
     }
 }
 
-/// How `glue.js`'s `openStream` answered: the stream opened, or the step that failed (in the order of
-/// `openStream`'s numbers).
-enum Opened {
-    Stream,
-    StreamWithResult,
-    StreamThrew,
-    NotIterable,
-    IteratorThrew,
-    NextUnreadable,
-    NoNext,
-    ResultUnreadable,
-    /// `stream()` gave a promise (it is `async`, say): SPEC's `stream()` is synchronous.
-    Promise,
-}
-
-impl From<u32> for Opened {
-    fn from(step: u32) -> Self {
-        match step {
-            0 => Opened::Stream,
-            1 => Opened::StreamWithResult,
-            2 => Opened::StreamThrew,
-            3 => Opened::NotIterable,
-            4 => Opened::IteratorThrew,
-            5 => Opened::NextUnreadable,
-            6 => Opened::NoNext,
-            7 => Opened::ResultUnreadable,
-            _ => Opened::Promise, // 8
-        }
-    }
-}
-
 pub struct JsStream {
     pull: Pull,
     has_result: bool,
@@ -147,6 +127,7 @@ impl ModelStream for JsStream {
                 "model stream next() gave {} instead of an iterator result",
                 type_of(&other)
             ))),
+            Step::Unknown(unknown) => Some(Err(unknown.to_string())),
         }
     }
 
@@ -163,7 +144,7 @@ impl ModelStream for JsStream {
             settle_with(|waiter, id| (!call_result_js(opened, waiter, id)).then(take_kept_js))
                 .await
                 .map_err(|e| format!("model stream result() failed: {}", error_message(&e)))?;
-        let parsed = read::assistant(&message, "model stream result()")?;
+        let parsed = read_final(&message, &"model stream result()")?;
         self.mirror.borrow_mut().keep_assistant(&message);
         Ok(parsed)
     }
@@ -183,10 +164,17 @@ impl StreamEvent for JsEvent {
             Ok(message) => message,
             Err(e) => return Some(Err(e)),
         };
-        let parsed = read::assistant(&message, &format!("model event {kind}.{field}"));
+        let parsed = read_final(&message, &format_args!("model event {kind}.{field}"));
         if parsed.is_ok() {
             self.1.borrow_mut().keep_assistant(&message);
         }
         Some(parsed)
     }
+}
+
+/// A model's final message; `what` names it in errors.
+fn read_final(message: &JsValue, what: &dyn std::fmt::Display) -> Result<AssistantMessage, String> {
+    let text = json_text(message, what)?;
+    AssistantMessage::from_json_lean(&text)
+        .map_or_else(|| from_json_text(&text, what, "assistant"), Ok)
 }

@@ -1,19 +1,21 @@
 //! JS tools: a registered tool's `execute(args, {callId, signal, reportProgress})`, and a caller's
-//! `executeToolCall(call, {signal, reportProgress})`. A call's `reportProgress` reports until the call
-//! settles.
+//! `executeToolCall(call, {signal, reportProgress})`, each called in one `glue.js` call (`callTool`) and
+//! awaited. A call's `reportProgress` reports until the call settles. What a tool returns is read by
+//! `tool_output.rs`.
 
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 
 use futures::future::LocalBoxFuture;
 use js_sys::Function;
+use wasm_bindgen::prelude::wasm_bindgen;
 use wasm_bindgen::JsValue;
 
 use super::convert::{error_message, from_js, type_error};
 use super::glue::{call_tool_js, take_kept_js};
-use super::promise::settle_with;
-use super::read;
 use super::signal::js_signal;
+use super::tool_output;
+use super::waiter::settle_with;
 use crate::message::{MediaBlock, ToolCall};
 use crate::signal::AbortSignal;
 use crate::tools::{
@@ -21,61 +23,73 @@ use crate::tools::{
     ToolReply,
 };
 
-/// Where each call's `reportProgress` goes, by the id its context was made with (`glue.js` makes the
-/// function, so a tool call makes no wasm-bindgen closure). A call that has ended is gone from the list; a
-/// late report is ignored.
+/// Where each call's `reportProgress` reports: `glue.js` makes the function, which reports to the module's
+/// one `ProgressRoutes` object under the route its call was given, so a tool call makes no wasm-bindgen
+/// closure. A call that has ended is gone from the table; a late report is ignored. Not part of the API:
+/// exported only because JS reaches Rust only through exports.
+#[wasm_bindgen(js_name = __TinyPiProgress, skip_typescript)]
+pub struct ProgressRoutes;
+
+/// The routes of the calls in flight: the sink, and the call's name for errors.
 #[derive(Default)]
-struct Progress {
+struct Routes {
     sinks: RefCell<Vec<(f64, ProgressSink, Rc<str>)>>,
-    next_id: Cell<f64>,
+    next: Cell<f64>,
 }
 
 thread_local! {
-    static PROGRESS: Progress = Progress::default();
+    static ROUTES: Routes = Routes::default();
+    static REPORT_TO: JsValue = JsValue::from(ProgressRoutes);
 }
 
-pub fn progress(id: f64, content: JsValue) -> Result<(), JsValue> {
-    let found = PROGRESS.with(|p| {
-        p.sinks
-            .borrow()
-            .iter()
-            .find(|(i, ..)| *i == id)
-            .map(|(_, sink, what)| (sink.clone(), what.clone()))
-    });
-    let Some((sink, what)) = found else {
-        return Ok(());
-    };
-    let content: Vec<MediaBlock> = from_js(
-        &content,
-        &format!("{what} reportProgress(content)"),
-        "mediaBlocks",
-    )
-    .map_err(type_error)?;
-    sink(content);
-    Ok(())
-}
-
-/// A call's registration with `PROGRESS`; dropping it (the call settled) ends its reports.
-struct ProgressRoute(f64);
-
-impl Drop for ProgressRoute {
-    fn drop(&mut self) {
-        let _ = PROGRESS.try_with(|p| {
-            if let Ok(mut sinks) = p.sinks.try_borrow_mut() {
-                sinks.retain(|(i, ..)| *i != self.0);
-            }
+#[wasm_bindgen(js_class = __TinyPiProgress)]
+impl ProgressRoutes {
+    /// A tool's `reportProgress(content)`; throws a `TypeError` for malformed content.
+    pub fn report(&self, route: f64, content: JsValue) -> Result<(), JsValue> {
+        let found = ROUTES.with(|routes| {
+            routes
+                .sinks
+                .borrow()
+                .iter()
+                .find(|(r, ..)| *r == route)
+                .map(|(_, sink, what)| (sink.clone(), what.clone()))
         });
+        let Some((sink, what)) = found else {
+            return Ok(());
+        };
+        let content: Vec<MediaBlock> = from_js(
+            &content,
+            &format!("{what} reportProgress(content)"),
+            "mediaBlocks",
+        )
+        .map_err(type_error)?;
+        sink(content);
+        Ok(())
     }
 }
 
-/// Registers `progress` for a call's `reportProgress`; keep the route until the call settles.
-fn progress_route(progress: ProgressSink, what: Rc<str>) -> ProgressRoute {
-    PROGRESS.with(|p| {
-        let id = p.next_id.get();
-        p.next_id.set(id + 1.0);
-        p.sinks.borrow_mut().push((id, progress, what));
-        ProgressRoute(id)
-    })
+/// A call's entry in `ROUTES`; dropping it (the call settled) ends its reports.
+struct Route(f64);
+
+impl Route {
+    fn new(progress: ProgressSink, what: Rc<str>) -> Route {
+        ROUTES.with(|routes| {
+            let route = routes.next.get();
+            routes.next.set(route + 1.0);
+            routes.sinks.borrow_mut().push((route, progress, what));
+            Route(route)
+        })
+    }
+}
+
+impl Drop for Route {
+    fn drop(&mut self) {
+        let _ = ROUTES.try_with(|routes| {
+            if let Ok(mut sinks) = routes.sinks.try_borrow_mut() {
+                sinks.retain(|(r, ..)| *r != self.0);
+            }
+        });
+    }
 }
 
 /// `value` as the JSON text `call_js` hands to `glue.js`.
@@ -96,10 +110,12 @@ async fn call_js(
     progress: ProgressSink,
     what: Rc<str>,
 ) -> Result<JsValue, String> {
-    let route = progress_route(progress, what);
+    let route = Route::new(progress, what);
     let signal = js_signal(signal).map_or(JsValue::UNDEFINED, |s| JsValue::from(s.clone()));
     let outcome = settle_with(|waiter, id| {
-        let pending = call_tool_js(f, this, &arg, call_id, &signal, waiter, route.0, id);
+        let pending = REPORT_TO.with(|routes| {
+            call_tool_js(f, this, &arg, call_id, &signal, routes, route.0, waiter, id)
+        });
         (!pending).then(take_kept_js)
     })
     .await;
@@ -149,7 +165,7 @@ impl ToolHandler for JsTool {
                 tool.what.clone(),
             )
             .await;
-            read::tool_output(&outcome?, &tool.what)
+            tool_output::read(&outcome?, &tool.what)
         })
     }
 }
@@ -174,7 +190,7 @@ impl ToolExecutor for JsExecutor {
                 "executeToolCall".into(),
             )
             .await;
-            from_js::<ToolReply>(&outcome?, "executeToolCall result", "toolReply")
+            tool_output::read_reply(&outcome?)
         })
     }
 }

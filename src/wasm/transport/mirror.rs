@@ -1,16 +1,20 @@
-//! The JS side of one run's transcript. Each message crosses the boundary once: the model's final message
+//! The JS objects of one run's transcript. Each message crosses the boundary once: the model's final message
 //! is kept as the object the model produced, a tool result as the object made for its `tool_end`, and
-//! every later request and the run's result reuse those objects.
+//! every later request and the run's result reuse those objects. Every message, call or result object the
+//! bridge hands to JS is made or found here.
 
 use std::cell::RefCell;
 use std::rc::Rc;
 
 use js_sys::Array;
+use serde_json::Value;
 use wasm_bindgen::JsValue;
 
-use super::convert::{get_key, key, to_js};
-use super::glue::{call_block_js, tool_result};
-use crate::message::{AgentMessage, AssistantBlock, AssistantMessage, ToolCall};
+use super::convert::{get_key, key, name_js, to_js};
+use super::glue::{call_block_js, tool_result_js};
+use crate::message::{
+    AgentMessage, AssistantBlock, AssistantMessage, MediaBlock, ToolCall, ToolResultMessage,
+};
 
 pub struct Mirror {
     /// JS forms of `messages[..sent.length]`, in transcript order.
@@ -98,4 +102,33 @@ impl Mirror {
         self.results.clear();
         self.sent.slice(0, self.sent.length())
     }
+}
+
+/// A tool result as a JS object: the same object `to_js(&result.tagged())` would make, built in one call
+/// for the usual shape (no extra fields) instead of serialized and parsed again.
+pub fn tool_result(result: &ToolResultMessage) -> JsValue {
+    if !result.extra.is_empty() {
+        return to_js(&result.tagged());
+    }
+    let (text, content) = match result.content.as_slice() {
+        [MediaBlock::Text(text)] if text.extra.is_empty() => {
+            (Some(&*text.text), JsValue::UNDEFINED)
+        }
+        content => (None, to_js(content)),
+    };
+    let (details, empty_details) = match &result.details {
+        None => (JsValue::UNDEFINED, false),
+        Some(Value::Object(map)) if map.is_empty() => (JsValue::UNDEFINED, true),
+        Some(details) => (to_js(details), false),
+    };
+    tool_result_js(
+        &result.tool_call_id,
+        &name_js(&result.tool_name),
+        text,
+        &content,
+        &details,
+        empty_details,
+        result.is_error,
+        result.timestamp,
+    )
 }

@@ -1,9 +1,10 @@
-//! Awaiting JS values from Rust, with no closure made per await.
+//! Awaiting JS values from Rust, with no closure made per await: the `Waiter` that `glue.js` reports to, and
+//! the futures it wakes.
 //!
 //! `glue.js` awaits in JS and reports the outcome to the module's one `Waiter` object under an id; the id
 //! names a slot here holding the outcome and the waker of the Rust future that waits for it.
 //! (wasm-bindgen-futures' `JsFuture` makes two closures per await, each registered with a
-//! `FinalizationRegistry`; at ~25 awaits per model turn they were the largest single cost of a run.)
+//! `FinalizationRegistry`: at the loop's rate of awaits, they were the largest single cost of a run.)
 //!
 //! A model stream is pulled by `pump`: while the loop asks for the next event as soon as it has one, the JS
 //! side keeps calling `next()`; once the loop waits on something else, the pump stops, and the next poll
@@ -14,11 +15,41 @@ use std::future::Future;
 use std::pin::Pin;
 use std::task::{Context, Poll, Waker};
 
+use wasm_bindgen::prelude::wasm_bindgen;
 use wasm_bindgen::JsValue;
 
-use super::glue::{pump_js, settle_js, with_waiter};
+use super::glue::{pump_js, settle_js};
+use super::protocol::{StepKind, Unknown};
 
 type Outcome = Result<JsValue, JsValue>;
+
+/// Where `glue.js` reports. Not part of the API: exported only because JS reaches Rust only through
+/// exports.
+#[wasm_bindgen(js_name = __TinyPiWaiter, skip_typescript)]
+pub struct Waiter;
+
+thread_local! {
+    static WAITER: JsValue = JsValue::from(Waiter);
+}
+
+/// Runs `f` with the module's one `Waiter` object.
+fn with_waiter<R>(f: impl FnOnce(&JsValue) -> R) -> R {
+    WAITER.with(f)
+}
+
+#[wasm_bindgen(js_class = __TinyPiWaiter)]
+impl Waiter {
+    /// How the value `settle` awaited under `id` settled.
+    pub fn settled(&self, id: u32, ok: bool, value: JsValue) {
+        settled(id, if ok { Ok(value) } else { Err(value) });
+    }
+
+    /// Takes one `next()` outcome (a `StepKind` and its value); answers whether the pump should pull another
+    /// one right away.
+    pub fn delivered(&self, id: u32, kind: u32, value: JsValue) -> bool {
+        delivered(id, Step::new(kind, value))
+    }
+}
 
 /// One `next()` of a model stream, as `glue.js`'s `pump` read it.
 pub enum Step {
@@ -30,16 +61,18 @@ pub enum Step {
     Threw(JsValue),
     /// Something that is not an iterator result.
     NotResult(JsValue),
+    /// A `StepKind` number that names none: a bridge bug, reported as the stream's error.
+    Unknown(Unknown),
 }
 
 impl Step {
-    /// `kind` as `pump` numbers it.
-    pub fn new(kind: u32, value: JsValue) -> Step {
-        match kind {
-            0 => Step::Value(value),
-            1 => Step::Done,
-            2 => Step::Threw(value),
-            _ => Step::NotResult(value),
+    fn new(kind: u32, value: JsValue) -> Step {
+        match StepKind::from_u32(kind) {
+            Ok(StepKind::Value) => Step::Value(value),
+            Ok(StepKind::Done) => Step::Done,
+            Ok(StepKind::Threw) => Step::Threw(value),
+            Ok(StepKind::NotResult) => Step::NotResult(value),
+            Err(unknown) => Step::Unknown(unknown),
         }
     }
 }
@@ -107,7 +140,7 @@ fn keep_waker(slot: &mut Option<Waker>, cx: &Context<'_>) {
     }
 }
 
-pub fn settled(id: u32, result: Outcome) {
+fn settled(id: u32, result: Outcome) {
     let waker = with_slots(|slots| match slots.slots.get_mut(id as usize) {
         Some(Slot::Await { dropped: true, .. }) => {
             slots.release(id);
@@ -125,7 +158,7 @@ pub fn settled(id: u32, result: Outcome) {
 }
 
 /// Takes one `next()` outcome; answers whether the pump should pull another one right away.
-pub fn delivered(id: u32, result: Step) -> bool {
+fn delivered(id: u32, result: Step) -> bool {
     let waker = with_slots(|slots| match slots.slots.get_mut(id as usize) {
         Some(Slot::Stream { dropped: true, .. }) => {
             slots.release(id);

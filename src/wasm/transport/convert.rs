@@ -1,4 +1,5 @@
-//! Values crossing the boundary. Everything goes through JSON (one shortcut aside, `read.rs`):
+//! Values crossing the boundary, and the small reads every module makes of JS values (a field, a type
+//! name, an error's message). Everything goes through JSON (one shortcut aside, `tool_output.rs`):
 //! `JSON.stringify` rejects cycles and BigInt with a clear error and drops functions, serde_json bounds
 //! nesting depth (no stack overflow, so no trap), and one string copy is cheaper than a property-by-property
 //! walk.
@@ -9,25 +10,10 @@ use std::fmt;
 use js_sys::{Function, JsString, Reflect, JSON};
 use serde::de::DeserializeOwned;
 use serde::Serialize;
-use wasm_bindgen::prelude::wasm_bindgen;
 use wasm_bindgen::{JsCast, JsValue};
 
-use super::glue::encode_into_js;
-
-// A JS exception must never unwind through wasm frames: it skips their cleanup (a borrow stays taken, the
-// shadow stack pointer stays lowered) and a few thousand of them trap the instance. Every import that
-// can run code the caller controls is imported with `catch`, or is a `glue.js` function that catches
-// inside itself (those on the hot path: `emit`, `callTool`, `openStream`, `callResult`).
-#[wasm_bindgen]
-extern "C" {
-    /// `Reflect.set` without an exception trap: only for fresh plain objects we own, where it cannot throw.
-    #[wasm_bindgen(js_namespace = Reflect, js_name = set)]
-    fn set_own(target: &JsValue, key: &JsValue, value: &JsValue) -> bool;
-
-    /// `Array.isArray`, which throws for a revoked proxy.
-    #[wasm_bindgen(catch, js_namespace = Array, js_name = isArray)]
-    fn is_array_checked(value: &JsValue) -> Result<bool, JsValue>;
-}
+use super::glue::{encode_into_js, is_array_checked, parse_json_js, set_own, show_js};
+use super::protocol::SHORT_TEXT_UNITS;
 
 /// Whether `value` is an array (false for anything that throws when asked).
 pub fn is_array(value: &JsValue) -> bool {
@@ -151,13 +137,11 @@ thread_local! {
 /// A JS string as a Rust string; `None` if it is not a string (`JSON.stringify` of a function or
 /// `undefined`). A long one is encoded by `TextEncoder.encodeInto` straight into wasm memory.
 pub fn rust_string(text: &JsString) -> Option<String> {
-    // Below this, the two extra calls cost more than wasm-bindgen's character loop.
-    const LONG: usize = 64;
     if !text.is_string() {
         return None;
     }
     let units = text.length() as usize;
-    if units < LONG {
+    if units < SHORT_TEXT_UNITS as usize {
         return text.as_string();
     }
     // UTF-16 to UTF-8 makes at most 3 bytes of each unit (a surrogate pair: 4 bytes of 2 units).
@@ -245,7 +229,7 @@ fn strip_position(message: &str) -> String {
 pub fn to_js<T: Serialize + ?Sized>(value: &T) -> JsValue {
     // Serializing our own types cannot fail (string keys only; non-finite numbers become null).
     match serde_json::to_string(value) {
-        Ok(text) => super::glue::parse_json_js(&text),
+        Ok(text) => parse_json_js(&text),
         Err(_) => JsValue::UNDEFINED,
     }
 }
@@ -268,7 +252,7 @@ pub fn error_message(error: &JsValue) -> String {
         return format!("{} thrown", type_of(error));
     }
     // A thrown primitive reads as JS's String(value) would: 42, true, null, undefined.
-    super::glue::show_js(error)
+    show_js(error)
 }
 
 pub fn type_of(value: &JsValue) -> String {

@@ -1,0 +1,105 @@
+//! Input checks shared by the exports: each reads one kind of argument JS hands over and answers the value,
+//! or the text of a `TypeError` naming the field.
+
+use std::rc::Rc;
+
+use js_sys::Function;
+use serde::de::DeserializeOwned;
+use wasm_bindgen::{JsCast, JsValue};
+
+use crate::agent_loop::{AgentContext, DEFAULT_MAX_STEPS};
+use crate::message::AgentMessage;
+use crate::signal::AbortSignal;
+use crate::tools::Clock;
+use crate::wasm::transport::convert::{array_from_js, error_message, get, is_object, type_of};
+use crate::wasm::transport::glue::{read_clock_js, show_js};
+use crate::wasm::transport::signal::JsSignal;
+
+/// `options.context`: the system prompt, and the messages deep-copied (converting is the copy: the caller's
+/// array and objects are never touched again).
+pub fn context(context: &JsValue) -> Result<AgentContext, String> {
+    if !is_object(context) {
+        return Err(format!(
+            "options.context must be an object with a messages array (got {})",
+            type_of(context)
+        ));
+    }
+    let prompt = get(context, "systemPrompt", "options.context.systemPrompt")?;
+    let system_prompt = match prompt.as_string() {
+        Some(prompt) => Some(prompt),
+        None if prompt.is_undefined() || prompt.is_null() => None,
+        None => {
+            return Err(format!(
+                "options.context.systemPrompt must be a string (got {})",
+                type_of(&prompt)
+            ))
+        }
+    };
+    let messages = get(context, "messages", "options.context.messages")?;
+    Ok(AgentContext {
+        system_prompt,
+        messages: array(&messages, "options.context.messages", "messages")?,
+    })
+}
+
+/// An array argument read as the shape `shape` (a name in `crate::shape::SHAPES`); `what` names it.
+pub fn array<T: DeserializeOwned>(value: &JsValue, what: &str, shape: &str) -> Result<T, String> {
+    array_from_js(value, what, "an array", shape)
+}
+
+/// The messages of a transcript argument.
+pub fn messages(messages: &JsValue) -> Result<Vec<AgentMessage>, String> {
+    array(messages, "messages", "messages")
+}
+
+/// An optional `AbortSignal`; `what` names it.
+pub fn signal(signal: &JsValue, what: &str) -> Result<AbortSignal, String> {
+    if signal.is_undefined() || signal.is_null() {
+        return Ok(AbortSignal::none());
+    }
+    let signal = signal
+        .dyn_ref::<web_sys::AbortSignal>()
+        .ok_or_else(|| format!("{what} must be an AbortSignal (got {})", type_of(signal)))?;
+    // Something made from AbortSignal.prototype passes instanceof but cannot say whether it is aborted.
+    JsSignal::read(signal).map_err(|e| {
+        format!(
+            "{what} must be an AbortSignal (reading its aborted flag threw: {})",
+            error_message(&e)
+        )
+    })?;
+    Ok(AbortSignal::from_source(Rc::new(JsSignal(signal.clone()))))
+}
+
+/// `options.maxSteps`: a non-negative integer, `DEFAULT_MAX_STEPS` when absent.
+pub fn max_steps(value: &JsValue) -> Result<u32, String> {
+    if value.is_undefined() {
+        return Ok(DEFAULT_MAX_STEPS);
+    }
+    match value.as_f64() {
+        Some(n) if n >= 0.0 && n.fract() == 0.0 && n <= f64::from(u32::MAX) => Ok(n as u32),
+        _ => Err(format!(
+            "options.maxSteps must be a non-negative integer (got {})",
+            describe(value)
+        )),
+    }
+}
+
+fn describe(value: &JsValue) -> String {
+    match value.as_f64() {
+        Some(_) => show_js(value),
+        None => value
+            .as_string()
+            .map(|s| format!("string \"{s}\""))
+            .unwrap_or_else(|| type_of(value)),
+    }
+}
+
+/// `options.now`, falling back to `Date.now()` when absent or when it does not give a finite number.
+pub fn clock(now: Option<Function>) -> Clock {
+    Rc::new(move || {
+        now.as_ref()
+            .and_then(read_clock_js)
+            .filter(|t| t.is_finite())
+            .unwrap_or_else(js_sys::Date::now)
+    })
+}

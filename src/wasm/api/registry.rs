@@ -1,0 +1,170 @@
+//! `ToolRegistry`: tools registered from JS (each checked here, run by `transport/tools.rs`), their
+//! definitions for the model, and the core executor.
+
+use std::cell::RefCell;
+use std::rc::Rc;
+
+use js_sys::{Array, Promise};
+use wasm_bindgen::convert::TryFromJsValue;
+use wasm_bindgen::prelude::*;
+
+use super::options;
+use crate::message::{MediaBlock, ToolCall};
+use crate::signal::AbortSignal;
+use crate::tools::{ExecutionContext, Tool, ToolDefinition, ToolRegistry};
+use crate::wasm::transport::convert::{
+    from_js, get, is_object, optional_function, to_js, type_error, type_of,
+};
+use crate::wasm::transport::mirror::tool_result;
+use crate::wasm::transport::task::spawn_promise;
+use crate::wasm::transport::tools::JsTool;
+
+/// Tools by name, their definitions for the model, and the core executor.
+#[wasm_bindgen(js_name = ToolRegistry)]
+pub struct JsToolRegistry(Rc<RefCell<ToolRegistry>>);
+
+/// Lets `runAgentLoop` find the Rust registry behind a JS `ToolRegistry` without consuming it.
+#[wasm_bindgen(skip_typescript)]
+pub struct RegistryHandle(Rc<RefCell<ToolRegistry>>);
+
+impl Default for JsToolRegistry {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+#[wasm_bindgen(js_class = ToolRegistry)]
+impl JsToolRegistry {
+    #[wasm_bindgen(constructor)]
+    pub fn new() -> JsToolRegistry {
+        JsToolRegistry(Rc::new(RefCell::new(ToolRegistry::new())))
+    }
+
+    /// Adds a tool; throws a `TypeError` naming the bad field.
+    pub fn register(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "ToolSpec")] tool: JsValue,
+    ) -> Result<(), JsValue> {
+        let tool = parse_tool(&tool).map_err(type_error)?;
+        let mut registry = self
+            .0
+            .try_borrow_mut()
+            .map_err(|_| type_error("ToolRegistry is busy"))?;
+        registry.register(tool).map_err(type_error)
+    }
+
+    #[wasm_bindgen(unchecked_return_type = "ToolDefinition[]")]
+    pub fn definitions(&self) -> JsValue {
+        self.0
+            .try_borrow()
+            .map(|r| to_js(&r.definitions()))
+            .unwrap_or_else(|_| Array::new().into())
+    }
+
+    /// The core executor: never rejects for a tool's failure (unknown tool, bad arguments, a throwing
+    /// `execute` all give an error result). Rejects only when `call` itself is malformed.
+    #[wasm_bindgen(unchecked_return_type = "Promise<ToolResultMessage>")]
+    pub fn execute(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "ToolCall")] call: JsValue,
+        #[wasm_bindgen(
+            unchecked_param_type = "{ signal?: AbortSignal; reportProgress?: (content: (TextContent | ImageContent)[]) => void }"
+        )]
+        context: JsValue,
+    ) -> Promise {
+        let registry = self.0.try_borrow().map(|r| r.clone());
+        spawn_promise(async move {
+            let registry = registry.map_err(|_| type_error("ToolRegistry is busy"))?;
+            let call: ToolCall = from_js(&call, "call", "toolCall").map_err(type_error)?;
+            let context = execution_context(&context).map_err(type_error)?;
+            Ok(tool_result(&registry.execute(&call, context).await))
+        })
+    }
+
+    #[wasm_bindgen(js_name = "__tinyPiRegistry", skip_typescript)]
+    pub fn handle(&self) -> RegistryHandle {
+        RegistryHandle(self.0.clone())
+    }
+}
+
+/// `options.tools`: a snapshot of the `ToolRegistry` given (registering during a run affects the next run,
+/// not this one), or an empty registry when absent.
+pub fn registry_option(tools: &JsValue) -> Result<ToolRegistry, String> {
+    if tools.is_undefined() || tools.is_null() {
+        return Ok(ToolRegistry::new());
+    }
+    let not_a_registry = || {
+        format!(
+            "options.tools must be a ToolRegistry (got {})",
+            type_of(tools)
+        )
+    };
+    let handle = optional_function(tools, "__tinyPiRegistry", "options.tools")
+        .ok()
+        .flatten()
+        .and_then(|f| f.call0(tools).ok())
+        .ok_or_else(not_a_registry)?;
+    let handle = RegistryHandle::try_from_js_value(handle).map_err(|_| not_a_registry())?;
+    let snapshot = handle.0.try_borrow().map(|r| r.clone());
+    snapshot.map_err(|_| not_a_registry())
+}
+
+fn parse_tool(tool: &JsValue) -> Result<Tool, String> {
+    if !is_object(tool) {
+        return Err(format!(
+            "tool must be an object with name, parameters and execute (got {})",
+            type_of(tool)
+        ));
+    }
+    let name = get(tool, "name", "tool.name")?
+        .as_string()
+        .filter(|n| !n.is_empty())
+        .ok_or_else(|| "tool.name must be a non-empty string".to_string())?;
+    let description = get(tool, "description", "tool.description")?;
+    let description = match description.as_string() {
+        Some(d) => d,
+        None if description.is_undefined() || description.is_null() => String::new(),
+        None => {
+            return Err(format!(
+                "tool.description must be a string (got {})",
+                type_of(&description)
+            ))
+        }
+    };
+    let parameters = get(tool, "parameters", "tool.parameters")?;
+    let parameters = match parameters.is_undefined() {
+        true => crate::tools::any_object(),
+        false => from_js(&parameters, "tool.parameters", "any")?,
+    };
+    let execute = optional_function(tool, "execute", "tool.execute")?
+        .ok_or_else(|| "tool.execute must be a function".to_string())?;
+    let handler = Rc::new(JsTool::new(&name, tool.clone(), execute));
+    Ok(Tool {
+        definition: ToolDefinition {
+            name,
+            description,
+            parameters,
+        },
+        handler,
+    })
+}
+
+/// `execute`'s context: its signal, and `reportProgress` called with each report's content.
+fn execution_context(context: &JsValue) -> Result<ExecutionContext, String> {
+    let (signal, report) = match is_object(context) {
+        true => (
+            options::signal(&get(context, "signal", "context.signal")?, "context.signal")?,
+            optional_function(context, "reportProgress", "context.reportProgress")?,
+        ),
+        false => (AbortSignal::none(), None),
+    };
+    Ok(ExecutionContext {
+        signal,
+        progress: Rc::new(move |content: Vec<MediaBlock>| {
+            if let Some(report) = &report {
+                let _ = report.call1(&JsValue::UNDEFINED, &to_js(&content));
+            }
+        }),
+        clock: Rc::new(js_sys::Date::now),
+    })
+}

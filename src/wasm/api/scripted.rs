@@ -1,0 +1,107 @@
+//! `ScriptedModel`: the core's offline, deterministic model as a JS object whose `stream()` returns an async
+//! iterator of pi-ai events with `result()`.
+
+use js_sys::{Object, Promise, Reflect, Symbol};
+use serde::Deserialize;
+use wasm_bindgen::prelude::*;
+
+use super::options;
+use crate::message::{AgentMessage, AssistantMessage};
+use crate::model::{Model, ModelRequest, ScriptedStream};
+use crate::signal::AbortSignal;
+use crate::tools::ToolDefinition;
+use crate::wasm::transport::convert::{array_from_js, from_js, get, is_object, to_js, type_error};
+use crate::wasm::transport::glue::iterator_result_js;
+
+/// The offline, deterministic model: replays assistant messages, one per request, and records what each
+/// request saw.
+#[wasm_bindgen(js_name = ScriptedModel)]
+pub struct JsScriptedModel(crate::model::ScriptedModel);
+
+/// A request as JS hands it to `stream()`, read into owned values.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct OwnedRequest {
+    #[serde(default)]
+    system_prompt: Option<String>,
+    messages: Vec<AgentMessage>,
+    #[serde(default)]
+    tools: Vec<ToolDefinition>,
+}
+
+#[wasm_bindgen(js_class = ScriptedModel)]
+impl JsScriptedModel {
+    #[wasm_bindgen(constructor)]
+    pub fn new(
+        #[wasm_bindgen(unchecked_param_type = "AssistantMessage[]")] messages: JsValue,
+    ) -> Result<JsScriptedModel, JsValue> {
+        let script: Vec<AssistantMessage> = array_from_js(
+            &messages,
+            "ScriptedModel: messages",
+            "an array of assistant messages",
+            "assistants",
+        )
+        .map_err(type_error)?;
+        Ok(JsScriptedModel(crate::model::ScriptedModel::new(script)))
+    }
+
+    /// Replays the next scripted message as a stream of pi-ai events. Throws past the end of the script.
+    #[wasm_bindgen(unchecked_return_type = "ModelStream & { result(): Promise<AssistantMessage> }")]
+    pub fn stream(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "ModelRequest")] request: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "{ signal?: AbortSignal }")] options: JsValue,
+    ) -> Result<JsValue, JsValue> {
+        let request: OwnedRequest =
+            from_js(&request, "request", "modelRequest").map_err(type_error)?;
+        let signal = match is_object(&options) {
+            true => options::signal(
+                &get(&options, "signal", "options.signal").map_err(type_error)?,
+                "options.signal",
+            )
+            .map_err(type_error)?,
+            false => AbortSignal::none(),
+        };
+        let borrowed = ModelRequest {
+            system_prompt: request.system_prompt.as_deref(),
+            messages: &request.messages,
+            tools: &request.tools,
+        };
+        let stream = self
+            .0
+            .stream(borrowed, &signal)
+            .map_err(|e| JsValue::from(js_sys::Error::new(&e)))?;
+        let stream: JsValue = JsScriptedStream(stream).into();
+        // `for await` asks for [Symbol.asyncIterator]() and expects the iterator: the stream is its own
+        // iterator, and Object.prototype.valueOf is a built-in function that returns `this`.
+        let identity = get(&Object::new(), "valueOf", "valueOf").map_err(type_error)?;
+        let _ = Reflect::set(&stream, &Symbol::async_iterator(), &identity);
+        Ok(stream)
+    }
+
+    /// What each request saw, in order (copies).
+    #[wasm_bindgen(getter, unchecked_return_type = "ModelRequest[]")]
+    pub fn requests(&self) -> JsValue {
+        to_js(&self.0.requests())
+    }
+}
+
+/// One scripted response: an async iterator of model events with `result()`.
+#[wasm_bindgen(js_name = ScriptedStream, skip_typescript)]
+pub struct JsScriptedStream(ScriptedStream);
+
+#[wasm_bindgen(js_class = ScriptedStream)]
+impl JsScriptedStream {
+    #[allow(clippy::should_implement_trait)] // the JS async-iterator protocol's `next()`
+    pub fn next(&mut self) -> Promise {
+        let value = self
+            .0
+            .next_now()
+            .map_or(JsValue::UNDEFINED, |event| to_js(&event));
+        Promise::resolve(&iterator_result_js(&value))
+    }
+
+    pub fn result(&self) -> Promise {
+        Promise::resolve(&to_js(&self.0.message().tagged()))
+    }
+}

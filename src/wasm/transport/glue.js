@@ -1,0 +1,422 @@
+// The bridge's only JavaScript: what Rust cannot do cheaply through wasm-bindgen. No logic of the loop.
+// Rust imports it in `glue.rs`; each section below serves the Rust module it is named after, in the order
+// of the module map (`src/wasm/mod.rs`). It imports nothing (wasm-bindgen's JS snippets cannot), and
+// scripts/build.mjs turns its `export`s into `module.exports` for the CommonJS (Node) build.
+//
+// Nothing here throws into Rust: wasm-bindgen wraps an import that may throw (`catch`) in a closure and an
+// `arguments` object per call, so what may throw is caught here and handed over as a rejection or a number.
+
+// ---- protocol.rs: the numbers exchanged with Rust, by name ----------------------------------------------
+// Each object is the twin of the Rust enum of the same name in `protocol.rs`; a test there checks that the
+// two agree, name for name and number for number. A number neither side knows is an error on both.
+
+/** How `openStream` answered: the stream opened, or the step that failed. */
+export const Opened = Object.freeze({
+  Stream: 0,
+  StreamWithResult: 1,
+  StreamThrew: 2,
+  NotIterable: 3,
+  IteratorThrew: 4,
+  NextUnreadable: 5,
+  NoNext: 6,
+  ResultUnreadable: 7,
+  Promise: 8,
+});
+
+/** What one `next()` of a pumped stream gave. */
+export const StepKind = Object.freeze({ Value: 0, Done: 1, Threw: 2, NotResult: 3 });
+
+/** Which event literal `emit` makes. */
+export const EventShape = Object.freeze({ Event: 0, Message: 1, Call: 2, Progress: 3, Result: 4, TurnEnd: 5 });
+
+/** The bits of `simpleOutput`'s answer (0: not of the simple shape). */
+export const OutputBit = Object.freeze({ Simple: 1, EmptyDetails: 2, IsError: 4, DetailsJson: 8, ShortText: 16 });
+
+/** A text shorter than this (UTF-16 units) crosses by wasm-bindgen's own string return. */
+export const SHORT_TEXT_UNITS = 64;
+
+// ---- waiter.rs: awaiting, and values left for Rust to take ----------------------------------------------
+// Each function hands its outcome to `waiter` (one object for the whole module, the `Waiter` of
+// `waiter.rs`) under the `id` Rust gave it, so an await costs a plain async function and one call into
+// wasm, with no closure made per await. `await` adopts promises and thenables as JS would, and anything
+// thrown or rejected (a throwing `then`, a revoked proxy) arrives as a rejection, never as an exception
+// unwinding through wasm.
+
+/**
+ * Awaits `value` and reports how it settled, if it is a promise or a thenable object; answers whether it
+ * is (when it is not, Rust takes the value as it is, without a trip through the microtask queue).
+ */
+export function settle(value, waiter, id) {
+  let thenable;
+  try {
+    thenable = value instanceof Promise || isThenable(value);
+  } catch {
+    thenable = false; // a revoked proxy or a throwing `then` getter: not something to await
+  }
+  if (thenable) settleLater(value, waiter, id);
+  return thenable;
+}
+
+/** Whether `value` is an object with a `then` method (reading `then` may throw: callers catch). */
+function isThenable(value) {
+  return typeof value === "object" && value !== null && typeof value.then === "function";
+}
+
+async function settleLater(value, waiter, id) {
+  let ok = true;
+  let outcome;
+  try {
+    outcome = await value;
+  } catch (error) {
+    ok = false;
+    outcome = error;
+  }
+  waiter.settled(id, ok, outcome);
+}
+
+/** `settle(returned, waiter, id)`; when there is nothing to await, `false`, with `returned` left for `takeKept`. */
+function settleOrKeep(returned, waiter, id) {
+  if (settle(returned, waiter, id)) return true;
+  kept = returned;
+  return false;
+}
+
+/**
+ * Pulls `next.call(iterator)` results (of a stream `openStream` opened) for as long as Rust asks for the
+ * next one as soon as it gets one. Each result is handed over as a `StepKind` and one value, so reading an
+ * iterator result costs no further calls into JS.
+ */
+export async function pump(opened, waiter, id) {
+  const { iterator, next } = opened;
+  let kind;
+  let value;
+  do {
+    try {
+      const result = await next.call(iterator);
+      if (typeof result !== "object" || result === null) {
+        kind = StepKind.NotResult;
+        value = result;
+      } else if (result.done) {
+        kind = StepKind.Done;
+        value = undefined;
+      } else {
+        kind = StepKind.Value;
+        value = result.value;
+      }
+    } catch (error) {
+      kind = StepKind.Threw;
+      value = error;
+    }
+  } while (waiter.delivered(id, kind, value));
+}
+
+// A value an answer of `true`/`false` (or a number) left behind for Rust to take (`takeKept`): most calls
+// have nothing to hand back, and a plain answer costs Rust no further call to find that out.
+let kept;
+
+/** What the last `emit` (answering `true`), `openStream`, or `callTool`/`callResult` (answering `false`) left, once. */
+export function takeKept() {
+  const value = kept;
+  kept = undefined;
+  return value;
+}
+
+/** If `value` is a promise or thenable that is not awaited, takes its rejection so that the page does not
+ * report it as unhandled (the caller hears of the mistake another way). Never throws. */
+function takeRejection(value) {
+  try {
+    if (isThenable(value)) value.then(undefined, () => {});
+  } catch {
+    // a throwing `then`: nothing to take
+  }
+}
+
+// ---- convert.rs: values across ------------------------------------------------------------------------
+
+/** `JSON.parse` of JSON text Rust wrote (it cannot throw, so it is imported without a `catch` wrapper). */
+export function parseJson(text) {
+  return JSON.parse(text);
+}
+
+// Strings in: wasm-bindgen copies a string into wasm with a JS loop over its characters (a long JSON text
+// costs microseconds); `encodeInto` does it natively.
+const encoder = new TextEncoder();
+
+/**
+ * Writes `text` as UTF-8 into `memory` at `ptr` (at most `capacity` bytes Rust set aside); answers how
+ * many bytes. The view is made here, right before the write: no wasm code runs in between, so memory
+ * cannot grow and detach it.
+ */
+export function encodeInto(text, memory, ptr, capacity) {
+  return encoder.encodeInto(text, new Uint8Array(memory.buffer, ptr, capacity)).written;
+}
+
+/** A primitive as JS's `String(value)` writes it: `42`, `1e+21`, `null`, `Symbol(s)` (wasm-bindgen's
+ * `Debug` would wrap it in `JsValue(...)`). Objects and functions are not passed; if one were, a throwing
+ * `toString` gives its type. Never throws. */
+export function show(value) {
+  try {
+    return String(value);
+  } catch {
+    return typeof value;
+  }
+}
+
+// ---- model.rs: a model stream, opened in one call -------------------------------------------------------
+// `model.stream(request, options)`, its iterator and `next`, and whether it has a `result()`. Rust words the
+// errors; this only says which step failed (an `Opened` number).
+
+/**
+ * Calls `model.stream({ systemPrompt, messages, tools }, { signal })` (an undefined field left out), and
+ * answers `Opened.Stream` (`Opened.StreamWithResult` if the stream has a `result()` method) with
+ * `{ stream, iterator, next, result }` left for `takeKept`; else the step that failed, with what it threw or
+ * gave left for `takeKept`. Never throws. `kept` is set last on every path: the caller's code it runs (a
+ * getter, say) may have made a nested call that used it.
+ */
+export function openStream(model, streamMethod, systemPrompt, messages, tools, signal) {
+  let step = Opened.StreamThrew;
+  try {
+    const request = systemPrompt === undefined ? { messages, tools } : { systemPrompt, messages, tools };
+    const stream = streamMethod.call(model, request, signal === undefined ? {} : { signal });
+    let method;
+    // Only an object is iterable here (a string has a `Symbol.iterator` too).
+    if (typeof stream === "object" && stream !== null) {
+      for (const symbol of [Symbol.asyncIterator, Symbol.iterator]) {
+        try {
+          const found = stream[symbol];
+          if (typeof found === "function") {
+            method = found;
+            break;
+          }
+        } catch {
+          // a throwing getter: try the next symbol
+        }
+      }
+    }
+    if (method === undefined) {
+      // A promise (an `async stream()`) is not awaited, as SPEC's stream() is synchronous, but its
+      // rejection is taken here, or the page would report it as unhandled.
+      const promise = isThenable(stream);
+      if (promise) takeRejection(stream);
+      kept = stream;
+      return promise ? Opened.Promise : Opened.NotIterable;
+    }
+    step = Opened.IteratorThrew;
+    const iterator = method.call(stream);
+    step = Opened.NextUnreadable;
+    const next = Reflect.get(iterator, "next");
+    if (typeof next !== "function") {
+      takeRejection(iterator); // an `async [Symbol.asyncIterator]()`
+      kept = undefined;
+      return Opened.NoNext;
+    }
+    step = Opened.ResultUnreadable;
+    const result = Reflect.get(stream, "result");
+    kept = { stream, iterator, next, result };
+    return typeof result === "function" ? Opened.StreamWithResult : Opened.Stream;
+  } catch (error) {
+    kept = error;
+    return step;
+  }
+}
+
+/** `opened.result()` of a stream `openStream` opened, settled under `id` as `callTool` settles. */
+export function callResult(opened, waiter, id) {
+  let returned;
+  try {
+    returned = opened.result.call(opened.stream);
+  } catch (error) {
+    returned = Promise.reject(error);
+  }
+  return settleOrKeep(returned, waiter, id);
+}
+
+// ---- tools.rs: a tool call, made in one call ------------------------------------------------------------
+
+/** A tool call's context: `reportProgress` reports to `progress` under the call's `route` (a plain closure). */
+function toolContext(callId, signal, progress, route) {
+  const context = callId === undefined ? {} : { callId };
+  if (signal !== undefined) context.signal = signal;
+  context.reportProgress = (content) => progress.report(route, content);
+  return context;
+}
+
+/**
+ * `f.call(thisArg, JSON.parse(argJson), context)` for a tool call, the context being
+ * `toolContext(callId, signal, progress, route)`, and `settle` of what it returned under `id`: answers
+ * `true` if that is being awaited, else `false` with the value left for `takeKept`. A throw is settled as
+ * a rejection, so nothing unwinds through wasm.
+ */
+export function callTool(f, thisArg, argJson, callId, signal, progress, route, waiter, id) {
+  let returned;
+  try {
+    returned = f.call(thisArg, JSON.parse(argJson), toolContext(callId, signal, progress, route));
+  } catch (error) {
+    returned = Promise.reject(error);
+  }
+  return settleOrKeep(returned, waiter, id);
+}
+
+// ---- tool_output.rs: the usual tool output, taken apart without JSON ------------------------------------
+// Most outputs are `{ content: [{ type: "text", text }] }`, perhaps with `details` (a plain object) or a
+// boolean `isError`. For exactly that shape, `simpleOutput` hands Rust the text alone, and the details as
+// their own JSON text: what `JSON.stringify` would write for the whole output is known, and writing and
+// parsing it cost more than the rest of a tool call. Anything else, down to a prototype other than
+// Object's or a `toJSON` (which `JSON.stringify` would call), is left to the JSON path, where the core's
+// readers decide.
+
+let simpleText;
+let simpleDetails;
+
+const isPlain = (value) => typeof value === "object" && value !== null && Object.getPrototypeOf(value) === Object.prototype && value.toJSON === undefined;
+
+/**
+ * 0 when `output` is not of the simple shape; else `OutputBit.Simple`, plus `EmptyDetails` for
+ * `details: {}`, `IsError` for `isError: true`, `DetailsJson` for other details and `ShortText` for a text
+ * of fewer than `SHORT_TEXT_UNITS` UTF-16 units, with the text kept for `takeSimpleText` and those
+ * details' JSON for `takeSimpleDetails`. Never throws (a throwing getter or proxy, a BigInt or a cycle in
+ * the details give 0, and the JSON path then reports them).
+ */
+export function simpleOutput(output) {
+  try {
+    if (!isPlain(output)) return 0;
+    // Own keys only, as JSON.stringify reads them (an inherited `content` is no content).
+    let content, details, isError;
+    for (const key of Object.keys(output)) {
+      if (key === "content") content = output.content;
+      else if (key === "details") details = output.details;
+      else if (key === "isError") isError = output.isError;
+      else return 0;
+    }
+    if (!Array.isArray(content) || Object.getPrototypeOf(content) !== Array.prototype || content.toJSON !== undefined || content.length !== 1) return 0;
+    const block = content[0];
+    if (!isPlain(block)) return 0;
+    const keys = Object.keys(block);
+    if (keys.length !== 2 || !keys.includes("type") || !keys.includes("text") || block.type !== "text") return 0;
+    const text = block.text; // read once, as JSON.stringify would
+    if (typeof text !== "string") return 0;
+    let shape = OutputBit.Simple;
+    if (details !== undefined && details !== null) {
+      // Plain, so no `toJSON` is asked with a different key than in the whole output's JSON.
+      if (!isPlain(details)) return 0;
+      if (Object.keys(details).length === 0) {
+        shape |= OutputBit.EmptyDetails;
+      } else {
+        simpleDetails = JSON.stringify(details);
+        shape |= OutputBit.DetailsJson;
+      }
+    }
+    if (isError !== undefined && typeof isError !== "boolean") return 0;
+    if (isError === true) shape |= OutputBit.IsError;
+    simpleText = text;
+    return text.length < SHORT_TEXT_UNITS ? shape | OutputBit.ShortText : shape;
+  } catch {
+    return 0;
+  }
+}
+
+/** The text `simpleOutput` found, once. */
+export function takeSimpleText() {
+  const text = simpleText;
+  simpleText = undefined;
+  return text;
+}
+
+/** The JSON of the details `simpleOutput` found, once. */
+export function takeSimpleDetails() {
+  const details = simpleDetails;
+  simpleDetails = undefined;
+  return details;
+}
+
+// ---- mirror.rs: the JS objects of a run's transcript ----------------------------------------------------
+// Objects are made with their keys written out (a literal per shape): storing keys one by one from
+// arguments would make every such store megamorphic, ~10x the cost of a literal.
+
+/**
+ * `message.content[index]` if it is still the tool call `id` (`type: "toolCall"`), else undefined. The
+ * model's object could have changed since it was read; a throwing getter or proxy counts as changed.
+ */
+export function callBlock(message, index, id) {
+  try {
+    const block = message.content[index];
+    return typeof block === "object" && block !== null && block.type === "toolCall" && block.id === id ? block : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** A tool result as `serde` would write it (`role`, `toolCallId`, `toolName`, `content`, `details` when
+ * there are some, `isError`, `timestamp`), made in one call instead of a JSON text parsed again. */
+export function toolResult(toolCallId, toolName, text, content, details, emptyDetails, isError, timestamp) {
+  // `text` given: the content is that one text block (the usual case, made here rather than by its own call).
+  if (text !== undefined) content = [{ type: "text", text }];
+  const result = { role: "toolResult", toolCallId, toolName, content };
+  if (emptyDetails) result.details = {};
+  else if (details !== undefined) result.details = details;
+  result.isError = isError;
+  result.timestamp = timestamp;
+  return result;
+}
+
+// ---- events.rs: an event, made and handed to `onEvent` in one call --------------------------------------
+
+/** An event object of each `EventShape`, its keys written out (~30 events a turn). */
+function eventObject(shape, type, a, b) {
+  switch (shape) {
+    case EventShape.Event:
+      return { type, event: a };
+    case EventShape.Message:
+      return { type, message: a };
+    case EventShape.Call:
+      return { type, call: a };
+    case EventShape.Progress:
+      return { type, callId: a, content: b };
+    case EventShape.Result:
+      return { type, result: a };
+    case EventShape.TurnEnd:
+      return { type, reason: a, steps: b };
+    default:
+      throw new TypeError(`tiny-pi bridge: no event shape numbered ${shape}`);
+  }
+}
+
+/**
+ * Calls `onEvent` with a fresh event object; answers whether it returned an object (a promise to await,
+ * perhaps), left for `takeKept`. A throw is kept as a rejected promise: the loop treats both alike (SPEC:
+ * the error is kept, the run goes on), and a call that cannot throw needs no wrapper.
+ */
+export function emit(onEvent, shape, type, a, b) {
+  let returned;
+  try {
+    returned = onEvent(eventObject(shape, type, a, b));
+  } catch (error) {
+    returned = Promise.reject(error);
+  }
+  if (typeof returned !== "object" || returned === null) return false;
+  kept = returned;
+  return true;
+}
+
+// ---- for the API layer: the caller's clock, and a scripted stream's steps -------------------------------
+
+/**
+ * What `clock()` (the caller's `now`) gives, if it is a number; else undefined, and Rust takes `Date.now()`.
+ * A clock is synchronous: a promise it gives is not awaited, but its rejection is taken here, or the page
+ * would report it as unhandled. Never throws.
+ */
+export function readClock(clock) {
+  try {
+    const time = clock();
+    if (typeof time === "number") return time;
+    takeRejection(time);
+  } catch {
+    // a throwing clock: Date.now() stands in
+  }
+  return undefined;
+}
+
+/** `{ value, done: false }`, or `{ done: true }` for no value: one step of a scripted stream's iterator. */
+export function iteratorResult(value) {
+  return value === undefined ? { done: true } : { value, done: false };
+}

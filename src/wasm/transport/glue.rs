@@ -1,0 +1,141 @@
+//! Every JS function the bridge imports beyond js-sys: `glue.js`'s (its sections are named after the modules
+//! that call them) and two built-ins imported without js-sys's exception trap. Declarations only: what they
+//! do is in `glue.js`, what they answer is read by their callers.
+//!
+//! A JS exception must never unwind through wasm frames: it skips their cleanup (a borrow stays taken, the
+//! shadow stack pointer stays lowered) and a few thousand of them trap the instance. So every import here
+//! either cannot throw or catches inside itself (`glue.js` does for every call into caller code), and
+//! every js-sys import that can run caller code is one js-sys declares with `catch`.
+
+use js_sys::{Function, JsString};
+use wasm_bindgen::prelude::wasm_bindgen;
+use wasm_bindgen::JsValue;
+
+#[wasm_bindgen(module = "/src/wasm/transport/glue.js")]
+extern "C" {
+    // ---- waiter.rs
+
+    /// Starts awaiting `value` if it is a promise or thenable (the outcome goes to `waiter.settled(id, ..)`);
+    /// answers whether it does. Cannot throw.
+    #[wasm_bindgen(js_name = settle)]
+    pub fn settle_js(value: &JsValue, waiter: &JsValue, id: u32) -> bool;
+    /// Pulls an opened stream's `next()` results into `waiter.delivered(id, kind, value)` for as long as
+    /// that answers `true`. Cannot throw.
+    #[wasm_bindgen(js_name = pump)]
+    pub fn pump_js(opened: &JsValue, waiter: &JsValue, id: u32);
+    /// What the last call that answered "left behind" left, once (see `glue.js`).
+    #[wasm_bindgen(js_name = takeKept)]
+    pub fn take_kept_js() -> JsValue;
+
+    // ---- convert.rs
+
+    /// `JSON.parse` of text `serde_json` wrote: cannot throw.
+    #[wasm_bindgen(js_name = parseJson)]
+    pub fn parse_json_js(text: &str) -> JsValue;
+    /// Cannot throw: `text` is a string and `ptr..ptr + capacity` lies in `memory`.
+    #[wasm_bindgen(js_name = encodeInto)]
+    pub fn encode_into_js(text: &JsString, memory: &JsValue, ptr: u32, capacity: u32) -> u32;
+    /// `String(value)` for a primitive. Cannot throw.
+    #[wasm_bindgen(js_name = show)]
+    pub fn show_js(value: &JsValue) -> String;
+
+    // ---- model.rs
+
+    /// Calls `model.stream(..)` and opens its iterator; answers an `Opened` number, what it made or threw
+    /// left for `take_kept_js`. Cannot throw.
+    #[wasm_bindgen(js_name = openStream)]
+    pub fn open_stream_js(
+        model: &JsValue,
+        stream: &Function,
+        system_prompt: Option<&str>,
+        messages: &JsValue,
+        tools: &JsValue,
+        signal: &JsValue,
+    ) -> u32;
+    /// Calls an opened stream's `result()` and settles it under `id`; `false`: nothing to await, the value
+    /// left for `take_kept_js`. Cannot throw.
+    #[wasm_bindgen(js_name = callResult)]
+    pub fn call_result_js(opened: &JsValue, waiter: &JsValue, id: u32) -> bool;
+
+    // ---- tools.rs
+
+    /// Calls a tool and settles what it returns under `id`, as `call_result_js` does. Cannot throw.
+    #[wasm_bindgen(js_name = callTool)]
+    #[allow(clippy::too_many_arguments)]
+    pub fn call_tool_js(
+        f: &Function,
+        this: &JsValue,
+        arg_json: &str,
+        call_id: Option<&str>,
+        signal: &JsValue,
+        progress: &JsValue,
+        route: f64,
+        waiter: &JsValue,
+        id: u32,
+    ) -> bool;
+
+    // ---- tool_output.rs
+
+    /// 0, or `OutputBit`s with the parts kept for the `take_simple_*` calls. Cannot throw.
+    #[wasm_bindgen(js_name = simpleOutput)]
+    pub fn simple_output_js(output: &JsValue) -> u32;
+    #[wasm_bindgen(js_name = takeSimpleText)]
+    pub fn take_simple_text_js() -> JsString;
+    /// The same, for a text `simpleOutput` said is short: copied in by wasm-bindgen in the same call.
+    #[wasm_bindgen(js_name = takeSimpleText)]
+    pub fn take_short_simple_text_js() -> String;
+    #[wasm_bindgen(js_name = takeSimpleDetails)]
+    pub fn take_simple_details_js() -> JsString;
+
+    // ---- mirror.rs
+
+    /// `message.content[index]` if it is still the call `id`, else `undefined`. Cannot throw.
+    #[wasm_bindgen(js_name = callBlock)]
+    pub fn call_block_js(message: &JsValue, index: u32, id: &str) -> JsValue;
+    /// A tool result object, its one text block made from `text` when given.
+    #[wasm_bindgen(js_name = toolResult)]
+    #[allow(clippy::too_many_arguments)]
+    pub fn tool_result_js(
+        tool_call_id: &str,
+        tool_name: &JsValue,
+        text: Option<&str>,
+        content: &JsValue,
+        details: &JsValue,
+        empty_details: bool,
+        is_error: bool,
+        timestamp: f64,
+    ) -> JsValue;
+
+    // ---- events.rs
+
+    /// `on_event(event)` with the event literal of `shape`; answers whether it returned an object (left for
+    /// `take_kept_js`). Cannot throw: a throw comes back as a rejected promise.
+    #[wasm_bindgen(js_name = emit)]
+    pub fn emit_js(
+        on_event: &Function,
+        shape: u32,
+        kind: &JsValue,
+        a: &JsValue,
+        b: &JsValue,
+    ) -> bool;
+
+    // ---- for the API layer
+
+    /// `None` unless the clock gave a number. Cannot throw.
+    #[wasm_bindgen(js_name = readClock)]
+    pub fn read_clock_js(clock: &Function) -> Option<f64>;
+    /// `{ value, done: false }`, or `{ done: true }` for an undefined value.
+    #[wasm_bindgen(js_name = iteratorResult)]
+    pub fn iterator_result_js(value: &JsValue) -> JsValue;
+}
+
+#[wasm_bindgen]
+extern "C" {
+    /// `Reflect.set` without an exception trap: only for fresh plain objects we own, where it cannot throw.
+    #[wasm_bindgen(js_namespace = Reflect, js_name = set)]
+    pub fn set_own(target: &JsValue, key: &JsValue, value: &JsValue) -> bool;
+
+    /// `Array.isArray`, which throws for a revoked proxy.
+    #[wasm_bindgen(catch, js_namespace = Array, js_name = isArray)]
+    pub fn is_array_checked(value: &JsValue) -> Result<bool, JsValue>;
+}
