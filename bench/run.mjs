@@ -6,8 +6,10 @@
 //   node bench/run.mjs --quick          smoke run (also BENCH_QUICK=1): small N, 3 reps, 1,000-run memory check
 //   node bench/run.mjs --write-results  also rewrite the figures in bench/RESULTS.md
 //   node bench/run.mjs --n=50,200 --reps=5   other sizes / repetitions
-//   node bench/run.mjs --profile=tiny [--n=1000] [--reps=5]
-//                                       one leg alone under the CPU profiler -> bench/out/prof/tiny-n1000.cpuprofile
+//   node bench/run.mjs --workload=compact     one workload (full, compact; default both)
+//   node bench/run.mjs --timing-only          the timing tables alone (no cost split, bundle or memory phase)
+//   node bench/run.mjs --profile=tiny [--workload=full] [--n=1000] [--reps=5]
+//                                       one leg alone under the CPU profiler -> bench/out/prof/tiny-full-n1000.cpuprofile
 import { spawnSync } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
@@ -26,7 +28,10 @@ const args = Object.fromEntries(process.argv.slice(2).map((a) => {
 }));
 const QUICK = !!args.quick || process.env.BENCH_QUICK === "1";
 const PROFILE = args.profile;
+// Only the timing tables (no cost split, bundle or memory phase): for iterating on speed.
+const TIMING_ONLY = !!args["timing-only"];
 if (QUICK && args["write-results"]) fail("write-results", "quick-mode figures are not results", "run without --quick");
+if (TIMING_ONLY && args["write-results"]) fail("write-results", "a timing-only run has no figures for the other targets", "run without --timing-only");
 
 // Heap figures need global.gc: re-run this script under --expose-gc (keeping any other node flags).
 if (typeof globalThis.gc !== "function" && !PROFILE) {
@@ -62,7 +67,7 @@ try {
 } catch (err) {
   fail("loading pi-agent-core", err.message, "run `npm install` at the repository root (devDependencies @mariozechner/pi-ai and pi-agent-core 0.73.1)");
 }
-const { Script, TOOL_SPECS, SYSTEM_PROMPT, userMessage, transcriptShape, expectedMessageCount, modelEventCount, CALLS_PER_TURN } =
+const { Script, WORKLOADS, toolSpecs, SYSTEM_PROMPT, userMessage, transcriptShape, expectedMessageCount, modelEventCount, CALLS_PER_TURN } =
   await import("./workload.mjs");
 const { floorLoop, FloorTools } = await import("./floor-loop.mjs");
 
@@ -97,32 +102,41 @@ const wasmMemory = () => {
 };
 
 // --- the three legs ------------------------------------------------------------------------------
-// Each leg: run(turns) -> { messages, events }. Tools and registries are built once, as an app would.
+// Each leg: run(turns, workload, shape?) -> { messages, events }. Tools and registries are built once per
+// workload, as an app would build them once.
 
 const PI_MODEL = { id: "bench-model", name: "bench", api: "bench", provider: "bench", baseUrl: "", reasoning: false,
   input: ["text"], cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 }, contextWindow: 1e6, maxTokens: 1e5 };
-const piTools = TOOL_SPECS.map((t) => ({
-  name: t.name, label: t.name, description: t.description, parameters: t.parameters,
-  execute: async (_id, params) => t.run(params),
-}));
-const LLM_ROLES = new Set(["user", "assistant", "toolResult"]);
-const piConfig = { model: PI_MODEL, convertToLlm: (messages) => messages.filter((m) => LLM_ROLES.has(m.role)) };
 
-const floorTools = new FloorTools();
-for (const t of TOOL_SPECS) floorTools.register({ name: t.name, description: t.description, parameters: t.parameters, execute: async (a) => t.run(a) });
-
-let tinyTools;
-if (tiny) {
-  tinyTools = new tiny.mod.ToolRegistry();
-  for (const t of TOOL_SPECS) tinyTools.register({ name: t.name, description: t.description, parameters: t.parameters, execute: async (a) => t.run(a) });
+const setups = new Map();
+/** The tools of each leg and pi's config, for one workload (made on first use, then kept). */
+function setup(workload) {
+  let s = setups.get(workload);
+  if (s) return s;
+  const specs = toolSpecs(workload);
+  const piTools = specs.map((t) => ({
+    name: t.name, label: t.name, description: t.description, parameters: t.parameters,
+    execute: async (_id, params) => t.run(params),
+  }));
+  const floorTools = new FloorTools();
+  for (const t of specs) floorTools.register({ name: t.name, description: t.description, parameters: t.parameters, execute: async (a) => t.run(a) });
+  let tinyTools;
+  if (tiny) {
+    tinyTools = new tiny.mod.ToolRegistry();
+    for (const t of specs) tinyTools.register({ name: t.name, description: t.description, parameters: t.parameters, execute: async (a) => t.run(a) });
+  }
+  s = { piTools, piConfig: { model: PI_MODEL, convertToLlm: workload.convertToLlm }, floorTools, tinyTools };
+  setups.set(workload, s);
+  return s;
 }
 
 const LEGS = [
   {
     name: "pi",
     label: "pi-agent-core agentLoop",
-    async run(turns, shape) {
-      const script = new Script(turns, shape);
+    async run(turns, workload, shape) {
+      const { piTools, piConfig } = setup(workload);
+      const script = new Script(turns, workload, shape);
       const context = { systemPrompt: SYSTEM_PROMPT, messages: [], tools: piTools };
       const stream = piCore.agentLoop([userMessage()], context, piConfig, undefined, () => script.nextStream());
       let events = 0;
@@ -133,8 +147,9 @@ const LEGS = [
   {
     name: "floor",
     label: "hand-written floor loop",
-    async run(turns, shape) {
-      const script = new Script(turns, shape);
+    async run(turns, workload, shape) {
+      const { floorTools } = setup(workload);
+      const script = new Script(turns, workload, shape);
       let events = 0;
       const r = await floorLoop({
         context: { systemPrompt: SYSTEM_PROMPT, messages: [userMessage()] },
@@ -147,8 +162,9 @@ const LEGS = [
   tiny && {
     name: "tiny",
     label: "tiny-pi runAgentLoop",
-    async run(turns, shape) {
-      const script = new Script(turns, shape);
+    async run(turns, workload, shape) {
+      const { tinyTools } = setup(workload);
+      const script = new Script(turns, workload, shape);
       let events = 0;
       const r = await tiny.mod.runAgentLoop({
         context: { systemPrompt: SYSTEM_PROMPT, messages: [userMessage()] },
@@ -187,23 +203,23 @@ const step = (what) => {
 
 // Every leg must do the same work: same transcript (roles, call ids, tool results) and, for the two SPEC
 // loops, the same number of LoopEvents. A bench that compares different work is wrong, so this stops it.
-async function checkShape(turns) {
+async function checkShape(turns, workload) {
   const expectMsgs = expectedMessageCount(turns);
-  const specEvents = modelEventCount(turns) + (turns + 1) + 2 * CALLS_PER_TURN * turns + 1;
+  const specEvents = modelEventCount(turns, workload) + (turns + 1) + 2 * CALLS_PER_TURN * turns + 1;
   let reference;
   const events = {};
   for (const l of LEGS) {
-    const r = await l.run(turns);
-    if (r.reason !== undefined && r.reason !== "stop") fail(`shape check (${l.name}, N=${turns})`, `run ended with reason ${r.reason}${r.error ? `: ${r.error}` : ""}`, "the leg must finish the script with reason stop");
-    if (r.messages.length !== expectMsgs) fail(`shape check (${l.name}, N=${turns})`, `${r.messages.length} messages, expected ${expectMsgs}`, "the leg is not doing the scripted work");
+    const r = await l.run(turns, workload);
+    if (r.reason !== undefined && r.reason !== "stop") fail(`shape check (${workload.name}, ${l.name}, N=${turns})`, `run ended with reason ${r.reason}${r.error ? `: ${r.error}` : ""}`, "the leg must finish the script with reason stop");
+    if (r.messages.length !== expectMsgs) fail(`shape check (${workload.name}, ${l.name}, N=${turns})`, `${r.messages.length} messages, expected ${expectMsgs}`, "the leg is not doing the scripted work");
     const shape = transcriptShape(r.messages);
     if (reference === undefined) reference = { leg: l.name, shape };
     else if (shape !== reference.shape) {
       const a = reference.shape.split("\n"), b = shape.split("\n");
       const i = a.findIndex((x, k) => x !== b[k]);
-      fail(`shape check (N=${turns})`, `${l.name} differs from ${reference.leg} at message ${i}: ${JSON.stringify(b[i])} vs ${JSON.stringify(a[i])}`, "fix the leg so all legs run the same workload");
+      fail(`shape check (${workload.name}, N=${turns})`, `${l.name} differs from ${reference.leg} at message ${i}: ${JSON.stringify(b[i])} vs ${JSON.stringify(a[i])}`, "fix the leg so all legs run the same workload");
     }
-    if ((l.name === "floor" || l.name === "tiny") && r.events !== specEvents) fail(`shape check (${l.name}, N=${turns})`, `${r.events} LoopEvents, expected ${specEvents}`, "a SPEC §4 loop must emit every model event, each message, tool start/end and one turn_end");
+    if ((l.name === "floor" || l.name === "tiny") && r.events !== specEvents) fail(`shape check (${workload.name}, ${l.name}, N=${turns})`, `${r.events} LoopEvents, expected ${specEvents}`, "a SPEC §4 loop must emit every model event, each message, tool start/end and one turn_end");
     events[l.name] = r.events;
   }
   return events;
@@ -215,16 +231,22 @@ async function checkShape(turns) {
 // runs would otherwise be timer- and scheduler-noise.
 const batchFor = (n) => Math.max(1, Math.round(1000 / n));
 
-async function timeAll(Ns, reps, warmup, warmTurns) {
+async function timeAll(workloads, Ns, reps, warmup, warmTurns) {
   // JIT warm-up first, so the smallest N is not measured in V8's baseline tiers.
-  const warm = step(`JIT warm-up: ${warmTurns} turns per leg, interleaved`);
-  for (let i = 0; i < warmTurns / 50; i++) for (const l of LEGS) await l.run(50);
+  const warm = step(`JIT warm-up: ${warmTurns} turns per leg and workload, interleaved`);
+  for (let i = 0; i < warmTurns / 50; i++) for (const w of workloads) for (const l of LEGS) await l.run(50, w);
   warm();
+  const out = {};
+  for (const w of workloads) out[w.name] = await timeWorkload(w, Ns, reps, warmup);
+  return out;
+}
+
+async function timeWorkload(workload, Ns, reps, warmup) {
   const out = {};
   for (const n of Ns) {
     const batch = batchFor(n);
-    const done = step(`N=${n}: shape check, ${warmup} warm-up + ${reps} timed rounds of ${LEGS.map((l) => l.name).join(", ")} (a sample = mean of ${batch} run${batch > 1 ? "s" : ""})`);
-    const events = await checkShape(n);
+    const done = step(`${workload.name}, N=${n}: shape check, ${warmup} warm-up + ${reps} timed rounds of ${LEGS.map((l) => l.name).join(", ")} (a sample = mean of ${batch} run${batch > 1 ? "s" : ""})`);
+    const events = await checkShape(n, workload);
     const samples = Object.fromEntries(LEGS.map((l) => [l.name, []]));
     for (let rep = -warmup; rep < reps; rep++) {
       // Interleaved: A, B, C, A, B, C, ... No gc() before a run: a forced full GC shrinks V8's young
@@ -232,8 +254,8 @@ async function timeAll(Ns, reps, warmup, warmTurns) {
       for (const l of LEGS) {
         const t0 = nowMs();
         for (let b = 0; b < batch; b++) {
-          const r = await l.run(n);
-          if (r.messages.length !== expectedMessageCount(n)) fail(`timed run (${l.name}, N=${n})`, `${r.messages.length} messages`, "the leg became inconsistent between runs");
+          const r = await l.run(n, workload);
+          if (r.messages.length !== expectedMessageCount(n)) fail(`timed run (${workload.name}, ${l.name}, N=${n})`, `${r.messages.length} messages`, "the leg became inconsistent between runs");
         }
         const dt = (nowMs() - t0) / batch;
         if (rep >= 0) samples[l.name].push(dt);
@@ -266,7 +288,7 @@ async function timeAll(Ns, reps, warmup, warmTurns) {
 // loop a ratio comes from (RESULTS.md reads it).
 const SPLIT_SHAPES = { base: { deltas: 0, calls: 1 }, deltas: { deltas: 10, calls: 1 }, calls: { deltas: 0, calls: 3 } };
 
-async function costSplit(n, reps) {
+async function costSplit(workload, n, reps) {
   const legs = LEGS.filter((l) => l.name !== "floor");
   const samples = {};
   for (const l of legs) for (const k of Object.keys(SPLIT_SHAPES)) samples[`${l.name}:${k}`] = [];
@@ -276,8 +298,8 @@ async function costSplit(n, reps) {
       for (const l of legs) {
         const t0 = nowMs();
         for (let b = 0; b < batch; b++) {
-          const r = await l.run(n, shape);
-          if (r.reason !== undefined && r.reason !== "stop") fail(`cost split (${l.name}, ${k})`, `run ended with ${r.reason}`, "the leg must finish the script");
+          const r = await l.run(n, workload, shape);
+          if (r.reason !== undefined && r.reason !== "stop") fail(`cost split (${workload.name}, ${l.name}, ${k})`, `run ended with ${r.reason}`, "the leg must finish the script");
         }
         if (rep >= 0) samples[`${l.name}:${k}`].push(((nowMs() - t0) / batch) * 1000 / (n + 1));
       }
@@ -370,10 +392,10 @@ async function memoryPhase(base, total) {
   const out = {};
   const order = ["tiny", "floor", "pi"].map(leg).filter(Boolean);
   for (const l of order) {
-    for (let i = 0; i < base; i++) await l.run(1);
+    for (let i = 0; i < base; i++) await l.run(1, WORKLOADS.full);
     await settle();
     const atBase = { heap: process.memoryUsage().heapUsed, wasm: l.name === "tiny" ? wasmMemory()?.buffer.byteLength ?? null : null };
-    for (let i = base; i < total; i++) await l.run(1);
+    for (let i = base; i < total; i++) await l.run(1, WORKLOADS.full);
     await settle();
     const atTotal = { heap: process.memoryUsage().heapUsed, wasm: l.name === "tiny" ? wasmMemory()?.buffer.byteLength ?? null : null };
     out[l.name] = { runs_base: base, runs_total: total, heap_base: atBase.heap, heap_total: atTotal.heap, heap_delta: atTotal.heap - atBase.heap,
@@ -405,8 +427,10 @@ if (PROFILE) {
   const l = leg(PROFILE);
   if (!l) fail("profile", `no leg named ${PROFILE}`, `choose one of ${LEGS.map((x) => x.name).join(", ")}`);
   const n = Number(args.n ?? 1000), reps = Number(args.reps ?? 5);
+  const workload = WORKLOADS[args.workload ?? "full"];
+  if (!workload) fail("profile", `no workload named ${args.workload}`, `choose one of ${Object.keys(WORKLOADS).join(", ")}`);
   const { Session } = await import("node:inspector/promises");
-  for (let i = 0; i < 2; i++) await l.run(n);
+  for (let i = 0; i < 2; i++) await l.run(n, workload);
   const session = new Session();
   session.connect();
   await session.post("Profiler.enable");
@@ -414,14 +438,14 @@ if (PROFILE) {
   await session.post("Profiler.start");
   for (let i = 0; i < reps; i++) {
     const t0 = nowMs();
-    await l.run(n);
-    console.log(`${l.name} N=${n} run ${i + 1}/${reps}: ${fmt(nowMs() - t0)} ms`);
+    await l.run(n, workload);
+    console.log(`${l.name} (${workload.name}) N=${n} run ${i + 1}/${reps}: ${fmt(nowMs() - t0)} ms`);
   }
   const { profile } = await session.post("Profiler.stop");
   session.disconnect();
   const dir = path.join(OUT, "prof");
   fs.mkdirSync(dir, { recursive: true });
-  const file = path.join(dir, `${l.name}-n${n}.cpuprofile`);
+  const file = path.join(dir, `${l.name}-${workload.name}-n${n}.cpuprofile`);
   fs.writeFileSync(file, JSON.stringify(profile));
   console.log(`wrote ${path.relative(ROOT, file)}; summary: node bench/profile-summary.mjs ${path.relative(ROOT, file)}`);
   process.exit(0);
@@ -435,6 +459,9 @@ const cfg = QUICK
 if (args.n) cfg.Ns = String(args.n).split(",").map(Number);
 if (args.reps) cfg.reps = Number(args.reps);
 if (!cfg.Ns.length || cfg.Ns.some((n) => !(n >= 1)) || !(cfg.reps >= 1)) fail("arguments", "--n needs positive turn counts, --reps a positive count", "e.g. --n=50,200 --reps=5");
+cfg.workloads = String(args.workload ?? Object.keys(WORKLOADS).join(",")).split(",");
+if (cfg.workloads.some((w) => !WORKLOADS[w])) fail("arguments", `--workload names ${args.workload}`, `choose from ${Object.keys(WORKLOADS).join(", ")}`);
+const workloads = cfg.workloads.map((w) => WORKLOADS[w]);
 cfg.smallN = Math.min(...cfg.Ns);
 cfg.bigN = Math.max(...cfg.Ns);
 const command = `node bench/run.mjs${process.argv.slice(2).length ? " " + process.argv.slice(2).join(" ") : ""}`;
@@ -448,7 +475,9 @@ const load = os.loadavg()[0];
 console.log(`load average ${load.toFixed(2)}, ${niced ? "priority raised (nice -10)" : "normal priority"}${load > os.cpus().length / 2 ? "  WARNING: the machine is busy; timings will be noisy (medians and per-round ratios absorb some of it)" : ""}`);
 console.log(`legs: ${LEGS.map((l) => `${l.name} = ${l.label}`).join("; ")}`);
 console.log(tiny ? `tiny-pi loaded via ${tiny.via}` : "tiny-pi: pkg/node not built (run `npm run build`); timing pi and floor only");
-console.log(`workload: N tool turns (10 text deltas + ${CALLS_PER_TURN} tool calls each) + 1 stop turn; pi-ai EventStream per request\n`);
+console.log(`workloads: N tool turns (10 text deltas + ${CALLS_PER_TURN} tool calls each) + 1 stop turn; pi-ai EventStream per request`);
+for (const w of workloads) console.log(`  ${w.name}: ${w.describe}`);
+console.log();
 
 if (args["write-results"] && !tiny) fail("write-results", "tiny-pi was not loaded, so there is nothing to compare", "build pkg/ with `npm run build` (and wait for a running build to finish), then rerun");
 
@@ -461,16 +490,18 @@ const wasmFile = path.join(ROOT, "pkg/node/tiny_pi_bg.wasm");
 const pkgBuilt = fs.existsSync(wasmFile) ? fs.statSync(wasmFile).mtime.toISOString() : null;
 console.log(`commit ${gitHead ?? "?"}${pkgBuilt ? `, pkg/ built ${pkgBuilt}` : ""}`);
 const started = Date.now();
-const timing = await timeAll(cfg.Ns, cfg.reps, cfg.warmup, cfg.warmTurns);
-let split = null;
-if (tiny) {
-  const done = step(`cost split: N=${cfg.splitN}, ${cfg.reps} rounds of 3 turn shapes, pi and tiny`);
-  split = await costSplit(cfg.splitN, cfg.reps);
-  done();
+const timing = await timeAll(workloads, cfg.Ns, cfg.reps, cfg.warmup, cfg.warmTurns);
+const split = {};
+if (tiny && !TIMING_ONLY) {
+  for (const w of workloads) {
+    const done = step(`cost split (${w.name}): N=${cfg.splitN}, ${cfg.reps} rounds of 3 turn shapes, pi and tiny`);
+    split[w.name] = await costSplit(w, cfg.splitN, cfg.reps);
+    done();
+  }
 }
 const size = sizes();
 let bundled = null;
-{
+if (!TIMING_ONLY) {
   const done = step("bundle sizes: each loop's entry built for the browser by Vite");
   try {
     bundled = await bundledSizes();
@@ -481,7 +512,7 @@ let bundled = null;
   }
 }
 let memory = null;
-{
+if (!TIMING_ONLY) {
   const done = step(`memory: ${cfg.memTotal} back-to-back one-turn runs per leg (fresh process), compared at run ${cfg.memBase}`);
   memory = runMemoryChild(cfg.memBase, cfg.memTotal);
   done();
@@ -497,36 +528,43 @@ if (pkgRebuilt && args["write-results"]) fail("write-results", "pkg/ was rebuilt
 const lines = [];
 const p = (s = "") => lines.push(s);
 p("\nTiming: median of " + cfg.reps + " interleaved samples (ms per run; a sample averages ~1000/N runs); per turn = median / (N + 1) model requests (µs)");
-p("   N  leg      median ms    per turn µs    min..max ms          events");
-for (const n of cfg.Ns) {
-  for (const l of LEGS) {
-    const x = timing[n].legs[l.name];
-    p(`${String(n).padStart(4)}  ${l.name.padEnd(6)} ${fmt(x.median_ms).padStart(10)} ${fmt(x.per_turn_us, 1).padStart(14)}    ${(fmt(x.min_ms) + ".." + fmt(x.max_ms)).padEnd(20)} ${x.events}`);
-  }
-  const r = timing[n].ratios, q = timing[n].paired_ratios;
-  p(`      ratios of medians: tiny/pi ${fmt(r.tiny_pi)}   tiny/floor ${fmt(r.tiny_floor)}   pi/floor ${fmt(r.pi_floor)}` +
-    `   (median of per-round ratios: ${fmt(q.tiny_pi)}, ${fmt(q.tiny_floor)}, ${fmt(q.pi_floor)})`);
-}
 // Flatness on medians (the target) and on fastest samples (least disturbed by other load and by GC timing).
 // The growth in µs a turn shows where it comes from: what the floor grows by, every SPEC loop pays (a fresh
 // `messages` array per request, and the collector walking a longer transcript).
 const flat = {}, flatMin = {}, growth = {};
-for (const l of LEGS) {
-  const big = timing[cfg.bigN].legs[l.name], small = timing[cfg.smallN].legs[l.name];
-  flat[l.name] = big.per_turn_us / small.per_turn_us;
-  flatMin[l.name] = (big.min_ms / (cfg.bigN + 1)) / (small.min_ms / (cfg.smallN + 1));
-  growth[l.name] = big.per_turn_us - small.per_turn_us;
-}
-if (cfg.bigN === cfg.smallN) p(`\nFlatness: not measured (one size, N=${cfg.bigN}; give two with --n)`);
-else p(`\nFlatness (per-turn time at N=${cfg.bigN} / at N=${cfg.smallN}): medians ${LEGS.map((l) => `${l.name} ${fmt(flat[l.name])}x`).join("   ")}` +
-  `;  fastest samples ${LEGS.map((l) => `${l.name} ${fmt(flatMin[l.name])}x`).join("   ")}`);
-if (cfg.bigN > cfg.smallN) p(`  growth of a turn from N=${cfg.smallN} to N=${cfg.bigN} (µs, medians): ${LEGS.map((l) => `${l.name} ${growth[l.name] >= 0 ? "+" : ""}${fmt(growth[l.name], 1)}`).join("   ")}`);
-
-if (split) {
-  p(`\nCost split at N=${cfg.splitN} (µs, medians; see costSplit in bench/run.mjs):`);
-  p("  part                 pi      tiny    tiny/pi");
-  for (const [key, label] of [["per_delta_us", "per text delta"], ["per_call_us", "per tool call"], ["rest_of_turn_us", "rest of a turn"]]) {
-    p(`  ${label.padEnd(18)} ${fmt(split.pi[key]).padStart(6)} ${fmt(split.tiny[key]).padStart(9)} ${fmt(split.tiny[key] / split.pi[key]).padStart(9)}`);
+for (const w of workloads) {
+  const t = timing[w.name];
+  p(`\nWorkload ${w.name}: ${w.describe}`);
+  p("   N  leg      median ms    per turn µs    min..max ms          events");
+  for (const n of cfg.Ns) {
+    for (const l of LEGS) {
+      const x = t[n].legs[l.name];
+      p(`${String(n).padStart(4)}  ${l.name.padEnd(6)} ${fmt(x.median_ms).padStart(10)} ${fmt(x.per_turn_us, 1).padStart(14)}    ${(fmt(x.min_ms) + ".." + fmt(x.max_ms)).padEnd(20)} ${x.events}`);
+    }
+    const r = t[n].ratios, q = t[n].paired_ratios;
+    p(`      ratios of medians: tiny/pi ${fmt(r.tiny_pi)}   tiny/floor ${fmt(r.tiny_floor)}   pi/floor ${fmt(r.pi_floor)}` +
+      `   (median of per-round ratios: ${fmt(q.tiny_pi)}, ${fmt(q.tiny_floor)}, ${fmt(q.pi_floor)})`);
+  }
+  flat[w.name] = {}, flatMin[w.name] = {}, growth[w.name] = {};
+  for (const l of LEGS) {
+    const big = t[cfg.bigN].legs[l.name], small = t[cfg.smallN].legs[l.name];
+    flat[w.name][l.name] = big.per_turn_us / small.per_turn_us;
+    flatMin[w.name][l.name] = (big.min_ms / (cfg.bigN + 1)) / (small.min_ms / (cfg.smallN + 1));
+    growth[w.name][l.name] = big.per_turn_us - small.per_turn_us;
+  }
+  if (cfg.bigN === cfg.smallN) p(`  flatness: not measured (one size, N=${cfg.bigN}; give two with --n)`);
+  else {
+    p(`  flatness (per-turn time at N=${cfg.bigN} / at N=${cfg.smallN}): medians ${LEGS.map((l) => `${l.name} ${fmt(flat[w.name][l.name])}x`).join("   ")}` +
+      `;  fastest samples ${LEGS.map((l) => `${l.name} ${fmt(flatMin[w.name][l.name])}x`).join("   ")}`);
+    p(`  growth of a turn from N=${cfg.smallN} to N=${cfg.bigN} (µs, medians): ${LEGS.map((l) => `${l.name} ${growth[w.name][l.name] >= 0 ? "+" : ""}${fmt(growth[w.name][l.name], 1)}`).join("   ")}`);
+  }
+  const sp = split[w.name];
+  if (sp) {
+    p(`  cost split at N=${cfg.splitN} (µs, medians; see costSplit in bench/run.mjs):`);
+    p("    part                 pi      tiny    tiny/pi");
+    for (const [key, label] of [["per_delta_us", "per text delta"], ["per_call_us", "per tool call"], ["rest_of_turn_us", "rest of a turn"]]) {
+      p(`    ${label.padEnd(18)} ${fmt(sp.pi[key]).padStart(6)} ${fmt(sp.tiny[key]).padStart(9)} ${fmt(sp.tiny[key] / sp.pi[key]).padStart(9)}`);
+    }
   }
 }
 
@@ -543,8 +581,8 @@ if (bundled) {
   if (bundled.tiny && bundled.pi) p(`  tiny/pi eager gzipped: ${fmt(bundled.tiny.eager.gzip / bundled.pi.eager.gzip)}   all: ${fmt(bundled.tiny.all.gzip / bundled.pi.all.gzip)}`);
 }
 
-p(`\nMemory retained, after ${cfg.memTotal} runs minus after ${cfg.memBase} runs (after gc):`);
-for (const [name, m] of Object.entries(memory)) {
+if (memory) p(`\nMemory retained, after ${cfg.memTotal} runs minus after ${cfg.memBase} runs (after gc):`);
+for (const [name, m] of Object.entries(memory ?? {})) {
   const w = m.wasm_base === null ? "" : `   wasm memory ${kb(m.wasm_base)} -> ${kb(m.wasm_total)} KB (${m.wasm_delta >= 0 ? "+" : ""}${kb(m.wasm_delta)} KB)`;
   p(`  ${name.padEnd(6)} JS heap ${kb(m.heap_base)} -> ${kb(m.heap_total)} KB (${m.heap_delta >= 0 ? "+" : ""}${kb(m.heap_delta)} KB)${w}`);
 }
@@ -556,14 +594,17 @@ const target = (name, value, limit, shown, better = "lower") => {
   const by = met === null ? "" : met ? "" : ` (missed by ${fmt(((value - limit) / limit) * 100, 0)}%)`;
   targets.push({ name, value, limit, met, text: met === null ? "not measured" : `${shown}${by}` });
 };
-for (const n of [200, 1000].filter((x) => timing[x])) target(`tiny/pi <= 0.8 at N=${n}`, timing[n].ratios.tiny_pi, 0.8, fmt(timing[n].ratios.tiny_pi));
-if (QUICK) target(`tiny/pi <= 0.8 at N=${cfg.bigN} (quick)`, timing[cfg.bigN].ratios.tiny_pi, 0.8, fmt(timing[cfg.bigN].ratios.tiny_pi));
-// One size alone has nothing to compare: the target is then not measured, not met.
-const flatTiny = cfg.bigN > cfg.smallN && Number.isFinite(flat.tiny) ? flat.tiny : null;
-target(`per-turn at N=${cfg.bigN} <= 1.2x N=${cfg.smallN} (tiny)`, flatTiny, 1.2, `${fmt(flatTiny)}x`);
+for (const w of workloads) {
+  const t = timing[w.name];
+  for (const n of [200, 1000].filter((x) => t[x])) target(`${w.name}: tiny/pi <= 0.8 at N=${n}`, t[n].ratios.tiny_pi, 0.8, fmt(t[n].ratios.tiny_pi));
+  if (QUICK) target(`${w.name}: tiny/pi <= 0.8 at N=${cfg.bigN} (quick)`, t[cfg.bigN].ratios.tiny_pi, 0.8, fmt(t[cfg.bigN].ratios.tiny_pi));
+  // One size alone has nothing to compare: the target is then not measured, not met.
+  const flatTiny = cfg.bigN > cfg.smallN && Number.isFinite(flat[w.name].tiny) ? flat[w.name].tiny : null;
+  target(`${w.name}: per-turn at N=${cfg.bigN} <= 1.2x N=${cfg.smallN} (tiny)`, flatTiny, 1.2, `${fmt(flatTiny)}x`);
+}
 const gzMax = Object.values(size).length ? Math.max(...Object.values(size).map((e) => e.gzip)) : null;
 target("wasm + glue <= 60 KB gzipped (largest pkg target)", gzMax, 60000, gzMax === null ? "-" : `${kb(gzMax)} KB`);
-const tm = memory.tiny;
+const tm = memory?.tiny;
 target(`wasm memory after ${cfg.memTotal} runs within 1 MB of after ${cfg.memBase}`, tm ? tm.wasm_delta : null, 1e6, tm ? `${kb(tm.wasm_delta)} KB` : "-");
 target(`JS heap after ${cfg.memTotal} runs within 1 MB of after ${cfg.memBase} (tiny)`, tm ? tm.heap_delta : null, 1e6, tm ? `${kb(tm.heap_delta)} KB` : "-");
 p("\nIssue 4 targets" + (QUICK ? " (quick mode: indicative only)" : "") + ":");
