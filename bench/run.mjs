@@ -76,12 +76,13 @@ const { floorLoop, FloorTools } = await import("./floor-loop.mjs");
 async function loadTiny() {
   // BENCH_TINY=/path/to/tiny_pi.js: another build of the glue (e.g. one keeping wasm function names, to profile).
   if (process.env.BENCH_TINY) {
-    const mod = await import(pathToFileURL(path.resolve(process.env.BENCH_TINY)).href);
-    return { mod: mod.runAgentLoop ? mod : mod.default, via: `BENCH_TINY=${process.env.BENCH_TINY}` };
+    const file = path.resolve(process.env.BENCH_TINY);
+    const mod = await import(pathToFileURL(file).href);
+    return { mod: mod.runAgentLoop ? mod : mod.default, via: `BENCH_TINY=${process.env.BENCH_TINY}`, entry: file };
   }
   try {
     const mod = await import("tiny-pi");
-    return { mod: mod.runAgentLoop ? mod : mod.default, via: 'import "tiny-pi"' };
+    return { mod: mod.runAgentLoop ? mod : mod.default, via: 'import "tiny-pi"', entry: fileURLToPath(import.meta.resolve("tiny-pi")) };
   } catch (err) {
     if (err.code !== "ERR_MODULE_NOT_FOUND" && err.code !== "MODULE_NOT_FOUND") throw err;
   }
@@ -93,7 +94,7 @@ async function loadTiny() {
   if (!entry) fail("loading tiny-pi", "pkg/package.json names no node entry", "rebuild with `npm run build`");
   const file = path.join(ROOT, "pkg", entry);
   const mod = await import(pathToFileURL(file).href);
-  return { mod: mod.runAgentLoop ? mod : mod.default, via: path.relative(ROOT, file) };
+  return { mod: mod.runAgentLoop ? mod : mod.default, via: path.relative(ROOT, file), entry: file };
 }
 const tiny = await loadTiny();
 const wasmMemory = () => {
@@ -454,8 +455,8 @@ if (PROFILE) {
 // --- main ----------------------------------------------------------------------------------------
 
 const cfg = QUICK
-  ? { Ns: [10, 40], reps: 3, warmup: 1, warmTurns: 500, memBase: 20, memTotal: 1000, splitN: 20 }
-  : { Ns: [50, 200, 1000], reps: 7, warmup: 2, warmTurns: 5000, memBase: 100, memTotal: 10000, splitN: 100 };
+  ? { Ns: [10, 40], reps: 3, warmup: 1, warmTurns: 500, memBase: 20, memTotal: 1000, splitN: 20, feelSamples: 2, inFlight: 100 }
+  : { Ns: [50, 200, 1000], reps: 7, warmup: 2, warmTurns: 5000, memBase: 100, memTotal: 10000, splitN: 100, feelSamples: 7, inFlight: 1000 };
 if (args.n) cfg.Ns = String(args.n).split(",").map(Number);
 if (args.reps) cfg.reps = Number(args.reps);
 if (!cfg.Ns.length || cfg.Ns.some((n) => !(n >= 1)) || !(cfg.reps >= 1)) fail("arguments", "--n needs positive turn counts, --reps a positive count", "e.g. --n=50,200 --reps=5");
@@ -515,6 +516,26 @@ let memory = null;
 if (!TIMING_ONLY) {
   const done = step(`memory: ${cfg.memTotal} back-to-back one-turn runs per leg (fresh process), compared at run ${cfg.memBase}`);
   memory = runMemoryChild(cfg.memBase, cfg.memTotal);
+  done();
+}
+
+// What users feel (issue 14, item 4): import to first run in Node and in Chromium, memory per run in flight.
+let feel = null;
+if (!TIMING_ONLY && tiny) {
+  const { startupNode, startupBrowser, inFlight } = await import("./feel.mjs");
+  feel = {};
+  let done = step(`import to first run, Node: ${cfg.feelSamples} fresh processes per loop, interleaved`);
+  feel.node = startupNode(tiny.entry, cfg.feelSamples);
+  done();
+  done = step(`import to first run, Chromium: ${cfg.feelSamples} fresh contexts per loop, interleaved (pages built by Vite)`);
+  try {
+    feel.browser = await startupBrowser(cfg.feelSamples);
+    done();
+  } catch (e) {
+    console.log(`not measured: ${String(e?.message ?? e).split("\n")[0]}`);
+  }
+  done = step(`memory per run: ${cfg.inFlight} runs in flight at once, each waiting on its tool (fresh process per loop)`);
+  feel.in_flight = inFlight(tiny.entry, cfg.inFlight);
   done();
 }
 
@@ -587,6 +608,28 @@ for (const [name, m] of Object.entries(memory ?? {})) {
   p(`  ${name.padEnd(6)} JS heap ${kb(m.heap_base)} -> ${kb(m.heap_total)} KB (${m.heap_delta >= 0 ? "+" : ""}${kb(m.heap_delta)} KB)${w}`);
 }
 
+if (feel) {
+  const ms = (x, key) => `${fmt(x[key], 0)} ms (${fmt(x[`${key}_min`], 0)}..${fmt(x[`${key}_max`], 0)})`;
+  const line = (x) => `${ms(x, "total_ms")}: import ${fmt(x.import_ms, 0)} + first run ${fmt(x.first_run_ms, 0)}`;
+  p(`\nWhat users feel (medians of ${cfg.feelSamples} fresh starts per loop, min..max):`);
+  p(`  import to first run, Node (a fresh process each):`);
+  p(`    tiny ${line(feel.node.tiny)}`);
+  p(`    pi   ${line(feel.node.pi)}`);
+  p(`    tiny/pi ${fmt(feel.node.tiny.total_ms / feel.node.pi.total_ms)}`);
+  if (feel.browser) {
+    p(`  import to first run, Chromium (a fresh context each; the page bundled by Vite, served no-store):`);
+    p(`    tiny ${line(feel.browser.tiny)}; from navigation ${fmt(feel.browser.tiny.since_navigation_ms, 0)} ms`);
+    p(`    pi   ${line(feel.browser.pi)}; from navigation ${fmt(feel.browser.pi.since_navigation_ms, 0)} ms`);
+    p(`    tiny/pi ${fmt(feel.browser.tiny.total_ms / feel.browser.pi.total_ms)}`);
+  }
+  const t = feel.in_flight.tiny, q = feel.in_flight.pi;
+  const tinyPerRun = t.heap_per_run_bytes + (t.wasm_per_run_bytes ?? 0);
+  p(`  memory per run, ${t.runs} runs in flight at once, each waiting on its tool (JS heap after gc, and wasm memory):`);
+  p(`    tiny ${kb(tinyPerRun)} KB (JS heap ${kb(t.heap_per_run_bytes)} + wasm ${kb(t.wasm_per_run_bytes ?? 0)}; wasm memory ${kb(t.wasm_before_bytes)} -> ${kb(t.wasm_during_bytes)} KB)`);
+  p(`    pi   ${kb(q.heap_per_run_bytes)} KB (JS heap)`);
+  p(`    tiny/pi ${fmt(tinyPerRun / q.heap_per_run_bytes)}`);
+}
+
 // Targets of issue 4.
 const targets = [];
 const target = (name, value, limit, shown, better = "lower") => {
@@ -615,7 +658,7 @@ console.log(lines.join("\n"));
 
 const result = {
   date: new Date().toISOString(), command, quick: QUICK, load_average_at_start: load, node: process.version, cpu: os.cpus()[0]?.model, cores: os.cpus().length,
-  tiny_via: tiny?.via ?? null, commit: gitHead, pkg_built: pkgBuilt, config: cfg, timing, flatness: flat, flatness_fastest: flatMin, growth_per_turn_us: growth, cost_split: split, sizes: size, bundled, memory, targets,
+  tiny_via: tiny?.via ?? null, commit: gitHead, pkg_built: pkgBuilt, config: cfg, timing, flatness: flat, flatness_fastest: flatMin, growth_per_turn_us: growth, cost_split: split, sizes: size, bundled, memory, feel, targets,
 };
 fs.mkdirSync(OUT, { recursive: true });
 fs.writeFileSync(path.join(OUT, "latest.json"), JSON.stringify(result, null, 2));

@@ -138,8 +138,8 @@ export function parseJson(text) {
   return JSON.parse(text);
 }
 
-// Strings in: wasm-bindgen copies a string into wasm with a JS loop over its characters (a long JSON text
-// costs microseconds); `encodeInto` does it natively.
+// Strings in: wasm-bindgen copies a string into wasm with a JS loop over its characters; `encodeInto` does
+// it natively, which pays off for long texts (SHORT_TEXT_UNITS and longer).
 const encoder = new TextEncoder();
 
 /**
@@ -331,7 +331,7 @@ export function takeSimpleDetails() {
 
 // ---- mirror.rs: the JS objects of a run's transcript ----------------------------------------------------
 // Objects are made with their keys written out (a literal per shape): storing keys one by one from
-// arguments would make every such store megamorphic, ~10x the cost of a literal.
+// arguments would make every such store megamorphic, many times the cost of a literal (bench/RESULTS.md).
 
 /**
  * `message.content[index]` if it is still the tool call `id` (`type: "toolCall"`), else undefined. The
@@ -361,7 +361,7 @@ export function toolResult(toolCallId, toolName, text, content, details, emptyDe
 
 // ---- events.rs: an event, made and handed to `onEvent` in one call --------------------------------------
 
-/** An event object of each `EventShape`, its keys written out (~30 events a turn). */
+/** An event object of each `EventShape`, its keys written out. */
 function eventObject(shape, type, a, b) {
   switch (shape) {
     case EventShape.Event:
