@@ -1,5 +1,9 @@
 //! `ToolRegistry`: tools registered from JS (each checked here, run by `transport/tools.rs`), their
 //! definitions for the model, and the core executor.
+//!
+//! A run works on a snapshot: registering during a run affects the next run, not this one. The registry is
+//! kept as a shared snapshot that `register` copies only while a run still holds it, so that starting a run
+//! copies no tool.
 
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -21,11 +25,12 @@ use crate::wasm::transport::tools::JsTool;
 
 /// Tools by name, their definitions for the model, and the core executor.
 #[wasm_bindgen(js_name = ToolRegistry)]
-pub struct JsToolRegistry(Rc<RefCell<ToolRegistry>>);
+pub struct JsToolRegistry(RefCell<Rc<ToolRegistry>>);
 
-/// Lets `runAgentLoop` find the Rust registry behind a JS `ToolRegistry` without consuming it.
+/// Lets `runAgentLoop` find the Rust registry behind a JS `ToolRegistry` without consuming it: the snapshot
+/// of the moment it was asked for.
 #[wasm_bindgen(skip_typescript)]
-pub struct RegistryHandle(Rc<RefCell<ToolRegistry>>);
+pub struct RegistryHandle(Rc<ToolRegistry>);
 
 impl Default for JsToolRegistry {
     fn default() -> Self {
@@ -37,7 +42,7 @@ impl Default for JsToolRegistry {
 impl JsToolRegistry {
     #[wasm_bindgen(constructor)]
     pub fn new() -> JsToolRegistry {
-        JsToolRegistry(Rc::new(RefCell::new(ToolRegistry::new())))
+        JsToolRegistry(RefCell::default())
     }
 
     /// Adds a tool; throws a `TypeError` naming the bad field.
@@ -50,7 +55,9 @@ impl JsToolRegistry {
             .0
             .try_borrow_mut()
             .map_err(|_| type_error("ToolRegistry is busy"))?;
-        registry.register(tool).map_err(type_error)
+        Rc::make_mut(&mut registry)
+            .register(tool)
+            .map_err(type_error)
     }
 
     #[wasm_bindgen(unchecked_return_type = "ToolDefinition[]")]
@@ -72,7 +79,7 @@ impl JsToolRegistry {
         )]
         context: JsValue,
     ) -> Promise {
-        let registry = self.0.try_borrow().map(|r| r.clone());
+        let registry = self.0.try_borrow().map(|r| Rc::clone(&r));
         spawn_promise(async move {
             let registry = registry.map_err(|_| type_error("ToolRegistry is busy"))?;
             let call: ToolCall = from_js(&call, "call", "toolCall").map_err(type_error)?;
@@ -82,16 +89,19 @@ impl JsToolRegistry {
     }
 
     #[wasm_bindgen(js_name = "__tinyPiRegistry", skip_typescript)]
-    pub fn handle(&self) -> RegistryHandle {
-        RegistryHandle(self.0.clone())
+    pub fn handle(&self) -> Result<RegistryHandle, JsValue> {
+        let snapshot = self
+            .0
+            .try_borrow()
+            .map_err(|_| type_error("ToolRegistry is busy"))?;
+        Ok(RegistryHandle(Rc::clone(&snapshot)))
     }
 }
 
-/// `options.tools`: a snapshot of the `ToolRegistry` given (registering during a run affects the next run,
-/// not this one), or an empty registry when absent.
-pub fn registry_option(tools: &JsValue) -> Result<ToolRegistry, String> {
+/// `options.tools`: the snapshot of the `ToolRegistry` given, or an empty registry when absent.
+pub fn registry_option(tools: &JsValue) -> Result<Rc<ToolRegistry>, String> {
     if tools.is_undefined() || tools.is_null() {
-        return Ok(ToolRegistry::new());
+        return Ok(Rc::default());
     }
     let not_a_registry = || {
         format!(
@@ -105,8 +115,7 @@ pub fn registry_option(tools: &JsValue) -> Result<ToolRegistry, String> {
         .and_then(|f| f.call0(tools).ok())
         .ok_or_else(not_a_registry)?;
     let handle = RegistryHandle::try_from_js_value(handle).map_err(|_| not_a_registry())?;
-    let snapshot = handle.0.try_borrow().map(|r| r.clone());
-    snapshot.map_err(|_| not_a_registry())
+    Ok(handle.0)
 }
 
 fn parse_tool(tool: &JsValue) -> Result<Tool, String> {

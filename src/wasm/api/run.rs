@@ -1,6 +1,8 @@
 //! `runAgentLoop`: its options checked and converted, the core's loop run over the transport's JS model,
 //! tools and observer, and the result made from the run's mirror.
 
+use std::rc::Rc;
+
 use js_sys::{Object, Promise};
 use wasm_bindgen::prelude::*;
 
@@ -29,7 +31,7 @@ pub fn run_agent_loop_js(
         let run = RunInput::parse(&options).map_err(type_error)?;
         let executor: &dyn ToolExecutor = match &run.executor {
             Some(executor) => executor,
-            None => &run.registry,
+            None => &*run.registry,
         };
         let result = run_agent_loop(LoopOptions {
             context: run.context,
@@ -74,7 +76,7 @@ fn run_result(result: &RunResult, mirror: &SharedMirror) -> JsValue {
 struct RunInput {
     context: AgentContext,
     model: JsModel,
-    registry: ToolRegistry,
+    registry: Rc<ToolRegistry>,
     /// The registry's definitions, made once for the core and (as JS) for every request.
     definitions: Vec<ToolDefinition>,
     executor: Option<JsExecutor>,
