@@ -7,12 +7,14 @@
 use std::cell::RefCell;
 use std::fmt;
 
-use js_sys::{Function, JsString, Reflect, JSON};
+use js_sys::{Function, JsString, Reflect};
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 use wasm_bindgen::{JsCast, JsValue};
 
-use super::glue::{encode_into_js, is_array_checked, parse_json_js, set_own, show_js};
+use super::glue::{
+    encode_into_js, is_array_checked, parse_json_js, set_own, show_js, stringify_js, take_kept_js,
+};
 use super::protocol::SHORT_TEXT_UNITS;
 
 /// Whether `value` is an array (false for anything that throws when asked).
@@ -125,8 +127,12 @@ pub fn array_from_js<T: DeserializeOwned>(
 /// `JSON.stringify(value)`; the error says what `what` is instead. (`what` is written out only for an
 /// error: a name made per value read would cost more than a small value.)
 pub fn json_text(value: &JsValue, what: &dyn fmt::Display) -> Result<String, String> {
-    let text = JSON::stringify(value).map_err(|e| format!("{what}: {}", error_message(&e)))?;
-    rust_string(&text).ok_or_else(|| format!("{what} is missing (got {})", type_of(value)))
+    let text = stringify_js(value);
+    if text.is_null() {
+        return Err(format!("{what}: {}", error_message(&take_kept_js())));
+    }
+    rust_string(text.unchecked_ref())
+        .ok_or_else(|| format!("{what} is missing (got {})", type_of(value)))
 }
 
 thread_local! {

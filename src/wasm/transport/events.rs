@@ -55,7 +55,7 @@ impl JsObserver {
                 emit(EventShape::Message, &js, none)
             }
             LoopEvent::ToolStart { call } => {
-                let js = self.mirror.borrow().call(call);
+                let js = self.mirror.borrow_mut().call(call);
                 emit(EventShape::Call, &js, none)
             }
             LoopEvent::ToolProgress { call_id, content } => emit(

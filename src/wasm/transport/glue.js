@@ -114,7 +114,8 @@ export async function pump(opened, waiter, id) {
 // have nothing to hand back, and a plain answer costs Rust no further call to find that out.
 let kept;
 
-/** What the last `emit` (answering `true`), `openStream`, or `callTool`/`callResult` (answering `false`) left, once. */
+/** What the last `emit` (answering `true`), `openStream`, `callTool`/`callResult` (answering `false`) or
+ * `stringify` (answering `null`) left, once. */
 export function takeKept() {
   const value = kept;
   kept = undefined;
@@ -132,6 +133,17 @@ function takeRejection(value) {
 }
 
 // ---- convert.rs: values across ------------------------------------------------------------------------
+
+/** `JSON.stringify(value)` (undefined for a function or undefined); `null` if it threw, with what it threw
+ * left for `takeKept`. Never throws, so it needs no `catch` wrapper (js-sys's `JSON.stringify` has one). */
+export function stringify(value) {
+  try {
+    return JSON.stringify(value);
+  } catch (error) {
+    kept = error;
+    return null;
+  }
+}
 
 /** `JSON.parse` of JSON text Rust wrote (it cannot throw, so it is imported without a `catch` wrapper). */
 export function parseJson(text) {

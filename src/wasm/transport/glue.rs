@@ -29,6 +29,9 @@ extern "C" {
 
     // ---- convert.rs
 
+    /// `JSON.stringify(value)`, or `null` with what it threw left for `take_kept_js`. Cannot throw.
+    #[wasm_bindgen(js_name = stringify)]
+    pub fn stringify_js(value: &JsValue) -> JsValue;
     /// `JSON.parse` of text `serde_json` wrote: cannot throw.
     #[wasm_bindgen(js_name = parseJson)]
     pub fn parse_json_js(text: &str) -> JsValue;

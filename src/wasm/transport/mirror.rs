@@ -4,6 +4,7 @@
 //! bridge hands to JS is made or found here.
 
 use std::cell::RefCell;
+use std::ops::Range;
 use std::rc::Rc;
 
 use js_sys::Array;
@@ -21,10 +22,21 @@ pub struct Mirror {
     sent: Array,
     /// The model's own object for the final message it just gave, until it joins `sent`.
     assistant: Option<JsValue>,
-    /// Results already made into JS objects (for `tool_end` / `tool_skipped`), by call id.
-    results: Vec<(String, JsValue)>,
-    /// Where each tool call of the assistant message sits in its `content`, by call id.
-    calls: Vec<(String, u32)>,
+    /// The call ids of the assistant message just reported, one after another (`CallSlot::id` says where;
+    /// the buffer is reused from turn to turn).
+    ids: String,
+    /// The tool calls of that message, in order.
+    calls: Vec<CallSlot>,
+}
+
+/// One tool call of the assistant message just reported.
+struct CallSlot {
+    /// Its id: `Mirror::ids[id]`.
+    id: Range<usize>,
+    /// Where it sits in the message's `content`.
+    index: u32,
+    /// The result object made for its `tool_end` / `tool_skipped`, until the result joins `sent`.
+    result: Option<JsValue>,
 }
 
 pub type SharedMirror = Rc<RefCell<Mirror>>;
@@ -34,7 +46,7 @@ impl Default for Mirror {
         Mirror {
             sent: Array::new(),
             assistant: None,
-            results: Vec::new(),
+            ids: String::new(),
             calls: Vec::new(),
         }
     }
@@ -50,10 +62,17 @@ impl Mirror {
 
     /// The JS object for the assistant message being reported, made if the model's own is not kept.
     pub fn assistant(&mut self, message: &AssistantMessage) -> JsValue {
+        self.ids.clear();
         self.calls.clear();
         for (index, block) in message.content.iter().enumerate() {
             if let AssistantBlock::ToolCall(call) = block {
-                self.calls.push((call.id.clone(), index as u32));
+                let start = self.ids.len();
+                self.ids.push_str(&call.id);
+                self.calls.push(CallSlot {
+                    id: start..self.ids.len(),
+                    index: index as u32,
+                    result: None,
+                });
             }
         }
         self.assistant
@@ -61,20 +80,32 @@ impl Mirror {
             .clone()
     }
 
+    /// The slot of the first call with this id.
+    fn slot(&mut self, id: &str) -> Option<&mut CallSlot> {
+        let ids = &self.ids;
+        self.calls
+            .iter_mut()
+            .find(|slot| ids[slot.id.clone()] == *id)
+    }
+
     /// The JS object for a call of the assistant message just reported: its own block when that still is
     /// the call (a model's object could change under us), else a new one.
-    pub fn call(&self, call: &ToolCall) -> JsValue {
+    pub fn call(&mut self, call: &ToolCall) -> JsValue {
+        let index = self.slot(&call.id).map(|slot| slot.index);
         let block = self
             .assistant
             .as_ref()
-            .zip(self.calls.iter().find(|(id, _)| *id == call.id))
-            .map(|(message, (_, index))| call_block_js(message, *index, &call.id))
+            .zip(index)
+            .map(|(message, index)| call_block_js(message, index, &call.id))
             .filter(|block| !block.is_undefined());
         block.unwrap_or_else(|| to_js(&call.tagged()))
     }
 
+    /// Keeps the object made for a call's result, for the transcript to reuse.
     pub fn keep_result(&mut self, id: &str, result: &JsValue) {
-        self.results.push((id.to_owned(), result.clone()));
+        if let Some(slot) = self.slot(id) {
+            slot.result = Some(result.clone());
+        }
     }
 
     /// The JS form of `messages`, converting only what has not crossed yet.
@@ -87,19 +118,19 @@ impl Mirror {
                 AgentMessage::Assistant(m) => {
                     self.assistant.take().unwrap_or_else(|| to_js(&m.tagged()))
                 }
-                AgentMessage::ToolResult(r) => match self
-                    .results
-                    .iter()
-                    .position(|(id, _)| *id == r.tool_call_id)
-                {
-                    Some(i) => self.results.swap_remove(i).1,
-                    None => tool_result(r),
-                },
+                AgentMessage::ToolResult(r) => {
+                    let kept = self
+                        .slot(&r.tool_call_id)
+                        .and_then(|slot| slot.result.take());
+                    kept.unwrap_or_else(|| tool_result(r))
+                }
                 AgentMessage::User(_) => to_js(message),
             };
             self.sent.push(&js);
         }
-        self.results.clear();
+        for slot in &mut self.calls {
+            slot.result = None;
+        }
         self.sent.slice(0, self.sent.length())
     }
 }
