@@ -315,6 +315,39 @@ async function costSplit(workload, n, reps) {
   return out;
 }
 
+// --- garbage collection --------------------------------------------------------------------------
+
+// How much of a turn is the collector's pause, per leg, at the smallest and the largest N: where the growth of
+// a turn with N comes from. Runs of ~`turns` turns per leg and N, interleaved; the pauses are V8's `gc`
+// performance entries (main-thread time), summed over the runs.
+async function gcShare(workload, Ns, turns) {
+  const { PerformanceObserver } = await import("node:perf_hooks");
+  let pauseMs = 0;
+  const observer = new PerformanceObserver((list) => {
+    for (const e of list.getEntries()) pauseMs += e.duration;
+  });
+  observer.observe({ entryTypes: ["gc"] });
+  // The entries arrive as tasks, after the microtasks a run is made of.
+  const flush = () => new Promise((r) => setTimeout(r, 10));
+  const out = Object.fromEntries(LEGS.map((l) => [l.name, {}]));
+  for (const n of Ns) {
+    const runs = Math.max(1, Math.round(turns / n));
+    for (const l of LEGS) {
+      await l.run(n, workload);
+      await flush();
+      pauseMs = 0;
+      const t0 = nowMs();
+      for (let i = 0; i < runs; i++) await l.run(n, workload);
+      const ms = nowMs() - t0;
+      await flush();
+      const perTurn = (x) => (x * 1000) / (runs * (n + 1));
+      out[l.name][n] = { turn_us: perTurn(ms), gc_us: perTurn(pauseMs) };
+    }
+  }
+  observer.disconnect();
+  return out;
+}
+
 // --- sizes ---------------------------------------------------------------------------------------
 
 function sizes() {
@@ -455,8 +488,8 @@ if (PROFILE) {
 // --- main ----------------------------------------------------------------------------------------
 
 const cfg = QUICK
-  ? { Ns: [10, 40], reps: 3, warmup: 1, warmTurns: 500, memBase: 20, memTotal: 1000, splitN: 20, feelSamples: 2, inFlight: 100 }
-  : { Ns: [50, 200, 1000], reps: 7, warmup: 2, warmTurns: 5000, memBase: 100, memTotal: 10000, splitN: 100, feelSamples: 7, inFlight: 1000 };
+  ? { Ns: [10, 40], reps: 3, warmup: 1, warmTurns: 500, memBase: 20, memTotal: 1000, splitN: 20, feelSamples: 2, inFlight: 100, gcTurns: 2000 }
+  : { Ns: [50, 200, 1000], reps: 7, warmup: 2, warmTurns: 5000, memBase: 100, memTotal: 10000, splitN: 100, feelSamples: 7, inFlight: 1000, gcTurns: 20000 };
 if (args.n) cfg.Ns = String(args.n).split(",").map(Number);
 if (args.reps) cfg.reps = Number(args.reps);
 if (!cfg.Ns.length || cfg.Ns.some((n) => !(n >= 1)) || !(cfg.reps >= 1)) fail("arguments", "--n needs positive turn counts, --reps a positive count", "e.g. --n=50,200 --reps=5");
@@ -497,6 +530,14 @@ if (tiny && !TIMING_ONLY) {
   for (const w of workloads) {
     const done = step(`cost split (${w.name}): N=${cfg.splitN}, ${cfg.reps} rounds of 3 turn shapes, pi and tiny`);
     split[w.name] = await costSplit(w, cfg.splitN, cfg.reps);
+    done();
+  }
+}
+const gc = {};
+if (!TIMING_ONLY && cfg.bigN > cfg.smallN) {
+  for (const w of workloads) {
+    const done = step(`collector's share (${w.name}): ~${cfg.gcTurns} turns per leg at N=${cfg.smallN} and N=${cfg.bigN}`);
+    gc[w.name] = await gcShare(w, [cfg.smallN, cfg.bigN], cfg.gcTurns);
     done();
   }
 }
@@ -579,6 +620,14 @@ for (const w of workloads) {
       `;  fastest samples ${LEGS.map((l) => `${l.name} ${fmt(flatMin[w.name][l.name])}x`).join("   ")}`);
     p(`  growth of a turn from N=${cfg.smallN} to N=${cfg.bigN} (µs, medians): ${LEGS.map((l) => `${l.name} ${growth[w.name][l.name] >= 0 ? "+" : ""}${fmt(growth[w.name][l.name], 1)}`).join("   ")}`);
   }
+  const g = gc[w.name];
+  if (g) {
+    p(`  the collector's pause in a turn (µs; from ~${cfg.gcTurns} turns per leg and N, not the timed runs above):`);
+    for (const l of LEGS) {
+      const a = g[l.name][cfg.smallN], b = g[l.name][cfg.bigN];
+      p(`    ${l.name.padEnd(6)} N=${cfg.smallN}: ${fmt(a.gc_us, 1)} of ${fmt(a.turn_us, 1)}   N=${cfg.bigN}: ${fmt(b.gc_us, 1)} of ${fmt(b.turn_us, 1)}   growth of a turn ${b.turn_us - a.turn_us >= 0 ? "+" : ""}${fmt(b.turn_us - a.turn_us, 1)}, of it the collector ${b.gc_us - a.gc_us >= 0 ? "+" : ""}${fmt(b.gc_us - a.gc_us, 1)}`);
+    }
+  }
   const sp = split[w.name];
   if (sp) {
     p(`  cost split at N=${cfg.splitN} (µs, medians; see costSplit in bench/run.mjs):`);
@@ -658,7 +707,7 @@ console.log(lines.join("\n"));
 
 const result = {
   date: new Date().toISOString(), command, quick: QUICK, load_average_at_start: load, node: process.version, cpu: os.cpus()[0]?.model, cores: os.cpus().length,
-  tiny_via: tiny?.via ?? null, commit: gitHead, pkg_built: pkgBuilt, config: cfg, timing, flatness: flat, flatness_fastest: flatMin, growth_per_turn_us: growth, cost_split: split, sizes: size, bundled, memory, feel, targets,
+  tiny_via: tiny?.via ?? null, commit: gitHead, pkg_built: pkgBuilt, config: cfg, timing, flatness: flat, flatness_fastest: flatMin, growth_per_turn_us: growth, cost_split: split, gc_share: gc, sizes: size, bundled, memory, feel, targets,
 };
 fs.mkdirSync(OUT, { recursive: true });
 fs.writeFileSync(path.join(OUT, "latest.json"), JSON.stringify(result, null, 2));
