@@ -42,6 +42,20 @@ pub fn context(context: &JsValue) -> Result<AgentContext, String> {
     })
 }
 
+/// `options.model`: the object and its `stream` method.
+pub fn model(model: JsValue) -> Result<(JsValue, Function), String> {
+    if !is_object(&model) {
+        return Err(format!(
+            "options.model must be an object with a stream() method (got {})",
+            type_of(&model)
+        ));
+    }
+    let stream = get(&model, "stream", "options.model.stream")?
+        .dyn_into::<Function>()
+        .map_err(|_| "options.model.stream is not a function".to_string())?;
+    Ok((model, stream))
+}
+
 /// An array argument read as the shape `shape` (a name in `crate::shape::SHAPES`); `what` names it.
 pub fn array<T: DeserializeOwned>(value: &JsValue, what: &str, shape: &str) -> Result<T, String> {
     array_from_js(value, what, "an array", shape)

@@ -98,11 +98,8 @@ impl RunInput {
         let registry = registry_option(&get(options, "tools", "options.tools")?)?;
         let definitions = registry.definitions();
         let mirror = SharedMirror::default();
-        let model = JsModel::new(
-            get(options, "model", "options.model")?,
-            to_js(&definitions),
-            mirror.clone(),
-        )?;
+        let (model, stream) = options::model(get(options, "model", "options.model")?)?;
+        let model = JsModel::new(model, stream, to_js(&definitions), mirror.clone());
         Ok(RunInput {
             context: options::context(&get(options, "context", "options.context")?)?,
             model,

@@ -11,11 +11,9 @@
 //! does not take is read from the same JSON text by the full reader, which names the bad field.
 
 use js_sys::{Array, Function};
-use wasm_bindgen::{JsCast, JsValue};
+use wasm_bindgen::JsValue;
 
-use super::convert::{
-    error_message, from_json_text, get, get_key, is_object, json_text, key, type_of,
-};
+use super::convert::{error_message, from_json_text, get, get_key, json_text, key, type_of};
 use super::glue::{call_result_js, open_stream_js, take_kept_js};
 use super::mirror::SharedMirror;
 use super::protocol::Opened;
@@ -33,22 +31,15 @@ pub struct JsModel {
 }
 
 impl JsModel {
-    pub fn new(model: JsValue, tools: JsValue, mirror: SharedMirror) -> Result<Self, String> {
-        if !is_object(&model) {
-            return Err(format!(
-                "options.model must be an object with a stream() method (got {})",
-                type_of(&model)
-            ));
-        }
-        let stream = get(&model, "stream", "options.model.stream")?
-            .dyn_into::<Function>()
-            .map_err(|_| "options.model.stream is not a function".to_string())?;
-        Ok(JsModel {
+    /// `model` with its `stream` method (read once, by the API layer's check), the run's tool definitions
+    /// as JS, and the run's mirror.
+    pub fn new(model: JsValue, stream: Function, tools: JsValue, mirror: SharedMirror) -> Self {
+        JsModel {
             model,
             stream,
             tools,
             mirror,
-        })
+        }
     }
 }
 
