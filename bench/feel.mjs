@@ -146,7 +146,6 @@ const t1 = performance.now();
 const messages = await ${lib}Setup(mod)();
 const t2 = performance.now();
 window.__feel = { import_ms: t1 - window.__t0, first_run_ms: t2 - t1, total_ms: t2 - window.__t0, since_navigation_ms: t2, messages };
-document.body.dataset.status = "done";
 `;
 
 /** Builds each loop's page with Vite (as an app ships it, minified) into bench/out/feel/<lib>/dist. */
@@ -192,7 +191,7 @@ export async function startupBrowser(samples) {
         const errors = [];
         page.on("pageerror", (e) => errors.push(e.message));
         await page.goto(`${servers[lib].url}/index.html`);
-        await page.waitForSelector("body[data-status]", { timeout: 30_000 }).catch(() => {});
+        await page.waitForFunction(() => window.__feel !== undefined, undefined, { timeout: 30_000 }).catch(() => {});
         const result = await page.evaluate(() => window.__feel ?? null);
         await context.close();
         if (!result || errors.length) throw new Error(`${lib} page: ${errors.join("; ") || "no result"}`);
