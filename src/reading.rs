@@ -37,7 +37,8 @@ impl Fields {
     }
 
     fn take(&mut self, key: &str) -> Option<Value> {
-        self.0.remove(key)
+        // `shift_remove`: the fields left over (the extras) keep their order.
+        self.0.shift_remove(key)
     }
 
     pub(crate) fn string(&mut self, key: &str) -> Result<String, String> {

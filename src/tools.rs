@@ -106,7 +106,7 @@ impl ToolReply {
     pub fn into_result(mut self, call: &ToolCall, now: impl FnOnce() -> f64) -> ToolResultMessage {
         // Fields a full ToolResultMessage carries are written from the call, not copied.
         for key in ["role", "toolCallId", "toolName"] {
-            self.extra.remove(key);
+            self.extra.shift_remove(key);
         }
         ToolResultMessage {
             tool_call_id: call.id.clone(),
