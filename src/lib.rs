@@ -25,7 +25,8 @@ pub use agent_loop::{
 pub use event::{LoopEvent, RunReason, RunResult, SkipReason};
 pub use message::*;
 pub use model::{
-    Model, ModelEvent, ModelRequest, ModelStream, RecordedRequest, ScriptedModel, StreamEvent,
+    EventGrammar, Model, ModelEvent, ModelRequest, ModelStream, Partial, RecordedRequest,
+    ScriptedModel, StreamEvent,
 };
 pub use signal::{AbortController, AbortSignal, SignalSource};
 pub use tools::{
