@@ -158,6 +158,17 @@ impl ToolRegistry {
         if name.is_empty() {
             return Err("tool.name must be a non-empty string".into());
         }
+        // What providers accept (OpenAI's and Anthropic's rule): a name outside it fails every request.
+        let allowed = |c: char| c.is_ascii_alphanumeric() || c == '_' || c == '-';
+        if !name.chars().all(allowed) || name.len() > 64 {
+            let got = match name.len() > 64 {
+                true => format!("{} characters", name.chars().count()),
+                false => format!("\"{name}\""),
+            };
+            return Err(format!(
+                "tool.name must match ^[a-zA-Z0-9_-]{{1,64}}$ (got {got})"
+            ));
+        }
         if self.get(name).is_some() {
             return Err(format!(
                 "tool.name: a tool named \"{name}\" is already registered"
