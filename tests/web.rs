@@ -325,7 +325,9 @@ async fn readme_round_trip_with_a_plain_iterable() {
 
 #[wasm_bindgen_test]
 async fn scripted_model_streams_to_js_and_runs_the_loop() {
-    let model: JsValue = JsScriptedModel::new(script()).unwrap().into();
+    let model: JsValue = JsScriptedModel::new(script(), JsValue::UNDEFINED)
+        .unwrap()
+        .into();
     let log = Array::new();
     let options = object(&[
         ("context", &context(&user_input())),
@@ -670,7 +672,7 @@ async fn bad_input_is_a_type_error_and_never_poisons_the_instance() {
             error_text(&error)
         );
     }
-    assert!(JsScriptedModel::new(JsValue::from(1)).is_err());
+    assert!(JsScriptedModel::new(JsValue::from(1), JsValue::UNDEFINED).is_err());
     assert!(validate_transcript_js(JsValue::from("x")).is_err());
     assert!(format_trace_js(JSON::parse(r#"[{"seq":1}]"#).unwrap()).is_err());
     let good = json_of(

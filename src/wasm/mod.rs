@@ -24,7 +24,7 @@ use wasm_bindgen::prelude::*;
 
 use crate::agent_loop::{run_agent_loop, AgentContext, LoopOptions, DEFAULT_MAX_STEPS};
 use crate::message::{AgentMessage, AssistantMessage, MediaBlock, ToolCall};
-use crate::model::{Model, ModelRequest, ScriptedStream};
+use crate::model::{EventGrammar, Model, ModelRequest, ScriptedStream};
 use crate::signal::AbortSignal;
 use crate::tools::{Clock, ExecutionContext, Tool, ToolDefinition, ToolExecutor, ToolRegistry};
 use crate::trace::TraceRecord;
@@ -267,6 +267,7 @@ impl JsScriptedModel {
     #[wasm_bindgen(constructor)]
     pub fn new(
         #[wasm_bindgen(unchecked_param_type = "AssistantMessage[]")] messages: JsValue,
+        #[wasm_bindgen(unchecked_optional_param_type = "ScriptedModelOptions")] options: JsValue,
     ) -> Result<JsScriptedModel, JsValue> {
         let script: Vec<AssistantMessage> = array_from_js(
             &messages,
@@ -275,7 +276,10 @@ impl JsScriptedModel {
             "assistants",
         )
         .map_err(type_error)?;
-        Ok(JsScriptedModel(crate::model::ScriptedModel::new(script)))
+        let grammar = grammar_option(&options).map_err(type_error)?;
+        Ok(JsScriptedModel(
+            crate::model::ScriptedModel::new(script).with_grammar(grammar),
+        ))
     }
 
     /// Replays the next scripted message as a stream of pi-ai events. Throws past the end of the script.
@@ -317,6 +321,32 @@ impl JsScriptedModel {
     pub fn requests(&self) -> JsValue {
         to_js(&self.0.requests())
     }
+}
+
+/// `{ events?: "compact" | "pi-ai" }`, absent meaning the compact grammar.
+fn grammar_option(options: &JsValue) -> Result<EventGrammar, String> {
+    if options.is_undefined() || options.is_null() {
+        return Ok(EventGrammar::default());
+    }
+    if !is_object(options) {
+        return Err(format!(
+            "ScriptedModel: options must be an object (got {})",
+            type_of(options)
+        ));
+    }
+    let events = get(options, "events", "ScriptedModel: options.events")?;
+    if events.is_undefined() {
+        return Ok(EventGrammar::default());
+    }
+    events
+        .as_string()
+        .and_then(|name| EventGrammar::parse(&name))
+        .ok_or_else(|| {
+            format!(
+                "ScriptedModel: options.events must be \"compact\" or \"pi-ai\" (got {})",
+                describe(&events)
+            )
+        })
 }
 
 /// One scripted response: an async iterator of model events with `result()`.
