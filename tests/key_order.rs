@@ -2,6 +2,8 @@
 //! model with its properties as declared, and arguments, details and every extra field come out of a run
 //! as they went in. Each object here has keys that are not sorted, so a sorting map would fail.
 
+#![cfg(not(target_arch = "wasm32"))] // native tests; the browser tests are tests/web.rs
+
 mod common;
 
 use std::rc::Rc;

@@ -1,6 +1,8 @@
 //! `ScriptedModel`'s two event grammars (SPEC §2): the seeds' compact one (the default) and pi-ai's full
 //! one, with `*_start`/`*_delta`/`*_end` per block and the `partial` message built up as a provider does.
 
+#![cfg(not(target_arch = "wasm32"))] // native tests; the browser tests are tests/web.rs
+
 mod common;
 
 use common::{readme_script, roles, Recorder, Setup};
