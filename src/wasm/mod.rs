@@ -40,10 +40,9 @@ const TYPES: &'static str = include_str!("types.d.ts");
 
 /// Runs the agent loop until the model stops, the output is truncated, an error or abort ends it, or the
 /// step limit is reached. Rejects with a `TypeError` naming the field when an option is malformed.
-#[wasm_bindgen(js_name = runAgentLoop, unchecked_return_type = "Promise<RunResult>")]
-pub fn run_agent_loop_js(
-    #[wasm_bindgen(unchecked_param_type = "RunOptions")] options: JsValue,
-) -> Promise {
+/// (Declared in `types.d.ts`: it is generic over the model's assistant message type.)
+#[wasm_bindgen(js_name = runAgentLoop, skip_typescript)]
+pub fn run_agent_loop_js(options: JsValue) -> Promise {
     task::spawn_promise(async move {
         let run = RunInput::parse(&options).map_err(type_error)?;
         let executor: &dyn ToolExecutor = match &run.executor {
