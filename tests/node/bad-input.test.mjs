@@ -170,6 +170,9 @@ const cases = [
   ["new ScriptedModel([null])", () => rejects(() => new tp.ScriptedModel([null]), /messages/)],
   ["new ScriptedModel([a message whose role is user])", () => rejects(() => new tp.ScriptedModel([{ role: "user", content: [text("hi")], stopReason: "stop", timestamp: 1 }]), /role|assistant/)],
   ["new ScriptedModel([assistant, content a string])", () => rejects(() => new tp.ScriptedModel([{ role: "assistant", content: "x", stopReason: "stop", timestamp: 1 }]), /content/)],
+  ["new ScriptedModel([], 5)", () => rejects(() => new tp.ScriptedModel([], 5), /options/)],
+  ['new ScriptedModel([], { events: "full" })', () => rejects(() => new tp.ScriptedModel([], { events: "full" }), /options\.events/)],
+  ["new ScriptedModel([], { events: {} })", () => rejects(() => new tp.ScriptedModel([], { events: {} }), /options\.events/)],
 
   // ToolRegistry.register
   ["register()", () => rejects(() => reg.register(), /tool/)],
@@ -177,6 +180,8 @@ const cases = [
   ["register without name", () => rejects(() => reg.register({ execute: exec }), /name/)],
   ["register with an empty name", () => rejects(() => reg.register({ name: "", execute: exec }), /name/)],
   ["register with a numeric name", () => rejects(() => reg.register({ name: 42, execute: exec }), /name/)],
+  ["register with a name providers reject", () => rejects(() => reg.register({ name: "has space!", execute: exec }), /tool\.name must match/)],
+  ["register with a 10,000-character name", () => rejects(() => reg.register({ name: "n".repeat(10_000), execute: exec }), /tool\.name must match/)],
   ["register without execute", () => rejects(() => reg.register({ name: "x" }), /execute/)],
   ["register with execute a string", () => rejects(() => reg.register({ name: "x", execute: "run" }), /execute/)],
   ["register with a numeric description", () => rejects(() => reg.register({ name: "x", description: 42, execute: exec }), /description/)],
