@@ -107,6 +107,7 @@ export interface ToolOutput<TDetails = unknown> {
 }
 
 export interface ToolSpec<TArgs = any, TDetails = unknown> {
+  /** Unique in the registry, and what every provider accepts: `^[a-zA-Z0-9_-]{1,64}$` (checked by `register`). */
   name: string;
   description?: string;
   /** JSON Schema of the arguments; defaults to `{ type: "object" }`. */
