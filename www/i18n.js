@@ -542,7 +542,7 @@ export function textOf(language, key) {
   return STRINGS[language]?.[key];
 }
 
-/** Fill every element marked `data-i18n="key"` (textContent) or `data-i18n-title` / `data-i18n-aria` attributes. */
+/** Fill every element marked with data-i18n (its text), data-i18n-title or data-i18n-aria (those attributes) with its key's text. */
 export function applyI18n(root = document) {
   for (const node of root.querySelectorAll("[data-i18n]")) node.textContent = t(node.dataset.i18n);
   for (const node of root.querySelectorAll("[data-i18n-title]")) node.title = t(node.dataset.i18nTitle);
