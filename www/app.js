@@ -202,8 +202,13 @@ function statusText(run) {
       return t("status.ready");
     case "done": {
       if (run.aborted?.by === "hand") {
-        const tools = run.aborted.running.length ? t("status.abort.ranOn", { names: names(run.aborted.running) }) : t("status.abort.noTools");
-        return t("status.doneAborted", { reason: run.reason, steps: run.steps, seq: run.aborted.seq, tools });
+        const after = run.execs.slice(run.aborted.execs).map((x) => `${x.name}(${x.callId})`);
+        const tools = [
+          run.aborted.running.length ? t("status.abort.ranOn", { names: names(run.aborted.running) }) : null,
+          after.length ? t("status.abort.ranAfter", { names: names(after) }) : null,
+        ].filter(Boolean);
+        if (!tools.length) tools.push(t("status.abort.noTools"));
+        return t("status.doneAborted", { reason: run.reason, steps: run.steps, seq: run.aborted.seq, tools: tools.join(" ") });
       }
       return t("status.done", { reason: run.reason, steps: run.steps });
     }
@@ -286,6 +291,7 @@ function render() {
   renderCounters(run);
   const status = statusText(run);
   if ($("status").textContent !== status) $("status").textContent = status;
+  $("status").dataset.run = checked ? "checked" : run.status;
   $("why").textContent = checked ? t("why.checked") : d.current ? explainEvent(run, d.current) : t("why.ready");
 
   const onSelect = (token) => select(token, { toggle: true });
@@ -316,7 +322,7 @@ function render() {
   });
   const currentResponse = d.current ? responseOf(run, d.current.request) : undefined;
   renderDecisionTable($("decision"), firedRows(run, d), currentResponse ? decisionRow(currentResponse)?.id : null);
-  views.renderTrace($("trace"), d.trace, { highlight, selected: d.selection, inProgressIds: d.inProgressIds, onSelect });
+  views.renderTrace($("trace"), d.trace, { highlight, selected: d.selection, inProgressIds: d.inProgressIds, problems: d.problems, onSelect });
 
   const lost = !document.activeElement || document.activeElement === document.body;
   if (focusKey && (forced || lost)) document.querySelector(`[data-focus-key="${CSS.escape(focusKey)}"]`)?.focus({ preventScroll: true });

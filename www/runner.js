@@ -53,7 +53,8 @@ export class Run {
     this.execs = []; // one per executor call: {callId, name, state, release}
     this.batch = null; // the tool batch in flight: {order: [callId], results: [ToolResultMessage]}
     this.hold = null; // {seq, resolve} while the loop awaits our onEvent promise
-    this.aborted = null; // {seq, by: "hand" | "scenario", running: ["name(id)"]}: when the signal was aborted
+    // When the signal was aborted: after which event, by whom, the tools running then, how many had been called.
+    this.aborted = null; // {seq, by: "hand" | "scenario", running: ["name(id)"], execs}
     this.timer = null;
     this.controller = new AbortController();
     this.disposed = false;
@@ -172,7 +173,7 @@ export class Run {
   abortNow(by) {
     if (this.controller.signal.aborted) return;
     const running = this.pendingTools.map((x) => `${x.name}(${x.callId})`);
-    this.aborted = { seq: this.events.length, by, running };
+    this.aborted = { seq: this.events.length, by, running, execs: this.execs.length };
     this.controller.abort();
   }
 

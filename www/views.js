@@ -39,10 +39,10 @@ function scrollWithin(container, item) {
   else if (top + item.offsetHeight > container.scrollTop + container.clientHeight) container.scrollTop = top + item.offsetHeight - container.clientHeight;
 }
 
-/** A click on a child button selects its own token; a click elsewhere on the item selects the item's token. */
+/** A click on the item selects its token, unless it lands on a child that selects its own (`data-select`). */
 function selectable(node, token, onSelect) {
   node.addEventListener("click", (ev) => {
-    if (ev.target instanceof Element && ev.target.closest("button") && ev.target.closest("button") !== node) return;
+    if (ev.target instanceof Element && ev.target.closest("[data-select]")) return;
     onSelect(token);
   });
   return node;
@@ -221,7 +221,7 @@ export function blockNodes(content, { callToken, highlight = new Set(), onSelect
         "div",
         { class: `block toolcall${token ? linkClass(highlight, token) : ""}`, "data-call-id": b.id, "data-link": token },
         token && onSelect
-          ? h("button", { type: "button", class: "call-name link", "data-focus-key": `${token}:${i}`, "aria-pressed": String(highlight.has(token)), onclick: () => onSelect(token) }, name)
+          ? h("button", { type: "button", class: "call-name link", "data-select": token, "data-focus-key": `${token}:${i}`, "aria-pressed": String(highlight.has(token)), onclick: () => onSelect(token) }, name)
           : h("span", { class: "call-name" }, name),
         " ",
         h("code", {}, json(b.arguments)),
@@ -408,8 +408,12 @@ export function renderTools(list, execs, onRelease) {
 
 // --- chapter-00 trace ------------------------------------------------------------------------------
 
-/** trace: {records: [{record, msgIndex}], formatted, validation, fromEvents} or {error}; rows link to their message. */
-export function renderTrace(box, trace, { highlight, selected, inProgressIds, onSelect }) {
+/**
+ * trace: {records: [{record, msgIndex}], formatted, validation, fromEvents} or {error}; rows link to their message.
+ * A row shows validateTranscript's kinds about its message (as every other view does); the check under the
+ * table is validateTrace's own verdict.
+ */
+export function renderTrace(box, trace, { highlight, selected, inProgressIds, problems, onSelect }) {
   if (!trace || (!trace.error && trace.records.length === 0)) {
     box.replaceChildren(h("p", { class: "empty" }, t("trace.empty")));
     return;
@@ -418,8 +422,15 @@ export function renderTrace(box, trace, { highlight, selected, inProgressIds, on
     box.replaceChildren(h("p", { class: "bad" }, trace.error));
     return;
   }
-  const problemsOf = (seq) => trace.validation.problems.filter((p) => p.seq === seq);
-  const rows = trace.records.map(({ record: r }) => {
+  // The record that stands for a message (its assistant_message, or its tool_result) carries its problems.
+  const problemsOf = (r, msgIndex) => {
+    if (r.kind !== "assistant_message" && r.kind !== "tool_result") return [];
+    const ids = String(r.toolCallId ?? "").split(",");
+    return problems.filter((p) => p.index === msgIndex && ids.includes(p.toolCallId));
+  };
+  const rows = trace.records.map(({ record: r, msgIndex }) => {
+    const about = problemsOf(r, msgIndex);
+    const pending = (p) => p.kind === "missing_result" && inProgressIds.has(`${r.seq}:${p.toolCallId}`);
     const token = `t:${r.seq}`;
     return selectable(
       h(
@@ -428,14 +439,19 @@ export function renderTrace(box, trace, { highlight, selected, inProgressIds, on
           "data-owner": r.owner,
           "data-kind": r.kind,
           "data-link": token,
-          "data-kinds": problemsOf(r.seq).map((p) => p.kind).join(" "),
+          "data-kinds": about.map((p) => p.kind).join(" "),
           class: linkClass(highlight, token).trim() || undefined,
         },
         h("td", {}, h("button", { type: "button", class: "link", "data-focus-key": token, "aria-pressed": String(selected === token) }, String(r.seq).padStart(2, "0"))),
         h("td", {}, r.kind),
         h("td", {}, h("span", { class: `owner owner-${r.owner}` }, t(`owner.${r.owner}`) === r.owner ? r.owner : `${r.owner} · ${t(`owner.${r.owner}`)}`)),
         h("td", {}, r.detail),
-        h("td", {}, r.toolCallId ?? ""),
+        h(
+          "td",
+          {},
+          r.toolCallId ?? "",
+          ...about.map((p) => h("span", { class: `badge ${pending(p) ? "pending" : "problem"}`, "data-kind": p.kind, "data-call-id": p.toolCallId }, t(`kind.${p.kind}`))),
+        ),
       ),
       token,
       onSelect,
