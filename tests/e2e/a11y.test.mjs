@@ -3,27 +3,15 @@
 // test-results/screenshots/.
 // Run: node --test tests/e2e/a11y.test.mjs   (needs pkg/ built: node scripts/build.mjs)
 
-import { test, before, after } from "node:test";
+import { test } from "node:test";
 import assert from "node:assert/strict";
 import { readFile } from "node:fs/promises";
 import { createRequire } from "node:module";
-import { startPageServer, launchBrowser, withPage as openWith, waitForDone, runToEnd, stepTo, screenshot } from "./harness.mjs";
+import { pageSuite, waitForDone, runToEnd, stepTo, screenshot } from "./harness.mjs";
 import { SCENARIOS, scenarioById } from "../../www/scenarios.js";
 
-let server;
-let browser;
-
-before(async () => {
-  server = await startPageServer();
-  browser = await launchBrowser();
-});
-
-after(async () => {
-  await browser?.close();
-  await server?.close();
-});
-
-const withPage = (query, fn, options) => openWith(browser.context, server.url, query, fn, options);
+const suite = pageSuite();
+const withPage = (query, fn, options) => suite.withPage(query, fn, options);
 const text = (page, testid) => page.textContent(`[data-testid="${testid}"]`);
 
 /** What has keyboard focus: its test hook, its focus key, or its tag. */

@@ -3,25 +3,13 @@
 // abort is a result, the views link both ways, and the editor keeps its place.
 // Run: node --test tests/e2e/explain.test.mjs   (needs pkg/ built: node scripts/build.mjs)
 
-import { test, before, after } from "node:test";
+import { test } from "node:test";
 import assert from "node:assert/strict";
-import { startPageServer, launchBrowser, withPage as openWith, childValues, waitForDone, runToEnd, stepTo, screenshot } from "./harness.mjs";
+import { pageSuite, childValues, waitForDone, runToEnd, stepTo, screenshot } from "./harness.mjs";
 import { SCENARIOS, scenarioById } from "../../www/scenarios.js";
 
-let server;
-let browser;
-
-before(async () => {
-  server = await startPageServer();
-  browser = await launchBrowser();
-});
-
-after(async () => {
-  await browser?.close();
-  await server?.close();
-});
-
-const withPage = (query, fn) => openWith(browser.context, server.url, query, fn);
+const suite = pageSuite();
+const withPage = (query, fn) => suite.withPage(query, fn);
 const text = (page, testid) => page.textContent(`[data-testid="${testid}"]`);
 const attrs = (page, selector, attr) => page.$$eval(selector, (nodes, a) => nodes.map((n) => n.getAttribute(a)), attr);
 const README = scenarioById("readme").def;
@@ -315,24 +303,21 @@ test("linking: an event, a message, a call, a pairing row and a trace row each h
   await withPage("?scenario=readme&lang=en&speed=instant", async (page) => {
     await runToEnd(page);
     const call = { events: [7, 8], messages: [2], calls: ["call-1"], pairs: ["call-1"], trace: ["tool_start", "tool_result"] };
-    await page.click('[data-testid="pairing"] > li[data-call-id="call-1"] button');
-    assert.deepEqual(await highlighted(page), call, "from the pairing row");
-    await page.click('[data-testid="pairing"] > li[data-call-id="call-1"] button'); // a second click clears it
-    assert.deepEqual((await highlighted(page)).events, []);
-    await page.click('[data-testid="transcript"] .block.toolcall button');
-    assert.deepEqual(await highlighted(page), call, "from the call block");
-    await page.click('[data-testid="trace-table"] tbody tr[data-kind="tool_result"] button');
-    assert.deepEqual(await highlighted(page), call, "from the trace row");
-    await page.click('[data-testid="timeline"] > li[data-type="tool_start"]');
-    assert.deepEqual(await highlighted(page), call, "from the event");
-
     const request2 = { events: [9, 10, 11, 12], messages: [3], calls: [], pairs: [], trace: ["model_start", "assistant_message"] };
-    await page.click('[data-testid="transcript"] > li[data-index="3"] .message-head button');
-    assert.deepEqual(await highlighted(page), request2, "from the message");
-    await page.click('[data-testid="trace-table"] tbody tr:nth-child(6) button');
-    assert.deepEqual(await highlighted(page), request2, "from the trace's model_start of turn 2");
-    await page.click('[data-testid="timeline"] > li[data-seq="10"]');
-    assert.deepEqual(await highlighted(page), request2, "from a text_delta of request 2");
+    const clicks = [
+      ['[data-testid="pairing"] > li[data-call-id="call-1"] button', call, "from the pairing row"],
+      ['[data-testid="pairing"] > li[data-call-id="call-1"] button', { events: [], messages: [], calls: [], pairs: [], trace: [] }, "a second click clears it"],
+      ['[data-testid="transcript"] .block.toolcall button', call, "from the call block"],
+      ['[data-testid="trace-table"] tbody tr[data-kind="tool_result"] button', call, "from the trace row"],
+      ['[data-testid="timeline"] > li[data-type="tool_start"]', call, "from the event"],
+      ['[data-testid="transcript"] > li[data-index="3"] .message-head button', request2, "from the message"],
+      ['[data-testid="trace-table"] tbody tr:nth-child(6) button', request2, "from the trace's model_start of turn 2"],
+      ['[data-testid="timeline"] > li[data-seq="10"]', request2, "from a text_delta of request 2"],
+    ];
+    for (const [selector, want, what] of clicks) {
+      await page.click(selector);
+      assert.deepEqual(await highlighted(page), want, what);
+    }
     await screenshot(page, "linked-1280x720");
   });
   await withPage("?scenario=readme&lang=en", async (page) => {
@@ -366,7 +351,7 @@ test("editor: each error points at its line, Revert restores the scenario's scri
     assert.match((await childValues(page, "transcript"))[3], /edited answer/);
 
     // The edited script is still the page's after a reload.
-    await page.goto(new URL("/?lang=en&speed=instant", server.url).href);
+    await page.goto(new URL("/?lang=en&speed=instant", suite.server.url).href);
     await page.waitForSelector("body[data-ready='true']");
     assert.equal(await page.$eval('[data-testid="scenario-select"]', (s) => s.value), "custom");
     assert.match(await page.inputValue('[data-testid="editor"]'), /edited answer/);

@@ -5,6 +5,7 @@ import { mkdtemp, mkdir, rm, access } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, dirname } from "node:path";
 import { fileURLToPath } from "node:url";
+import { before, after } from "node:test";
 import { chromium } from "playwright-core";
 import { startServer } from "../../scripts/serve.mjs";
 
@@ -170,4 +171,23 @@ export async function stepTo(page, seq) {
     await page.click('[data-testid="step"]');
     await page.waitForSelector(`[data-testid="timeline"] > li.held[data-seq="${held + 1}"]`);
   }
+}
+
+/**
+ * The server and browser of one test file: started before its tests, closed after them.
+ * `withPage(query, fn, options)` opens a page of it (see withPage above).
+ */
+export function pageSuite() {
+  const suite = {
+    withPage: (query, fn, options) => withPage(suite.browser.context, suite.server.url, query, fn, options),
+  };
+  before(async () => {
+    suite.server = await startPageServer();
+    suite.browser = await launchBrowser();
+  });
+  after(async () => {
+    await suite.browser?.close();
+    await suite.server?.close();
+  });
+  return suite;
 }

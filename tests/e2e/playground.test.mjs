@@ -2,36 +2,16 @@
 // Run: node --test tests/e2e/   (needs pkg/ built: node scripts/build.mjs)
 // Every wait is on a DOM condition; screenshots of each end state go to test-results/screenshots/.
 
-import { test, before, after } from "node:test";
+import { test } from "node:test";
 import assert from "node:assert/strict";
 import { readFile } from "node:fs/promises";
-import { startPageServer, launchBrowser, openPage, screenshot, childValues, count, waitForCount, waitForText } from "./harness.mjs";
+import { pageSuite, runToEnd, screenshot, childValues, count, waitForCount, waitForText } from "./harness.mjs";
 import { SCENARIOS } from "../../www/scenarios.js";
 import { EXPECTED_EVENTS } from "../app/round-trip.mjs";
 
-let server;
-let browser;
-
-before(async () => {
-  server = await startPageServer();
-  browser = await launchBrowser();
-});
-
-after(async () => {
-  await browser?.close();
-  await server?.close();
-});
-
 /** Open the page and fail the test if anything reached the console as an error (or a dialog opened). */
-async function withPage(query, fn) {
-  const { page, problems } = await openPage(browser.context, server.url, query);
-  try {
-    await fn(page);
-    assert.deepEqual(problems, [], "the page logged errors or opened a dialog");
-  } finally {
-    await page.close();
-  }
-}
+const suite = pageSuite();
+const withPage = (query, fn) => suite.withPage(query, fn);
 
 // The seed's 13 events of the README round trip, as every app target checks them.
 const README_EVENTS = EXPECTED_EVENTS;
@@ -186,18 +166,9 @@ test("every scenario runs to the end the course expects", async () => {
     for (const scenario of SCENARIOS) {
       await page.selectOption('[data-testid="scenario-select"]', scenario.id);
       await waitForCount(page, "timeline", 0, "li");
-      await page.click('[data-testid="run"]');
       // Gated tools wait for the learner: release each one as it appears.
-      while (true) {
-        const state = await page.waitForFunction(() => {
-          const gate = document.querySelector('[data-testid^="release-"]');
-          if (gate) return gate.dataset.testid;
-          return document.querySelector('[data-testid="status"]').textContent.startsWith("Finished") ? "done" : false;
-        });
-        const what = await state.jsonValue();
-        if (what === "done") break;
-        await page.click(`[data-testid="${what}"]`);
-      }
+      await runToEnd(page);
+      assert.match(await page.textContent('[data-testid="status"]'), /^Finished/);
       const { expect } = scenario;
       for (const id of ["reason", "steps", "requests", "executions"]) {
         assert.equal(await page.textContent(`[data-testid="${id}"]`), String(expect[id]), `${scenario.id}: ${id}`);
