@@ -76,14 +76,15 @@ export function renderInspector(box, sent, open, { onPick }) {
  * fired: Map rowId -> [request numbers].
  */
 export function renderDecisionTable(box, fired, currentRow) {
-  const cols = ["stopReason", "calls", "runs", "appended", "ends"];
+  const cols = ["row", "stopReason", "calls", "runs", "appended", "ends"];
   const ends = (row) => (row.ends === "continue" ? t("dt.ends.continue") : row.ends);
   const rows = DECISION_ROWS.map((row) => {
     const requests = fired.get(row.id) ?? [];
     return h(
       "tr",
       { "data-row": row.id, "data-fired": String(requests.length > 0), "data-current": row.id === currentRow ? "true" : undefined },
-      h("td", {}, h("code", {}, row.stopReason), ...requests.map((n) => h("span", { class: "fired-tag" }, t("dt.fired", { n })))),
+      h("th", { scope: "row" }, h("code", {}, row.id), ...requests.map((n) => h("span", { class: "fired-tag" }, t("dt.fired", { n })))),
+      h("td", {}, h("code", {}, row.stopReason)),
       h("td", {}, t(`dt.calls.${row.calls}`)),
       h("td", {}, t(`dt.runs.${row.runs}`)),
       h("td", {}, t(`dt.appended.${row.appended}`, { skip: row.skip })),

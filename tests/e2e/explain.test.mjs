@@ -64,6 +64,18 @@ test("decision table: the length scenario fires row length, and each skipped cal
     assert.deepEqual(await attrs(page, '[data-testid="decision-table"] tr[data-fired="true"]', "data-row"), ["length"]);
     await page.click('[data-testid="timeline"] > li[data-type="tool_skipped"][data-call-id="call-2"]');
     assert.match(await text(page, "why"), /The loop did not run read\(call-2\) \(row length\)/);
+    // A skipped result is the loop's: one colour for it in the transcript, the timeline, the trace and the legend.
+    assert.deepEqual(await attrs(page, '[data-testid="transcript"] > li[data-role="toolResult"]', "data-owner"), ["loop", "loop"]);
+    const colours = await page.evaluate(() => {
+      const of = (selector, property) => getComputedStyle(document.querySelector(selector))[property];
+      return [
+        of('[data-testid="transcript"] > li[data-role="toolResult"]', "borderLeftColor"),
+        of('[data-testid="timeline"] > li[data-type="tool_skipped"]', "borderLeftColor"),
+        of('[data-testid="trace-table"] tr[data-kind="tool_result"] .owner', "color"),
+      ];
+    });
+    const legend = await page.$eval('[data-testid="legend"] .swatch.owner-loop', (n) => getComputedStyle(n).backgroundColor);
+    assert.deepEqual(colours, [legend, legend, legend]);
   });
   await withPage("?scenario=readme&lang=en&speed=instant", async (page) => {
     await runToEnd(page);
@@ -80,7 +92,7 @@ test("stepping explains every event, and the status names the held event and its
     [/arguments as JSON text/, /event 3, model_event › toolcall_delta/],
     [/finished the call read\(call-1\)/, /event 4, model_event › toolcall_end/],
     [/stopReason toolUse/, /event 5, model_event › done \(toolUse\): .*takes the final message/],
-    [/Row toolUse fired/, /event 6, assistant_message: .*starts the calls \(row toolUse\)/],
+    [/Row tooluse fired/, /event 6, assistant_message: .*starts the calls \(row tooluse\)/],
     [/starts read\(call-1\)/, /event 7, tool_start/],
     [/read\(call-1\) finished, the last of its batch: .*call order \(call-1\)/, /event 8, tool_end/],
     [/Model request 2 begins/, /event 9, model_event › start/],

@@ -300,4 +300,6 @@ test("Chinese strings use full-width punctuation next to Chinese text", () => {
   const halfWidth = new RegExp(`${han}[(),:;!?]|[(),:;!?]${han}|${han} [(:;]`, "u");
   const bad = keysOf("zh").filter((k) => halfWidth.test(textOf("zh", k)));
   assert.deepEqual(bad.map((k) => `${k}: ${textOf("zh", k)}`), []);
+  const scenarioTexts = SCENARIOS.flatMap((s) => [s.title.zh, s.about.zh]);
+  assert.deepEqual(scenarioTexts.filter((x) => halfWidth.test(x)), [], "the scenarios' Chinese titles and descriptions");
 });
