@@ -181,7 +181,10 @@ function derive() {
   const heldSeq = !checked && run.held ? run.hold.seq : null;
   const selection = state.selection ?? (heldSeq ? `e:${heldSeq}` : null);
   const selectedSeq = selection?.startsWith("e:") ? Number(selection.slice(2)) : null;
-  const current = events.find((r) => r.seq === (selectedSeq ?? heldSeq)) ?? events.at(-1);
+  // The step explained: the selected event; for a selected message, call or record, the last event that made it.
+  const related = selection && selectedSeq === null ? [...links.related(selection)].filter((x) => x.startsWith("e:")).map((x) => Number(x.slice(2))) : [];
+  const currentSeq = selectedSeq ?? (related.length ? Math.max(...related) : heldSeq);
+  const current = events.find((r) => r.seq === currentSeq) ?? events.at(-1);
   return { messages, events, keys, live, validation, problems, rows, inProgress, trace, inProgressIds, links, heldSeq, selection, selectedSeq, current };
 }
 

@@ -41,7 +41,7 @@ export function renderInspector(box, sent, open, { onPick }) {
   const messages = request.messages.map((m, i) =>
     h(
       "li",
-      { class: `message role-${m?.role} owner-${ownerOfMessage(m)}`, "data-role": String(m?.role), "data-index": i, "data-diff": diff.messages[i], "data-link": `m:${i}` },
+      { class: `message role-${m?.role} owner-${ownerOfMessage(m)}`, "data-role": String(m?.role), "data-index": i, "data-diff": diff.messages[i] },
       h("div", { class: "message-head" }, h("span", { class: "index" }, `#${i}`), h("span", { class: "role" }, String(m?.role)), mark(diff.messages[i]) ? h("span", { class: "badge new" }, mark(diff.messages[i])) : null),
       ...blockNodes(m?.content),
     ),
