@@ -2,7 +2,8 @@
 //
 // Stepping works by returning a pending promise from onEvent: the loop awaits it (SPEC §4), so the run is
 // really paused right after the event it just emitted, and Step resolves that promise. Tools are JS
-// callbacks whose completion the learner can drive by hand (a "gate" resolved by a button).
+// callbacks whose completion the learner can drive by hand (a "gate" resolved by a button). The model is
+// wrapped so that every request it receives is recorded as sent, whatever the model (not only ScriptedModel).
 
 const clone = (v) => structuredClone(v);
 
@@ -12,7 +13,7 @@ function toContent(value) {
 }
 
 /** JSON with object keys sorted, so two equal messages compare equal whatever their key order. */
-function canonical(value) {
+export function canonical(value) {
   return JSON.stringify(value, (key, v) =>
     v && typeof v === "object" && !Array.isArray(v) ? Object.fromEntries(Object.keys(v).sort().map((k) => [k, v[k]])) : v,
   );
@@ -39,7 +40,8 @@ export class Run {
     this.pace = pace;
     this.status = "ready"; // ready | active | done | failed
     this.mode = "step"; // step: hold every event; run: hold `pace` ms then go on
-    this.events = []; // {seq, type, event, request, callId}
+    this.events = []; // {seq, type, event, request, callId, batchDone?}
+    this.sent = []; // each request the model received, as it received it (copies)
     this.transcript = clone(def.messages);
     this.requests = 0;
     this.executions = 0;
@@ -51,6 +53,8 @@ export class Run {
     this.execs = []; // one per executor call: {callId, name, state, release}
     this.batch = null; // the tool batch in flight: {order: [callId], results: [ToolResultMessage]}
     this.hold = null; // {seq, resolve} while the loop awaits our onEvent promise
+    // When the signal was aborted: after which event, by whom, the tools running then, how many had been called.
+    this.aborted = null; // {seq, by: "hand" | "scenario", running: ["name(id)"], execs}
     this.timer = null;
     this.controller = new AbortController();
     this.disposed = false;
@@ -58,6 +62,11 @@ export class Run {
 
   get held() {
     return this.hold !== null;
+  }
+
+  /** The request number n (from 1) as the model received it. */
+  requestOf(n) {
+    return this.sent[n - 1];
   }
 
   /** Executions still waiting for their gate or running. */
@@ -87,10 +96,16 @@ export class Run {
       this.fail(err);
       return;
     }
-    this.model = model;
+    // The loop calls `stream` with the model as `this`; the wrapper passes the call on unchanged.
+    const recorded = {
+      stream: (request, streamOptions) => {
+        this.sent.push(clone(request));
+        return model.stream(request, streamOptions);
+      },
+    };
     const options = {
       context: { messages: clone(def.messages) },
-      model,
+      model: recorded,
       tools,
       signal: this.controller.signal,
       onEvent: (e) => this.onLoopEvent(e),
@@ -105,7 +120,7 @@ export class Run {
         return { role: "toolResult", toolCallId: call.id, toolName: call.name, content: out.content, isError: out.isError, timestamp: Date.now() };
       };
     }
-    if (def.abort === "before-start") this.controller.abort();
+    if (def.abort === "before-start") this.abortNow("scenario");
 
     let promise;
     try {
@@ -150,8 +165,16 @@ export class Run {
 
   abort() {
     if (this.status !== "active" || this.controller.signal.aborted) return;
-    this.controller.abort();
+    this.abortNow("hand");
     this.onUpdate();
+  }
+
+  /** Abort the signal and remember where: after which event, by whom, and which tools were running then. */
+  abortNow(by) {
+    if (this.controller.signal.aborted) return;
+    const running = this.pendingTools.map((x) => `${x.name}(${x.callId})`);
+    this.aborted = { seq: this.events.length, by, running, execs: this.execs.length };
+    this.controller.abort();
   }
 
   setPace(ms) {
@@ -204,8 +227,8 @@ export class Run {
       this.requests += 1;
       rec.request = this.requests;
       // What the loop actually sent with this request is the authoritative transcript so far.
-      const sent = this.model.requests[this.requests - 1];
-      if (sent) this.transcript = sent.messages;
+      const sent = this.sent[this.requests - 1];
+      if (sent) this.transcript = clone(sent.messages);
     }
     this.events.push(rec);
     switch (e.type) {
@@ -222,6 +245,7 @@ export class Run {
           this.batch.results.push(e.result);
           if (this.batch.results.length === this.batch.order.length) {
             for (const id of this.batch.order) this.transcript.push(this.batch.results.find((r) => r.toolCallId === id));
+            rec.batchDone = this.batch.order;
             this.batch = null;
           }
         }
@@ -242,7 +266,7 @@ export class Run {
     const exec = { callId, name, state: "running", release: null };
     this.execs.push(exec);
     this.executions += 1;
-    if (this.def.abort === "during-tool") this.controller.abort();
+    if (this.def.abort === "during-tool") this.abortNow("scenario");
     this.onUpdate();
     if (b.delay > 0) await new Promise((resolve) => setTimeout(resolve, b.delay));
     if (b.gate && !this.disposed) {
@@ -272,7 +296,7 @@ export class Run {
     this.transcript = result.messages;
     this.reason = result.reason;
     this.steps = result.steps;
-    this.requests = this.model.requests.length;
+    this.requests = this.sent.length;
     this.status = "done";
     this.onUpdate();
   }

@@ -227,88 +227,89 @@ const isObject = (v) => typeof v === "object" && v !== null && !Array.isArray(v)
 
 function checkContent(value, path, errors) {
   if (typeof value === "string") return;
-  if (!Array.isArray(value)) return errors.push({ path, error: "must be a string or an array of content blocks" });
+  if (!Array.isArray(value)) return errors.push({ path, code: "contentBlocks" });
   value.forEach((block, i) => {
     const p = `${path}[${i}]`;
-    if (!isObject(block)) return errors.push({ path: p, error: "must be an object" });
-    if (block.type === "text" && typeof block.text !== "string") errors.push({ path: `${p}.text`, error: "must be a string" });
+    if (!isObject(block)) return errors.push({ path: p, code: "object" });
+    if (block.type === "text" && typeof block.text !== "string") errors.push({ path: `${p}.text`, code: "string" });
     else if (block.type === "image" && (typeof block.data !== "string" || typeof block.mimeType !== "string"))
-      errors.push({ path: p, error: "an image needs string data and mimeType" });
-    else if (block.type !== "text" && block.type !== "image") errors.push({ path: `${p}.type`, error: 'must be "text" or "image"' });
+      errors.push({ path: p, code: "image" });
+    else if (block.type !== "text" && block.type !== "image") errors.push({ path: `${p}.type`, code: "oneOf", vars: { list: '"text", "image"' } });
   });
 }
 
 function checkAssistant(msg, path, errors) {
-  if (!isObject(msg)) return errors.push({ path, error: "must be an object" });
-  if (msg.role !== "assistant") errors.push({ path: `${path}.role`, error: 'must be "assistant"' });
+  if (!isObject(msg)) return errors.push({ path, code: "object" });
+  if (msg.role !== "assistant") errors.push({ path: `${path}.role`, code: "oneOf", vars: { list: '"assistant"' } });
   if (!STOP_REASONS.includes(msg.stopReason))
-    errors.push({ path: `${path}.stopReason`, error: `must be one of ${STOP_REASONS.join(", ")}` });
-  if (!Array.isArray(msg.content)) return errors.push({ path: `${path}.content`, error: "must be an array" });
+    errors.push({ path: `${path}.stopReason`, code: "oneOf", vars: { list: STOP_REASONS.join(", ") } });
+  if (!Array.isArray(msg.content)) return errors.push({ path: `${path}.content`, code: "array" });
   msg.content.forEach((block, i) => {
     const p = `${path}.content[${i}]`;
-    if (!isObject(block)) return errors.push({ path: p, error: "must be an object" });
+    if (!isObject(block)) return errors.push({ path: p, code: "object" });
     if (block.type === "text") {
-      if (typeof block.text !== "string") errors.push({ path: `${p}.text`, error: "must be a string" });
+      if (typeof block.text !== "string") errors.push({ path: `${p}.text`, code: "string" });
     } else if (block.type === "thinking") {
-      if (typeof block.thinking !== "string") errors.push({ path: `${p}.thinking`, error: "must be a string" });
+      if (typeof block.thinking !== "string") errors.push({ path: `${p}.thinking`, code: "string" });
     } else if (block.type === "toolCall") {
-      if (typeof block.id !== "string" || block.id === "") errors.push({ path: `${p}.id`, error: "must be a non-empty string" });
-      if (typeof block.name !== "string" || block.name === "") errors.push({ path: `${p}.name`, error: "must be a non-empty string" });
-      if (!isObject(block.arguments)) errors.push({ path: `${p}.arguments`, error: "must be an object" });
-    } else errors.push({ path: `${p}.type`, error: 'must be "text", "thinking" or "toolCall"' });
+      if (typeof block.id !== "string" || block.id === "") errors.push({ path: `${p}.id`, code: "nonEmpty" });
+      if (typeof block.name !== "string" || block.name === "") errors.push({ path: `${p}.name`, code: "nonEmpty" });
+      if (!isObject(block.arguments)) errors.push({ path: `${p}.arguments`, code: "object" });
+    } else errors.push({ path: `${p}.type`, code: "oneOf", vars: { list: '"text", "thinking", "toolCall"' } });
   });
   if (msg.timestamp !== undefined && typeof msg.timestamp !== "number")
-    errors.push({ path: `${path}.timestamp`, error: "must be a number" });
+    errors.push({ path: `${path}.timestamp`, code: "number" });
 }
 
 function checkMessage(msg, path, errors) {
-  if (!isObject(msg)) return errors.push({ path, error: "must be an object" });
+  if (!isObject(msg)) return errors.push({ path, code: "object" });
   if (msg.role === "assistant") return checkAssistant(msg, path, errors);
   if (msg.role === "user") return checkContent(msg.content, `${path}.content`, errors);
   if (msg.role === "toolResult") {
-    if (typeof msg.toolCallId !== "string") errors.push({ path: `${path}.toolCallId`, error: "must be a string" });
-    if (typeof msg.toolName !== "string") errors.push({ path: `${path}.toolName`, error: "must be a string" });
-    if (!Array.isArray(msg.content)) errors.push({ path: `${path}.content`, error: "must be an array" });
+    if (typeof msg.toolCallId !== "string") errors.push({ path: `${path}.toolCallId`, code: "string" });
+    if (typeof msg.toolName !== "string") errors.push({ path: `${path}.toolName`, code: "string" });
+    if (!Array.isArray(msg.content)) errors.push({ path: `${path}.content`, code: "array" });
     else checkContent(msg.content, `${path}.content`, errors);
     return;
   }
-  errors.push({ path: `${path}.role`, error: 'must be "user", "assistant" or "toolResult"' });
+  errors.push({ path: `${path}.role`, code: "oneOf", vars: { list: '"user", "assistant", "toolResult"' } });
 }
 
 /**
- * Check an edited definition before it is run. Returns [{path, error}] (empty when valid).
+ * Check an edited definition before it is run. Returns [{path, code, vars?}] (empty when valid); the text of
+ * each code is `def.<code>` in i18n.js.
  * Deeper rules (JSON Schema of parameters, message fields) are left to the package, whose errors the page also shows.
  */
 export function validateDefinition(d) {
   const errors = [];
-  if (!isObject(d)) return [{ path: "$", error: "must be an object" }];
-  for (const key of Object.keys(d)) if (!DEF_KEYS.includes(key)) errors.push({ path: key, error: `unknown field (expected one of ${DEF_KEYS.join(", ")})` });
-  if (d.systemPrompt !== undefined && typeof d.systemPrompt !== "string") errors.push({ path: "systemPrompt", error: "must be a string" });
-  if (!Array.isArray(d.messages)) errors.push({ path: "messages", error: "must be an array" });
+  if (!isObject(d)) return [{ path: "$", code: "object" }];
+  for (const key of Object.keys(d)) if (!DEF_KEYS.includes(key)) errors.push({ path: key, code: "unknownField", vars: { list: DEF_KEYS.join(", ") } });
+  if (d.systemPrompt !== undefined && typeof d.systemPrompt !== "string") errors.push({ path: "systemPrompt", code: "string" });
+  if (!Array.isArray(d.messages)) errors.push({ path: "messages", code: "array" });
   else d.messages.forEach((m, i) => checkMessage(m, `messages[${i}]`, errors));
-  if (!Array.isArray(d.script)) errors.push({ path: "script", error: "must be an array of assistant messages" });
+  if (!Array.isArray(d.script)) errors.push({ path: "script", code: "scriptArray" });
   else d.script.forEach((m, i) => checkAssistant(m, `script[${i}]`, errors));
-  if (!isObject(d.tools)) errors.push({ path: "tools", error: "must be an object: tool name → behaviour" });
+  if (!isObject(d.tools)) errors.push({ path: "tools", code: "toolsObject" });
   else {
     for (const [name, b] of Object.entries(d.tools)) {
       const p = `tools.${name}`;
-      if (!isObject(b)) { errors.push({ path: p, error: "must be an object" }); continue; }
-      for (const key of Object.keys(b)) if (!TOOL_KEYS.includes(key)) errors.push({ path: `${p}.${key}`, error: `unknown field (expected one of ${TOOL_KEYS.join(", ")})` });
-      if (b.description !== undefined && typeof b.description !== "string") errors.push({ path: `${p}.description`, error: "must be a string" });
-      if (b.parameters !== undefined && !isObject(b.parameters)) errors.push({ path: `${p}.parameters`, error: "must be a JSON Schema object" });
+      if (!isObject(b)) { errors.push({ path: p, code: "object" }); continue; }
+      for (const key of Object.keys(b)) if (!TOOL_KEYS.includes(key)) errors.push({ path: `${p}.${key}`, code: "unknownField", vars: { list: TOOL_KEYS.join(", ") } });
+      if (b.description !== undefined && typeof b.description !== "string") errors.push({ path: `${p}.description`, code: "string" });
+      if (b.parameters !== undefined && !isObject(b.parameters)) errors.push({ path: `${p}.parameters`, code: "schemaObject" });
       if (b.answer !== undefined) checkContent(b.answer, `${p}.answer`, errors);
       if (b.progress !== undefined) checkContent(b.progress, `${p}.progress`, errors);
-      if (b.isError !== undefined && typeof b.isError !== "boolean") errors.push({ path: `${p}.isError`, error: "must be true or false" });
-      if (b.gate !== undefined && typeof b.gate !== "boolean") errors.push({ path: `${p}.gate`, error: "must be true or false" });
+      if (b.isError !== undefined && typeof b.isError !== "boolean") errors.push({ path: `${p}.isError`, code: "boolean" });
+      if (b.gate !== undefined && typeof b.gate !== "boolean") errors.push({ path: `${p}.gate`, code: "boolean" });
       if (b.delay !== undefined && !(Number.isFinite(b.delay) && b.delay >= 0 && b.delay <= 60000))
-        errors.push({ path: `${p}.delay`, error: "must be a number of milliseconds between 0 and 60000" });
-      if (b.reject !== undefined && b.reject !== null && typeof b.reject !== "string") errors.push({ path: `${p}.reject`, error: "must be a string or null" });
+        errors.push({ path: `${p}.delay`, code: "delay" });
+      if (b.reject !== undefined && b.reject !== null && typeof b.reject !== "string") errors.push({ path: `${p}.reject`, code: "reject" });
     }
   }
-  if (d.executor !== undefined && d.executor !== "registry" && d.executor !== "custom") errors.push({ path: "executor", error: 'must be "registry" or "custom"' });
-  if (d.maxSteps !== undefined && !(Number.isInteger(d.maxSteps) && d.maxSteps >= 0)) errors.push({ path: "maxSteps", error: "must be a non-negative integer" });
+  if (d.executor !== undefined && d.executor !== "registry" && d.executor !== "custom") errors.push({ path: "executor", code: "oneOf", vars: { list: '"registry", "custom"' } });
+  if (d.maxSteps !== undefined && !(Number.isInteger(d.maxSteps) && d.maxSteps >= 0)) errors.push({ path: "maxSteps", code: "nonNegInt" });
   if (d.abort !== undefined && !["none", "before-start", "during-tool"].includes(d.abort))
-    errors.push({ path: "abort", error: 'must be "none", "before-start" or "during-tool"' });
+    errors.push({ path: "abort", code: "oneOf", vars: { list: '"none", "before-start", "during-tool"' } });
   return errors;
 }
 
@@ -392,4 +393,70 @@ export function jsonErrorIndex(source) {
     if (err && typeof err.at === "number") return err.at;
     throw err;
   }
+}
+
+/**
+ * Where each value of a JSON text starts, by the path validateDefinition names it with (`script[0].stopReason`,
+ * `tools.read.delay`, `$` for the whole). Returns null when the text does not parse.
+ */
+export function jsonPaths(source) {
+  if (jsonErrorIndex(source) !== null) return null;
+  const paths = new Map();
+  let i = 0;
+  const ws = () => {
+    while (i < source.length && " \t\n\r".includes(source[i])) i++;
+  };
+  const string = () => {
+    const start = i;
+    i++;
+    while (source[i] !== '"') i += source[i] === "\\" ? 2 : 1;
+    i++;
+    return JSON.parse(source.slice(start, i));
+  };
+  const value = (path) => {
+    ws();
+    paths.set(path || "$", i);
+    const c = source[i];
+    if (c === "{" || c === "[") {
+      i++;
+      for (let n = 0; ; n++) {
+        ws();
+        if (source[i] === "}" || source[i] === "]") return void i++;
+        if (source[i] === ",") {
+          i++;
+          ws();
+        }
+        if (c === "{") {
+          const key = string();
+          ws();
+          i++; // the colon
+          value(path ? `${path}.${key}` : key);
+        } else value(`${path}[${n}]`);
+      }
+    }
+    if (c === '"') return void string();
+    const m = /-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?|true|false|null/y;
+    m.lastIndex = i;
+    i += m.exec(source)[0].length;
+  };
+  value("");
+  return paths;
+}
+
+/** The line (from 1) of the value a path names, or of its nearest parent that exists in the text. */
+export function lineOfPath(source, path) {
+  const paths = jsonPaths(source);
+  if (!paths) return 1;
+  let p = path;
+  while (p && !paths.has(p)) {
+    const parent = p.replace(/(\.[^.[\]]*|\[\d+\])$/, "");
+    p = parent === p ? "" : parent;
+  }
+  const at = paths.get(p || "$") ?? 0;
+  return source.slice(0, at).split("\n").length;
+}
+
+/** How many model responses (assistant messages) a transcript already holds: where the script goes on from. */
+export function responsesIn(messages) {
+  return messages.filter((m) => m?.role === "assistant").length;
 }

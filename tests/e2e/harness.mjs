@@ -5,6 +5,7 @@ import { mkdtemp, mkdir, rm, access } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, dirname } from "node:path";
 import { fileURLToPath } from "node:url";
+import { before, after } from "node:test";
 import { chromium } from "playwright-core";
 import { startServer } from "../../scripts/serve.mjs";
 
@@ -74,8 +75,9 @@ export async function launchBrowser() {
  * Open the page with every console error, page error and dialog recorded in `problems`
  * (a test asserts it stays empty: an alert() from the XSS case would land here too).
  */
-export async function openPage(context, baseUrl, query = "") {
+export async function openPage(context, baseUrl, query = "", { viewport } = {}) {
   const page = await context.newPage();
+  if (viewport) await page.setViewportSize(viewport);
   const problems = [];
   page.on("console", (msg) => {
     if (msg.type() === "error") problems.push(`console.error: ${msg.text()}`);
@@ -124,4 +126,68 @@ export function waitForCount(page, testid, n, selector = "*") {
 
 export function waitForText(page, testid, text) {
   return page.waitForFunction(([id, want]) => document.querySelector(`[data-testid="${id}"]`)?.textContent === want, [testid, text]);
+}
+
+/**
+ * Open the page, run fn(page), and fail if anything reached the console as an error (or a dialog opened).
+ * An optional viewport {width, height} applies before the page loads.
+ */
+export async function withPage(context, baseUrl, query, fn, { viewport } = {}) {
+  const { page, problems } = await openPage(context, baseUrl, query, { viewport });
+  try {
+    await fn(page);
+    if (problems.length) throw new Error(`the page logged errors or opened a dialog: ${problems.join("; ")}`);
+  } finally {
+    await page.close();
+  }
+}
+
+/** Wait until the run is over (the status line's data-run says so). */
+export function waitForDone(page) {
+  return page.waitForSelector('[data-testid="status"][data-run="done"], [data-testid="status"][data-run="failed"]');
+}
+
+/** Press Run and release every gated tool as it appears, until the run is over. */
+export async function runToEnd(page) {
+  await page.click('[data-testid="run"]');
+  while (true) {
+    const state = await page.waitForFunction(() => {
+      const gate = document.querySelector('[data-testid^="release-"]');
+      if (gate) return gate.dataset.testid;
+      const run = document.querySelector('[data-testid="status"]').dataset.run;
+      return run === "done" || run === "failed" ? "done" : false;
+    });
+    const what = await state.jsonValue();
+    if (what === "done") return;
+    await page.click(`[data-testid="${what}"]`);
+  }
+}
+
+/** Press Step until the loop is held right after event `seq`. */
+export async function stepTo(page, seq) {
+  for (;;) {
+    const held = Number(await page.evaluate(() => document.querySelector('[data-testid="timeline"] > li.held')?.dataset.seq ?? 0));
+    if (held >= seq) return;
+    await page.click('[data-testid="step"]');
+    await page.waitForSelector(`[data-testid="timeline"] > li.held[data-seq="${held + 1}"]`);
+  }
+}
+
+/**
+ * The server and browser of one test file: started before its tests, closed after them.
+ * `withPage(query, fn, options)` opens a page of it (see withPage above).
+ */
+export function pageSuite() {
+  const suite = {
+    withPage: (query, fn, options) => withPage(suite.browser.context, suite.server.url, query, fn, options),
+  };
+  before(async () => {
+    suite.server = await startPageServer();
+    suite.browser = await launchBrowser();
+  });
+  after(async () => {
+    await suite.browser?.close();
+    await suite.server?.close();
+  });
+  return suite;
 }
