@@ -13,9 +13,9 @@ use serde::{Deserialize, Deserializer};
 use serde_json::Value;
 
 use crate::message::{
-    empty_object, AgentMessage, AssistantBlock, AssistantMessage, Extra, ImageContent, MediaBlock,
-    StopReason, TextContent, ThinkingContent, ToolCall, ToolResultMessage, UserContent,
-    UserMessage,
+    empty_object, AgentMessage, AssistantBlock, AssistantMessage, CustomMessage, Extra,
+    ImageContent, MediaBlock, StopReason, TextContent, ThinkingContent, ToolCall,
+    ToolResultMessage, UserContent, UserMessage,
 };
 use crate::schema::type_name;
 use crate::tools::{ToolOutput, ToolReply};
@@ -150,6 +150,7 @@ deserialize_via_value!(
     UserMessage,
     AssistantMessage,
     ToolResultMessage,
+    CustomMessage,
     AgentMessage
 );
 
@@ -313,15 +314,51 @@ impl ToolResultMessage {
 }
 
 impl AgentMessage {
+    /// A message of one of SPEC §1's roles; any other role is an error naming it.
     pub fn from_value(value: Value) -> Result<Self, String> {
+        Self::from_value_with_roles(value, &[] as &[&str])
+    }
+
+    /// A message of one of SPEC §1's roles or of one of `custom_roles` (SPEC §7 `customRoles`), which is
+    /// kept verbatim as a `CustomMessage`. Any other role is an error naming it. SPEC's own roles are
+    /// read as themselves even when listed.
+    pub fn from_value_with_roles(
+        value: Value,
+        custom_roles: &[impl AsRef<str>],
+    ) -> Result<Self, String> {
         let f = Fields::of(value)?;
         let read: Read<Self> = match f.variant("role")? {
             "user" => |f| UserMessage::from_fields(f).map(AgentMessage::User),
             "assistant" => |f| AssistantMessage::from_fields(f).map(AgentMessage::Assistant),
             "toolResult" => |f| ToolResultMessage::from_fields(f).map(AgentMessage::ToolResult),
-            other => return Err(unknown_tag("role", other, "user, assistant, toolResult")),
+            role if custom_roles.iter().any(|r| r.as_ref() == role) => {
+                |f| CustomMessage::from_fields(f).map(AgentMessage::Custom)
+            }
+            other => {
+                let mut expected = String::from("user, assistant, toolResult");
+                for role in custom_roles {
+                    expected.push_str(", ");
+                    expected.push_str(role.as_ref());
+                }
+                return Err(unknown_tag("role", other, &expected));
+            }
         };
         read(f)
+    }
+}
+
+impl CustomMessage {
+    /// A message of any role, kept verbatim (whether its role is a custom one is the caller's to check:
+    /// `AgentMessage::from_value_with_roles` does).
+    pub fn from_value(value: Value) -> Result<Self, String> {
+        Self::from_fields(Fields::of(value)?)
+    }
+
+    fn from_fields(mut f: Fields) -> Result<Self, String> {
+        Ok(CustomMessage {
+            role: f.string("role")?,
+            fields: f.extra(),
+        })
     }
 }
 
@@ -338,6 +375,7 @@ impl ToolOutput {
                 .ok_or("missing field `content`")?,
             details: f.optional_value("details"),
             is_error: f.optional_bool("isError")?.unwrap_or(false),
+            terminate: f.optional_bool("terminate")?.unwrap_or(false),
         })
     }
 
@@ -346,11 +384,13 @@ impl ToolOutput {
     /// reader reads the same (`tests/reading.rs`).
     pub fn from_json_lean(text: &str) -> Option<ToolOutput> {
         let lean: LeanOutput = serde_json::from_str(text).ok()?;
-        let is_error = match lean.is_error {
-            None => false,
-            Some(Value::Bool(b)) => b,
-            Some(_) => return None,
+        let flag = |value: Option<Value>| match value {
+            None => Some(false),
+            Some(Value::Bool(b)) => Some(b),
+            Some(_) => None,
         };
+        let is_error = flag(lean.is_error)?;
+        let terminate = flag(lean.terminate)?;
         Some(ToolOutput {
             content: lean
                 .content
@@ -359,6 +399,7 @@ impl ToolOutput {
                 .collect::<Option<_>>()?,
             details: lean.details.filter(|d| !d.is_null()),
             is_error,
+            terminate,
         })
     }
 }
@@ -373,6 +414,8 @@ struct LeanOutput {
     details: Option<Value>,
     #[serde(default, deserialize_with = "present")]
     is_error: Option<Value>,
+    #[serde(default, deserialize_with = "present")]
+    terminate: Option<Value>,
 }
 
 #[derive(Deserialize)]
@@ -421,6 +464,7 @@ impl ToolReply {
             details: f.optional_value("details"),
             is_error: f.optional_bool("isError")?.unwrap_or(false),
             timestamp,
+            terminate: f.optional_bool("terminate")?.unwrap_or(false),
             extra: f.extra(),
         })
     }

@@ -144,6 +144,7 @@ mod found {
             max_steps: DEFAULT_MAX_STEPS,
             observer: &NoObserver,
             clock: std::rc::Rc::new(|| 5.0),
+            control: LoopControl::default(),
         }))
     }
 
@@ -219,6 +220,7 @@ mod found {
                         is_error: false,
                         timestamp: None,
                         extra: Default::default(),
+                        terminate: false,
                     })
                 }
                 .boxed_local()
@@ -270,6 +272,7 @@ mod found {
                     max_steps: 1,
                     observer: &*l,
                     clock: Rc::new(|| 5.0),
+                    control: LoopControl::default(),
                 })
                 .await;
             })

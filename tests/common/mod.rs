@@ -75,6 +75,9 @@ pub fn describe(event: &LoopEvent<'_, ModelEvent>) -> String {
         LoopEvent::ToolProgress { call_id, .. } => format!("tool_progress:{call_id}"),
         LoopEvent::ToolEnd { result } => format!("tool_end:{}", result.tool_call_id),
         LoopEvent::ToolSkipped { result } => format!("tool_skipped:{}", result.tool_call_id),
+        LoopEvent::QueuedMessage { message, queue } => {
+            format!("queued_message:{}:{}", queue.as_str(), message.role())
+        }
         LoopEvent::TurnEnd { reason, steps } => format!(
             "turn_end:{}:{steps}",
             serde_json::to_value(reason).unwrap().as_str().unwrap()
@@ -145,6 +148,7 @@ impl ToolExecutor for GatedTools {
                 is_error: false,
                 timestamp: None,
                 extra: Default::default(),
+                terminate: false,
             })
         }
         .boxed_local()
@@ -155,16 +159,16 @@ impl ToolExecutor for GatedTools {
 pub fn readme_registry() -> ToolRegistry {
     let mut registry = ToolRegistry::new();
     registry
-        .register(Tool {
-            definition: ToolDefinition {
+        .register(Tool::new(
+            ToolDefinition {
                 name: "read".into(),
                 description: "Read a file".into(),
                 parameters: json!({"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]}),
             },
-            handler: Rc::new(|_args: Value, _ctx: ToolCallContext| async {
-                Ok(ToolOutput { content: vec![MediaBlock::text("# tiny-pi\nA small agent runtime.")], details: None, is_error: false })
+            Rc::new(|_args: Value, _ctx: ToolCallContext| async {
+                Ok(ToolOutput { content: vec![MediaBlock::text("# tiny-pi\nA small agent runtime.")], details: None, is_error: false, terminate: false })
             }),
-        })
+        ))
         .unwrap();
     registry
 }
@@ -210,6 +214,7 @@ impl<'a> Setup<'a> {
             max_steps: self.max_steps,
             observer: self.observer,
             clock: fixed_clock(),
+            control: LoopControl::default(),
         }
     }
 
@@ -218,7 +223,7 @@ impl<'a> Setup<'a> {
     }
 }
 
-pub fn roles(messages: &[AgentMessage]) -> Vec<&'static str> {
+pub fn roles(messages: &[AgentMessage]) -> Vec<&str> {
     messages.iter().map(AgentMessage::role).collect()
 }
 

@@ -83,7 +83,7 @@ pub fn pairing_problem(messages: &[AgentMessage]) -> Option<String> {
                     ));
                 }
             }
-            AgentMessage::User(_) => {}
+            AgentMessage::User(_) | AgentMessage::Custom(_) => {}
         }
     }
     close(&open)

@@ -435,6 +435,7 @@ impl ToolExecutor for Executor {
                             is_error,
                             timestamp: plan.reply_timestamp.then_some(7.0),
                             extra,
+                            terminate: false,
                         }
                     })
                 }
@@ -465,16 +466,13 @@ fn registry(world: &Rc<World>, outcomes: &[Outcome]) -> ToolRegistry {
             tool_body(world.clone(), index, plan, context.signal, context.progress).map(|r| {
                 r.map(|(content, is_error)| ToolOutput {
                     content,
-                    details: None,
                     is_error,
+                    ..ToolOutput::default()
                 })
             })
         };
         registry
-            .register(Tool {
-                definition,
-                handler: Rc::new(handler),
-            })
+            .register(Tool::new(definition, Rc::new(handler)))
             .expect("test tool registers");
     }
     registry
@@ -502,6 +500,7 @@ impl Observer<ModelEvent> for Recorder {
             }
             LoopEvent::ToolEnd { result } => Ev::ToolEnd(result.clone()),
             LoopEvent::ToolSkipped { result } => Ev::Skipped(result.clone()),
+            LoopEvent::QueuedMessage { .. } => unreachable!("no queue yet"),
             LoopEvent::TurnEnd { reason, steps } => {
                 self.world
                     .aborted_at_end
@@ -637,6 +636,7 @@ where
                 max_steps,
                 observer: &recorder,
                 clock,
+                control: LoopControl::default(),
             };
             *slot.borrow_mut() = Some(run_agent_loop(options).await);
         })

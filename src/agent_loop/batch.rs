@@ -1,0 +1,437 @@
+//! Answering one response's calls. A batch (a `toolUse` response with unique ids, SPEC §7) runs in three
+//! phases: `prepare_calls` (each call's settings and signal; `beforeToolCall` in call order), then
+//! `execute_calls` (all at once, or one at a time), each call finished by `finish_call` (`afterToolCall`)
+//! before its `tool_end`. The other rows of the table answer every call with a skipped result (`skip`).
+//! Either way the results come back in call order, to be appended once every call is answered.
+
+use std::cell::Cell;
+use std::collections::{BTreeSet, VecDeque};
+use std::future::{poll_fn, Future};
+use std::rc::Rc;
+use std::task::Poll;
+
+use futures::channel::{mpsc, oneshot};
+use futures::future::LocalBoxFuture;
+use futures::stream::{FuturesUnordered, StreamExt};
+use futures::FutureExt;
+use serde_json::json;
+
+use super::Emitter;
+use crate::control::{BeforeToolCall, Block, ExecutionMode, HookContext, LoopControl, Timers};
+use crate::event::{LoopEvent, SkipReason};
+use crate::message::{AgentMessage, MediaBlock, ToolCall, ToolResultMessage};
+use crate::signal::{AbortController, AbortSignal};
+use crate::tools::{Clock, ExecutionContext, ToolExecutor, ToolReply};
+
+/// A call of the batch, as phase 1 leaves it.
+enum Slot {
+    /// To be run in phase 2.
+    Run(Runnable),
+    /// Answered: blocked in phase 1, skipped at its turn, or finished in phase 3.
+    Answered(ToolResultMessage),
+}
+
+/// What running one call needs.
+struct Runnable {
+    /// The call's own signal: the run's, or (with a timeout) a child that also aborts when the call times out.
+    signal: AbortSignal,
+    /// The timeout in milliseconds, and the child signal's controller.
+    timeout: Option<(u32, AbortController)>,
+    /// Whether the hooks see this call (its executor does not refuse it outright).
+    hooked: bool,
+}
+
+/// What the running calls of a batch yield next.
+enum Arrival {
+    /// A running call reported progress.
+    Progress(usize, Vec<MediaBlock>),
+    /// A call finished.
+    Finished(usize, Outcome),
+}
+
+/// How an executed call ended.
+enum Outcome {
+    /// The executor's reply, or (`Err`) its rejection.
+    Replied(Result<ToolReply, String>),
+    /// Its timer fired first, after so many milliseconds.
+    TimedOut(u32),
+}
+
+/// Where a running call's progress goes: its index in the batch and what it reported.
+type Reports = mpsc::UnboundedSender<(usize, Vec<MediaBlock>)>;
+
+/// What answering one message's calls needs: the run's observer, executor, options, signal and clock,
+/// and the transcript so far for the hooks. (The calls are borrowed from the transcript; the results are
+/// appended to it afterwards.)
+pub(super) struct Batch<'r, 'a, E> {
+    pub emitter: &'r mut Emitter<'a, E>,
+    pub executor: &'a dyn ToolExecutor,
+    pub control: &'r LoopControl<'a>,
+    pub signal: &'r AbortSignal,
+    pub clock: &'r Clock,
+    /// The number of the request whose response is being answered.
+    pub step: u32,
+    pub messages: &'r [AgentMessage],
+}
+
+impl<E> Batch<'_, '_, E> {
+    /// Answers every call of a `toolUse` response: phase 1, then phases 2 and 3 in the batch's mode. The
+    /// results in call order, and whether a call asked to terminate.
+    pub async fn answer(&mut self, calls: &[&ToolCall]) -> (Vec<ToolResultMessage>, bool) {
+        // SPEC §8 (approvals) pauses a batch here, before phase 1.
+        let (mut slots, mode) = self.prepare_calls(calls).await;
+        let terminated = self.execute_calls(calls, &mut slots, mode).await;
+        let results = slots
+            .into_iter()
+            .map(|slot| match slot {
+                Slot::Answered(result) => result,
+                Slot::Run(_) => unreachable!("phase 2 answers every call it runs"),
+            })
+            .collect();
+        (results, terminated)
+    }
+
+    /// Phase 1, in call order: each call's settings, signal and timeout, then `beforeToolCall` (one call at
+    /// a time) for each call the hooks see. A blocked call is answered here, announced by `tool_skipped`.
+    /// The batch is sequential when the run says so or any call's tool does.
+    async fn prepare_calls(&mut self, calls: &[&ToolCall]) -> (Vec<Slot>, ExecutionMode) {
+        let control = self.control;
+        let hooks = control.before_tool_call.is_some() || control.after_tool_call.is_some();
+        let mut mode = control.tool_execution;
+        let mut slots = Vec::with_capacity(calls.len());
+        for call in calls {
+            let settings = self.executor.settings(call);
+            if settings.execution_mode == ExecutionMode::Sequential {
+                mode = ExecutionMode::Sequential;
+            }
+            let timeout = (settings.timeout_ms)
+                .or(control.tool_timeout_ms)
+                .map(|ms| (ms, AbortController::with_parent(self.signal)));
+            let runnable = Runnable {
+                signal: match &timeout {
+                    Some((_, controller)) => controller.signal(),
+                    None => self.signal.clone(),
+                },
+                timeout,
+                hooked: hooks && !self.executor.refuses(call),
+            };
+            let blocked = match control.before_tool_call {
+                Some(hook) if runnable.hooked => self.before_tool_call(hook, call, &runnable).await,
+                _ => None,
+            };
+            slots.push(match blocked {
+                None => Slot::Run(runnable),
+                Some(text) => Slot::Answered(self.skip_one(call, SkipReason::Blocked, text).await),
+            });
+        }
+        (slots, mode)
+    }
+
+    /// `beforeToolCall` for one call: the skipped result's text when it blocks the call or throws.
+    async fn before_tool_call(
+        &self,
+        hook: &dyn BeforeToolCall,
+        call: &ToolCall,
+        runnable: &Runnable,
+    ) -> Option<String> {
+        let context = HookContext {
+            signal: &runnable.signal,
+            step: self.step,
+            messages: self.messages,
+        };
+        match hook.before_tool_call(call, context).await {
+            Ok(None) => None,
+            Ok(Some(Block { reason })) => {
+                Some(reason.unwrap_or_else(|| SkipReason::Blocked.explanation().into()))
+            }
+            Err(message) => Some(format!("beforeToolCall failed: {message}")),
+        }
+    }
+
+    /// Phase 2. Parallel: a `tool_start` for every call that runs, then all at once, `tool_end` in
+    /// completion order. Sequential: one call at a time in call order, each `tool_start` right before
+    /// its call runs and its `tool_end` before the next `tool_start`; once the run is aborted, a call
+    /// not yet started is skipped (reason `aborted`) instead. Whether a call asked to terminate.
+    async fn execute_calls(
+        &mut self,
+        calls: &[&ToolCall],
+        slots: &mut [Slot],
+        mode: ExecutionMode,
+    ) -> bool {
+        let (reports, mut received) = mpsc::unbounded();
+        match mode {
+            ExecutionMode::Parallel => {
+                for (call, slot) in calls.iter().zip(slots.iter()) {
+                    if let Slot::Run(_) = slot {
+                        self.emitter.emit(LoopEvent::ToolStart { call }).await;
+                    }
+                }
+                let running = (calls.iter().zip(slots.iter()).enumerate())
+                    .filter_map(|(index, (call, slot))| match slot {
+                        Slot::Run(runnable) => Some(self.launch(index, call, runnable, &reports)),
+                        Slot::Answered(_) => None,
+                    })
+                    .collect();
+                self.collect(calls, slots, running, &mut received).await
+            }
+            ExecutionMode::Sequential => {
+                let mut terminated = false;
+                for (index, call) in calls.iter().enumerate() {
+                    let Slot::Run(runnable) = &slots[index] else {
+                        continue;
+                    };
+                    if self.signal.aborted() {
+                        let text = SkipReason::Aborted.explanation();
+                        let result = self.skip_one(call, SkipReason::Aborted, text.into()).await;
+                        slots[index] = Slot::Answered(result);
+                        continue;
+                    }
+                    self.emitter.emit(LoopEvent::ToolStart { call }).await;
+                    let running = [self.launch(index, call, runnable, &reports)]
+                        .into_iter()
+                        .collect();
+                    terminated |= self.collect(calls, slots, running, &mut received).await;
+                }
+                terminated
+            }
+        }
+    }
+
+    /// Starts one call: its executor gets the call's signal and a progress sink, and its timer (if it has
+    /// a timeout) starts now. When the timer fires, the call's signal aborts and the call is answered as
+    /// timed out; whatever the tool does later (settling, progress) is ignored.
+    fn launch<'c>(
+        &self,
+        index: usize,
+        call: &'c ToolCall,
+        runnable: &Runnable,
+        reports: &Reports,
+    ) -> impl Future<Output = (usize, Outcome)> + 'c
+    where
+        Self: 'c,
+    {
+        let timer = runnable
+            .timeout
+            .as_ref()
+            .map(|(ms, controller)| Timer::start(self.control.timers, *ms, controller));
+        let open = timer.as_ref().map(|timer| timer.open.clone());
+        let reports = reports.clone();
+        let context = ExecutionContext {
+            signal: runnable.signal.clone(),
+            progress: Rc::new(move |content| {
+                // The receiver is gone only after the batch ended; late progress is dropped.
+                if open.as_ref().map_or(true, |open| open.get()) {
+                    let _ = reports.unbounded_send((index, content));
+                }
+            }),
+            clock: self.clock.clone(),
+        };
+        let execution = self.executor.execute(call, context);
+        async move {
+            let outcome = match timer {
+                None => Outcome::Replied(execution.await),
+                Some(timer) => timer.race(execution).await,
+            };
+            (index, outcome)
+        }
+    }
+
+    /// Waits for the running calls: progress goes out as `tool_progress`; each finished call is finished
+    /// (phase 3), announced by `tool_end` and answered in its slot. Whether one asked to terminate.
+    async fn collect<'c>(
+        &mut self,
+        calls: &[&ToolCall],
+        slots: &mut [Slot],
+        mut running: FuturesUnordered<impl Future<Output = (usize, Outcome)> + 'c>,
+        received: &mut mpsc::UnboundedReceiver<(usize, Vec<MediaBlock>)>,
+    ) -> bool {
+        let mut terminated = false;
+        let mut finished = VecDeque::new();
+        loop {
+            // Calls are polled first so that progress a tool reports just before finishing still goes
+            // out before its `tool_end`.
+            let arrival = poll_fn(|cx| {
+                while let Poll::Ready(Some((index, outcome))) = running.poll_next_unpin(cx) {
+                    finished.push_back(Arrival::Finished(index, outcome));
+                }
+                if let Poll::Ready(Some((index, content))) = received.poll_next_unpin(cx) {
+                    return Poll::Ready(Some(Arrival::Progress(index, content)));
+                }
+                match finished.pop_front() {
+                    Some(done) => Poll::Ready(Some(done)),
+                    None if running.is_empty() => Poll::Ready(None),
+                    None => Poll::Pending,
+                }
+            })
+            .await;
+            match arrival {
+                None => return terminated,
+                // A sink kept past its call's end reports nothing: no progress after `tool_end`.
+                Some(Arrival::Progress(index, _)) if matches!(slots[index], Slot::Answered(_)) => {}
+                Some(Arrival::Progress(index, content)) => {
+                    let event = LoopEvent::ToolProgress {
+                        call_id: &calls[index].id,
+                        content: &content,
+                    };
+                    self.emitter.emit(event).await;
+                }
+                Some(Arrival::Finished(index, outcome)) => {
+                    let Slot::Run(runnable) = &slots[index] else {
+                        unreachable!("a call finishes once");
+                    };
+                    let (result, terminate) =
+                        self.finish_call(calls[index], runnable, outcome).await;
+                    self.emitter
+                        .emit(LoopEvent::ToolEnd { result: &result })
+                        .await;
+                    terminated |= terminate;
+                    slots[index] = Slot::Answered(result);
+                }
+            }
+        }
+    }
+
+    /// Phase 3 for one executed call: its result (a reply, a rejection as an error result, a timeout),
+    /// then `afterToolCall` for a call the hooks see. The result and whether the call asked to terminate.
+    async fn finish_call(
+        &self,
+        call: &ToolCall,
+        runnable: &Runnable,
+        outcome: Outcome,
+    ) -> (ToolResultMessage, bool) {
+        let clock = self.clock;
+        let (mut result, mut terminate) = match outcome {
+            // The clock is read only when the executor did not stamp the result.
+            Outcome::Replied(Ok(reply)) => {
+                let terminate = reply.terminate;
+                (reply.into_result(call, || clock()), terminate)
+            }
+            Outcome::Replied(Err(message)) => {
+                (ToolResultMessage::error(call, message, clock()), false)
+            }
+            Outcome::TimedOut(ms) => (timed_out(call, ms, clock()), false),
+        };
+        let Some(hook) = self.control.after_tool_call.filter(|_| runnable.hooked) else {
+            return (result, terminate);
+        };
+        let context = HookContext {
+            signal: &runnable.signal,
+            step: self.step,
+            messages: self.messages,
+        };
+        match hook.after_tool_call(call, &result, context).await {
+            Ok(None) => {}
+            Ok(Some(patch)) => patch.apply(&mut result, &mut terminate),
+            Err(message) => {
+                let text = format!("afterToolCall failed: {message}");
+                result = ToolResultMessage::error(call, text, result.timestamp);
+            }
+        }
+        (result, terminate)
+    }
+
+    /// Answers each distinct call id with a skipped result, announced by `tool_skipped`.
+    pub async fn skip(
+        &mut self,
+        calls: &[&ToolCall],
+        reason: SkipReason,
+    ) -> Vec<ToolResultMessage> {
+        let mut answered = BTreeSet::new();
+        let mut results = Vec::new();
+        for call in calls
+            .iter()
+            .filter(|call| answered.insert(call.id.as_str()))
+        {
+            let text = reason.explanation();
+            results.push(self.skip_one(call, reason, text.into()).await);
+        }
+        results
+    }
+
+    /// One skipped result with its text, announced by `tool_skipped`.
+    async fn skip_one(
+        &mut self,
+        call: &ToolCall,
+        reason: SkipReason,
+        text: String,
+    ) -> ToolResultMessage {
+        let result = skipped_with(call, reason, text, (self.clock)());
+        self.emitter
+            .emit(LoopEvent::ToolSkipped { result: &result })
+            .await;
+        result
+    }
+}
+
+/// A running call's timer. Dropped (the call finished first), it is cleared.
+struct Timer {
+    ms: u32,
+    fired: oneshot::Receiver<()>,
+    /// Cleared when the timer fires: progress after that is ignored.
+    open: Rc<Cell<bool>>,
+    _registration: crate::signal::Registration,
+}
+
+impl Timer {
+    /// Starts the timer of a call with a timeout of `ms`; when it fires, it aborts the call's signal.
+    fn start(timers: &dyn Timers, ms: u32, controller: &AbortController) -> Timer {
+        let (fire, fired) = oneshot::channel();
+        let open = Rc::new(Cell::new(true));
+        let (closing, controller) = (open.clone(), controller.clone());
+        let registration = timers.set_timeout(
+            ms,
+            Box::new(move || {
+                closing.set(false);
+                controller.abort();
+                let _ = fire.send(());
+            }),
+        );
+        Timer {
+            ms,
+            fired,
+            open,
+            _registration: registration,
+        }
+    }
+
+    /// The call's reply, or its timeout if the timer fired first. The timer is looked at first: once it
+    /// has fired, the tool is not polled again. (Timers that drop the callback unfired never fire.)
+    async fn race(
+        mut self,
+        mut execution: LocalBoxFuture<'_, Result<ToolReply, String>>,
+    ) -> Outcome {
+        poll_fn(|cx| {
+            if let Poll::Ready(Ok(())) = self.fired.poll_unpin(cx) {
+                return Poll::Ready(Outcome::TimedOut(self.ms));
+            }
+            execution.poll_unpin(cx).map(Outcome::Replied)
+        })
+        .await
+    }
+}
+
+/// The result answering a call the loop did not run, with its reason's sentence.
+pub fn skipped(call: &ToolCall, reason: SkipReason, now: f64) -> ToolResultMessage {
+    skipped_with(call, reason, reason.explanation(), now)
+}
+
+/// A skipped result with its own text (a blocking hook's reason).
+fn skipped_with(
+    call: &ToolCall,
+    reason: SkipReason,
+    text: impl Into<String>,
+    now: f64,
+) -> ToolResultMessage {
+    ToolResultMessage {
+        details: Some(json!({ "skipped": true, "reason": reason.as_str() })),
+        ..ToolResultMessage::error(call, text, now)
+    }
+}
+
+/// The result answering a call that ran longer than its timeout of `ms` milliseconds.
+pub fn timed_out(call: &ToolCall, ms: u32, now: f64) -> ToolResultMessage {
+    ToolResultMessage {
+        details: Some(json!({ "timedOut": true, "timeoutMs": ms })),
+        ..ToolResultMessage::error(call, format!("Tool call timed out after {ms} ms."), now)
+    }
+}
