@@ -2,6 +2,8 @@
 //! whose completion is driven by explicit gates (never by sleeps).
 #![allow(dead_code)]
 
+pub mod control;
+
 use std::cell::RefCell;
 use std::collections::HashMap;
 use std::rc::Rc;
@@ -185,6 +187,8 @@ pub struct Setup<'a> {
     pub observer: &'a dyn Observer<ModelEvent>,
     pub signal: AbortSignal,
     pub max_steps: u32,
+    /// SPEC §7's options; none by default.
+    pub control: LoopControl<'a>,
 }
 
 impl<'a> Setup<'a> {
@@ -201,6 +205,7 @@ impl<'a> Setup<'a> {
             observer,
             signal: AbortSignal::none(),
             max_steps: DEFAULT_MAX_STEPS,
+            control: LoopControl::default(),
         }
     }
 
@@ -214,7 +219,7 @@ impl<'a> Setup<'a> {
             max_steps: self.max_steps,
             observer: self.observer,
             clock: fixed_clock(),
-            control: LoopControl::default(),
+            control: self.control,
         }
     }
 
