@@ -255,13 +255,13 @@ impl<M: Model> Run<'_, M> {
     }
 
     /// After a `stop` with no calls: the steering queue, then the follow-up queue; the first that gives
-    /// messages makes the loop go on, else the run ends with `stop`. Neither is asked once aborted or at
-    /// `max_steps` (nothing queued is lost by a run that ends).
+    /// messages makes the loop go on, else the run ends with `stop`. A queue is not asked once the run is
+    /// aborted or at `max_steps` (nothing queued is lost by a run that ends).
     async fn after_stop(&mut self) -> Option<End> {
-        if self.signal.aborted() || self.steps >= self.max_steps {
-            return Some(End::Stop);
-        }
         for queue in [Queue::Steering, Queue::FollowUp] {
+            if self.signal.aborted() || self.steps >= self.max_steps {
+                return Some(End::Stop);
+            }
             match self.take_queued(queue).await {
                 Ok(0) => {}
                 Ok(_) => return None,
