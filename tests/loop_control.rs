@@ -400,6 +400,8 @@ fn a_timeout_answers_the_slow_call_and_keeps_its_fast_sibling() {
     assert!(!kept.signals.borrow()["slow"].aborted());
     assert_eq!(lines(&log, &["tool_end"]), ["tool_end:fast"]);
     clock.advance(1);
+    // Reported after the timer fired, before the loop has seen it: ignored too.
+    (kept.sinks.borrow()["slow"])(vec![MediaBlock::text("just too late")]);
     run.stall();
     assert!(
         kept.signals.borrow()["slow"].aborted(),
@@ -1042,6 +1044,29 @@ fn prepare_request_returning_an_orphan_result_ends_the_run_before_the_request() 
     );
     assert_eq!(roles(&result.messages), ["user", "assistant", "toolResult"]);
     assert_eq!(recorder.lines().last().unwrap(), "turn_end:error:1");
+}
+
+#[test]
+fn an_abort_while_prepare_request_runs_ends_the_run_before_the_request() {
+    let log = Log::default();
+    let model = ScriptedModel::new(vec![done()]);
+    let registry = readme_registry();
+    let controller = AbortController::new();
+    let aborting = controller.clone();
+    let prepare = Prepare::new(&log, move |_, _| {
+        aborting.abort();
+        Ok(None)
+    });
+    let recorder = Recorder::default();
+    let mut setup = Setup::new(&model, &registry, &recorder);
+    setup.signal = controller.signal();
+    setup.control.prepare_request = Some(&prepare);
+    let result = setup.run();
+    assert_eq!(
+        (result.reason, result.steps, model.request_count()),
+        (RunReason::Aborted, 0, 0)
+    );
+    assert_eq!(recorder.lines(), ["turn_end:aborted:0"]);
 }
 
 #[test]

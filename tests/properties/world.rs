@@ -193,6 +193,8 @@ pub struct World {
     pub timers: RefCell<Vec<TimerLog>>,
     /// The driver's clock for timers, in ms.
     timer_clock: Cell<u64>,
+    /// Each execution's progress sink, as the executor was handed it.
+    sinks: RefCell<Vec<ProgressSink>>,
 }
 
 impl World {
@@ -225,6 +227,19 @@ impl World {
         };
         self.entry(Entry::TimerFired(index));
         fire();
+        // Every call still running reports, from outside the loop's polls (a JS tool's own timer): the
+        // loop must drop what the call that just timed out reports from now on.
+        let sinks = self.sinks.borrow();
+        let running: Vec<(usize, String, ProgressSink)> = (self.executions.borrow().iter())
+            .enumerate()
+            .filter(|(_, e)| e.reply.is_none())
+            .map(|(i, e)| (i, e.call.id.clone(), sinks[i].clone()))
+            .collect();
+        drop(sinks);
+        for (i, id, sink) in running {
+            self.entry(Entry::ProgressSent(i));
+            sink(vec![MediaBlock::text(format!("{id} outside"))]);
+        }
         true
     }
 
@@ -537,6 +552,7 @@ impl ToolExecutor for Executor {
                 reply: None,
                 signal: context.signal.clone(),
             });
+            self.world.sinks.borrow_mut().push(context.progress.clone());
             executions.len() - 1
         };
         self.world
