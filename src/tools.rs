@@ -184,6 +184,8 @@ pub trait ToolExecutor {
 #[derive(Default, Clone)]
 pub struct ToolRegistry {
     tools: Vec<Tool>,
+    /// Whether a tool has an execution mode or timeout of its own (else `settings` needs no lookup).
+    any_settings: bool,
 }
 
 impl ToolRegistry {
@@ -203,6 +205,8 @@ impl ToolRegistry {
             ));
         }
         schema::check_schema(&tool.definition.parameters, "tool.parameters")?;
+        self.any_settings |=
+            tool.execution_mode != ExecutionMode::Parallel || tool.timeout_ms.is_some();
         self.tools.push(tool);
         Ok(())
     }
@@ -293,6 +297,9 @@ impl ToolExecutor for ToolRegistry {
 
     /// The registration of the tool `call` names (a call to an unknown tool: the defaults).
     fn settings(&self, call: &ToolCall) -> CallSettings {
+        if !self.any_settings {
+            return CallSettings::default();
+        }
         self.get(&call.name)
             .map_or_else(CallSettings::default, |tool| CallSettings {
                 execution_mode: tool.execution_mode,

@@ -7,8 +7,9 @@
 use std::cell::Cell;
 use std::collections::{BTreeSet, VecDeque};
 use std::future::{poll_fn, Future};
+use std::pin::Pin;
 use std::rc::Rc;
-use std::task::Poll;
+use std::task::{Context, Poll};
 
 use futures::channel::{mpsc, oneshot};
 use futures::future::LocalBoxFuture;
@@ -17,7 +18,10 @@ use futures::FutureExt;
 use serde_json::json;
 
 use super::Emitter;
-use crate::control::{BeforeToolCall, Block, ExecutionMode, HookContext, LoopControl, Timers};
+use crate::control::{
+    AfterToolCall, BeforeToolCall, Block, ExecutionMode, HookContext, LoopControl, ResultPatch,
+    Timers,
+};
 use crate::event::{LoopEvent, SkipReason};
 use crate::message::{AgentMessage, MediaBlock, ToolCall, ToolResultMessage};
 use crate::signal::{AbortController, AbortSignal};
@@ -33,12 +37,24 @@ enum Slot {
 
 /// What running one call needs.
 struct Runnable {
-    /// The call's own signal: the run's, or (with a timeout) a child that also aborts when the call times out.
-    signal: AbortSignal,
-    /// The timeout in milliseconds, and the child signal's controller.
-    timeout: Option<(u32, AbortController)>,
+    /// The call's timeout and own signal; without one, the call's signal is the run's.
+    timeout: Option<Timeout>,
     /// Whether the hooks see this call (its executor does not refuse it outright).
     hooked: bool,
+}
+
+/// A call's timeout, and its own signal: a child of the run's that also aborts when the timer fires.
+struct Timeout {
+    ms: u32,
+    controller: AbortController,
+    signal: AbortSignal,
+}
+
+impl Runnable {
+    /// The call's own signal.
+    fn signal<'s>(&'s self, run: &'s AbortSignal) -> &'s AbortSignal {
+        self.timeout.as_ref().map_or(run, |timeout| &timeout.signal)
+    }
 }
 
 /// What the running calls of a batch yield next.
@@ -79,7 +95,10 @@ impl<E> Batch<'_, '_, E> {
     /// results in call order, and whether a call asked to terminate.
     pub async fn answer(&mut self, calls: &[&ToolCall]) -> (Vec<ToolResultMessage>, bool) {
         // SPEC §8 (approvals) pauses a batch here, before phase 1.
-        let (mut slots, mode) = self.prepare_calls(calls).await;
+        let (mut slots, mode) = self.prepare_calls(calls);
+        if let Some(hook) = self.control.before_tool_call {
+            self.before_tool_calls(hook, calls, &mut slots).await;
+        }
         let terminated = self.execute_calls(calls, &mut slots, mode).await;
         let results = slots
             .into_iter()
@@ -91,40 +110,54 @@ impl<E> Batch<'_, '_, E> {
         (results, terminated)
     }
 
-    /// Phase 1, in call order: each call's settings, signal and timeout, then `beforeToolCall` (one call at
-    /// a time) for each call the hooks see. A blocked call is answered here, announced by `tool_skipped`.
-    /// The batch is sequential when the run says so or any call's tool does.
-    async fn prepare_calls(&mut self, calls: &[&ToolCall]) -> (Vec<Slot>, ExecutionMode) {
+    /// Phase 1, in call order: each call's settings, signal and timeout, and whether the hooks see it. The
+    /// batch is sequential when the run says so or any call's tool does.
+    fn prepare_calls(&self, calls: &[&ToolCall]) -> (Vec<Slot>, ExecutionMode) {
         let control = self.control;
         let hooks = control.before_tool_call.is_some() || control.after_tool_call.is_some();
         let mut mode = control.tool_execution;
-        let mut slots = Vec::with_capacity(calls.len());
-        for call in calls {
-            let settings = self.executor.settings(call);
-            if settings.execution_mode == ExecutionMode::Sequential {
-                mode = ExecutionMode::Sequential;
-            }
-            let timeout = (settings.timeout_ms)
-                .or(control.tool_timeout_ms)
-                .map(|ms| (ms, AbortController::with_parent(self.signal)));
-            let runnable = Runnable {
-                signal: match &timeout {
-                    Some((_, controller)) => controller.signal(),
-                    None => self.signal.clone(),
-                },
-                timeout,
-                hooked: hooks && !self.executor.refuses(call),
-            };
-            let blocked = match control.before_tool_call {
-                Some(hook) if runnable.hooked => self.before_tool_call(hook, call, &runnable).await,
-                _ => None,
-            };
-            slots.push(match blocked {
-                None => Slot::Run(runnable),
-                Some(text) => Slot::Answered(self.skip_one(call, SkipReason::Blocked, text).await),
-            });
-        }
+        let slots = (calls.iter())
+            .map(|call| {
+                let settings = self.executor.settings(call);
+                if settings.execution_mode == ExecutionMode::Sequential {
+                    mode = ExecutionMode::Sequential;
+                }
+                let timeout = (settings.timeout_ms).or(control.tool_timeout_ms).map(|ms| {
+                    let controller = AbortController::with_parent(self.signal);
+                    Timeout {
+                        ms,
+                        signal: controller.signal(),
+                        controller,
+                    }
+                });
+                Slot::Run(Runnable {
+                    timeout,
+                    hooked: hooks && !self.executor.refuses(call),
+                })
+            })
+            .collect();
         (slots, mode)
+    }
+
+    /// Phase 1, the hook: `beforeToolCall` for each call the hooks see, one at a time, in call order. A
+    /// blocked call is answered at once, announced by `tool_skipped`.
+    async fn before_tool_calls(
+        &mut self,
+        hook: &dyn BeforeToolCall,
+        calls: &[&ToolCall],
+        slots: &mut [Slot],
+    ) {
+        for (call, slot) in calls.iter().zip(slots.iter_mut()) {
+            let Slot::Run(runnable) = slot else {
+                continue;
+            };
+            if !runnable.hooked {
+                continue;
+            }
+            if let Some(text) = self.before_tool_call(hook, call, runnable).await {
+                *slot = Slot::Answered(self.skip_one(call, SkipReason::Blocked, text).await);
+            }
+        }
     }
 
     /// `beforeToolCall` for one call: the skipped result's text when it blocks the call or throws.
@@ -135,7 +168,7 @@ impl<E> Batch<'_, '_, E> {
         runnable: &Runnable,
     ) -> Option<String> {
         let context = HookContext {
-            signal: &runnable.signal,
+            signal: runnable.signal(self.signal),
             step: self.step,
             messages: self.messages,
         };
@@ -172,6 +205,7 @@ impl<E> Batch<'_, '_, E> {
                         Slot::Answered(_) => None,
                     })
                     .collect();
+                drop(reports);
                 self.collect(calls, slots, running, &mut received).await
             }
             ExecutionMode::Sequential => {
@@ -206,18 +240,16 @@ impl<E> Batch<'_, '_, E> {
         call: &'c ToolCall,
         runnable: &Runnable,
         reports: &Reports,
-    ) -> impl Future<Output = (usize, Outcome)> + 'c
+    ) -> Running<'c>
     where
         Self: 'c,
     {
-        let timer = runnable
-            .timeout
-            .as_ref()
-            .map(|(ms, controller)| Timer::start(self.control.timers, *ms, controller));
+        let timers = self.control.timers;
+        let timer = (runnable.timeout.as_ref()).map(|timeout| Timer::start(timers, timeout));
         let open = timer.as_ref().map(|timer| timer.open.clone());
         let reports = reports.clone();
         let context = ExecutionContext {
-            signal: runnable.signal.clone(),
+            signal: runnable.signal(self.signal).clone(),
             progress: Rc::new(move |content| {
                 // The receiver is gone only after the batch ended; late progress is dropped.
                 if open.as_ref().map_or(true, |open| open.get()) {
@@ -226,13 +258,10 @@ impl<E> Batch<'_, '_, E> {
             }),
             clock: self.clock.clone(),
         };
-        let execution = self.executor.execute(call, context);
-        async move {
-            let outcome = match timer {
-                None => Outcome::Replied(execution.await),
-                Some(timer) => timer.race(execution).await,
-            };
-            (index, outcome)
+        Running {
+            index,
+            execution: self.executor.execute(call, context),
+            timer,
         }
     }
 
@@ -242,7 +271,7 @@ impl<E> Batch<'_, '_, E> {
         &mut self,
         calls: &[&ToolCall],
         slots: &mut [Slot],
-        mut running: FuturesUnordered<impl Future<Output = (usize, Outcome)> + 'c>,
+        mut running: FuturesUnordered<Running<'c>>,
         received: &mut mpsc::UnboundedReceiver<(usize, Vec<MediaBlock>)>,
     ) -> bool {
         let mut terminated = false;
@@ -279,8 +308,13 @@ impl<E> Batch<'_, '_, E> {
                     let Slot::Run(runnable) = &slots[index] else {
                         unreachable!("a call finishes once");
                     };
-                    let (result, terminate) =
-                        self.finish_call(calls[index], runnable, outcome).await;
+                    let (mut result, mut terminate) =
+                        finish_call(calls[index], outcome, self.clock);
+                    if let Some(hook) = self.control.after_tool_call.filter(|_| runnable.hooked) {
+                        let (call, signal) = (calls[index], runnable.signal(self.signal));
+                        let patch = self.after_tool_call(hook, call, signal, &result).await;
+                        patch.apply(call, &mut result, &mut terminate);
+                    }
                     self.emitter
                         .emit(LoopEvent::ToolEnd { result: &result })
                         .await;
@@ -291,43 +325,20 @@ impl<E> Batch<'_, '_, E> {
         }
     }
 
-    /// Phase 3 for one executed call: its result (a reply, a rejection as an error result, a timeout),
-    /// then `afterToolCall` for a call the hooks see. The result and whether the call asked to terminate.
-    async fn finish_call(
+    /// Phase 3, the hook: `afterToolCall` for an executed call the hooks see, with its result so far.
+    async fn after_tool_call(
         &self,
+        hook: &dyn AfterToolCall,
         call: &ToolCall,
-        runnable: &Runnable,
-        outcome: Outcome,
-    ) -> (ToolResultMessage, bool) {
-        let clock = self.clock;
-        let (mut result, mut terminate) = match outcome {
-            // The clock is read only when the executor did not stamp the result.
-            Outcome::Replied(Ok(reply)) => {
-                let terminate = reply.terminate;
-                (reply.into_result(call, || clock()), terminate)
-            }
-            Outcome::Replied(Err(message)) => {
-                (ToolResultMessage::error(call, message, clock()), false)
-            }
-            Outcome::TimedOut(ms) => (timed_out(call, ms, clock()), false),
-        };
-        let Some(hook) = self.control.after_tool_call.filter(|_| runnable.hooked) else {
-            return (result, terminate);
-        };
+        signal: &AbortSignal,
+        result: &ToolResultMessage,
+    ) -> Result<Option<ResultPatch>, String> {
         let context = HookContext {
-            signal: &runnable.signal,
+            signal,
             step: self.step,
             messages: self.messages,
         };
-        match hook.after_tool_call(call, &result, context).await {
-            Ok(None) => {}
-            Ok(Some(patch)) => patch.apply(&mut result, &mut terminate),
-            Err(message) => {
-                let text = format!("afterToolCall failed: {message}");
-                result = ToolResultMessage::error(call, text, result.timestamp);
-            }
-        }
-        (result, terminate)
+        hook.after_tool_call(call, result, context).await
     }
 
     /// Answers each distinct call id with a skipped result, announced by `tool_skipped`.
@@ -363,6 +374,64 @@ impl<E> Batch<'_, '_, E> {
     }
 }
 
+/// Phase 3 for one executed call: its result (a reply, a rejection as an error result, a timeout), and
+/// whether the call asked to terminate. (`afterToolCall` comes after, for a call the hooks see.)
+fn finish_call(call: &ToolCall, outcome: Outcome, clock: &Clock) -> (ToolResultMessage, bool) {
+    match outcome {
+        // The clock is read only when the executor did not stamp the result.
+        Outcome::Replied(Ok(reply)) => {
+            let terminate = reply.terminate;
+            (reply.into_result(call, || clock()), terminate)
+        }
+        Outcome::Replied(Err(message)) => (ToolResultMessage::error(call, message, clock()), false),
+        Outcome::TimedOut(ms) => (timed_out(call, ms, clock()), false),
+    }
+}
+
+/// What `afterToolCall` answered, applied: a patch replaces fields and may set `terminate`; a throw makes
+/// the result an error result (what the tool asked about `terminate` still holds).
+trait AfterAnswer {
+    fn apply(self, call: &ToolCall, result: &mut ToolResultMessage, terminate: &mut bool);
+}
+
+impl AfterAnswer for Result<Option<ResultPatch>, String> {
+    fn apply(self, call: &ToolCall, result: &mut ToolResultMessage, terminate: &mut bool) {
+        match self {
+            Ok(None) => {}
+            Ok(Some(patch)) => patch.apply(result, terminate),
+            Err(message) => {
+                let text = format!("afterToolCall failed: {message}");
+                *result = ToolResultMessage::error(call, text, result.timestamp);
+            }
+        }
+    }
+}
+
+/// One running call: its executor's future and, with a timeout, its timer. A plain future rather than an
+/// `async` block, because one is made per call: kept small, it costs the loop nothing when there is no
+/// timer.
+struct Running<'c> {
+    index: usize,
+    execution: LocalBoxFuture<'c, Result<ToolReply, String>>,
+    timer: Option<Timer>,
+}
+
+impl Future for Running<'_> {
+    type Output = (usize, Outcome);
+
+    /// The timer is looked at first: once it has fired, the tool is not polled again. (Timers that drop
+    /// the callback unfired never fire.)
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let this = &mut *self;
+        if let Some(timer) = &mut this.timer {
+            if let Poll::Ready(Ok(())) = timer.fired.poll_unpin(cx) {
+                return Poll::Ready((this.index, Outcome::TimedOut(timer.ms)));
+            }
+        }
+        (this.execution.poll_unpin(cx)).map(|reply| (this.index, Outcome::Replied(reply)))
+    }
+}
+
 /// A running call's timer. Dropped (the call finished first), it is cleared.
 struct Timer {
     ms: u32,
@@ -373,11 +442,12 @@ struct Timer {
 }
 
 impl Timer {
-    /// Starts the timer of a call with a timeout of `ms`; when it fires, it aborts the call's signal.
-    fn start(timers: &dyn Timers, ms: u32, controller: &AbortController) -> Timer {
+    /// Starts the timer of a call with a timeout; when it fires, it aborts the call's signal.
+    fn start(timers: &dyn Timers, timeout: &Timeout) -> Timer {
         let (fire, fired) = oneshot::channel();
         let open = Rc::new(Cell::new(true));
-        let (closing, controller) = (open.clone(), controller.clone());
+        let (closing, controller) = (open.clone(), timeout.controller.clone());
+        let ms = timeout.ms;
         let registration = timers.set_timeout(
             ms,
             Box::new(move || {
@@ -392,21 +462,6 @@ impl Timer {
             open,
             _registration: registration,
         }
-    }
-
-    /// The call's reply, or its timeout if the timer fired first. The timer is looked at first: once it
-    /// has fired, the tool is not polled again. (Timers that drop the callback unfired never fire.)
-    async fn race(
-        mut self,
-        mut execution: LocalBoxFuture<'_, Result<ToolReply, String>>,
-    ) -> Outcome {
-        poll_fn(|cx| {
-            if let Poll::Ready(Ok(())) = self.fired.poll_unpin(cx) {
-                return Poll::Ready(Outcome::TimedOut(self.ms));
-            }
-            execution.poll_unpin(cx).map(Outcome::Replied)
-        })
-        .await
     }
 }
 

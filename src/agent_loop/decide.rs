@@ -1,7 +1,5 @@
 //! The decision table of SPEC §4: what the loop does with one model response.
 
-use std::collections::BTreeSet;
-
 use super::End;
 use crate::event::SkipReason;
 use crate::message::{AssistantMessage, StopReason, ToolCall};
@@ -57,10 +55,10 @@ pub(super) fn decide(message: &AssistantMessage, calls: &[&ToolCall]) -> Decisio
     }
 }
 
+/// The first id used by an earlier call of the message too. A scan, not a set: a message has a handful of
+/// calls, and a set would allocate on every turn.
 fn repeated_id<'a>(calls: &[&'a ToolCall]) -> Option<&'a str> {
-    let mut seen = BTreeSet::new();
-    calls
-        .iter()
-        .map(|c| c.id.as_str())
-        .find(|id| !seen.insert(*id))
+    (calls.iter().enumerate())
+        .find(|(i, call)| calls[..*i].iter().any(|earlier| earlier.id == call.id))
+        .map(|(_, call)| call.id.as_str())
 }

@@ -251,7 +251,10 @@ impl<M: Model> Run<'_, M> {
         if self.steps >= self.max_steps {
             return Some(End::MaxSteps);
         }
-        self.take_queued(Queue::Steering).await.err()
+        match self.queue(Queue::Steering) {
+            Some(steering) => self.take_queued(Queue::Steering, steering).await.err(),
+            None => None,
+        }
     }
 
     /// After a `stop` with no calls: the steering queue, then the follow-up queue; the first that gives
@@ -259,10 +262,13 @@ impl<M: Model> Run<'_, M> {
     /// aborted or at `max_steps` (nothing queued is lost by a run that ends).
     async fn after_stop(&mut self) -> Option<End> {
         for queue in [Queue::Steering, Queue::FollowUp] {
+            let Some(source) = self.queue(queue) else {
+                continue;
+            };
             if self.signal.aborted() || self.steps >= self.max_steps {
                 return Some(End::Stop);
             }
-            match self.take_queued(queue).await {
+            match self.take_queued(queue, source).await {
                 Ok(0) => {}
                 Ok(_) => return None,
                 Err(end) => return Some(end),

@@ -3,22 +3,28 @@
 //! `after_stop` say.
 
 use super::{End, Run};
+use crate::control::MessageQueue;
 use crate::event::{LoopEvent, Queue};
 use crate::message::AgentMessage;
 use crate::model::Model;
 
-impl<M: Model> Run<'_, M> {
-    /// Asks `queue` (when the run has it) and appends what it gives; how many messages that was. A queue
-    /// that throws, or gives a message no queue may hold (only user and custom-role messages may be
-    /// queued), ends the run with `error`, and nothing it gave is appended.
-    pub(super) async fn take_queued(&mut self, queue: Queue) -> Result<usize, End> {
-        let source = match queue {
+impl<'a, M: Model> Run<'a, M> {
+    /// The run's `queue`, if it has one.
+    pub(super) fn queue(&self, queue: Queue) -> Option<&'a dyn MessageQueue> {
+        match queue {
             Queue::Steering => self.control.steering,
             Queue::FollowUp => self.control.follow_up,
-        };
-        let Some(source) = source else {
-            return Ok(0);
-        };
+        }
+    }
+
+    /// Asks `queue` (the run's `source`) and appends what it gives; how many messages that was. A queue
+    /// that throws, or gives a message no queue may hold (only user and custom-role messages may be
+    /// queued), ends the run with `error`, and nothing it gave is appended.
+    pub(super) async fn take_queued(
+        &mut self,
+        queue: Queue,
+        source: &dyn MessageQueue,
+    ) -> Result<usize, End> {
         let messages = source
             .take_messages()
             .await
