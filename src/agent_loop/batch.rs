@@ -1,8 +1,9 @@
 //! Answering one response's calls. A batch (a `toolUse` response with unique ids, SPEC §7) runs in three
-//! phases: `prepare_calls` (each call's settings and signal; `beforeToolCall` in call order), then
-//! `execute_calls` (all at once, or one at a time), each call finished by `finish_call` (`afterToolCall`)
-//! before its `tool_end`. The other rows of the table answer every call with a skipped result (`skip`).
-//! Either way the results come back in call order, to be appended once every call is answered.
+//! phases: `prepare_calls` (each call's settings, timeout and signal) and `before_tool_calls` (in call
+//! order); then `execute_calls` (all at once, or one at a time); and each call, as it ends, through
+//! `finish_call` and `after_tool_call` before its `tool_end`. The other rows of the table answer every call
+//! with a skipped result (`skip`). Either way the results come back in call order, to be appended once
+//! every call is answered.
 
 use std::cell::Cell;
 use std::collections::{BTreeSet, VecDeque};
@@ -19,12 +20,11 @@ use serde_json::json;
 
 use super::Emitter;
 use crate::control::{
-    AfterToolCall, BeforeToolCall, Block, ExecutionMode, HookContext, LoopControl, ResultPatch,
-    Timers,
+    AfterToolCall, BeforeToolCall, Block, ExecutionMode, HookContext, LoopControl, Timers,
 };
 use crate::event::{LoopEvent, SkipReason};
 use crate::message::{AgentMessage, MediaBlock, ToolCall, ToolResultMessage};
-use crate::signal::{AbortController, AbortSignal};
+use crate::signal::{AbortController, AbortSignal, Registration};
 use crate::tools::{Clock, ExecutionContext, ToolExecutor, ToolReply};
 
 /// A call of the batch, as phase 1 leaves it.
@@ -312,8 +312,8 @@ impl<E> Batch<'_, '_, E> {
                         finish_call(calls[index], outcome, self.clock);
                     if let Some(hook) = self.control.after_tool_call.filter(|_| runnable.hooked) {
                         let (call, signal) = (calls[index], runnable.signal(self.signal));
-                        let patch = self.after_tool_call(hook, call, signal, &result).await;
-                        patch.apply(call, &mut result, &mut terminate);
+                        (self.after_tool_call(hook, call, signal, &mut result, &mut terminate))
+                            .await;
                     }
                     self.emitter
                         .emit(LoopEvent::ToolEnd { result: &result })
@@ -325,20 +325,30 @@ impl<E> Batch<'_, '_, E> {
         }
     }
 
-    /// Phase 3, the hook: `afterToolCall` for an executed call the hooks see, with its result so far.
+    /// Phase 3, the hook: `afterToolCall` for an executed call the hooks see. A patch replaces fields of
+    /// the result and may set `terminate`; a throw makes the result an error result (what the tool asked
+    /// about `terminate` still holds).
     async fn after_tool_call(
         &self,
         hook: &dyn AfterToolCall,
         call: &ToolCall,
         signal: &AbortSignal,
-        result: &ToolResultMessage,
-    ) -> Result<Option<ResultPatch>, String> {
+        result: &mut ToolResultMessage,
+        terminate: &mut bool,
+    ) {
         let context = HookContext {
             signal,
             step: self.step,
             messages: self.messages,
         };
-        hook.after_tool_call(call, result, context).await
+        match hook.after_tool_call(call, result, context).await {
+            Ok(None) => {}
+            Ok(Some(patch)) => patch.apply(result, terminate),
+            Err(message) => {
+                let text = format!("afterToolCall failed: {message}");
+                *result = ToolResultMessage::error(call, text, result.timestamp);
+            }
+        }
     }
 
     /// Answers each distinct call id with a skipped result, announced by `tool_skipped`.
@@ -388,25 +398,6 @@ fn finish_call(call: &ToolCall, outcome: Outcome, clock: &Clock) -> (ToolResultM
     }
 }
 
-/// What `afterToolCall` answered, applied: a patch replaces fields and may set `terminate`; a throw makes
-/// the result an error result (what the tool asked about `terminate` still holds).
-trait AfterAnswer {
-    fn apply(self, call: &ToolCall, result: &mut ToolResultMessage, terminate: &mut bool);
-}
-
-impl AfterAnswer for Result<Option<ResultPatch>, String> {
-    fn apply(self, call: &ToolCall, result: &mut ToolResultMessage, terminate: &mut bool) {
-        match self {
-            Ok(None) => {}
-            Ok(Some(patch)) => patch.apply(result, terminate),
-            Err(message) => {
-                let text = format!("afterToolCall failed: {message}");
-                *result = ToolResultMessage::error(call, text, result.timestamp);
-            }
-        }
-    }
-}
-
 /// One running call: its executor's future and, with a timeout, its timer. A plain future rather than an
 /// `async` block, because one is made per call: kept small, it costs the loop nothing when there is no
 /// timer.
@@ -438,7 +429,7 @@ struct Timer {
     fired: oneshot::Receiver<()>,
     /// Cleared when the timer fires: progress after that is ignored.
     open: Rc<Cell<bool>>,
-    _registration: crate::signal::Registration,
+    _registration: Registration,
 }
 
 impl Timer {
