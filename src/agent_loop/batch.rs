@@ -312,8 +312,8 @@ impl<E> Batch<'_, '_, E> {
                         finish_call(calls[index], outcome, self.clock);
                     if let Some(hook) = self.control.after_tool_call.filter(|_| runnable.hooked) {
                         let (call, signal) = (calls[index], runnable.signal(self.signal));
-                        (self.after_tool_call(hook, call, signal, &mut result, &mut terminate))
-                            .await;
+                        let finished = (&mut result, &mut terminate);
+                        self.after_tool_call(hook, call, signal, finished).await;
                     }
                     self.emitter
                         .emit(LoopEvent::ToolEnd { result: &result })
@@ -333,8 +333,7 @@ impl<E> Batch<'_, '_, E> {
         hook: &dyn AfterToolCall,
         call: &ToolCall,
         signal: &AbortSignal,
-        result: &mut ToolResultMessage,
-        terminate: &mut bool,
+        (result, terminate): (&mut ToolResultMessage, &mut bool),
     ) {
         let context = HookContext {
             signal,
