@@ -4,7 +4,65 @@
 //!
 //! Hooks, queues and timers are traits, so a host implements them its own way (the wasm bridge calls JS
 //! functions and uses JS timers; native tests drive them by hand). A hook answers with a future of
-//! `Result`: an `Err` is a hook that threw, its message.
+//! `Result`: an `Err` is a hook that threw, its message. A Rust app lends its hooks to the run:
+//!
+//! ```
+//! use std::rc::Rc;
+//! use serde_json::{json, Value};
+//! use tiny_pi::*;
+//!
+//! /// Blocks every call to `delete`.
+//! struct NoDeletes;
+//!
+//! impl BeforeToolCall for NoDeletes {
+//!     fn before_tool_call<'a>(
+//!         &'a self,
+//!         call: &'a ToolCall,
+//!         _context: HookContext<'a>,
+//!     ) -> HookFuture<'a, Option<Block>> {
+//!         let verdict = (call.name == "delete").then(|| Block {
+//!             reason: Some("Deleting is not allowed.".into()),
+//!         });
+//!         Box::pin(async move { Ok(verdict) })
+//!     }
+//! }
+//!
+//! let mut tools = ToolRegistry::new();
+//! let definition = ToolDefinition {
+//!     name: "delete".into(),
+//!     description: "Delete a file".into(),
+//!     parameters: json!({"type": "object"}),
+//! };
+//! let handler = |_: Value, _: ToolCallContext| async { Ok(ToolOutput::default()) };
+//! tools.register(Tool::new(definition, Rc::new(handler))).unwrap();
+//! let model = ScriptedModel::new(vec![
+//!     AssistantMessage::new(
+//!         vec![AssistantBlock::tool_call("c1", "delete", json!({"path": "a"}))],
+//!         StopReason::ToolUse,
+//!     ),
+//!     AssistantMessage::new(vec![AssistantBlock::text("I may not.")], StopReason::Stop),
+//! ]);
+//! let result = futures::executor::block_on(run_agent_loop(LoopOptions {
+//!     context: AgentContext {
+//!         system_prompt: None,
+//!         messages: vec![AgentMessage::user("Clean up.", 0.0)],
+//!     },
+//!     model: &model,
+//!     tools: tools.definitions(),
+//!     executor: &tools,
+//!     signal: AbortSignal::none(),
+//!     max_steps: DEFAULT_MAX_STEPS,
+//!     observer: &NoObserver,
+//!     clock: Rc::new(|| 0.0),
+//!     control: LoopControl {
+//!         before_tool_call: Some(&NoDeletes),
+//!         ..LoopControl::default()
+//!     },
+//! }));
+//! let AgentMessage::ToolResult(blocked) = &result.messages[2] else { unreachable!() };
+//! assert_eq!(blocked.content, vec![MediaBlock::text("Deleting is not allowed.")]);
+//! assert_eq!(blocked.details, Some(json!({"skipped": true, "reason": "blocked"})));
+//! ```
 
 use futures::future::LocalBoxFuture;
 use serde::{Deserialize, Serialize};
