@@ -93,8 +93,10 @@ pub struct HookContext<'a> {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub enum ExecutionMode {
+    /// Every call of the batch at once; `tool_end` in completion order.
     #[default]
     Parallel,
+    /// One call at a time, in call order.
     Sequential,
 }
 
@@ -228,8 +230,11 @@ pub struct LoopControl<'a> {
     pub tool_execution: ExecutionMode,
     /// `toolTimeoutMs`: the timeout of every call whose executor names none of its own.
     pub tool_timeout_ms: Option<u32>,
+    /// `beforeToolCall`: may block a call before it runs.
     pub before_tool_call: Option<&'a dyn BeforeToolCall>,
+    /// `afterToolCall`: may change a call's result, or ask the run to end, before its `tool_end`.
     pub after_tool_call: Option<&'a dyn AfterToolCall>,
+    /// `prepareRequest`: may change what each model request carries.
     pub prepare_request: Option<&'a dyn PrepareRequest>,
     /// `getSteeringMessages`.
     pub steering: Option<&'a dyn MessageQueue>,

@@ -143,6 +143,7 @@ pub enum Queue {
 }
 
 impl Queue {
+    /// The name `queued_message.queue` carries.
     pub fn as_str(self) -> &'static str {
         match self {
             Queue::Steering => "steering",

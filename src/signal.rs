@@ -205,6 +205,10 @@ impl SignalSource for ControllerState {
     }
 
     fn subscribe(&self, listener: Box<dyn FnOnce()>) -> Registration {
+        if self.aborted() {
+            listener();
+            return Registration::none();
+        }
         let id = self.next_listener.get();
         self.next_listener.set(id + 1);
         self.listeners.borrow_mut().push((id, listener));

@@ -21,6 +21,7 @@ pub enum ProblemKind {
 }
 
 impl ProblemKind {
+    /// The name a problem's `kind` carries in JSON.
     pub fn as_str(self) -> &'static str {
         match self {
             ProblemKind::MissingResult => "missing_result",
