@@ -9,6 +9,7 @@
 //! itself (the wasm bridge keeps the model's JS object); whatever they read, the full readers read the same
 //! (`tests/reading.rs`).
 
+use serde::de::IgnoredAny;
 use serde::{Deserialize, Deserializer};
 use serde_json::Value;
 
@@ -384,13 +385,14 @@ impl ToolOutput {
     /// reader reads the same (`tests/reading.rs`).
     pub fn from_json_lean(text: &str) -> Option<ToolOutput> {
         let lean: LeanOutput = serde_json::from_str(text).ok()?;
-        let flag = |value: Option<Value>| match value {
-            None => Some(false),
-            Some(Value::Bool(b)) => Some(b),
-            Some(_) => None,
+        if lean.terminate.is_some() {
+            return None;
+        }
+        let is_error = match lean.is_error {
+            None => false,
+            Some(Value::Bool(b)) => b,
+            Some(_) => return None,
         };
-        let is_error = flag(lean.is_error)?;
-        let terminate = flag(lean.terminate)?;
         Some(ToolOutput {
             content: lean
                 .content
@@ -399,13 +401,14 @@ impl ToolOutput {
                 .collect::<Option<_>>()?,
             details: lean.details.filter(|d| !d.is_null()),
             is_error,
-            terminate,
+            terminate: false,
         })
     }
 }
 
 /// A tool's output as JSON, read only when plainly `{ content, details?, isError? }` with blocks that carry no
-/// field beyond SPEC's: then nothing is skipped, and nothing needs a map of extras.
+/// field beyond SPEC's: then nothing is skipped, and nothing needs a map of extras. (An output that asks to
+/// `terminate` is rare: the full reader reads it.)
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
 struct LeanOutput {
@@ -414,8 +417,8 @@ struct LeanOutput {
     details: Option<Value>,
     #[serde(default, deserialize_with = "present")]
     is_error: Option<Value>,
-    #[serde(default, deserialize_with = "present")]
-    terminate: Option<Value>,
+    #[serde(default, deserialize_with = "there")]
+    terminate: Option<IgnoredAny>,
 }
 
 #[derive(Deserialize)]
@@ -478,6 +481,11 @@ pub(crate) fn present<'de, D: Deserializer<'de>>(
     deserializer: D,
 ) -> Result<Option<Value>, D::Error> {
     Value::deserialize(deserializer).map(Some)
+}
+
+/// `Some` for a field that is there, whatever its value (not built).
+fn there<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<IgnoredAny>, D::Error> {
+    IgnoredAny::deserialize(deserializer).map(Some)
 }
 
 /// An assistant message as JSON, with every field it does not name skipped unbuilt.

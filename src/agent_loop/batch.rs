@@ -6,7 +6,7 @@
 //! every call is answered.
 
 use std::cell::Cell;
-use std::collections::{BTreeSet, VecDeque};
+use std::collections::BTreeSet;
 use std::future::{poll_fn, Future};
 use std::pin::Pin;
 use std::rc::Rc;
@@ -275,19 +275,21 @@ impl<E> Batch<'_, '_, E> {
         received: &mut mpsc::UnboundedReceiver<(usize, Vec<MediaBlock>)>,
     ) -> bool {
         let mut terminated = false;
-        let mut finished = VecDeque::new();
+        let mut finished = None;
         loop {
-            // Calls are polled first so that progress a tool reports just before finishing still goes
-            // out before its `tool_end`.
+            // A call is polled before the progress queue, and its end held back until the queue is empty,
+            // so that progress a tool reports just before finishing still goes out before its `tool_end`.
             let arrival = poll_fn(|cx| {
-                while let Poll::Ready(Some((index, outcome))) = running.poll_next_unpin(cx) {
-                    finished.push_back(Arrival::Finished(index, outcome));
+                if finished.is_none() {
+                    if let Poll::Ready(Some(done)) = running.poll_next_unpin(cx) {
+                        finished = Some(done);
+                    }
                 }
                 if let Poll::Ready(Some((index, content))) = received.poll_next_unpin(cx) {
                     return Poll::Ready(Some(Arrival::Progress(index, content)));
                 }
-                match finished.pop_front() {
-                    Some(done) => Poll::Ready(Some(done)),
+                match finished.take() {
+                    Some((index, outcome)) => Poll::Ready(Some(Arrival::Finished(index, outcome))),
                     None if running.is_empty() => Poll::Ready(None),
                     None => Poll::Pending,
                 }
