@@ -488,6 +488,23 @@ fn mode(sequential_in: u32) -> impl Strategy<Value = ExecutionMode> {
     })
 }
 
+/// What a queue gives: nothing, with weight `empty` against 9 for everything else.
+fn queue_move(empty: u32) -> impl Strategy<Value = QueueMove> {
+    let given = weighted(&[
+        (2, QueueMove::Users(1)),
+        (1, QueueMove::Users(2)),
+        (1, QueueMove::Note),
+        (1, QueueMove::Stranger),
+        (1, QueueMove::Assistant),
+        (1, QueueMove::Throw),
+        (2, QueueMove::Gate),
+    ]);
+    ((0..empty + 9), given).prop_map(move |(n, given)| match n < empty {
+        true => QueueMove::Empty,
+        false => given,
+    })
+}
+
 pub fn control_plan() -> impl Strategy<Value = ControlPlan> {
     let before = weighted(&[
         (6, BeforeMove::Allow),
@@ -512,27 +529,9 @@ pub fn control_plan() -> impl Strategy<Value = ControlPlan> {
         (1, PrepareMove::Throw),
         (2, PrepareMove::Gate),
     ]);
-    let steering = weighted(&[
-        (14, QueueMove::Empty),
-        (2, QueueMove::Users(1)),
-        (1, QueueMove::Users(2)),
-        (1, QueueMove::Note),
-        (1, QueueMove::Stranger),
-        (1, QueueMove::Assistant),
-        (1, QueueMove::Throw),
-        (2, QueueMove::Gate),
-    ]);
+    let steering = queue_move(14);
     // Asked only after a `stop`, which is rarer: more often with something to give.
-    let follow_up = weighted(&[
-        (4, QueueMove::Empty),
-        (2, QueueMove::Users(1)),
-        (1, QueueMove::Users(2)),
-        (1, QueueMove::Note),
-        (1, QueueMove::Stranger),
-        (1, QueueMove::Assistant),
-        (1, QueueMove::Throw),
-        (2, QueueMove::Gate),
-    ]);
+    let follow_up = queue_move(4);
     (
         (mode(6), timeout(), vec((mode(10), timeout()), 3)),
         (
