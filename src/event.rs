@@ -2,7 +2,9 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::message::{tagged, AssistantMessage, MediaBlock, ToolCall, ToolResultMessage};
+use crate::message::{
+    tagged, AgentMessage, AssistantMessage, MediaBlock, ToolCall, ToolResultMessage,
+};
 
 /// One observable step of a run. Borrowed, so emitting an event copies nothing; `E` is the model's own
 /// event type, forwarded untouched (the wasm bridge hands JS the very objects the model yielded).
@@ -36,6 +38,11 @@ pub enum LoopEvent<'a, E> {
         #[serde(serialize_with = "tagged::tool_result")]
         result: &'a ToolResultMessage,
     },
+    /// A message a queue gave (SPEC §7), after it was appended.
+    QueuedMessage {
+        message: &'a AgentMessage,
+        queue: Queue,
+    },
     TurnEnd {
         reason: RunReason,
         steps: u32,
@@ -51,6 +58,7 @@ impl<E> LoopEvent<'_, E> {
             LoopEvent::ToolProgress { .. } => "tool_progress",
             LoopEvent::ToolEnd { .. } => "tool_end",
             LoopEvent::ToolSkipped { .. } => "tool_skipped",
+            LoopEvent::QueuedMessage { .. } => "queued_message",
             LoopEvent::TurnEnd { .. } => "turn_end",
         }
     }
@@ -65,6 +73,8 @@ pub enum RunReason {
     Error,
     Aborted,
     MaxSteps,
+    /// A call of the last batch asked to terminate (SPEC §7).
+    Terminated,
 }
 
 impl RunReason {
@@ -75,6 +85,7 @@ impl RunReason {
             RunReason::Error => "error",
             RunReason::Aborted => "aborted",
             RunReason::MaxSteps => "maxSteps",
+            RunReason::Terminated => "terminated",
         }
     }
 }
@@ -88,6 +99,8 @@ pub enum SkipReason {
     Aborted,
     UnexpectedStop,
     DuplicateCallId,
+    /// `beforeToolCall` blocked the call, or threw (SPEC §7).
+    Blocked,
 }
 
 impl SkipReason {
@@ -98,10 +111,11 @@ impl SkipReason {
             SkipReason::Aborted => "aborted",
             SkipReason::UnexpectedStop => "unexpected-stop",
             SkipReason::DuplicateCallId => "duplicate-call-id",
+            SkipReason::Blocked => "blocked",
         }
     }
 
-    /// The one sentence a skipped result carries.
+    /// The one sentence a skipped result carries (`Blocked`: when the hook gave no reason).
     pub fn explanation(self) -> &'static str {
         match self {
             SkipReason::Length => "Tool call was not executed because the model response was truncated.",
@@ -113,6 +127,35 @@ impl SkipReason {
             SkipReason::DuplicateCallId => {
                 "Tool call was not executed because its id was used by more than one call in the same message."
             }
+            SkipReason::Blocked => "Tool call was blocked.",
+        }
+    }
+}
+
+/// Which queue a queued message came from (`queued_message.queue`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum Queue {
+    /// `getSteeringMessages`.
+    Steering,
+    /// `getFollowUpMessages`.
+    FollowUp,
+}
+
+impl Queue {
+    /// The name `queued_message.queue` carries.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Queue::Steering => "steering",
+            Queue::FollowUp => "followUp",
+        }
+    }
+
+    /// The option that asks this queue, as errors name it.
+    pub fn option(self) -> &'static str {
+        match self {
+            Queue::Steering => "getSteeringMessages",
+            Queue::FollowUp => "getFollowUpMessages",
         }
     }
 }

@@ -5,6 +5,7 @@
 //! JavaScript calls.
 
 pub mod agent_loop;
+pub mod control;
 pub mod event;
 pub mod message;
 pub mod model;
@@ -22,13 +23,17 @@ pub mod wasm;
 pub use agent_loop::{
     run_agent_loop, AgentContext, LoopOptions, NoObserver, Observed, Observer, DEFAULT_MAX_STEPS,
 };
-pub use event::{LoopEvent, RunReason, RunResult, SkipReason};
+pub use control::{
+    AfterToolCall, BeforeToolCall, Block, CallSettings, ExecutionMode, HookContext, HookFuture,
+    LoopControl, MessageQueue, NoTimers, PrepareRequest, RequestPatch, ResultPatch, Timers,
+};
+pub use event::{LoopEvent, Queue, RunReason, RunResult, SkipReason};
 pub use message::*;
 pub use model::{
     EventGrammar, Model, ModelEvent, ModelRequest, ModelStream, Partial, RecordedRequest,
     ScriptedModel, StreamEvent,
 };
-pub use signal::{AbortController, AbortSignal, SignalSource};
+pub use signal::{AbortController, AbortSignal, Registration, SignalSource};
 pub use tools::{
     Clock, ExecutionContext, ProgressSink, Tool, ToolCallContext, ToolDefinition, ToolExecutor,
     ToolHandler, ToolOutput, ToolRegistry, ToolReply,

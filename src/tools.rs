@@ -1,5 +1,6 @@
 //! Tools (SPEC §3): the registry, the core executor that never fails, and the executor boundary the loop
-//! calls (the registry by default, or a caller's `executeToolCall`).
+//! calls (the registry by default, or a caller's `executeToolCall`). A tool may also be registered to run
+//! alone or with its own timeout, and ask the run to end after its batch (SPEC §7).
 
 use std::rc::Rc;
 
@@ -7,6 +8,7 @@ use futures::future::LocalBoxFuture;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::control::{CallSettings, ExecutionMode};
 use crate::message::{Extra, MediaBlock, ToolCall, ToolResultMessage};
 use crate::schema;
 use crate::signal::AbortSignal;
@@ -27,13 +29,17 @@ pub(crate) fn any_object() -> Value {
 }
 
 /// What a tool's `execute` returns. Other fields are ignored.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ToolOutput {
     pub content: Vec<MediaBlock>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub details: Option<Value>,
     pub is_error: bool,
+    /// Asks the run to end after this batch (reason `terminated`). A control signal for the loop, never
+    /// stored in the result.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub terminate: bool,
 }
 
 /// Called with the content a running tool reports; the loop turns it into `tool_progress`.
@@ -88,17 +94,35 @@ where
 pub struct Tool {
     pub definition: ToolDefinition,
     pub handler: Rc<dyn ToolHandler>,
+    /// `executionMode`: `Sequential` makes every batch with a call to this tool run one call at a time.
+    pub execution_mode: ExecutionMode,
+    /// `timeoutMs`: this tool's calls time out after so many milliseconds (before the run's own timeout).
+    pub timeout_ms: Option<u32>,
+}
+
+impl Tool {
+    /// A tool run in parallel with its batch, with the run's timeout.
+    pub fn new(definition: ToolDefinition, handler: Rc<dyn ToolHandler>) -> Self {
+        Tool {
+            definition,
+            handler,
+            execution_mode: ExecutionMode::Parallel,
+            timeout_ms: None,
+        }
+    }
 }
 
 /// What an executor answers for one call. Lenient on purpose: a caller's executor may leave out the
 /// pairing fields, which the loop stamps from the call it executed (pairing is the loop's job).
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct ToolReply {
     pub content: Vec<MediaBlock>,
     pub details: Option<Value>,
     pub is_error: bool,
     pub timestamp: Option<f64>,
     pub extra: Extra,
+    /// Asks the run to end after this batch (SPEC §7); not part of the result.
+    pub terminate: bool,
 }
 
 impl ToolReply {
@@ -128,6 +152,7 @@ impl From<ToolResultMessage> for ToolReply {
             is_error: r.is_error,
             timestamp: Some(r.timestamp),
             extra: r.extra,
+            terminate: false,
         }
     }
 }
@@ -139,12 +164,28 @@ pub trait ToolExecutor {
         call: &'a ToolCall,
         context: ExecutionContext,
     ) -> LocalBoxFuture<'a, Result<ToolReply, String>>;
+
+    /// How `call` is to be run. The default (a caller's own executor): in parallel, with the run's timeout.
+    fn settings(&self, call: &ToolCall) -> CallSettings {
+        let _ = call;
+        CallSettings::default()
+    }
+
+    /// Whether `execute` would answer `call` with an error at once, running nothing (an unknown tool,
+    /// arguments that fail the schema): no hook sees such a call (SPEC §7). Asked only when a tool hook is
+    /// set. The default: every call is the hooks' to see.
+    fn refuses(&self, call: &ToolCall) -> bool {
+        let _ = call;
+        false
+    }
 }
 
 /// Cheap to clone (handlers are shared): a run works on a snapshot.
 #[derive(Default, Clone)]
 pub struct ToolRegistry {
     tools: Vec<Tool>,
+    /// Whether a tool has an execution mode or timeout of its own (else `settings` needs no lookup).
+    any_settings: bool,
 }
 
 impl ToolRegistry {
@@ -175,6 +216,8 @@ impl ToolRegistry {
             ));
         }
         schema::check_schema(&tool.definition.parameters, "tool.parameters")?;
+        self.any_settings |=
+            tool.execution_mode != ExecutionMode::Parallel || tool.timeout_ms.is_some();
         self.tools.push(tool);
         Ok(())
     }
@@ -217,29 +260,40 @@ impl ToolRegistry {
             signal,
             progress,
         };
-        let (content, details, is_error) = match self.run(call, tool_context).await {
-            Ok(output) => (output.content, output.details, output.is_error),
-            Err(message) => (vec![MediaBlock::text(message)], None, true),
-        };
+        let output = self
+            .run(call, tool_context)
+            .await
+            .unwrap_or_else(|message| ToolOutput {
+                content: vec![MediaBlock::text(message)],
+                is_error: true,
+                ..ToolOutput::default()
+            });
         ToolReply {
-            content,
-            details,
-            is_error,
+            content: output.content,
+            details: output.details,
+            is_error: output.is_error,
             timestamp: Some(clock()),
             extra: Extra::new(),
+            terminate: output.terminate,
         }
     }
 
     /// The tool's output, or why there is none: no such tool, arguments that fail its schema, or the
     /// tool's own failure.
     async fn run(&self, call: &ToolCall, context: ToolCallContext) -> Result<ToolOutput, String> {
+        let tool = self.check(call)?;
+        tool.handler.call(&call.arguments, context).await
+    }
+
+    /// The tool that will run `call`, or why none will: no such tool, or arguments that fail its schema.
+    fn check(&self, call: &ToolCall) -> Result<&Tool, String> {
         let tool = self
             .get(&call.name)
             .ok_or_else(|| format!("Tool \"{}\" not found", call.name))?;
         schema::validate(&tool.definition.parameters, &call.arguments, "arguments").map_err(
             |problem| format!("Invalid arguments for tool \"{}\": {problem}", call.name),
         )?;
-        tool.handler.call(&call.arguments, context).await
+        Ok(tool)
     }
 }
 
@@ -250,5 +304,21 @@ impl ToolExecutor for ToolRegistry {
         context: ExecutionContext,
     ) -> LocalBoxFuture<'a, Result<ToolReply, String>> {
         Box::pin(async move { Ok(self.reply(call, context).await) })
+    }
+
+    /// The registration of the tool `call` names (a call to an unknown tool: the defaults).
+    fn settings(&self, call: &ToolCall) -> CallSettings {
+        if !self.any_settings {
+            return CallSettings::default();
+        }
+        self.get(&call.name)
+            .map_or_else(CallSettings::default, |tool| CallSettings {
+                execution_mode: tool.execution_mode,
+                timeout_ms: tool.timeout_ms,
+            })
+    }
+
+    fn refuses(&self, call: &ToolCall) -> bool {
+        self.check(call).is_err()
     }
 }

@@ -20,6 +20,19 @@ pub enum ProblemKind {
     DuplicateCallId,
 }
 
+impl ProblemKind {
+    /// The name a problem's `kind` carries in JSON.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ProblemKind::MissingResult => "missing_result",
+            ProblemKind::ResultBeforeCall => "result_before_call",
+            ProblemKind::OrphanResult => "orphan_result",
+            ProblemKind::DuplicateResult => "duplicate_result",
+            ProblemKind::DuplicateCallId => "duplicate_call_id",
+        }
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Problem {
@@ -43,6 +56,8 @@ struct Open<'a> {
     results: usize,
 }
 
+/// The pairing problems of `messages`, in message order. Custom-role messages (SPEC §7) are not part of the
+/// pairing: they are skipped wherever they stand.
 pub fn validate_transcript(messages: &[AgentMessage]) -> Validation {
     // Where each id is last called and first answered, found once: a result outside its call's window is
     // then placed without scanning the transcript again (a long one with many stray results froze the page).
@@ -58,7 +73,7 @@ pub fn validate_transcript(messages: &[AgentMessage]) -> Validation {
             AgentMessage::ToolResult(result) => {
                 first_result.entry(&result.tool_call_id).or_insert(index);
             }
-            AgentMessage::User(_) => {}
+            AgentMessage::User(_) | AgentMessage::Custom(_) => {}
         }
     }
     let mut problems = Vec::new();
@@ -112,7 +127,7 @@ pub fn validate_transcript(messages: &[AgentMessage]) -> Validation {
                     None => window.at_results.push(problem(ProblemKind::OrphanResult)),
                 }
             }
-            AgentMessage::User(_) => {}
+            AgentMessage::User(_) | AgentMessage::Custom(_) => {}
         }
     }
     window.close(&mut problems);

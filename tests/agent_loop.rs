@@ -509,23 +509,22 @@ fn unknown_tools_and_bad_arguments_become_error_results() {
 fn progress_is_reported_with_the_call_id_before_its_end() {
     let mut registry = ToolRegistry::new();
     registry
-        .register(Tool {
-            definition: ToolDefinition {
+        .register(Tool::new(
+            ToolDefinition {
                 name: "work".into(),
                 description: String::new(),
                 parameters: json!({"type": "object"}),
             },
-            handler: Rc::new(
+            Rc::new(
                 |_args: serde_json::Value, ctx: ToolCallContext| async move {
                     (ctx.progress)(vec![MediaBlock::text("half way")]);
                     Ok(ToolOutput {
                         content: vec![MediaBlock::text("done")],
-                        details: None,
-                        is_error: false,
+                        ..ToolOutput::default()
                     })
                 },
             ),
-        })
+        ))
         .unwrap();
     let model = ScriptedModel::new(vec![
         assistant(vec![call("w1", "work", json!({}))], StopReason::ToolUse),

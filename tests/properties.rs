@@ -1,7 +1,8 @@
 #![cfg(not(target_arch = "wasm32"))] // native property tests (wasm-pack test builds every test target)
-//! Property tests of the core (issue 5, item 1): generated model scripts, tool outcomes, completion
-//! orders, abort points and `max_steps`; every run must keep the invariants of SPEC §4, a clean
-//! transcript, and the event grammar. See RELIABILITY.md.
+//! Property tests of the core (issue 5, item 1; issue 15, item 5): generated model scripts, tool
+//! outcomes, completion orders, abort points and `max_steps`, and SPEC §7's hooks, queues, execution
+//! modes, timeouts and custom roles; every run must keep the invariants of SPEC §4, a clean transcript,
+//! the event grammar, and the rules of §7. See RELIABILITY.md.
 //!
 //! `PROPTEST_CASES=50000 cargo test --test properties` runs a longer campaign; the default is 5,000 runs
 //! of the full generator plus 1,000 through the shipped `ScriptedModel`.
@@ -48,7 +49,7 @@ fn campaign(
     let outcome = runner.run(&plan::run_plan(), |plan| {
         let finished = run(&plan).map_err(TestCaseError::fail)?;
         check::check(&plan, &finished).map_err(TestCaseError::fail)?;
-        tally.borrow_mut().add(&finished);
+        tally.borrow_mut().add(&plan, &finished);
         Ok(())
     });
     if let Err(failure) = outcome {
@@ -113,6 +114,37 @@ fn every_generated_run_keeps_the_invariants() {
             tally.progress_events >= 100 && tally.observer_errors >= 50,
             "{tally:#?}"
         );
+        // SPEC §7: every hook, queue, mode and timeout, in each of the ways it can go.
+        for (what, count, least) in [
+            (
+                "terminated runs",
+                tally.reasons.get("Terminated").copied().unwrap_or(0),
+                50,
+            ),
+            ("beforeToolCall calls", tally.before_calls, 500),
+            ("blocked calls", tally.blocked_calls, 100),
+            ("afterToolCall calls", tally.after_calls, 500),
+            ("afterToolCall patches", tally.after_patches, 100),
+            ("hooks that threw", tally.hook_throws, 100),
+            ("prepareRequest calls", tally.prepare_calls, 300),
+            (
+                "requests prepareRequest refused",
+                tally.prepare_refusals,
+                50,
+            ),
+            ("patched requests", tally.patched_requests, 100),
+            ("queue asks", tally.queue_asks, 300),
+            ("queued messages", tally.queued_messages, 100),
+            ("queues refused", tally.queue_refusals, 50),
+            ("follow-up messages", tally.follow_ups, 20),
+            ("timers", tally.timers_set, 300),
+            ("timeouts", tally.timeouts, 100),
+            ("sequential runs", tally.sequential_runs, 300),
+            ("calls skipped by an abort", tally.aborted_skips, 30),
+            ("runs with custom messages", tally.custom_runs, 300),
+        ] {
+            assert!(count >= least, "{what} too rare ({count}): {tally:#?}");
+        }
     }
 }
 
@@ -144,6 +176,7 @@ mod found {
             max_steps: DEFAULT_MAX_STEPS,
             observer: &NoObserver,
             clock: std::rc::Rc::new(|| 5.0),
+            control: LoopControl::default(),
         }))
     }
 
@@ -219,6 +252,7 @@ mod found {
                         is_error: false,
                         timestamp: None,
                         extra: Default::default(),
+                        terminate: false,
                     })
                 }
                 .boxed_local()
@@ -270,6 +304,7 @@ mod found {
                     max_steps: 1,
                     observer: &*l,
                     clock: Rc::new(|| 5.0),
+                    control: LoopControl::default(),
                 })
                 .await;
             })

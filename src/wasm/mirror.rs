@@ -91,7 +91,7 @@ impl Mirror {
                     Some(i) => self.results.swap_remove(i).1,
                     None => tool_result(r),
                 },
-                AgentMessage::User(_) => to_js(message),
+                AgentMessage::User(_) | AgentMessage::Custom(_) => to_js(message),
             };
             self.sent.push(&js);
         }

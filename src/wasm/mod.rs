@@ -58,6 +58,7 @@ pub fn run_agent_loop_js(options: JsValue) -> Promise {
             max_steps: run.max_steps,
             observer: &run.observer,
             clock: run.clock,
+            control: Default::default(),
         })
         .await;
         Ok(run_result(&result, &run.mirror))
@@ -469,14 +470,14 @@ fn parse_tool(tool: &JsValue) -> Result<Tool, String> {
     let execute = optional_function(tool, "execute", "tool.execute")?
         .ok_or_else(|| "tool.execute must be a function".to_string())?;
     let handler = Rc::new(js_tools::JsTool::new(&name, tool.clone(), execute));
-    Ok(Tool {
-        definition: ToolDefinition {
+    Ok(Tool::new(
+        ToolDefinition {
             name,
             description,
             parameters,
         },
         handler,
-    })
+    ))
 }
 
 fn execution_context(context: &JsValue) -> Result<ExecutionContext, String> {

@@ -46,6 +46,10 @@ impl JsObserver {
                     .keep_result(&result.tool_call_id, &js);
                 emit(on_event, kind, EventFields::Result(&js))
             }
+            // No queue is passed from JS yet (the §7 bridge adds the event's own shape with `queue`).
+            LoopEvent::QueuedMessage { message, .. } => {
+                emit(on_event, kind, EventFields::Message(&to_js(message)))
+            }
             LoopEvent::TurnEnd { reason, steps } => {
                 let fields = EventFields::TurnEnd {
                     reason: key(reason.as_str()),

@@ -64,6 +64,8 @@ fn simple_output(output: &JsValue, what: &dyn fmt::Display) -> Option<ToolOutput
         content: vec![MediaBlock::text(text)],
         details,
         is_error: shape & IS_ERROR != 0,
+        // `simpleOutput` answers 0 for an output with a `terminate` key: the JSON path reads it.
+        terminate: false,
     })
 }
 

@@ -1,6 +1,7 @@
 //! What a generated run looks like: the model's script (one `ResponsePlan` per request), what each tool
 //! execution does, how the observer behaves, the order gates are released in, where the run is aborted,
-//! and `max_steps`. Plans are plain data so proptest can print and shrink them.
+//! `max_steps`, and SPEC §7's loop control (hooks, queues, execution modes, timeouts, custom roles).
+//! Plans are plain data so proptest can print and shrink them.
 
 use proptest::collection::vec;
 use proptest::prelude::*;
@@ -113,6 +114,8 @@ pub struct Outcome {
     /// Custom executor only: the reply carries its own timestamp / a forged `toolCallId` the loop must not trust.
     pub reply_timestamp: bool,
     pub forged_id: bool,
+    /// The output (or the custom executor's reply) asks the run to terminate.
+    pub terminate: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -157,6 +160,102 @@ pub struct RunPlan {
     pub abort: AbortPlan,
     /// `None`: the default, `DEFAULT_MAX_STEPS`.
     pub max_steps: Option<u32>,
+    pub control: ControlPlan,
+}
+
+// ---- loop control (SPEC §7) ----
+
+/// What `beforeToolCall` does with the n-th call it sees (`moves[n % len]`).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum BeforeMove {
+    Allow,
+    /// `{block: true}`, with the reason `blocked <id>` or none.
+    Block {
+        reason: bool,
+    },
+    Throw,
+    /// Waits on a gate, then allows.
+    Gate,
+}
+
+/// What `afterToolCall` does with the n-th call it sees.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum AfterMove {
+    Keep,
+    /// Replaces content, details and isError.
+    Patch,
+    Terminate(bool),
+    Throw,
+    /// Waits on a gate, then keeps the result.
+    Gate,
+}
+
+/// What `prepareRequest` does before the n-th request.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum PrepareMove {
+    Keep,
+    /// A system prompt of its own.
+    SystemPrompt,
+    /// The same messages plus a user reminder at the end, and no tools.
+    Remind,
+    /// The messages plus a result no call asked for: the run must end before the request.
+    Orphan,
+    Throw,
+    Gate,
+}
+
+/// What a queue gives at its n-th ask.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum QueueMove {
+    Empty,
+    /// 1 or 2 user messages.
+    Users(u8),
+    /// A message of the custom role `note` (refused when the run does not list it).
+    Note,
+    /// A custom message of a role no run lists.
+    Stranger,
+    /// An assistant message: no queue may hold one.
+    Assistant,
+    Throw,
+    /// Waits on a gate, then gives one user message.
+    Gate,
+}
+
+/// The role the runs may list as custom.
+pub const NOTE: &str = "note";
+
+#[derive(Debug, Clone)]
+pub struct ControlPlan {
+    /// `toolExecution`.
+    pub mode: ExecutionMode,
+    pub tool_timeout_ms: Option<u32>,
+    /// alpha, beta and gamma's `executionMode` and `timeoutMs`.
+    pub tools: Vec<(ExecutionMode, Option<u32>)>,
+    pub before: Option<Vec<BeforeMove>>,
+    pub after: Option<Vec<AfterMove>>,
+    pub prepare: Option<Vec<PrepareMove>>,
+    pub steering: Option<Vec<QueueMove>>,
+    pub follow_up: Option<Vec<QueueMove>>,
+    /// The run lists `note` as a custom role (and its input holds a note).
+    pub custom_roles: bool,
+}
+
+impl ControlPlan {
+    /// How the registry runs a call to `name` (a name it does not know: the defaults).
+    pub fn tool_settings(&self, name: &str) -> (ExecutionMode, Option<u32>) {
+        TOOL_NAMES[..3]
+            .iter()
+            .position(|n| *n == name)
+            .map_or((ExecutionMode::Parallel, None), |i| self.tools[i])
+    }
+
+    pub fn custom_roles(&self) -> Vec<String> {
+        if self.custom_roles {
+            vec![NOTE.into()]
+        } else {
+            vec![]
+        }
+    }
 }
 
 impl RunPlan {
@@ -343,6 +442,7 @@ pub fn outcome() -> impl Strategy<Value = Outcome> {
         often,
         sometimes,
         rarely,
+        prop::bool::weighted(0.08),
     )
         .prop_map(
             |(
@@ -354,6 +454,7 @@ pub fn outcome() -> impl Strategy<Value = Outcome> {
                 reply_timestamp,
                 forged_id,
                 late_progress,
+                terminate,
             )| Outcome {
                 kind,
                 gated,
@@ -363,6 +464,102 @@ pub fn outcome() -> impl Strategy<Value = Outcome> {
                 late_progress,
                 reply_timestamp,
                 forged_id,
+                terminate,
+            },
+        )
+}
+
+/// Present one time in `1 / odds`, with 1 to 5 moves.
+fn sometimes<T: Clone + std::fmt::Debug + 'static>(
+    odds: u32,
+    moves: impl Strategy<Value = T> + 'static,
+) -> impl Strategy<Value = Option<Vec<T>>> {
+    ((0..odds), vec(moves, 1..6)).prop_map(|(n, moves)| (n == 0).then_some(moves))
+}
+
+fn timeout() -> impl Strategy<Value = Option<u32>> {
+    (0u32..8, 1u32..100).prop_map(|(n, ms)| (n == 0).then_some(ms))
+}
+
+fn mode(sequential_in: u32) -> impl Strategy<Value = ExecutionMode> {
+    (0..sequential_in).prop_map(|n| match n {
+        0 => ExecutionMode::Sequential,
+        _ => ExecutionMode::Parallel,
+    })
+}
+
+/// What a queue gives: nothing, with weight `empty` against 9 for everything else.
+fn queue_move(empty: u32) -> impl Strategy<Value = QueueMove> {
+    let given = weighted(&[
+        (2, QueueMove::Users(1)),
+        (1, QueueMove::Users(2)),
+        (1, QueueMove::Note),
+        (1, QueueMove::Stranger),
+        (1, QueueMove::Assistant),
+        (1, QueueMove::Throw),
+        (2, QueueMove::Gate),
+    ]);
+    ((0..empty + 9), given).prop_map(move |(n, given)| match n < empty {
+        true => QueueMove::Empty,
+        false => given,
+    })
+}
+
+pub fn control_plan() -> impl Strategy<Value = ControlPlan> {
+    let before = weighted(&[
+        (6, BeforeMove::Allow),
+        (1, BeforeMove::Block { reason: true }),
+        (1, BeforeMove::Block { reason: false }),
+        (1, BeforeMove::Throw),
+        (2, BeforeMove::Gate),
+    ]);
+    let after = weighted(&[
+        (6, AfterMove::Keep),
+        (2, AfterMove::Patch),
+        (1, AfterMove::Terminate(true)),
+        (1, AfterMove::Terminate(false)),
+        (1, AfterMove::Throw),
+        (2, AfterMove::Gate),
+    ]);
+    let prepare = weighted(&[
+        (8, PrepareMove::Keep),
+        (2, PrepareMove::SystemPrompt),
+        (2, PrepareMove::Remind),
+        (1, PrepareMove::Orphan),
+        (1, PrepareMove::Throw),
+        (2, PrepareMove::Gate),
+    ]);
+    let steering = queue_move(14);
+    // Asked only after a `stop`, which is rarer: more often with something to give.
+    let follow_up = queue_move(4);
+    (
+        (mode(6), timeout(), vec((mode(10), timeout()), 3)),
+        (
+            sometimes(3, before),
+            sometimes(3, after),
+            sometimes(4, prepare),
+        ),
+        (
+            sometimes(3, steering),
+            sometimes(2, follow_up),
+            any::<bool>(),
+        ),
+    )
+        .prop_map(
+            |(
+                (mode, tool_timeout_ms, tools),
+                (before, after, prepare),
+                (steering, follow_up, custom_roles),
+            )| ControlPlan {
+                mode,
+                tool_timeout_ms,
+                tools,
+                before,
+                after,
+                prepare,
+                steering,
+                follow_up,
+                custom_roles,
             },
         )
 }
@@ -384,6 +581,12 @@ fn abort_plan() -> impl Strategy<Value = AbortPlan> {
         2 => AbortPlan::AtEvent(n),
         _ => AbortPlan::AtStall(n % 8),
     })
+}
+
+/// A custom-role message, as an app would keep one.
+pub fn note(text: &str) -> AgentMessage {
+    AgentMessage::from_value_with_roles(json!({"role": NOTE, "text": text, "level": 1}), &[NOTE])
+        .expect("a note reads")
 }
 
 /// A valid transcript to start from: a user message, sometimes after a finished exchange that used
@@ -442,6 +645,7 @@ pub fn run_plan() -> impl Strategy<Value = RunPlan> {
             1..=10 => Some(1 + (n - 1) % 5),
             _ => None,
         }),
+        control_plan(),
     )
         .prop_map(
             |(
@@ -454,9 +658,18 @@ pub fn run_plan() -> impl Strategy<Value = RunPlan> {
                 choices,
                 abort,
                 max_steps,
+                control,
             )| RunPlan {
                 system_prompt,
-                input,
+                // A run that lists the custom role starts with a note among its messages.
+                input: match control.custom_roles {
+                    true => {
+                        let mut input = input;
+                        input.insert(input.len() - 1, note("build finished"));
+                        input
+                    }
+                    false => input,
+                },
                 responses: responses
                     .into_iter()
                     .enumerate()
@@ -468,6 +681,7 @@ pub fn run_plan() -> impl Strategy<Value = RunPlan> {
                 choices,
                 abort,
                 max_steps,
+                control,
             },
         )
 }
