@@ -46,20 +46,20 @@ fn schemas_arguments_details_and_extra_fields_keep_their_key_order_through_a_run
     ]);
     let mut registry = ToolRegistry::new();
     registry
-        .register(Tool {
-            definition: ToolDefinition {
+        .register(Tool::new(
+            ToolDefinition {
                 name: "pick".into(),
                 description: String::new(),
                 parameters: schema(),
             },
-            handler: Rc::new(|args: Value, _ctx: ToolCallContext| async move {
+            Rc::new(|args: Value, _ctx: ToolCallContext| async move {
                 Ok(ToolOutput {
                     content: vec![MediaBlock::text("ok")],
                     details: Some(json!({"echo": args, "verdict": "fine", "at": 1})),
-                    is_error: false,
+                    ..Default::default()
                 })
             }),
-        })
+        ))
         .unwrap();
     let recorder = Recorder::default();
     let mut setup = Setup::new(&model, &registry, &recorder);
@@ -118,6 +118,7 @@ fn a_custom_executors_extra_fields_keep_their_order_when_its_pairing_fields_are_
         is_error: false,
         timestamp: Some(3.0),
         extra,
+        ..Default::default()
     };
     let call = ToolCall {
         id: "c1".into(),

@@ -9,20 +9,14 @@ use serde_json::{json, Value};
 use tiny_pi::*;
 
 fn tool(name: &str) -> Tool {
-    Tool {
-        definition: ToolDefinition {
+    Tool::new(
+        ToolDefinition {
             name: name.into(),
             description: String::new(),
             parameters: json!({"type": "object"}),
         },
-        handler: Rc::new(|_args: Value, _ctx: ToolCallContext| async {
-            Ok(ToolOutput {
-                content: vec![],
-                details: None,
-                is_error: false,
-            })
-        }),
-    }
+        Rc::new(|_args: Value, _ctx: ToolCallContext| async { Ok(ToolOutput::default()) }),
+    )
 }
 
 #[test]
