@@ -33,13 +33,13 @@ async function timed(what, fn) {
   return value;
 }
 
-/** Start scripts/serve.mjs (www/ at /, pkg/ at /pkg/) on a free port: {url, close()}. */
+/** Start scripts/serve.mjs (the static site dist/: the page at /, the package's browser build at /pkg/web/) on a free port: {url, close()}. */
 export async function startPageServer() {
-  const pkgEntry = join(ROOT, "pkg", "web", "tiny_pi.js");
+  const pkgEntry = join(ROOT, "dist", "pkg", "web", "tiny_pi.js");
   try {
     await access(pkgEntry);
   } catch {
-    throw new Error(`${pkgEntry} is missing: build the package first (node scripts/build.mjs), then run the e2e tests again.`);
+    throw new Error(`${pkgEntry} is missing: build the package and the site first (node scripts/build.mjs && node scripts/site.mjs), then run the e2e tests again.`);
   }
   return timed("starting the page server", () => startServer({ port: 0 }));
 }

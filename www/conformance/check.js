@@ -400,3 +400,71 @@ export function loopOf(module) {
   if (!loop) throw new TypeError(`the module exports no runAgentLoop function (its exports: ${Object.keys(module ?? {}).join(", ") || "none"})`);
   return loop;
 }
+
+/**
+ * Runs cases in a worker that can be stopped, so that a loop blocking its thread cannot hang the caller:
+ * `spawn(cases, onMessage)` starts a worker on these cases and returns `{ terminate() }`; the worker posts
+ * `{type: "start", id}` before each case, `{type: "case", report}` after it, then `{type: "done"}`, or
+ * `{type: "load-error", error}` when the module cannot be used. A case silent for longer than its time limit plus
+ * `graceMs` is reported as stopped, the worker terminated, and the remaining cases go on in a fresh one.
+ * Resolves to `{ passed, failed, reports }`, or `{ loadError }`.
+ */
+export async function superviseCases(spawn, cases, { timeLimitMs = DEFAULT_TIME_LIMIT_MS, graceMs = 1000, onCase } = {}) {
+  const reports = [];
+  const report = (r) => {
+    reports.push(r);
+    onCase?.(r);
+  };
+  let todo = cases;
+  while (todo.length) {
+    const outcome = await new Promise((resolve) => {
+      let current = null;
+      let timer = null;
+      const end = (value) => {
+        clearTimeout(timer);
+        worker.terminate();
+        resolve(value);
+      };
+      const worker = spawn(todo, (msg) => {
+        clearTimeout(timer);
+        if (msg.type === "start") {
+          current = msg.id;
+          timer = setTimeout(() => end({ stuck: current }), timeLimitMs + graceMs);
+        } else if (msg.type === "case") {
+          current = null;
+          report(msg.report);
+        } else if (msg.type === "load-error") end({ loadError: msg.error });
+        else if (msg.type === "done") end({});
+        else if (msg.type === "crash") end({ crashed: msg.error, at: current });
+      });
+    });
+    if (outcome.loadError) return { loadError: outcome.loadError };
+    const stoppedAt = outcome.stuck ?? outcome.at;
+    if (!stoppedAt) break;
+    const kase = todo.find((c) => c.id === stoppedAt);
+    const why = outcome.stuck
+      ? `stopped after ${timeLimitMs + graceMs} ms: the loop blocked its thread (synchronous code that never returns); its worker was terminated`
+      : `the worker running the loop died: ${outcome.crashed}`;
+    report({ id: kase.id, spec: kase.spec, title: kase.title, pass: false, timedOut: Boolean(outcome.stuck), problems: [why], firstEvent: null, transcriptDiff: null });
+    const done = new Set(reports.map((r) => r.id));
+    todo = todo.filter((c) => !done.has(c.id));
+  }
+  const passed = reports.filter((r) => r.pass).length;
+  return { passed, failed: reports.length - passed, reports };
+}
+
+/** The worker's side of superviseCases: check each case with the module's loop, saying so as it goes. */
+export async function serveCases(loadModule, cases, { timeLimitMs = DEFAULT_TIME_LIMIT_MS } = {}, post) {
+  let loop;
+  try {
+    loop = loopOf(await loadModule());
+  } catch (err) {
+    post({ type: "load-error", error: err instanceof Error ? `${err.name}: ${err.message}` : String(err) });
+    return;
+  }
+  for (const kase of cases) {
+    post({ type: "start", id: kase.id });
+    post({ type: "case", report: await checkCase(loop, kase, { timeLimitMs }) });
+  }
+  post({ type: "done" });
+}

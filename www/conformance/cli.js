@@ -12,11 +12,9 @@ import fs from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { Worker } from "node:worker_threads";
-import { DEFAULT_TIME_LIMIT_MS, formatCase, formatSummary } from "./check.js";
+import { DEFAULT_TIME_LIMIT_MS, formatCase, formatSummary, superviseCases } from "./check.js";
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
-/** Beyond the case's own time limit, how long a worker may stay silent before it is taken to be stuck. */
-const GRACE_MS = 1000;
 
 const USAGE = `usage: tiny-pi-conformance <module> [--case <id>]... [--timeout <ms>] [--json]
 
@@ -42,39 +40,15 @@ function parseArgs(argv) {
   return args;
 }
 
-/** Runs `cases` in one worker; resolves to the reports it made and, if it had to be stopped, the case it was on. */
-function runWorker(modulePath, cases, timeLimitMs, onReport) {
-  return new Promise((resolve) => {
+/** A worker thread on `cases` (superviseCases' spawn). */
+function spawnWorker(modulePath, timeLimitMs) {
+  return (cases, onMessage) => {
     const worker = new Worker(path.join(HERE, "node-worker.js"), { workerData: { modulePath, cases, timeLimitMs } });
-    let current = null;
-    let timer = null;
-    let settled = false;
-    const end = (value) => {
-      if (settled) return;
-      settled = true;
-      clearTimeout(timer);
-      resolve(value);
-    };
-    worker.on("message", (msg) => {
-      clearTimeout(timer);
-      if (msg.type === "start") {
-        current = msg.id;
-        timer = setTimeout(() => {
-          worker.terminate();
-          end({ stuck: current });
-        }, timeLimitMs + GRACE_MS);
-      } else if (msg.type === "case") {
-        current = null;
-        onReport(msg.report);
-      } else if (msg.type === "load-error") {
-        end({ loadError: msg.error });
-      } else if (msg.type === "done") {
-        end({});
-      }
-    });
-    worker.on("error", (err) => end({ crashed: err instanceof Error ? `${err.name}: ${err.message}` : String(err), at: current }));
-    worker.on("exit", (code) => end(current ? { crashed: `the worker exited (${code})`, at: current } : {}));
-  });
+    worker.on("message", onMessage);
+    worker.on("error", (err) => onMessage({ type: "crash", error: err instanceof Error ? `${err.name}: ${err.message}` : String(err) }));
+    worker.on("exit", (code) => onMessage({ type: "crash", error: `the worker exited (${code})` }));
+    return { terminate: () => worker.terminate() };
+  };
 }
 
 async function main() {
@@ -108,31 +82,17 @@ async function main() {
     console.error(`tiny-pi-conformance: ${modulePath} does not exist`);
     return 2;
   }
-  let todo = args.cases.length ? all.filter((c) => args.cases.includes(c.id)) : all;
-  const reports = [];
-  const onReport = (report) => {
-    reports.push(report);
-    if (!args.json) console.log(formatCase(report));
-  };
+  const todo = args.cases.length ? all.filter((c) => args.cases.includes(c.id)) : all;
   if (!args.json) console.log(`tiny-pi-conformance: ${path.relative(process.cwd(), modulePath) || modulePath}, ${todo.length} case(s), ${args.timeLimitMs} ms each\n`);
-  while (todo.length) {
-    const outcome = await runWorker(modulePath, todo, args.timeLimitMs, onReport);
-    if (outcome.loadError) {
-      console.error(`tiny-pi-conformance: cannot check ${modulePath}: ${outcome.loadError}`);
-      return 2;
-    }
-    const stoppedAt = outcome.stuck ?? outcome.at;
-    if (stoppedAt) {
-      const kase = todo.find((c) => c.id === stoppedAt);
-      const why = outcome.stuck
-        ? `stopped after ${args.timeLimitMs + GRACE_MS} ms: the loop blocked its thread (synchronous code that never returns); the worker was terminated`
-        : `the worker running the loop died: ${outcome.crashed}`;
-      onReport({ id: kase.id, spec: kase.spec, title: kase.title, pass: false, timedOut: Boolean(outcome.stuck), problems: [why], firstEvent: null, transcriptDiff: null });
-    }
-    const done = new Set(reports.map((r) => r.id));
-    todo = todo.filter((c) => !done.has(c.id));
-    if (!stoppedAt && todo.length) break; // the worker ended without saying why: do not loop
+  const outcome = await superviseCases(spawnWorker(modulePath, args.timeLimitMs), todo, {
+    timeLimitMs: args.timeLimitMs,
+    onCase: (report) => args.json || console.log(formatCase(report)),
+  });
+  if (outcome.loadError) {
+    console.error(`tiny-pi-conformance: cannot check ${modulePath}: ${outcome.loadError}`);
+    return 2;
   }
+  const { reports } = outcome;
   const passed = reports.filter((r) => r.pass).length;
   const summary = { passed, failed: reports.length - passed };
   if (args.json) console.log(JSON.stringify({ ...summary, reports }, null, 2));
