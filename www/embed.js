@@ -11,13 +11,14 @@ export const DEFAULT_PANELS = ["timeline", "transcript"];
 export function readEmbed(params) {
   const on = params.get("embed") === "1";
   const panels = (params.get("panels") ?? "").split(",").map((p) => p.trim()).filter(Boolean);
-  return { on, panels: panels.length ? panels : DEFAULT_PANELS, autoplay: params.get("autoplay") === "1" };
+  return { on, panels: panels.length ? panels : DEFAULT_PANELS, autoplay: params.get("autoplay") === "1", scenario: params.get("scenario") };
 }
 
 /** Show only the named panels. Returns an error ({key, vars}) when a name is unknown, else null. */
 export function applyEmbed(embed) {
   if (!embed.on) return null;
   document.body.dataset.embed = "1";
+  lastScenario = embed.scenario;
   const unknown = embed.panels.filter((p) => !PANELS.includes(p));
   for (const node of document.querySelectorAll("[data-panel]")) node.hidden = !embed.panels.includes(node.dataset.panel);
   // A group of panels with none shown takes no room.

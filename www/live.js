@@ -43,6 +43,7 @@ export async function wireLive({ onSaved = () => {} } = {}) {
     }
     current = value;
     $("live-status").textContent = t("live.saved", { model: value.model, url: value.baseUrl });
+    $("live-status").focus();
     onSaved();
   });
   current = saved;

@@ -63,9 +63,12 @@ export function wireLoopCheck() {
     if (result.loadError) {
       status.dataset.state = "error";
       status.textContent = t("loop.loadError", { error: result.loadError });
+      status.focus();
       return;
     }
     status.dataset.state = result.failed ? "failed" : "passed";
     status.textContent = `${t("loop.done", { name: picked.name })} ${formatSummary(result)}`;
+    // Not a live region (the page has one, the run's status): the outcome takes the focus instead.
+    status.focus();
   });
 }

@@ -23,7 +23,9 @@
     try {
       const kit = await import(checkUrl);
       const spawn = (todo, onMessage) => {
-        const worker = new Worker(workerUrl, { type: "module" });
+        // A classic worker: a module worker cannot start from a blob: URL in an opaque origin (Chromium); a classic
+        // one can, and import() the kit and the module from there.
+        const worker = new Worker(workerUrl);
         worker.onmessage = ({ data }) => onMessage(data);
         worker.onerror = (e) => {
           e.preventDefault();

@@ -435,7 +435,8 @@ export async function superviseCases(spawn, cases, { timeLimitMs = DEFAULT_TIME_
           report(msg.report);
         } else if (msg.type === "load-error") end({ loadError: msg.error });
         else if (msg.type === "done") end({});
-        else if (msg.type === "crash") end({ crashed: msg.error, at: current });
+        // A worker that dies before its first case could not load what it runs.
+        else if (msg.type === "crash") end(current === null && reports.length === 0 ? { loadError: msg.error } : { crashed: msg.error, at: current });
       });
     });
     if (outcome.loadError) return { loadError: outcome.loadError };
