@@ -51,9 +51,15 @@ const noCatalogue = {
   resolveId: (id, importer) => (id === "./models.generated.js" && importer?.includes("pi-ai") ? NO_CATALOGUE : null),
   load: (id) => (id === NO_CATALOGUE ? "export const MODELS = {};" : null),
 };
-const { build } = await import("vite");
+const { build, createLogger } = await import("vite");
+// pi-ai's env-api-keys.js names node:fs for Node and Bun only (never run in a browser); Vite says it stubbed it.
+// That one notice is expected; every other warning is shown.
+const logger = createLogger("warn");
+const warn = logger.warn;
+logger.warn = (msg, options) => (/"node:fs" has been externalized .*pi-ai\/dist\/env-api-keys\.js/.test(msg) ? undefined : warn(msg, options));
 await build({
   configFile: false,
+  customLogger: logger,
   logLevel: "warn",
   root,
   plugins: [noCatalogue],
