@@ -446,14 +446,16 @@ function useCustom(def, { hash = null } = {}) {
   save(CUSTOM_KEY, { def, base: state.baseId });
   fillScenarioSelect();
   newRun();
-  if (!hash) {
-    const base = state.baseId;
-    encodeScript({ def, base }).then((encoded) => {
-      if (state.custom !== def) return; // another script took its place meanwhile
-      state.customHash = `#script=${encoded}`;
-      syncUrl();
-    });
-  }
+  if (!hash) shareCustom(def);
+}
+
+/** Put the custom script into the address (#script=…), once packed. */
+function shareCustom(def) {
+  encodeScript({ def, base: state.baseId }).then((encoded) => {
+    if (state.custom !== def) return; // another script took its place meanwhile
+    state.customHash = `#script=${encoded}`;
+    syncUrl();
+  });
 }
 
 function revertEditor() {
@@ -608,6 +610,7 @@ async function startScript() {
   fillScenarioSelect();
   setEditorText(state.def);
   newRun();
+  shareCustom(state.custom);
   return true;
 }
 

@@ -144,6 +144,10 @@ test("the address follows the state: a shared link restores an edited script (ha
     assert.equal(url.searchParams.get("lang"), "zh");
     assert.equal(url.searchParams.get("scenario"), null, "a custom script has no scenario id");
     assert.ok(!shared.includes("SHARED"), "the script is packed, not spelled out");
+    // A script reopened from this browser's storage (no scenario in the address) is put in the address too.
+    await page.goto(new URL("?lang=en", suite.server.url).href);
+    await page.waitForFunction(() => location.hash.startsWith("#script="));
+    assert.equal(await page.inputValue('[data-testid="scenario-select"]'), "custom");
     await page.evaluate(() => localStorage.clear()); // the link alone must carry it
   });
   await withPage(shared.slice(shared.indexOf("?")), async (page) => {
