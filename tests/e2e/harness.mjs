@@ -1,7 +1,8 @@
 // Shared setup for the playground's end-to-end tests: the static server, Debian's Chromium through
 // playwright-core (no browser download), console-error capture and screenshots.
 
-import { mkdtemp, mkdir, rm, access } from "node:fs/promises";
+import { mkdtemp, mkdir, rm, access, readFile } from "node:fs/promises";
+import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { join, dirname } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -190,4 +191,15 @@ export function pageSuite() {
     await suite.server?.close();
   });
   return suite;
+}
+
+const AXE = await readFile(createRequire(import.meta.url).resolve("axe-core/axe.min.js"), "utf8");
+
+/** Run axe-core in the page (or frame); returns its serious and critical violations, each with where it was found. */
+export async function axeFindings(page) {
+  await page.evaluate(AXE);
+  const violations = await page.evaluate(async () => (await window.axe.run(document, { resultTypes: ["violations"] })).violations);
+  return violations
+    .filter((v) => v.impact === "serious" || v.impact === "critical")
+    .map((v) => `${v.impact} ${v.id}: ${v.help} (${v.nodes.length}x, e.g. ${v.nodes[0].target.join(" ")}: ${v.nodes[0].failureSummary})`);
 }

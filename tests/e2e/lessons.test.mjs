@@ -11,7 +11,7 @@ import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import sirv from "sirv";
-import { pageSuite, openPage, waitForDone, runToEnd, screenshot, count } from "./harness.mjs";
+import { pageSuite, openPage, waitForDone, runToEnd, screenshot, count, axeFindings } from "./harness.mjs";
 
 const ROOT = path.join(path.dirname(fileURLToPath(import.meta.url)), "..", "..");
 const DIST = path.join(ROOT, "dist");
@@ -327,4 +327,24 @@ test("the live model: the page streams a tool call and an answer from a local ch
   } finally {
     await page.close();
   }
+});
+
+test("axe-core finds nothing serious or critical on the live page, in embed mode and with a loop report, in Chinese", async () => {
+  await withPage("live.html?scenario=readme&lang=zh&speed=instant", async (page) => {
+    assert.deepEqual(await axeFindings(page), [], "live.html");
+    await screenshot(page, "live-zh-1280", { fullPage: true });
+  });
+  await withPage("?embed=1&scenario=concurrency&panels=counters,why,timeline,transcript,pairing&lang=zh&autoplay=1", async (page) => {
+    await waitForDone(page);
+    assert.deepEqual(await axeFindings(page), [], "embed");
+    await screenshot(page, "embed-concurrency-zh", { fullPage: true });
+  });
+  await withPage("?scenario=readme&lang=zh", async (page) => {
+    const broken = REFERENCE.replace("export const runAgentLoop = createLoop();", "export const runAgentLoop = createLoop({ errorLeavesCallsOpen: true });");
+    const out = await checkLoop(page, "我的-loop.mjs", broken);
+    assert.match(out.status, /14 passed, 1 failed/);
+    assert.deepEqual(await axeFindings(page), [], "loop report");
+    await page.$eval('[data-testid="loop-report"]', (n) => n.scrollIntoView());
+    await screenshot(page, "loop-check-zh", { fullPage: false });
+  });
 });
