@@ -272,6 +272,25 @@ const entries = await step("write wrappers and remove stray wasm-pack files", as
   return entries;
 });
 
+// ---- plain files ([[files]]) ----------------------------------------------------
+await step("copy plain files ([[files]])", () => {
+  for (const f of config.files ?? []) {
+    if (!f.folder || !f.from || !Array.isArray(f.include)) throw new Error("wasm-pack.toml: every [[files]] needs `folder`, `from` and an `include` list");
+    if (config.build.some((b) => b.folder === f.folder)) throw new Error(`wasm-pack.toml: [[files]] ${f.folder} is also a [[build]] folder`);
+    fs.mkdirSync(path.join(outDir, f.folder), { recursive: true });
+    for (const name of f.include) {
+      const from = path.join(root, f.from, name);
+      if (!fs.existsSync(from)) throw new Error(`wasm-pack.toml: [[files]] ${f.folder}: ${path.relative(root, from)} does not exist`);
+      fs.copyFileSync(from, path.join(outDir, f.folder, name));
+    }
+  }
+  for (const [command, file] of Object.entries(config.bin ?? {})) {
+    const target = path.join(outDir, file);
+    if (!fs.existsSync(target)) throw new Error(`wasm-pack.toml: [bin] ${command} = "${file}" is not a file of the package`);
+    fs.chmodSync(target, 0o755);
+  }
+});
+
 // ---- pkg/package.json -------------------------------------------------------
 await step(`write ${shown}/package.json and README`, () => {
   const p = config.package;
@@ -310,8 +329,9 @@ await step(`write ${shown}/package.json and README`, () => {
     ...(p.main ? { main: pick(p.main, "main") } : {}),
     ...(p.module ? { module: pick(p.module, "module") } : {}),
     ...(p.types ? { types: pick(p.types, "types") } : {}),
+    ...(config.bin ? { bin: Object.fromEntries(Object.entries(config.bin).map(([command, file]) => [command, rel(file)])) } : {}),
     exports,
-    files: [...config.build.map((b) => b.folder), "README.md"],
+    files: [...config.build.map((b) => b.folder), ...(config.files ?? []).map((f) => f.folder), "README.md"],
     sideEffects,
   };
   write(path.join(outDir, "package.json"), JSON.stringify(pkg, null, 2));

@@ -10,7 +10,7 @@ use serde_json::Value;
 use crate::schema;
 
 /// The shapes by name: `message`, `messages`, `assistant`, `assistants`, `mediaBlocks`, `toolCall`,
-/// `toolOutput`, `toolReply`, `modelRequest`, `traceRecords`.
+/// `toolOutput`, `toolReply`, `toolDefinitions`, `modelRequest`, `traceRecords`.
 pub const SHAPES: &str = r##"{
   "$defs": {
     "text": { "type": "object", "required": ["type", "text"],
@@ -50,6 +50,7 @@ pub const SHAPES: &str = r##"{
         "timestamp": { "type": ["number", "null"] }, "terminate": { "type": "boolean" } } },
     "toolDefinition": { "type": "object", "required": ["name"],
       "properties": { "name": { "type": "string" }, "description": { "type": "string" } } },
+    "toolDefinitions": { "type": "array", "items": { "$ref": "#/$defs/toolDefinition" } },
     "modelRequest": { "type": "object", "required": ["messages"],
       "properties": { "systemPrompt": { "type": ["string", "null"] }, "messages": { "$ref": "#/$defs/messages" },
         "tools": { "type": "array", "items": { "$ref": "#/$defs/toolDefinition" } } } },

@@ -489,6 +489,49 @@ async fn a_rejecting_executor_becomes_an_error_result_without_its_stack() {
     assert_eq!(result["messages"][3]["isError"], false);
 }
 
+/// `options.tools` as a tool source of the caller's own (issue 19): its definitions are offered, its `execute`
+/// runs the call with the source as `this`.
+#[wasm_bindgen_test]
+async fn a_tool_source_offers_its_definitions_and_runs_the_call() {
+    let source = Function::new_no_args(
+        r#"return {
+            definitions() { return [{ name: "read", description: "Read a file", parameters: { type: "object" } }]; },
+            async execute(call) {
+                return { role: "toolResult", toolCallId: call.id, toolName: call.name,
+                         content: [{ type: "text", text: this.answer }], isError: false, timestamp: 5 };
+            },
+            answer: "from the source",
+        };"#,
+    )
+    .call0(&JsValue::UNDEFINED)
+    .unwrap();
+    let requests = Array::new();
+    let model = make_model("eventStream", &script());
+    let recorded = object(&[(
+        "stream",
+        &Function::new_with_args("m, log", "return (req, opts) => { log.push(JSON.parse(JSON.stringify(req.tools))); return m.stream(req, opts); }")
+            .call2(&JsValue::UNDEFINED, &model, &requests)
+            .unwrap(),
+    )]);
+    let options = object(&[
+        ("context", &context(&user_input())),
+        ("model", &recorded),
+        ("tools", &source),
+    ]);
+    let result = json_of(&run(&options).await.unwrap());
+    assert_eq!(result["reason"], "stop");
+    assert_eq!(
+        result["messages"][2]["content"][0]["text"],
+        "from the source"
+    );
+    let offered = json_of(&requests.into());
+    assert_eq!(offered.as_array().map(Vec::len), Some(2));
+    for tools in offered.as_array().unwrap() {
+        assert_eq!(tools[0]["name"], "read");
+        assert_eq!(tools[0]["description"], "Read a file");
+    }
+}
+
 #[wasm_bindgen_test]
 async fn abort_before_start_and_during_a_tool() {
     let controller = abort_controller();

@@ -1,7 +1,8 @@
 // The playground page: loads the tiny-pi wasm package, runs a scenario with the real runAgentLoop (runner.js)
 // and keeps every view in step with it: timeline, transcript, pairing, request inspector, decision table and
 // trace, each step explained (explain.js), and a selection in one view highlighted in the others (links.js).
-// URL parameters (for lessons that embed the page): ?scenario=<id>&lang=zh|en&speed=instant|normal|slow
+// The URL follows the state (shareable.js): ?scenario=<id>&lang=zh|en&step=<n>|end&speed=…, a custom script in the
+// hash; ?embed=1&panels=…&autoplay=1 shows one scenario sized for a lesson's iframe (embed.js).
 
 import { t, tFirst, setLang, getLang, applyI18n, detectLang } from "./i18n.js";
 import { SCENARIOS, scenarioById, cloneDef, validateDefinition, parseTranscript, jsonErrorIndex, lineOfPath, responsesIn } from "./scenarios.js";
@@ -10,13 +11,17 @@ import { whyOf, waitOf, decisionRow } from "./explain.js";
 import { orderTrace, buildLinks } from "./links.js";
 import * as views from "./views.js";
 import { renderInspector, renderDecisionTable } from "./panels.js";
+import { readEmbed, applyEmbed, reportHeight } from "./embed.js";
+import { encodeScript, decodeScript, stateUrl } from "./shareable.js";
+import { wireLoopCheck } from "./loopcheck.js";
+import { wireLive, liveModel, LIVE } from "./live.js";
 
-// Relative to this file, so it resolves to /pkg/web/ both when www/ is served at / (scripts/serve.mjs)
-// and when the repository root is served as is (/www/ beside /pkg/).
-const PKG_URL = new URL("../pkg/web/tiny_pi.js", import.meta.url).href;
+// Relative to this file: the site (dist/) holds the package's browser build in pkg/web/, at any path.
+const PKG_URL = new URL("./pkg/web/tiny_pi.js", import.meta.url).href;
 const SPEEDS = { instant: 0, normal: 350, slow: 1000 };
 const CUSTOM_KEY = "tiny-pi-custom"; // localStorage: {def, base} of the last edited or imported script
 const params = new URLSearchParams(location.search);
+const embed = readEmbed(params);
 
 const $ = (id) => document.querySelector(`[data-testid="${id}"]`);
 
@@ -32,6 +37,7 @@ const state = {
   checked: null, // a pasted transcript being shown instead of the run: {messages}
   focusNext: null, // the focus key to move keyboard focus to after the next render (arrow keys on the timeline)
   speed: SPEEDS[params.get("speed")] !== undefined ? params.get("speed") : "normal",
+  customHash: null, // the hash that carries the custom script (#script=…), once encoded
 };
 
 // --- storage (blocked in some embedded frames: then nothing is kept, and the page works the same) ---------
@@ -79,6 +85,7 @@ function switchLang() {
   applyLang();
   fillScenarioSelect();
   render();
+  syncUrl();
 }
 
 function scenarioTitle(s) {
@@ -95,12 +102,15 @@ function fillScenarioSelect() {
 
 // --- runs ------------------------------------------------------------------------------------------
 
-function newRun() {
+/** A fresh run of the current script; `autoRelease` opens its gates by themselves (autoplay, a shared step). */
+function newRun({ autoRelease = null } = {}) {
   state.run?.dispose();
   state.selection = null;
   state.inspect = null;
   state.checked = null;
-  state.run = new Run(state.api, cloneDef(state.def), { onUpdate: render, pace: SPEEDS[state.speed] });
+  const def = cloneDef(state.def);
+  const model = LIVE ? liveModel() : null;
+  state.run = new Run(state.api, def, { onUpdate: render, pace: SPEEDS[state.speed], model, autoRelease });
   render();
 }
 
@@ -244,9 +254,10 @@ function renderControls(run) {
 
 function renderCounters(run) {
   const { checked } = state;
-  const scenario = scenarioById(state.scenarioId);
+  // A live model's run is not the course's scripted one: nothing to compare it with.
+  const scenario = LIVE ? null : scenarioById(state.scenarioId);
   const byHand = run.aborted?.by === "hand";
-  $("about").textContent = checked ? t("status.checked") : scenario ? scenario.about[getLang()] : t("scenario.custom");
+  $("about").textContent = checked ? t("status.checked") : LIVE ? t("live.about") : scenario ? scenario.about[getLang()] : t("scenario.custom");
   $("expected").textContent = checked || !scenario ? "–" : byHand ? t("expected.abortedByHand", { seq: run.aborted.seq }) : t("expected.line", scenario.expect);
   $("expected").dataset.state = byHand && !checked ? "aborted-by-hand" : "";
   $("requests").textContent = String(run.requests);
@@ -282,6 +293,26 @@ function firedRows(run, d) {
 function render() {
   const run = state.run;
   if (!run) return;
+  renderViews(run);
+  syncUrl();
+  if (embed.on) reportHeight(state.scenarioId);
+}
+
+/** The address of what is on screen: scenario, language, how far the run went, a custom script in the hash. */
+function syncUrl() {
+  const run = state.run;
+  const step = !run || state.checked ? null : run.status === "done" || run.status === "failed" ? "end" : run.held && run.mode === "step" ? run.hold.seq : null;
+  const url = stateUrl(location.href, {
+    scenario: state.scenarioId === "custom" ? null : state.scenarioId,
+    lang: getLang(),
+    step,
+    release: run?.released.length ? run.released : null,
+    hash: state.scenarioId === "custom" ? state.customHash : null,
+  });
+  if (url !== location.href) history.replaceState(null, "", url);
+}
+
+function renderViews(run) {
   const { checked } = state;
   // Views are rebuilt on every event: keep keyboard focus on the same item (or move it where the arrows asked).
   const forced = state.focusNext;
@@ -406,14 +437,25 @@ function readEditor() {
   return { executor: "registry", maxSteps: 32, abort: "none", ...def };
 }
 
-/** Make an edited or imported definition the page's script, and keep it for the next visit. */
-function useCustom(def) {
+/** Make an edited or imported definition the page's script, and keep it for the next visit and in the URL. */
+function useCustom(def, { hash = null } = {}) {
   state.scenarioId = "custom";
   state.def = def;
   state.custom = def;
+  state.customHash = hash;
   save(CUSTOM_KEY, { def, base: state.baseId });
   fillScenarioSelect();
   newRun();
+  if (!hash) shareCustom(def);
+}
+
+/** Put the custom script into the address (#script=…), once packed. */
+function shareCustom(def) {
+  encodeScript({ def, base: state.baseId }).then((encoded) => {
+    if (state.custom !== def) return; // another script took its place meanwhile
+    state.customHash = `#script=${encoded}`;
+    syncUrl();
+  });
 }
 
 function revertEditor() {
@@ -526,27 +568,78 @@ function wire() {
   });
 }
 
-/** The script to start with: the URL's scenario, else the script edited on an earlier visit, else the README one. */
-function startScript() {
+function showError(text, kind) {
+  const banner = $("banner");
+  banner.hidden = false;
+  banner.textContent = text;
+  banner.dataset.state = "error";
+  banner.dataset.error = kind;
+}
+
+/**
+ * The script to start with: a script in the URL's hash, else the URL's scenario, else the script edited on an
+ * earlier visit, else the README one. Returns false (and says why) when the URL names something that is not there.
+ */
+async function startScript() {
+  const hash = new URLSearchParams(location.hash.slice(1)).get("script");
+  if (hash !== null) {
+    const shared = await decodeScript(hash).catch(() => null);
+    if (!shared || validateDefinition(shared.def).length) {
+      showError(t("url.badScript"), "bad-script");
+      return false;
+    }
+    if (scenarioById(shared.base)) state.baseId = shared.base;
+    setEditorText(shared.def);
+    useCustom(shared.def, { hash: location.hash });
+    return true;
+  }
+  const wanted = params.get("scenario");
+  if (wanted !== null && !scenarioById(wanted)) {
+    showError(t("url.unknownScenario", { id: wanted, list: SCENARIOS.map((s) => s.id).join(", ") }), "unknown-scenario");
+    return false;
+  }
   const saved = load(CUSTOM_KEY);
   const valid = saved && typeof saved === "object" && validateDefinition(saved.def).length === 0;
   if (valid) {
     state.custom = saved.def;
     if (scenarioById(saved.base)) state.baseId = saved.base;
   }
-  if (params.get("scenario") || !valid) return chooseScenario(params.get("scenario") ?? "readme");
+  if (wanted || !valid || embed.on) return chooseScenario(wanted ?? "readme"), true;
   state.scenarioId = "custom";
   state.def = cloneDef(saved.def);
   fillScenarioSelect();
   setEditorText(state.def);
   newRun();
+  shareCustom(state.custom);
+  return true;
+}
+
+/** Where the URL says the run was: `step=<n>` holds after event n, `step=end` runs it out; gates open in the order
+ * the URL's `release` (or the script's own `release`) gives. `autoplay=1` runs it at the chosen speed. */
+function resumeFromUrl() {
+  const step = params.get("step");
+  const order = params.get("release")?.split(",").filter(Boolean) ?? state.def.release ?? null;
+  if (step === "end") {
+    newRun({ autoRelease: order });
+    state.run.setPace(0);
+    state.run.run();
+  } else if (/^[1-9]\d*$/.test(step ?? "")) {
+    newRun({ autoRelease: order });
+    state.run.stepTo(Number(step));
+  } else if (embed.autoplay) {
+    newRun({ autoRelease: order });
+    state.run.run();
+  }
 }
 
 async function main() {
   setLang(initialLang());
   applyLang();
+  const embedError = applyEmbed(embed);
   fillScenarioSelect();
   wire();
+  wireLoopCheck();
+  await wireLive({ onSaved: () => state.api && newRun() });
   const banner = $("banner");
   banner.textContent = t("loading");
   try {
@@ -559,8 +652,13 @@ async function main() {
     return;
   }
   banner.hidden = true;
+  if (embedError) {
+    showError(t(embedError.key, embedError.vars), "bad-panels");
+    return;
+  }
+  if (!(await startScript())) return;
   document.body.dataset.ready = "true";
-  startScript();
+  resumeFromUrl();
 }
 
 main();

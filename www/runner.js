@@ -31,13 +31,19 @@ export class Run {
   /**
    * @param api   the tiny-pi module (runAgentLoop, ScriptedModel, ToolRegistry, ...)
    * @param def   a scenario definition (see scenarios.js)
-   * @param hooks {onUpdate(): void, pace: ms between events in run mode (0 = no hold)}
+   * @param hooks {onUpdate(): void, pace: ms between events in run mode (0 = no hold),
+   *   model: a model to use instead of replaying def.script (the live model),
+   *   autoRelease: call ids whose gates open by themselves, in this order, once all of them are waiting}
    */
-  constructor(api, def, { onUpdate = () => {}, pace = 0 } = {}) {
+  constructor(api, def, { onUpdate = () => {}, pace = 0, model = null, autoRelease = null } = {}) {
     this.api = api;
     this.def = def;
     this.onUpdate = onUpdate;
     this.pace = pace;
+    this.liveModel = model;
+    this.autoRelease = autoRelease;
+    this.released = []; // call ids in the order their gates were opened (by hand or by autoRelease)
+    this.target = null; // stepTo(n): run without holding until event n, then hold there
     this.status = "ready"; // ready | active | done | failed
     this.mode = "step"; // step: hold every event; run: hold `pace` ms then go on
     this.events = []; // {seq, type, event, request, callId, batchDone?}
@@ -82,7 +88,7 @@ export class Run {
     let model;
     let tools;
     try {
-      model = new api.ScriptedModel(clone(def.script));
+      model = this.liveModel ?? new api.ScriptedModel(clone(def.script));
       tools = new api.ToolRegistry();
       for (const [name, b] of Object.entries(def.tools)) {
         const tool = { name, execute: (args, ctx) => this.behave(name, ctx.callId, ctx) };
@@ -91,7 +97,7 @@ export class Run {
         tools.register(tool);
       }
     } catch (err) {
-      model?.free();
+      if (model !== this.liveModel) model?.free();
       tools?.free();
       this.fail(err);
       return;
@@ -117,7 +123,7 @@ export class Run {
       options.executeToolCall = async (call, ctx) => {
         if (!Object.hasOwn(def.tools, call.name)) throw new Error(`unknown tool: ${call.name}`);
         const out = await this.behave(call.name, call.id, ctx);
-        return { role: "toolResult", toolCallId: call.id, toolName: call.name, content: out.content, isError: out.isError, timestamp: Date.now() };
+        return { role: "toolResult", toolCallId: call.id, toolName: call.name, content: out.content, ...(out.details !== undefined ? { details: out.details } : {}), isError: out.isError, timestamp: Date.now() };
       };
     }
     if (def.abort === "before-start") this.abortNow("scenario");
@@ -134,7 +140,7 @@ export class Run {
         (err) => this.fail(err),
       )
       .finally(() => {
-        model.free();
+        if (model !== this.liveModel) model.free();
         tools.free();
       });
     this.onUpdate();
@@ -152,6 +158,12 @@ export class Run {
     if (this.status !== "active") return;
     this.mode = "run";
     this.releaseHold();
+  }
+
+  /** Run without holding until event n has been emitted, then hold right after it (a shared link's step). */
+  stepTo(n) {
+    this.target = n;
+    this.step();
   }
 
   pause() {
@@ -182,7 +194,24 @@ export class Run {
   }
 
   release(exec) {
-    if (exec.release) exec.release();
+    if (!exec.release) return;
+    this.released.push(exec.callId);
+    exec.release();
+  }
+
+  /** Open the gates of autoRelease, in its order, once every one of them is waiting; one macrotask apart, so each
+   * tool_end is emitted before the next call finishes. */
+  async releaseInOrder() {
+    const order = this.autoRelease ?? [];
+    if (this.releasing || order.length === 0) return;
+    const waiting = (id) => this.execs.find((x) => x.callId === id && x.state === "gated");
+    if (!order.every(waiting)) return;
+    this.releasing = true;
+    for (const id of order) {
+      const exec = waiting(id);
+      if (exec) this.release(exec);
+      await new Promise((resolve) => setTimeout(resolve, 0));
+    }
   }
 
   /** Let an abandoned run drain: every hold and gate resolves, the signal aborts, later events are ignored. */
@@ -209,6 +238,14 @@ export class Run {
   onLoopEvent(e) {
     if (this.disposed) return undefined;
     this.record(e);
+    if (this.target !== null) {
+      if (this.events.length < this.target) {
+        this.onUpdate();
+        return undefined;
+      }
+      this.target = null;
+      this.mode = "step";
+    }
     if (this.mode === "run" && this.pace === 0) {
       this.onUpdate();
       return undefined;
@@ -271,10 +308,12 @@ export class Run {
     if (b.delay > 0) await new Promise((resolve) => setTimeout(resolve, b.delay));
     if (b.gate && !this.disposed) {
       exec.state = "gated";
-      this.onUpdate();
-      await new Promise((resolve) => {
+      const opened = new Promise((resolve) => {
         exec.release = resolve;
       });
+      this.onUpdate();
+      this.releaseInOrder();
+      await opened;
       exec.release = null;
     }
     if (b.progress !== undefined) ctx.reportProgress(toContent(b.progress));
@@ -285,7 +324,7 @@ export class Run {
     }
     exec.state = "finished";
     this.onUpdate();
-    return { content: toContent(b.answer ?? ""), isError: b.isError === true };
+    return { content: toContent(b.answer ?? ""), isError: b.isError === true, ...(b.details !== undefined ? { details: clone(b.details) } : {}) };
   }
 
   finish(result) {

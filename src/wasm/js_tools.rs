@@ -154,8 +154,15 @@ impl ToolHandler for JsTool {
     }
 }
 
-/// `options.executeToolCall`: replaces the registry for a run.
-pub struct JsExecutor(pub Function);
+/// `options.executeToolCall`, or the `execute` method of a tools object that is not a `ToolRegistry`:
+/// replaces the registry for a run.
+pub struct JsExecutor {
+    pub execute: Function,
+    /// `this` of the call: undefined for `executeToolCall`, the tools object for its `execute`.
+    pub this: JsValue,
+    /// How errors name it.
+    pub what: &'static str,
+}
 
 impl ToolExecutor for JsExecutor {
     fn execute<'a>(
@@ -165,16 +172,16 @@ impl ToolExecutor for JsExecutor {
     ) -> LocalBoxFuture<'a, Result<ToolReply, String>> {
         Box::pin(async move {
             let outcome = call_js(
-                &self.0,
-                &JsValue::UNDEFINED,
+                &self.execute,
+                &self.this,
                 json_arg(&call.tagged()),
                 None,
                 &context.signal,
                 context.progress,
-                "executeToolCall".into(),
+                self.what.into(),
             )
             .await;
-            from_js::<ToolReply>(&outcome?, "executeToolCall result", "toolReply")
+            from_js::<ToolReply>(&outcome?, &format!("{} result", self.what), "toolReply")
         })
     }
 }

@@ -112,8 +112,14 @@ impl RunInput {
                 type_of(options)
             ));
         }
-        let registry = registry_option(&get(options, "tools", "options.tools")?)?;
-        let definitions = registry.definitions();
+        let tools = tools_option(&get(options, "tools", "options.tools")?)?;
+        let executor = optional_function(options, "executeToolCall", "options.executeToolCall")?
+            .map(|execute| js_tools::JsExecutor {
+                execute,
+                this: JsValue::UNDEFINED,
+                what: "executeToolCall",
+            });
+        let definitions = tools.definitions;
         let mirror = mirror::SharedMirror::default();
         let model = js_model::JsModel::new(
             get(options, "model", "options.model")?,
@@ -123,10 +129,10 @@ impl RunInput {
         Ok(RunInput {
             context: context_option(&get(options, "context", "options.context")?)?,
             model,
-            registry,
+            registry: tools.registry,
             definitions,
-            executor: optional_function(options, "executeToolCall", "options.executeToolCall")?
-                .map(js_tools::JsExecutor),
+            // executeToolCall replaces whatever runs the tools (SPEC §3).
+            executor: executor.or(tools.executor),
             signal: signal_option(&get(options, "signal", "options.signal")?, "options.signal")?,
             max_steps: max_steps_option(&get(options, "maxSteps", "options.maxSteps")?)?,
             observer: observer::JsObserver {
@@ -171,25 +177,71 @@ fn context_option(context: &JsValue) -> Result<AgentContext, String> {
     })
 }
 
-fn registry_option(tools: &JsValue) -> Result<ToolRegistry, String> {
+/// `options.tools`: a `ToolRegistry`, or a tool source of the caller's own (any object with
+/// `definitions()` and `execute(call, context)`, like the registry's own methods: a conformance runner's
+/// tools, say), whose definitions are read once and whose `execute` runs the calls.
+struct ToolsInput {
+    registry: ToolRegistry,
+    definitions: Vec<ToolDefinition>,
+    executor: Option<js_tools::JsExecutor>,
+}
+
+fn tools_option(tools: &JsValue) -> Result<ToolsInput, String> {
     if tools.is_undefined() || tools.is_null() {
-        return Ok(ToolRegistry::new());
+        return Ok(registry_input(ToolRegistry::new()));
     }
-    let not_a_registry = || {
+    let refused = || {
         format!(
-            "options.tools must be a ToolRegistry (got {})",
+            "options.tools must be a ToolRegistry or an object with definitions() and execute(call, context) (got {})",
             type_of(tools)
         )
     };
-    let handle = optional_function(tools, "__tinyPiRegistry", "options.tools")
+    if !is_object(tools) {
+        return Err(refused());
+    }
+    if let Some(registry) = optional_function(tools, "__tinyPiRegistry", "options.tools")
         .ok()
         .flatten()
-        .and_then(|f| f.call0(tools).ok())
-        .ok_or_else(not_a_registry)?;
-    let handle = RegistryHandle::try_from_js_value(handle).map_err(|_| not_a_registry())?;
-    // A run works on a snapshot: registering during a run affects the next run, not this one.
-    let snapshot = handle.0.try_borrow().map(|r| r.clone());
-    snapshot.map_err(|_| not_a_registry())
+    {
+        let handle = registry.call0(tools).map_err(|_| refused())?;
+        let handle = RegistryHandle::try_from_js_value(handle).map_err(|_| refused())?;
+        // A run works on a snapshot: registering during a run affects the next run, not this one.
+        let snapshot = handle.0.try_borrow().map(|r| r.clone());
+        return snapshot.map(registry_input).map_err(|_| refused());
+    }
+    let definitions = optional_function(tools, "definitions", "options.tools.definitions")?;
+    let execute = optional_function(tools, "execute", "options.tools.execute")?;
+    let (Some(definitions), Some(execute)) = (definitions, execute) else {
+        return Err(refused());
+    };
+    let listed = definitions.call0(tools).map_err(|e| {
+        format!(
+            "options.tools.definitions() threw: {}",
+            convert::error_message(&e)
+        )
+    })?;
+    Ok(ToolsInput {
+        registry: ToolRegistry::new(),
+        definitions: array_from_js(
+            &listed,
+            "options.tools.definitions()",
+            "an array of tool definitions",
+            "toolDefinitions",
+        )?,
+        executor: Some(js_tools::JsExecutor {
+            execute,
+            this: tools.clone(),
+            what: "options.tools.execute",
+        }),
+    })
+}
+
+fn registry_input(registry: ToolRegistry) -> ToolsInput {
+    ToolsInput {
+        definitions: registry.definitions(),
+        registry,
+        executor: None,
+    }
 }
 
 fn signal_option(signal: &JsValue, what: &str) -> Result<AbortSignal, String> {

@@ -123,6 +123,13 @@ export type ToolExecutor = (
   context: { signal?: AbortSignal; reportProgress(content: ToolContent): void },
 ) => Promise<Partial<ToolResultMessage> & { content: ToolContent }> | (Partial<ToolResultMessage> & { content: ToolContent });
 
+/** Tools of the caller's own, shaped like the registry's methods: what a run offers the model and how it
+ * runs a call (a conformance runner's scripted tools, say). `execute` is called with the object as `this`. */
+export interface ToolSource {
+  definitions(): ToolDefinition[];
+  execute: ToolExecutor;
+}
+
 // ---- The loop (SPEC §4) ----
 
 export type SkipReason = "length" | "error" | "aborted" | "unexpected-stop" | "duplicate-call-id";
@@ -151,8 +158,9 @@ export interface RunOptions<A extends AssistantMessage = AssistantMessage> {
     tools?: undefined;
   };
   model: Model<A>;
-  /** The tools the model is offered (`definitions()`) and, unless `executeToolCall` is given, runs them. */
-  tools?: ToolRegistry;
+  /** The tools the model is offered (`definitions()`) and, unless `executeToolCall` is given, runs them:
+   * a `ToolRegistry`, or any `ToolSource` (its `definitions()` is read once per run). */
+  tools?: ToolRegistry | ToolSource;
   /** Runs every tool call instead of `tools` (which still says what the model is offered); may reject, which
    * answers the call with an error result. Delegate to the registry with `tools.execute(call, context)`. */
   executeToolCall?: ToolExecutor;

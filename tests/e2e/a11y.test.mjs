@@ -5,9 +5,7 @@
 
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { readFile } from "node:fs/promises";
-import { createRequire } from "node:module";
-import { pageSuite, waitForDone, runToEnd, stepTo, screenshot } from "./harness.mjs";
+import { pageSuite, waitForDone, runToEnd, stepTo, screenshot, axeFindings } from "./harness.mjs";
 import { SCENARIOS, scenarioById } from "../../www/scenarios.js";
 
 const suite = pageSuite();
@@ -132,17 +130,6 @@ test("390 px: Step and Release stay in view while each view is read, and tables 
     { viewport: phone },
   );
 });
-
-const AXE = await readFile(createRequire(import.meta.url).resolve("axe-core/axe.min.js"), "utf8");
-
-/** Run axe-core in the page; returns its serious and critical violations, each with where it was found. */
-async function axeFindings(page) {
-  await page.evaluate(AXE);
-  const violations = await page.evaluate(async () => (await window.axe.run(document, { resultTypes: ["violations"] })).violations);
-  return violations
-    .filter((v) => v.impact === "serious" || v.impact === "critical")
-    .map((v) => `${v.impact} ${v.id}: ${v.help} (${v.nodes.length}x, e.g. ${v.nodes[0].target.join(" ")}: ${v.nodes[0].failureSummary})`);
-}
 
 test("axe-core finds nothing serious or critical, in both languages at 1280 and 390 px (screenshots of each)", async () => {
   for (const lang of ["en", "zh"]) {

@@ -1,7 +1,8 @@
 // Shared setup for the playground's end-to-end tests: the static server, Debian's Chromium through
 // playwright-core (no browser download), console-error capture and screenshots.
 
-import { mkdtemp, mkdir, rm, access } from "node:fs/promises";
+import { mkdtemp, mkdir, rm, access, readFile } from "node:fs/promises";
+import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { join, dirname } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -33,13 +34,13 @@ async function timed(what, fn) {
   return value;
 }
 
-/** Start scripts/serve.mjs (www/ at /, pkg/ at /pkg/) on a free port: {url, close()}. */
+/** Start scripts/serve.mjs (the static site dist/: the page at /, the package's browser build at /pkg/web/) on a free port: {url, close()}. */
 export async function startPageServer() {
-  const pkgEntry = join(ROOT, "pkg", "web", "tiny_pi.js");
+  const pkgEntry = join(ROOT, "dist", "pkg", "web", "tiny_pi.js");
   try {
     await access(pkgEntry);
   } catch {
-    throw new Error(`${pkgEntry} is missing: build the package first (node scripts/build.mjs), then run the e2e tests again.`);
+    throw new Error(`${pkgEntry} is missing: build the package and the site first (node scripts/build.mjs && node scripts/site.mjs), then run the e2e tests again.`);
   }
   return timed("starting the page server", () => startServer({ port: 0 }));
 }
@@ -190,4 +191,15 @@ export function pageSuite() {
     await suite.server?.close();
   });
   return suite;
+}
+
+const AXE = await readFile(createRequire(import.meta.url).resolve("axe-core/axe.min.js"), "utf8");
+
+/** Run axe-core in the page (or frame); returns its serious and critical violations, each with where it was found. */
+export async function axeFindings(page) {
+  await page.evaluate(AXE);
+  const violations = await page.evaluate(async () => (await window.axe.run(document, { resultTypes: ["violations"] })).violations);
+  return violations
+    .filter((v) => v.impact === "serious" || v.impact === "critical")
+    .map((v) => `${v.impact} ${v.id}: ${v.help} (${v.nodes.length}x, e.g. ${v.nodes[0].target.join(" ")}: ${v.nodes[0].failureSummary})`);
 }

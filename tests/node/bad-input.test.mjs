@@ -156,7 +156,9 @@ const cases = [
   ["a toolResult without toolCallId", () => rejects(loop({ ...good, context: ctx([userMsg("hi"), { role: "toolResult", toolName: "read", content: [], isError: false, timestamp: 3 }]) }), /toolCallId/)],
   ["tools a plain object", () => rejects(loop({ ...good, tools: {} }), /tools/)],
   ["tools an array", () => rejects(loop({ ...good, tools: [] }), /tools/)],
-  ["tools a look-alike", () => rejects(loop({ ...good, tools: { definitions: () => [], execute: exec } }), /tools/)],
+  // A look-alike with both definitions() and execute() is a tool source (issue 19); one without execute is not.
+  ["tools a look-alike", () => rejects(loop({ ...good, tools: { definitions: () => [] } }), /tools/)],
+  ["tools a source whose execute is not a function", () => rejects(loop({ ...good, tools: { definitions: () => [], execute: 1 } }), /options\.tools\.execute/)],
   ["onEvent a number", () => rejects(loop({ ...good, onEvent: 5 }), /onEvent/)],
   ["onEvent an object", () => rejects(loop({ ...good, onEvent: {} }), /onEvent/)],
   ["signal a look-alike", () => rejects(loop({ ...good, signal: { aborted: false, addEventListener() {} } }), /signal/)],

@@ -19,13 +19,17 @@ before(() => {
 
 const read = (file) => fs.readFileSync(path.join(pkgDir, file), "utf8");
 
-test("the tarball holds the three entry points and one .wasm, nothing else", () => {
+test("the tarball holds the three entry points, one .wasm and the conformance kit, nothing else", () => {
   // The bridge's JS snippets sit under a folder named by a hash of the crate; it is not a fixed name.
   const listed = [...files.keys()].map((f) => f.replace(/snippets\/[^/]+\//, "snippets/<crate>/")).sort();
   assert.deepEqual(listed, [
     "README.md",
     "bundler/index.d.ts",
     "bundler/index.js",
+    "conformance/cases.json",
+    "conformance/check.js",
+    "conformance/cli.js",
+    "conformance/node-worker.js",
     "node/package.json",
     "node/snippets/<crate>/src/wasm/glue.js",
     "node/tiny_pi.d.mts",
@@ -49,7 +53,9 @@ test("every entry point loads the one .wasm in web/; it is most of the package",
   assert.match(read("bundler/index.js"), /from "\.\.\/web\/tiny_pi\.js"/);
   // The .wasm shipped once: everything else together weighs less than half of it (three copies made the
   // package 3.5 times the .wasm).
-  assert.ok(pack.unpackedSize < 1.5 * wasm, `unpacked ${pack.unpackedSize} bytes for a ${wasm}-byte .wasm`);
+  // (The conformance kit, plain JS and JSON beside the entry points, is not part of what loads the .wasm.)
+  const kit = [...files].filter(([f]) => f.startsWith("conformance/")).reduce((n, [, size]) => n + size, 0);
+  assert.ok(pack.unpackedSize - kit < 1.5 * wasm, `unpacked ${pack.unpackedSize - kit} bytes (without the kit's ${kit}) for a ${wasm}-byte .wasm`);
   assert.ok(pack.size < wasm, `packed ${pack.size} bytes`);
 });
 
@@ -57,11 +63,12 @@ test("package.json: engines, files, sideEffects, keywords, license, and no place
   assert.deepEqual(pkg.engines, { node: ">=20.19" });
   assert.equal(pkg.license, "MIT");
   assert.ok(Array.isArray(pkg.keywords) && pkg.keywords.length > 0 && pkg.keywords.every((k) => typeof k === "string"));
-  assert.deepEqual(pkg.files, ["node", "bundler", "web", "README.md"]);
+  assert.deepEqual(pkg.files, ["node", "bundler", "web", "conformance", "README.md"]);
+  assert.deepEqual(pkg.bin, { "tiny-pi-conformance": "./conformance/cli.js" });
   assert.ok(!JSON.stringify(pkg).includes("example.invalid"), "no placeholder URL");
   if (pkg.repository) assert.match(pkg.repository.url, /^(git\+)?https:\/\//);
   // Every file package.json points at is in the tarball, and every sideEffects pattern matches one.
-  const targets = [pkg.main, pkg.module, pkg.types];
+  const targets = [pkg.main, pkg.module, pkg.types, ...Object.values(pkg.bin)];
   const walk = (v) => (typeof v === "string" ? targets.push(v) : Object.values(v).forEach(walk));
   walk(pkg.exports);
   for (const t of targets) assert.ok(files.has(t.replace(/^\.\//, "")), `${t} is in the tarball`);
