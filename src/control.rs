@@ -6,7 +6,9 @@
 //! functions and uses JS timers; native tests drive them by hand). A hook answers with a future of
 //! `Result`: an `Err` is a hook that threw, its message. A Rust app lends its hooks to the run:
 //!
-//! ```
+// The example runs natively (`futures::executor` is a native dev-dependency); wasm-pack test skips it.
+#![cfg_attr(target_arch = "wasm32", doc = "```ignore")]
+#![cfg_attr(not(target_arch = "wasm32"), doc = "```")]
 //! use std::rc::Rc;
 //! use serde_json::{json, Value};
 //! use tiny_pi::*;
