@@ -3,11 +3,12 @@
 //! refuses does this look for the first field that breaks the shape. (Tracking the path during every read
 //! would cost more code than the whole loop.)
 
-use std::sync::OnceLock;
+use std::cell::RefCell;
+use std::rc::Rc;
 
 use serde_json::Value;
 
-use crate::schema;
+use crate::schema::{NoPatterns, Schema};
 
 /// The shapes by name: `message`, `messages`, `assistant`, `assistants`, `mediaBlocks`, `toolCall`,
 /// `toolOutput`, `toolReply`, `modelRequest`, `traceRecords`.
@@ -60,15 +61,29 @@ pub const SHAPES: &str = r##"{
   }
 }"##;
 
-fn document() -> &'static Value {
-    static DOCUMENT: OnceLock<Value> = OnceLock::new();
-    DOCUMENT.get_or_init(|| serde_json::from_str(SHAPES).unwrap_or(Value::Null))
+thread_local! {
+    /// Each shape compiled on its first use (only a refused value needs one).
+    static COMPILED: RefCell<Vec<(String, Rc<Schema>)>> = const { RefCell::new(Vec::new()) };
+}
+
+fn compiled(name: &str) -> Option<Rc<Schema>> {
+    COMPILED.with(|compiled| {
+        if let Some((_, schema)) = compiled.borrow().iter().find(|(n, _)| n == name) {
+            return Some(schema.clone());
+        }
+        let document: Value = serde_json::from_str(SHAPES).ok()?;
+        document.get("$defs")?.get(name)?;
+        let pointer = format!("/$defs/{name}");
+        let schema = Rc::new(Schema::compile_at(&document, &pointer, &NoPatterns, "shape").ok()?);
+        compiled
+            .borrow_mut()
+            .push((name.to_string(), schema.clone()));
+        Some(schema)
+    })
 }
 
 /// The first field of `value` that breaks the shape `name`, as `path.to.field: what is wrong`, with `path`
 /// as the root; `None` when the value has the shape (or there is no such shape).
 pub fn explain(name: &str, value: &Value, path: &str) -> Option<String> {
-    let document = document();
-    let shape = document.get("$defs")?.get(name)?;
-    schema::validate_in(document, shape, value, path).err()
+    compiled(name)?.validate(value, path).err()
 }

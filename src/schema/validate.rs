@@ -1,0 +1,553 @@
+//! A value against a compiled `Schema`: the checks of each node in order, stopping at the first failure,
+//! which names the path of the failing value.
+//!
+//! `unevaluatedProperties`/`unevaluatedItems` need to know what the other keywords evaluated: a node that
+//! has them keeps a record (`Seen`, one flag per property or item of the value) which the keywords that
+//! apply to the same value (`$ref`, `allOf`, a passing `anyOf` branch...) mark too. Only such nodes, and
+//! what they apply in place, pay for it.
+
+use std::fmt;
+
+use serde_json::{Map, Number, Value};
+
+use super::{is_integer, type_name, Bound, Check, Count, Id, Kind, Properties, Schema, Tagged};
+
+/// Which properties (by position in the object) or items of the value some keyword has evaluated.
+type Seen<'s> = Option<&'s mut [bool]>;
+
+/// Where a value sits in the document, written out only when an error names it: formatting the path of
+/// every property and item checked would cost more than checking them.
+#[derive(Clone, Copy)]
+enum Path<'a> {
+    Root(&'a str),
+    Key(&'a Path<'a>, &'a str),
+    Index(&'a Path<'a>, usize),
+    /// A property's name, checked by `propertyNames`.
+    Name(&'a Path<'a>, &'a str),
+}
+
+impl fmt::Display for Path<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Path::Root(name) => f.write_str(name),
+            Path::Key(parent, key) => write!(f, "{parent}.{key}"),
+            Path::Index(parent, index) => write!(f, "{parent}[{index}]"),
+            Path::Name(parent, key) => write!(f, "{parent} (property name \"{key}\")"),
+        }
+    }
+}
+
+pub(super) fn validate(schema: &Schema, value: &Value, path: &str) -> Result<(), String> {
+    schema.check(schema.entry, value, &Path::Root(path), None)
+}
+
+impl Schema {
+    fn check(&self, id: Id, value: &Value, path: &Path<'_>, seen: Seen<'_>) -> Result<(), String> {
+        let node = &self.nodes[id];
+        if !node.collects {
+            return self.apply(&node.checks, value, path, seen);
+        }
+        // Its own record: what a sibling or a parent evaluated is not evaluated for its keywords.
+        let mut own = vec![false; size(value)];
+        self.apply(&node.checks, value, path, Some(&mut own))?;
+        merge(seen, &own);
+        Ok(())
+    }
+
+    fn apply(
+        &self,
+        checks: &[Check],
+        value: &Value,
+        path: &Path<'_>,
+        mut seen: Seen<'_>,
+    ) -> Result<(), String> {
+        for check in checks {
+            self.one(check, value, path, seen.as_deref_mut())?;
+        }
+        Ok(())
+    }
+
+    /// Whether `value` passes node `id`, marking `seen` only if it does.
+    fn passes(&self, id: Id, value: &Value, path: &Path<'_>, seen: Seen<'_>) -> Result<(), String> {
+        match seen {
+            None => self.check(id, value, path, None),
+            Some(seen) => {
+                let mut own = vec![false; seen.len()];
+                self.check(id, value, path, Some(&mut own))?;
+                merge(Some(seen), &own);
+                Ok(())
+            }
+        }
+    }
+
+    fn one(
+        &self,
+        check: &Check,
+        value: &Value,
+        path: &Path<'_>,
+        seen: Seen<'_>,
+    ) -> Result<(), String> {
+        match (check, value) {
+            (Check::Never, _) => Err(format!("{path}: no value is allowed here")),
+            (Check::Ref(id), _) => self.check(*id, value, path, seen),
+            (Check::Type(kinds), _) => check_type(kinds, value, path),
+            (Check::Enum(all @ Value::Array(options)), _) => {
+                match options.iter().any(|o| equal(o, value)) {
+                    true => Ok(()),
+                    false => Err(format!("{path}: must be one of {all}, got {value}")),
+                }
+            }
+            (Check::Enum(_), _) => Ok(()),
+            (Check::Const(constant), _) => match equal(constant, value) {
+                true => Ok(()),
+                false => Err(format!("{path}: must be {constant}, got {value}")),
+            },
+            (Check::Bound(bound, limit), Value::Number(n)) => check_bound(*bound, *limit, n, path),
+            (Check::MultipleOf(divisor), Value::Number(n)) => match multiple_of(n, *divisor) {
+                true => Ok(()),
+                false => Err(format!("{path}: must be a multiple of {divisor}, got {n}")),
+            },
+            (Check::Count(count, limit), _) => check_count(*count, *limit, value, path),
+            (Check::Pattern(pattern, source), Value::String(s)) => match pattern.is_match(s) {
+                true => Ok(()),
+                false => Err(format!("{path}: does not match {source}")),
+            },
+            (Check::Items(prefix, rest), Value::Array(items)) => {
+                self.items(prefix, *rest, items, path, seen)
+            }
+            (Check::UniqueItems, Value::Array(items)) => unique(items, path),
+            (Check::Contains(id, min, max), Value::Array(items)) => {
+                self.contains(*id, *min, *max, items, path, seen)
+            }
+            (Check::Required(names), Value::Object(object)) => {
+                match names.iter().find(|n| !object.contains_key(*n)) {
+                    Some(name) => Err(format!("{path}: missing required property \"{name}\"")),
+                    None => Ok(()),
+                }
+            }
+            (Check::Properties(properties), Value::Object(object)) => {
+                self.properties(properties, object, path, seen)
+            }
+            (Check::PropertyNames(id), Value::Object(object)) => {
+                object.keys().try_for_each(|key| {
+                    self.check(
+                        *id,
+                        &Value::String(key.clone()),
+                        &Path::Name(path, key),
+                        None,
+                    )
+                })
+            }
+            (Check::DependentRequired(dependencies), Value::Object(object)) => {
+                for (name, required) in dependencies.iter().filter(|(n, _)| object.contains_key(n))
+                {
+                    if let Some(missing) = required.iter().find(|r| !object.contains_key(*r)) {
+                        return Err(format!(
+                            "{path}: missing property \"{missing}\", required with \"{name}\""
+                        ));
+                    }
+                }
+                Ok(())
+            }
+            (Check::DependentSchemas(dependencies), Value::Object(object)) => {
+                let mut seen = seen;
+                for (_, id) in dependencies.iter().filter(|(n, _)| object.contains_key(n)) {
+                    self.check(*id, value, path, seen.as_deref_mut())?;
+                }
+                Ok(())
+            }
+            (Check::AllOf(all), _) => {
+                let mut seen = seen;
+                all.iter()
+                    .try_for_each(|id| self.check(*id, value, path, seen.as_deref_mut()))
+            }
+            (Check::AnyOf(any), _) => self.any_of(any, value, path, seen),
+            (Check::OneOf(one), _) => self.one_of(one, value, path, seen),
+            (Check::Tagged(tagged), Value::Object(object)) => {
+                self.tagged(tagged, object, value, path, seen)
+            }
+            (Check::Tagged(tagged), _) => self.one_of(&tagged.one_of, value, path, seen),
+            (Check::Not(id), _) => match self.check(*id, value, path, None) {
+                Ok(()) => Err(format!("{path}: must not match the schema in \"not\"")),
+                Err(_) => Ok(()),
+            },
+            (Check::If(test, then, otherwise), _) => {
+                let mut seen = seen;
+                let branch = match self.passes(*test, value, path, seen.as_deref_mut()) {
+                    Ok(()) => then,
+                    Err(_) => otherwise,
+                };
+                match branch {
+                    Some(id) => self.check(*id, value, path, seen),
+                    None => Ok(()),
+                }
+            }
+            (Check::UnevaluatedItems(id), Value::Array(items)) => {
+                let seen = seen.unwrap_or_default();
+                for (i, item) in items
+                    .iter()
+                    .enumerate()
+                    .filter(|(i, _)| !evaluated(seen, *i))
+                {
+                    match self.is_false(*id) {
+                        true => return Err(format!("{path}: unexpected item [{i}]")),
+                        false => self.check(*id, item, &Path::Index(path, i), None)?,
+                    }
+                }
+                seen.fill(true);
+                Ok(())
+            }
+            (Check::UnevaluatedProperties(id), Value::Object(object)) => {
+                let seen = seen.unwrap_or_default();
+                for (_, (key, item)) in object
+                    .iter()
+                    .enumerate()
+                    .filter(|(i, _)| !evaluated(seen, *i))
+                {
+                    self.additional(*id, key, item, path)?;
+                }
+                seen.fill(true);
+                Ok(())
+            }
+            // A keyword for another type of value.
+            _ => Ok(()),
+        }
+    }
+
+    fn is_false(&self, id: Id) -> bool {
+        matches!(self.nodes[id].checks.as_slice(), [Check::Never])
+    }
+
+    /// A property no other keyword applies to, against `additionalProperties` or `unevaluatedProperties`.
+    fn additional(&self, id: Id, key: &str, item: &Value, path: &Path<'_>) -> Result<(), String> {
+        match self.is_false(id) {
+            true => Err(format!("{path}: unexpected property \"{key}\"")),
+            false => self.check(id, item, &Path::Key(path, key), None),
+        }
+    }
+
+    fn items(
+        &self,
+        prefix: &[Id],
+        rest: Option<Id>,
+        items: &[Value],
+        path: &Path<'_>,
+        mut seen: Seen<'_>,
+    ) -> Result<(), String> {
+        for (i, item) in items.iter().enumerate() {
+            let id = match prefix.get(i) {
+                Some(id) => *id,
+                None => match rest {
+                    Some(id) if self.is_false(id) => {
+                        return Err(format!("{path}: must have at most {} items", prefix.len()))
+                    }
+                    Some(id) => id,
+                    None => break,
+                },
+            };
+            self.check(id, item, &Path::Index(path, i), None)?;
+            mark(seen.as_deref_mut(), i);
+        }
+        Ok(())
+    }
+
+    fn contains(
+        &self,
+        id: Id,
+        min: u64,
+        max: Option<u64>,
+        items: &[Value],
+        path: &Path<'_>,
+        mut seen: Seen<'_>,
+    ) -> Result<(), String> {
+        let mut found = 0;
+        for (i, item) in items.iter().enumerate() {
+            if self.check(id, item, &Path::Index(path, i), None).is_ok() {
+                found += 1;
+                mark(seen.as_deref_mut(), i);
+            }
+        }
+        if found < min {
+            return Err(format!(
+                "{path}: must contain at least {min} item{} matching \"contains\", found {found}",
+                if min == 1 { "" } else { "s" }
+            ));
+        }
+        match max {
+            Some(max) if found > max => Err(format!(
+                "{path}: must contain at most {max} items matching \"contains\", found {found}"
+            )),
+            _ => Ok(()),
+        }
+    }
+
+    fn properties(
+        &self,
+        properties: &Properties,
+        object: &Map<String, Value>,
+        path: &Path<'_>,
+        mut seen: Seen<'_>,
+    ) -> Result<(), String> {
+        for (i, (key, item)) in object.iter().enumerate() {
+            let item_path = Path::Key(path, key);
+            let mut matched = false;
+            if let Some((_, id)) = properties.named.iter().find(|(name, _)| name == key) {
+                self.check(*id, item, &item_path, None)?;
+                matched = true;
+            }
+            for (pattern, id) in &properties.patterns {
+                if pattern.is_match(key) {
+                    self.check(*id, item, &item_path, None)?;
+                    matched = true;
+                }
+            }
+            match (matched, properties.additional) {
+                (false, Some(id)) => self.additional(id, key, item, path)?,
+                (false, None) => continue,
+                (true, _) => {}
+            }
+            mark(seen.as_deref_mut(), i);
+        }
+        Ok(())
+    }
+
+    /// Each branch is validated once: re-validating to explain a failure doubles the work per nesting level.
+    fn any_of(
+        &self,
+        any: &[Id],
+        value: &Value,
+        path: &Path<'_>,
+        mut seen: Seen<'_>,
+    ) -> Result<(), String> {
+        let mut failures = Vec::new();
+        let mut matched = false;
+        for id in any {
+            match self.passes(*id, value, path, seen.as_deref_mut()) {
+                Ok(()) => matched = true,
+                Err(failure) => failures.push(failure),
+            }
+            // Every branch's annotations count, so a record-keeping node looks at all of them.
+            if matched && seen.is_none() {
+                return Ok(());
+            }
+        }
+        match matched {
+            true => Ok(()),
+            false => Err(none_matched(failures, path, "anyOf")),
+        }
+    }
+
+    fn one_of(
+        &self,
+        one: &[Id],
+        value: &Value,
+        path: &Path<'_>,
+        seen: Seen<'_>,
+    ) -> Result<(), String> {
+        let mut failures = Vec::new();
+        let mut matching = Vec::new();
+        for id in one {
+            match self.check(*id, value, path, None) {
+                Ok(()) => matching.push(*id),
+                Err(failure) => failures.push(failure),
+            }
+        }
+        match matching.as_slice() {
+            [] => Err(none_matched(failures, path, "oneOf")),
+            // Checked again only to mark what it evaluated, and only when something keeps the record.
+            [id] => match seen {
+                Some(_) => self.passes(*id, value, path, seen),
+                None => Ok(()),
+            },
+            _ => Err(format!(
+                "{path}: matches {} schemas of oneOf, expected exactly one",
+                matching.len()
+            )),
+        }
+    }
+
+    /// `oneOf` with a `discriminator` (OpenAPI's keyword): the tag picks the one variant to check, so an
+    /// error names the field inside it instead of listing why every variant failed.
+    fn tagged(
+        &self,
+        tagged: &Tagged,
+        object: &Map<String, Value>,
+        value: &Value,
+        path: &Path<'_>,
+        seen: Seen<'_>,
+    ) -> Result<(), String> {
+        let tag = &tagged.tag;
+        let given = match object.get(tag) {
+            None => return Err(format!("{path}: missing required property \"{tag}\"")),
+            Some(Value::String(given)) => given,
+            Some(other) => {
+                return Err(format!(
+                    "{path}.{tag}: expected string, got {}",
+                    type_name(other)
+                ))
+            }
+        };
+        match tagged.variants.iter().find(|(name, _)| name == given) {
+            Some((_, id)) => self.check(*id, value, path, seen),
+            None => {
+                let expected: Vec<&str> = tagged.variants.iter().map(|(n, _)| n.as_str()).collect();
+                Err(format!(
+                    "{path}.{tag}: unknown {tag} \"{given}\", expected one of {}",
+                    expected.join(", ")
+                ))
+            }
+        }
+    }
+}
+
+/// The reasons of the first few branches, kept short: a nested schema must not grow the message without end.
+fn none_matched(failures: Vec<String>, path: &Path<'_>, keyword: &str) -> String {
+    let mut reasons: Vec<String> = failures
+        .iter()
+        .take(3)
+        .map(|f| f.chars().take(300).collect())
+        .collect();
+    if failures.len() > 3 {
+        reasons.push(format!("and {} more", failures.len() - 3));
+    }
+    format!("{path}: matches none of {keyword} ({})", reasons.join("; "))
+}
+
+fn check_type(kinds: &[Kind], value: &Value, path: &Path<'_>) -> Result<(), String> {
+    let matches = |kind: &Kind| match kind {
+        Kind::Null => value.is_null(),
+        Kind::Boolean => value.is_boolean(),
+        Kind::Integer => matches!(value, Value::Number(n) if is_integer(n)),
+        Kind::Number => value.is_number(),
+        Kind::String => value.is_string(),
+        Kind::Array => value.is_array(),
+        Kind::Object => value.is_object(),
+    };
+    if kinds.iter().any(matches) {
+        return Ok(());
+    }
+    let wanted: Vec<&str> = kinds.iter().map(|k| kind_name(*k)).collect();
+    Err(format!(
+        "{path}: expected {}, got {}",
+        wanted.join(" or "),
+        type_name(value)
+    ))
+}
+
+fn kind_name(kind: Kind) -> &'static str {
+    match kind {
+        Kind::Null => "null",
+        Kind::Boolean => "boolean",
+        Kind::Integer => "integer",
+        Kind::Number => "number",
+        Kind::String => "string",
+        Kind::Array => "array",
+        Kind::Object => "object",
+    }
+}
+
+fn check_bound(bound: Bound, limit: f64, n: &Number, path: &Path<'_>) -> Result<(), String> {
+    let x = n.as_f64().unwrap_or(f64::NAN);
+    let (holds, relation) = match bound {
+        Bound::Min => (x >= limit, ">="),
+        Bound::Max => (x <= limit, "<="),
+        Bound::ExclusiveMin => (x > limit, ">"),
+        Bound::ExclusiveMax => (x < limit, "<"),
+    };
+    match holds {
+        true => Ok(()),
+        false => Err(format!("{path}: must be {relation} {limit}, got {n}")),
+    }
+}
+
+fn check_count(count: Count, limit: u64, value: &Value, path: &Path<'_>) -> Result<(), String> {
+    let (size, at_least, what) = match (count, value) {
+        (Count::MinLength, Value::String(s)) => (s.chars().count(), true, "characters long"),
+        (Count::MaxLength, Value::String(s)) => (s.chars().count(), false, "characters long"),
+        (Count::MinItems, Value::Array(a)) => (a.len(), true, "items"),
+        (Count::MaxItems, Value::Array(a)) => (a.len(), false, "items"),
+        (Count::MinProperties, Value::Object(o)) => (o.len(), true, "properties"),
+        (Count::MaxProperties, Value::Object(o)) => (o.len(), false, "properties"),
+        _ => return Ok(()),
+    };
+    let size = size as u64;
+    let (holds, bound) = match at_least {
+        true => (size >= limit, "at least"),
+        false => (size <= limit, "at most"),
+    };
+    let verb = if what == "characters long" {
+        "be"
+    } else {
+        "have"
+    };
+    match holds {
+        true => Ok(()),
+        false => Err(format!("{path}: must {verb} {bound} {limit} {what}")),
+    }
+}
+
+/// Exact for integers; for fractions, the quotient is an integer up to a few units of float rounding
+/// (0.0075 / 0.0001 is 74.99999999999999 in binary floating point).
+fn multiple_of(n: &Number, divisor: f64) -> bool {
+    if let (Some(x), true) = (n.as_i64(), divisor.fract() == 0.0 && divisor < 9.0e15) {
+        return x % (divisor as i64) == 0;
+    }
+    let quotient = n.as_f64().unwrap_or(f64::NAN) / divisor;
+    quotient.is_finite()
+        && (quotient - quotient.round()).abs() <= quotient.abs() * 4.0 * f64::EPSILON
+}
+
+fn unique(items: &[Value], path: &Path<'_>) -> Result<(), String> {
+    for (j, item) in items.iter().enumerate() {
+        if let Some(i) = items[..j].iter().position(|earlier| equal(earlier, item)) {
+            return Err(format!(
+                "{path}: items must be unique, but [{i}] and [{j}] are equal"
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// JSON equality: numbers by value (`1` equals `1.0`), objects regardless of key order.
+fn equal(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Number(x), Value::Number(y)) => match (x.as_i64(), y.as_i64()) {
+            (Some(x), Some(y)) => x == y,
+            _ => x == y || x.as_f64() == y.as_f64(),
+        },
+        (Value::Array(x), Value::Array(y)) => {
+            x.len() == y.len() && x.iter().zip(y).all(|(x, y)| equal(x, y))
+        }
+        (Value::Object(x), Value::Object(y)) => {
+            x.len() == y.len() && x.iter().all(|(k, v)| y.get(k).is_some_and(|w| equal(v, w)))
+        }
+        _ => a == b,
+    }
+}
+
+/// How many flags a record for `value` has: one per property or item.
+fn size(value: &Value) -> usize {
+    match value {
+        Value::Array(items) => items.len(),
+        Value::Object(object) => object.len(),
+        _ => 0,
+    }
+}
+
+fn mark(seen: Seen<'_>, i: usize) {
+    if let Some(flag) = seen.and_then(|s| s.get_mut(i)) {
+        *flag = true;
+    }
+}
+
+fn evaluated(seen: &[bool], i: usize) -> bool {
+    seen.get(i).copied().unwrap_or(false)
+}
+
+fn merge(seen: Seen<'_>, own: &[bool]) {
+    if let Some(seen) = seen {
+        for (flag, own) in seen.iter_mut().zip(own) {
+            *flag |= own;
+        }
+    }
+}
