@@ -463,7 +463,7 @@ impl Compiler<'_> {
             Some(list) => self.subs(p, prefix, list)?,
             None => Vec::new(),
         };
-        let rest = match schema.contains_key(rest) && (prefix.len() > 0 || rest == "items") {
+        let rest = match schema.contains_key(rest) && (!prefix.is_empty() || rest == "items") {
             true => Some(self.sub(p, rest)?),
             false => None,
         };
