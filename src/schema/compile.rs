@@ -1,44 +1,27 @@
 //! From a schema document to `Schema`'s nodes, once, at `register`: every keyword is checked (a malformed
 //! one is an error naming it), every `$ref` is resolved to the node it reaches, and every pattern is
 //! compiled. Two passes: a walk of the document finds each subschema's base URI and the `$id`s and
-//! `$anchor`s that references can reach; then the nodes are compiled from the entry, one location at a
-//! time, each reference adding its target to the queue (so recursive schemas compile to a cycle of ids).
+//! `$anchor`s that references can name; then nodes are compiled from the entry, one subschema at a time,
+//! each reference queueing its target (so a recursive schema compiles to a cycle of ids).
+//!
+//! Subschemas are known by address (they all live in the one document); the path an error names is only
+//! looked for when there is an error.
 
-use fluent_uri::{Iri, IriRef};
+use std::fmt::Write;
+use std::ptr;
+use std::rc::Rc;
+
 use serde_json::{Map, Value};
 
 use super::{
-    type_name, Bound, Check, Count, Id, Kind, Node, PatternEngine, Properties, Schema, Tagged,
+    type_name, Bound, Check, Count, Id, Kind, Node, Pattern, PatternEngine, Properties, Schema,
+    Tagged,
 };
 
 /// The base URI of a document without `$id`: RFC 3986 needs one to resolve relative references against.
 const DEFAULT_BASE: &str = "tiny-pi:/parameters.json";
 const DRAFT_2020_12: &str = "https://json-schema.org/draft/2020-12/schema";
 const DRAFT_07: &str = "http://json-schema.org/draft-07/schema";
-
-/// The keywords whose value is a schema, an object of schemas, or an array of schemas.
-const SCHEMA: [&str; 11] = [
-    "additionalItems",
-    "additionalProperties",
-    "contains",
-    "else",
-    "if",
-    "items",
-    "not",
-    "propertyNames",
-    "then",
-    "unevaluatedItems",
-    "unevaluatedProperties",
-];
-const SCHEMA_MAPS: [&str; 6] = [
-    "$defs",
-    "definitions",
-    "dependencies",
-    "dependentSchemas",
-    "patternProperties",
-    "properties",
-];
-const SCHEMA_LISTS: [&str; 5] = ["allOf", "anyOf", "oneOf", "prefixItems", "items"];
 
 const TYPES: [(&str, Kind); 7] = [
     ("null", Kind::Null),
@@ -50,27 +33,31 @@ const TYPES: [(&str, Kind); 7] = [
     ("object", Kind::Object),
 ];
 
+type Base = Rc<str>;
+
 struct Compiler<'a> {
     document: &'a Value,
     patterns: &'a dyn PatternEngine,
     /// How errors name the document's root (`tool.parameters`).
     name: &'a str,
-    /// `$schema` is draft-07: `items` may be an array, `dependencies` and `additionalItems` apply, and
+    /// The first problem found. Recorded instead of returned, so that compiling goes on with a stand-in
+    /// and no early return has to drop what was built (that code weighed as much as the rest).
+    error: Option<String>,
+    /// `$schema` is draft-07: `items` may be a tuple, `additionalItems` and `dependencies` apply, and
     /// `$ref` replaces its siblings.
     draft7: bool,
-    /// Each schema object the walk found (a JSON pointer), with the base URI in effect there.
-    bases: Vec<(String, String)>,
-    /// What a reference can name: each `$id` (absolute, no fragment) and `$anchor` (`uri#name`), with
-    /// its location.
-    targets: Vec<(String, String)>,
-    /// The location of each node, by id; nodes past `nodes.len()` are queued.
-    locations: Vec<String>,
+    /// Each schema object the walk found, with the base URI in effect there.
+    bases: Vec<(&'a Value, Base)>,
+    /// What a reference can name: each `$id` (absolute, no fragment) and `$anchor` (`uri#name`).
+    targets: Vec<(String, &'a Value)>,
+    /// Each node's schema and base URI, by id; those past `nodes.len()` are queued.
+    queue: Vec<(&'a Value, Base)>,
     nodes: Vec<Node>,
 }
 
 pub(super) fn compile(
     document: &Value,
-    entry: &str,
+    entry: &Value,
     patterns: &dyn PatternEngine,
     name: &str,
 ) -> Result<Schema, String> {
@@ -78,654 +65,614 @@ pub(super) fn compile(
         document,
         patterns,
         name,
+        error: None,
         draft7: false,
         bases: Vec::new(),
-        targets: vec![(DEFAULT_BASE.into(), String::new())],
-        locations: Vec::new(),
+        targets: vec![(DEFAULT_BASE.into(), document)],
+        queue: Vec::new(),
         nodes: Vec::new(),
     };
-    if let Some(dialect) = document.get("$schema") {
-        c.draft7 = c.dialect(dialect, "")?;
-    }
-    c.walk(document, String::new(), DEFAULT_BASE.into())?;
-    let entry = c.node(entry)?;
-    while c.nodes.len() < c.locations.len() {
-        let node = c.compile_node(c.nodes.len())?;
+    c.draft7 = c.dialect(document) == Some(true);
+    c.walk(document, DEFAULT_BASE.into());
+    let entry = c.node(entry, DEFAULT_BASE.into());
+    while c.nodes.len() < c.queue.len() && c.error.is_none() {
+        let node = c.compile_node(c.nodes.len());
         c.nodes.push(node);
     }
-    c.check_cycles()?;
-    Ok(Schema {
-        nodes: c.nodes,
-        entry,
-    })
+    // Only once every node is compiled (a recorded problem stops compiling).
+    if c.error.is_none() {
+        let mut state = vec![0; c.nodes.len()];
+        for id in 0..c.nodes.len() {
+            c.acyclic(id, &mut state);
+        }
+    }
+    match c.error {
+        Some(error) => Err(error),
+        None => Ok(Schema {
+            nodes: c.nodes,
+            entry,
+        }),
+    }
 }
 
-impl Compiler<'_> {
-    /// `tool.parameters.properties.path` for the pointer `/properties/path`.
-    fn path(&self, pointer: &str) -> String {
-        let mut path = self.name.to_string();
-        let mut list = false;
-        for token in pointer.split('/').skip(1) {
-            let token = token.replace("~1", "/").replace("~0", "~");
-            match list && token.bytes().all(|b| b.is_ascii_digit()) {
-                true => path += &format!("[{token}]"),
-                false => path += &format!(".{token}"),
+impl<'a> Compiler<'a> {
+    /// Records `<path>.<keyword> <problem>` (the first only), the path being where `at` sits.
+    #[cold]
+    #[inline(never)]
+    fn fail(&mut self, at: &Value, keyword: &str, problem: &str) {
+        fn find(value: &Value, target: &Value, path: &mut String) -> bool {
+            let len = path.len();
+            let found = ptr::eq(value, target)
+                || match value {
+                    Value::Object(map) => map.iter().any(|(key, v)| {
+                        path.truncate(len);
+                        let _ = write!(path, ".{key}");
+                        find(v, target, path)
+                    }),
+                    Value::Array(items) => items.iter().enumerate().any(|(i, v)| {
+                        path.truncate(len);
+                        let _ = write!(path, "[{i}]");
+                        find(v, target, path)
+                    }),
+                    _ => false,
+                };
+            if !found {
+                path.truncate(len);
             }
-            list = SCHEMA_LISTS.contains(&token.as_str());
+            found
         }
-        path
+        if self.error.is_none() {
+            let mut path = self.name.to_string();
+            find(self.document, at, &mut path);
+            let gap = if keyword.is_empty() { "" } else { "." };
+            self.error = Some(format!("{path}{gap}{keyword} {problem}"));
+        }
     }
 
-    /// `<path>.<keyword> <problem>`: a malformed keyword.
-    fn bad(&self, pointer: &str, keyword: &str, problem: &str) -> String {
-        format!("{}.{keyword} {problem}", self.path(pointer))
-    }
-
-    /// Whether `$schema` names draft-07 (else 2020-12); any other dialect is refused.
-    fn dialect(&self, dialect: &Value, pointer: &str) -> Result<bool, String> {
+    /// The `$schema` of `schema`: `Some(true)` for draft-07, `Some(false)` for 2020-12, `None` if absent;
+    /// any other dialect is refused.
+    fn dialect(&mut self, schema: &Value) -> Option<bool> {
+        let dialect = schema.get("$schema")?;
         let uri = dialect.as_str().unwrap_or_default();
-        let uri = uri.strip_suffix('#').unwrap_or(uri);
-        match uri {
-            DRAFT_2020_12 => Ok(false),
-            DRAFT_07 => Ok(true),
-            _ => Err(self.bad(
-                pointer,
-                "$schema",
-                &format!(
-                    "{dialect} is not supported (supported: {DRAFT_2020_12}, {DRAFT_07}, or no $schema)"
-                ),
-            )),
+        match uri.strip_suffix('#').unwrap_or(uri) {
+            DRAFT_2020_12 => Some(false),
+            DRAFT_07 => Some(true),
+            _ => {
+                let problem = format!("{dialect} is not supported (supported: {DRAFT_2020_12}, {DRAFT_07}, or no $schema)");
+                self.fail(schema, "$schema", &problem);
+                None
+            }
         }
+    }
+
+    /// A string keyword, `None` if absent or not a string (which is recorded).
+    fn string(&mut self, schema: &'a Value, keyword: &str) -> Option<&'a str> {
+        let value = schema.get(keyword)?;
+        if !value.is_string() {
+            self.fail(schema, keyword, "must be a string");
+        }
+        value.as_str()
     }
 
     /// Finds the base URI of every schema object and what references can name.
-    fn walk(&mut self, value: &Value, pointer: String, base: String) -> Result<(), String> {
-        let Value::Object(map) = value else {
-            return Ok(());
+    fn walk(&mut self, schema: &'a Value, mut base: Base) {
+        let Value::Object(map) = schema else {
+            return;
         };
-        if let Some(dialect) = map.get("$schema") {
-            if self.dialect(dialect, &pointer)? != self.draft7 {
-                return Err(self.bad(&pointer, "$schema", "differs from the root's $schema"));
-            }
+        if self
+            .dialect(schema)
+            .is_some_and(|draft7| draft7 != self.draft7)
+        {
+            self.fail(schema, "$schema", "differs from the root's $schema");
         }
-        let mut base = base;
+        // Draft-07: `$ref` replaces its siblings, `$id` included.
         if self.draft7 && map.contains_key("$ref") {
-            // Draft-07: `$ref` replaces its siblings, `$id` included.
-            self.bases.push((pointer, base));
-            return Ok(());
+            self.bases.push((schema, base));
+            return;
         }
-        if let Some(id) = map.get("$id") {
-            let id = id
-                .as_str()
-                .ok_or_else(|| self.bad(&pointer, "$id", "must be a string"))?;
-            let (uri, fragment) = resolve(&base, id).map_err(|e| self.bad(&pointer, "$id", &e))?;
-            match fragment.as_deref() {
-                None | Some("") => {
-                    base = uri;
-                    self.targets.push((base.clone(), pointer.clone()));
+        if let Some(id) = self.string(schema, "$id") {
+            let (uri, fragment) = resolve(&base, id);
+            match fragment.is_empty() {
+                true => {
+                    base = uri.as_str().into();
+                    self.targets.push((uri, schema));
                 }
                 // Draft-07's `"$id": "#name"` is an anchor.
-                Some(name) if self.draft7 && id.starts_with('#') => self
-                    .targets
-                    .push((format!("{base}#{name}"), pointer.clone())),
-                Some(_) => {
-                    return Err(self.bad(
-                        &pointer,
-                        "$id",
-                        "must not have a fragment (name a subschema with $anchor)",
-                    ))
+                false if self.draft7 && id.starts_with('#') => {
+                    self.targets.push((format!("{base}{id}"), schema))
                 }
+                false => self.fail(
+                    schema,
+                    "$id",
+                    "must not have a fragment (name a subschema with $anchor)",
+                ),
             }
         }
         for keyword in ["$anchor", "$dynamicAnchor"] {
-            if let Some(anchor) = map.get(keyword) {
-                let anchor = anchor
-                    .as_str()
-                    .ok_or_else(|| self.bad(&pointer, keyword, "must be a string"))?;
-                self.targets
-                    .push((format!("{base}#{anchor}"), pointer.clone()));
+            if let Some(anchor) = self.string(schema, keyword) {
+                self.targets.push((format!("{base}#{anchor}"), schema));
             }
         }
+        self.bases.push((schema, base.clone()));
         for (key, sub) in map {
-            let here = format!("{pointer}/{}", escape(key));
             let key = key.as_str();
-            if SCHEMA.contains(&key) {
-                self.walk(sub, here.clone(), base.clone())?;
-            }
-            if let (true, Value::Object(subs)) = (SCHEMA_MAPS.contains(&key), sub) {
-                for (name, sub) in subs {
-                    self.walk(sub, format!("{here}/{}", escape(name)), base.clone())?;
+            let subs: Vec<&Value> = match (key, sub) {
+                (
+                    "$defs" | "definitions" | "dependencies" | "dependentSchemas"
+                    | "patternProperties" | "properties",
+                    Value::Object(subs),
+                ) => subs.values().collect(),
+                ("allOf" | "anyOf" | "oneOf" | "prefixItems" | "items", Value::Array(subs)) => {
+                    subs.iter().collect()
                 }
-            }
-            if let (true, Value::Array(subs)) = (SCHEMA_LISTS.contains(&key), sub) {
-                for (i, sub) in subs.iter().enumerate() {
-                    self.walk(sub, format!("{here}/{i}"), base.clone())?;
-                }
-            }
-        }
-        self.bases.push((pointer, base));
-        Ok(())
-    }
-
-    /// The base URI in effect at `pointer`: the nearest schema object's at or above it.
-    fn base(&self, pointer: &str) -> &str {
-        let mut at = pointer;
-        loop {
-            if let Some((_, base)) = self.bases.iter().find(|(p, _)| p == at) {
-                return base;
-            }
-            match at.rfind('/') {
-                Some(end) => at = &at[..end],
-                None => return DEFAULT_BASE,
+                (
+                    "additionalItems"
+                    | "additionalProperties"
+                    | "contains"
+                    | "else"
+                    | "if"
+                    | "items"
+                    | "not"
+                    | "propertyNames"
+                    | "then"
+                    | "unevaluatedItems"
+                    | "unevaluatedProperties",
+                    _,
+                ) => vec![sub],
+                _ => Vec::new(),
+            };
+            for sub in subs {
+                self.walk(sub, base.clone());
             }
         }
     }
 
-    /// The node for the schema at `pointer`, queued for compiling if new.
-    fn node(&mut self, pointer: &str) -> Result<Id, String> {
-        if let Some(id) = self.locations.iter().position(|p| p == pointer) {
-            return Ok(id);
+    /// The node for `schema`, queued for compiling if new. `base` is for a schema the walk did not reach
+    /// (a reference may point anywhere in the document).
+    fn node(&mut self, schema: &'a Value, base: Base) -> Id {
+        if let Some(id) = self.queue.iter().position(|(s, _)| ptr::eq(*s, schema)) {
+            return id;
         }
-        self.locations.push(pointer.to_string());
-        Ok(self.locations.len() - 1)
-    }
-
-    /// The node for the subschema at `<pointer>/<keyword>`.
-    fn sub(&mut self, pointer: &str, keyword: &str) -> Result<Id, String> {
-        self.node(&format!("{pointer}/{}", escape(keyword)))
-    }
-
-    /// The nodes for an array of subschemas (`allOf`, `prefixItems`).
-    fn subs(&mut self, pointer: &str, keyword: &str, list: &Value) -> Result<Vec<Id>, String> {
-        match list.as_array() {
-            Some(list) if !list.is_empty() => (0..list.len())
-                .map(|i| self.node(&format!("{pointer}/{keyword}/{i}")))
-                .collect(),
-            _ => Err(self.bad(pointer, keyword, "must be a non-empty array of schemas")),
-        }
-    }
-
-    /// The nodes for an object of subschemas (`properties`), by name.
-    fn named_subs(
-        &mut self,
-        pointer: &str,
-        keyword: &str,
-        map: &Value,
-    ) -> Result<Vec<(String, Id)>, String> {
-        let map = map
-            .as_object()
-            .ok_or_else(|| self.bad(pointer, keyword, "must be an object of schemas"))?;
-        map.keys()
-            .map(|name| {
-                let at = format!("{pointer}/{}/{}", escape(keyword), escape(name));
-                Ok((name.clone(), self.node(&at)?))
-            })
-            .collect()
-    }
-
-    /// The node a `$ref` reaches, or why it reaches none.
-    fn reference(&mut self, pointer: &str, reference: &Value) -> Result<Id, String> {
-        let reference = reference
-            .as_str()
-            .ok_or_else(|| self.bad(pointer, "$ref", "must be a string"))?;
-        let problem = |what: &str| self.bad(pointer, "$ref", &format!("\"{reference}\" {what}"));
-        let (resource, fragment) =
-            resolve(self.base(pointer), reference).map_err(|e| problem(&e))?;
-        let fragment = fragment.unwrap_or_default();
-        let by_pointer = fragment.is_empty() || fragment.starts_with('/');
-        let name = match by_pointer {
-            true => resource.clone(),
-            false => format!("{resource}#{fragment}"),
+        let base = match self.bases.iter().find(|(s, _)| ptr::eq(*s, schema)) {
+            Some((_, walked)) => walked.clone(),
+            None => base,
         };
-        if !self
-            .targets
-            .iter()
-            .any(|(uri, _)| uri.split('#').next() == Some(&resource))
-        {
-            return Err(problem(
-                "is not in this schema (remote references are not supported; use $defs)",
-            ));
-        }
-        let target = match self.targets.iter().find(|(uri, _)| *uri == name) {
-            Some((_, at)) if by_pointer => at.clone() + &fragment,
-            Some((_, at)) => at.clone(),
-            None => return Err(problem("names no $anchor in this schema")),
-        };
-        match self.document.pointer(&target) {
-            Some(_) => self.node(&target),
-            None => Err(problem("points to nothing in this schema")),
-        }
+        self.queue.push((schema, base));
+        self.queue.len() - 1
     }
 
-    fn compile_node(&mut self, id: Id) -> Result<Node, String> {
-        let pointer = self.locations[id].clone();
-        let document = self.document;
-        let schema = match document.pointer(&pointer) {
-            Some(Value::Bool(true)) => return Ok(node(Vec::new())),
-            Some(Value::Bool(false)) => return Ok(node(vec![Check::Never])),
-            Some(Value::Object(schema)) => schema,
+    /// The node `schema`'s `$ref` reaches (the `true` schema's if it reaches none, which is recorded).
+    fn reference(&mut self, schema: &'a Value, base: &str, reference: &str) -> Id {
+        let (resource, fragment) = resolve(base, reference);
+        let named = |name: &str| {
+            self.targets
+                .iter()
+                .find(|(uri, _)| uri == name)
+                .map(|(_, s)| *s)
+        };
+        let target = match named(&resource) {
+            Some(root) if fragment.is_empty() || fragment.starts_with('/') => {
+                root.pointer(&fragment)
+            }
+            Some(_) => named(&format!("{resource}#{fragment}")),
+            None => Some(&TRUE),
+        };
+        let problem = match target {
+            Some(target) if !ptr::eq(target, &TRUE) => return self.node(target, resource.into()),
+            Some(_) => "is not in this schema (remote references are not supported; use $defs)",
+            None => "points to nothing in this schema",
+        };
+        self.fail(schema, "$ref", &format!("\"{reference}\" {problem}"));
+        self.node(&TRUE, resource.into())
+    }
+
+    fn compile_node(&mut self, id: Id) -> Node {
+        let (schema, base) = self.queue[id].clone();
+        let map = match schema {
+            Value::Bool(true) => return node(Vec::new()),
+            Value::Bool(false) => return node(vec![Check::Never]),
+            Value::Object(map) => map,
             other => {
-                return Err(format!(
-                    "{} must be a JSON Schema object, got {}",
-                    self.path(&pointer),
-                    other.map_or("nothing", type_name)
-                ))
+                let problem = format!("must be a JSON Schema object, got {}", type_name(other));
+                self.fail(schema, "", &problem);
+                return node(Vec::new());
             }
         };
         for keyword in ["$dynamicRef", "$recursiveRef"] {
-            if schema.contains_key(keyword) {
-                return Err(self.bad(&pointer, keyword, "is not supported (use $ref)"));
+            if map.contains_key(keyword) {
+                self.fail(schema, keyword, "is not supported (use $ref)");
             }
         }
         let mut checks = Vec::new();
-        if let Some(reference) = schema.get("$ref") {
-            checks.push(Check::Ref(self.reference(&pointer, reference)?));
+        if let Some(reference) = self.string(schema, "$ref") {
+            checks.push(Check::Ref(self.reference(schema, &base, reference)));
             if self.draft7 {
-                return Ok(node(checks));
+                return node(checks);
             }
         }
-        let p = pointer.as_str();
-        self.generic(p, schema, &mut checks)?;
-        self.numeric(p, schema, &mut checks)?;
-        self.string(p, schema, &mut checks)?;
-        self.array(p, schema, &mut checks)?;
-        self.object(p, schema, &mut checks)?;
-        self.in_place(p, schema, &mut checks)?;
+        let mut keywords = Keywords {
+            compiler: self,
+            schema,
+            map,
+            base,
+            checks,
+        };
+        keywords.generic();
+        keywords.array();
+        keywords.object();
+        keywords.in_place();
         // Last: they see what every other keyword of this schema evaluated.
-        let mut collects = false;
-        for (keyword, make) in [
-            (
-                "unevaluatedItems",
-                Check::UnevaluatedItems as fn(Id) -> Check,
-            ),
-            ("unevaluatedProperties", Check::UnevaluatedProperties),
-        ] {
-            if schema.contains_key(keyword) {
-                checks.push(make(self.sub(p, keyword)?));
-                collects = true;
-            }
-        }
-        Ok(Node { checks, collects })
+        let items = keywords
+            .sub("unevaluatedItems")
+            .map(Check::UnevaluatedItems);
+        let properties = keywords
+            .sub("unevaluatedProperties")
+            .map(Check::UnevaluatedProperties);
+        let collects = items.is_some() || properties.is_some();
+        let mut checks = keywords.checks;
+        checks.extend(items.into_iter().chain(properties));
+        Node { checks, collects }
     }
 
-    fn generic(
-        &mut self,
-        p: &str,
-        schema: &Map<String, Value>,
-        checks: &mut Vec<Check>,
-    ) -> Result<(), String> {
-        if let Some(kind) = schema.get("type") {
+    /// Refuses a cycle of subschemas applied to the same value (`{"$ref": "#"}`): validating against it
+    /// would never end. `state`: 0 not visited, 1 being visited, 2 done.
+    fn acyclic(&mut self, id: Id, state: &mut [u8]) {
+        match state[id] {
+            1 => {
+                let problem =
+                    "leads back to itself without reaching into the value (an endless loop)";
+                self.fail(self.queue[id].0, "", problem);
+                state[id] = 2;
+            }
+            0 => {
+                state[id] = 1;
+                let mut ids = Vec::new();
+                for check in &self.nodes[id].checks {
+                    match check {
+                        Check::Ref(id) | Check::Not(id) => ids.push(*id),
+                        Check::AllOf(all) | Check::AnyOf(all) | Check::OneOf(all) => {
+                            ids.extend(all)
+                        }
+                        Check::Tagged(t) => ids.extend(&t.one_of),
+                        Check::If(test, then, otherwise) => {
+                            ids.extend([Some(*test), *then, *otherwise].into_iter().flatten())
+                        }
+                        Check::DependentSchemas(subs) => ids.extend(subs.iter().map(|(_, id)| *id)),
+                        _ => {}
+                    }
+                }
+                for child in ids {
+                    self.acyclic(child, state);
+                }
+                state[id] = 2;
+            }
+            _ => {}
+        }
+    }
+}
+
+/// What an unresolvable reference compiles to, the problem being recorded.
+static TRUE: Value = Value::Bool(true);
+
+/// The keywords of one schema object, being compiled into `checks` (in the order they are checked).
+struct Keywords<'c, 'a> {
+    compiler: &'c mut Compiler<'a>,
+    schema: &'a Value,
+    map: &'a Map<String, Value>,
+    base: Base,
+    checks: Vec<Check>,
+}
+
+impl<'a> Keywords<'_, 'a> {
+    /// Not inlined: each lookup is a search of the map, and there are some forty.
+    #[inline(never)]
+    fn get(&self, keyword: &str) -> Option<&'a Value> {
+        self.map.get(keyword)
+    }
+
+    /// Not inlined: a `Check` is large, and there are some thirty places that add one.
+    #[inline(never)]
+    fn add(&mut self, check: Check) {
+        self.checks.push(check);
+    }
+
+    fn fail(&mut self, keyword: &str, problem: &str) {
+        self.compiler.fail(self.schema, keyword, problem);
+    }
+
+    /// The node for the subschema at `keyword`.
+    fn sub(&mut self, keyword: &str) -> Option<Id> {
+        let sub = self.get(keyword)?;
+        Some(self.compiler.node(sub, self.base.clone()))
+    }
+
+    /// The nodes for the array of subschemas at `keyword` (`allOf`, `prefixItems`).
+    fn subs(&mut self, keyword: &str) -> Option<Vec<Id>> {
+        match self.get(keyword)? {
+            Value::Array(list) if !list.is_empty() => Some(
+                list.iter()
+                    .map(|s| self.compiler.node(s, self.base.clone()))
+                    .collect(),
+            ),
+            _ => {
+                self.fail(keyword, "must be a non-empty array of schemas");
+                None
+            }
+        }
+    }
+
+    /// The nodes for the object of subschemas at `keyword` (`properties`), by name.
+    fn named(&mut self, keyword: &str) -> Vec<(&'a String, Id)> {
+        match self.get(keyword) {
+            None => Vec::new(),
+            Some(Value::Object(map)) => map
+                .iter()
+                .map(|(name, s)| (name, self.compiler.node(s, self.base.clone())))
+                .collect(),
+            Some(_) => {
+                self.fail(keyword, "must be an object of schemas");
+                Vec::new()
+            }
+        }
+    }
+
+    fn number(&mut self, keyword: &str) -> Option<f64> {
+        let number = self.get(keyword)?.as_f64();
+        if number.is_none() {
+            self.fail(keyword, "must be a number");
+        }
+        number
+    }
+
+    /// A non-negative integer keyword.
+    fn count(&mut self, keyword: &str) -> Option<u64> {
+        let count = self
+            .get(keyword)?
+            .as_f64()
+            .filter(|x| *x >= 0.0 && x.fract() == 0.0);
+        if count.is_none() {
+            self.fail(keyword, "must be a non-negative integer");
+        }
+        count.map(|x| x as u64)
+    }
+
+    fn counts(&mut self, keywords: [(&str, Count); 2]) {
+        for (keyword, count) in keywords {
+            if let Some(limit) = self.count(keyword) {
+                self.add(Check::Count(count, limit));
+            }
+        }
+    }
+
+    fn names(&mut self, keyword: &str, names: &Value) -> Vec<String> {
+        let names: Option<Vec<String>> = names
+            .as_array()
+            .and_then(|a| a.iter().map(|n| n.as_str().map(str::to_owned)).collect());
+        if names.is_none() {
+            self.fail(keyword, "must be an array of strings");
+        }
+        names.unwrap_or_default()
+    }
+
+    fn pattern(&mut self, keyword: &str, source: &str) -> Option<Box<dyn Pattern>> {
+        match self.compiler.patterns.compile(source) {
+            Ok(pattern) => Some(pattern),
+            Err(error) => {
+                let first = error.lines().next().unwrap_or_default();
+                self.fail(
+                    keyword,
+                    &format!("is not a valid regular expression ({first})"),
+                );
+                None
+            }
+        }
+    }
+
+    /// `type`, `enum`, `const`, and the keywords for numbers and strings.
+    fn generic(&mut self) {
+        if let Some(kind) = self.get("type") {
             let one = |name: &Value| {
                 TYPES
                     .iter()
                     .find(|(n, _)| Some(*n) == name.as_str())
-                    .map(|(_, kind)| *kind)
+                    .map(|t| t.1)
             };
             let kinds: Option<Vec<Kind>> = match kind {
                 Value::Array(names) => names.iter().map(one).collect(),
                 name => one(name).map(|k| vec![k]),
             };
-            let kinds = kinds.ok_or_else(|| {
-                let names: Vec<&str> = TYPES.iter().map(|(n, _)| *n).collect();
-                format!(
-                    "{}.type: unknown type {kind} (expected one of {})",
-                    self.path(p),
-                    names.join(", ")
-                )
-            })?;
-            checks.push(Check::Type(kinds));
-        }
-        if let Some(options) = schema.get("enum") {
-            if !options.is_array() {
-                return Err(self.bad(p, "enum", "must be an array"));
+            match kinds {
+                Some(kinds) => self.add(Check::Type(kinds)),
+                None => {
+                    let names: Vec<&str> = TYPES.iter().map(|t| t.0).collect();
+                    let problem =
+                        format!("unknown type {kind} (expected one of {})", names.join(", "));
+                    self.fail("type:", &problem);
+                }
             }
-            checks.push(Check::Enum(options.clone()));
         }
-        if let Some(constant) = schema.get("const") {
-            checks.push(Check::Const(constant.clone()));
+        match self.get("enum") {
+            Some(options @ Value::Array(_)) => self.add(Check::Enum(options.clone())),
+            Some(_) => self.fail("enum", "must be an array"),
+            None => {}
         }
-        Ok(())
-    }
-
-    fn numeric(
-        &mut self,
-        p: &str,
-        schema: &Map<String, Value>,
-        checks: &mut Vec<Check>,
-    ) -> Result<(), String> {
+        if let Some(constant) = self.get("const") {
+            self.add(Check::Const(constant.clone()));
+        }
         for (keyword, bound) in [
             ("minimum", Bound::Min),
             ("maximum", Bound::Max),
             ("exclusiveMinimum", Bound::ExclusiveMin),
             ("exclusiveMaximum", Bound::ExclusiveMax),
         ] {
-            if let Some(limit) = schema.get(keyword) {
-                let limit = limit
-                    .as_f64()
-                    .ok_or_else(|| self.bad(p, keyword, "must be a number"))?;
-                checks.push(Check::Bound(bound, limit));
+            if let Some(limit) = self.number(keyword) {
+                self.add(Check::Bound(bound, limit));
             }
         }
-        if let Some(divisor) = schema.get("multipleOf") {
-            match divisor.as_f64() {
-                Some(divisor) if divisor > 0.0 => checks.push(Check::MultipleOf(divisor)),
-                _ => return Err(self.bad(p, "multipleOf", "must be a number greater than 0")),
+        match self.number("multipleOf") {
+            Some(divisor) if divisor > 0.0 => self.add(Check::MultipleOf(divisor)),
+            Some(_) => self.fail("multipleOf", "must be greater than 0"),
+            None => {}
+        }
+        self.counts([
+            ("minLength", Count::MinLength),
+            ("maxLength", Count::MaxLength),
+        ]);
+        if let Some(source) = self.compiler.string(self.schema, "pattern") {
+            if let Some(pattern) = self.pattern("pattern", source) {
+                self.add(Check::Pattern(pattern, source.into()));
             }
         }
-        Ok(())
     }
 
-    fn string(
-        &mut self,
-        p: &str,
-        schema: &Map<String, Value>,
-        checks: &mut Vec<Check>,
-    ) -> Result<(), String> {
-        self.counts(
-            p,
-            schema,
-            checks,
-            [
-                ("minLength", Count::MinLength),
-                ("maxLength", Count::MaxLength),
-            ],
-        )?;
-        if let Some(pattern) = schema.get("pattern") {
-            let source = pattern
-                .as_str()
-                .ok_or_else(|| self.bad(p, "pattern", "must be a string"))?;
-            checks.push(Check::Pattern(
-                self.pattern(p, "pattern", source)?,
-                source.into(),
-            ));
-        }
-        Ok(())
-    }
-
-    fn array(
-        &mut self,
-        p: &str,
-        schema: &Map<String, Value>,
-        checks: &mut Vec<Check>,
-    ) -> Result<(), String> {
+    fn array(&mut self) {
         // Draft-07 wrote a tuple as an `items` array, and the schema for the rest as `additionalItems`.
-        let (prefix, rest) =
-            match (self.draft7, schema.get("items")) {
-                (true, Some(Value::Array(_))) => ("items", "additionalItems"),
-                (false, Some(Value::Array(_))) => return Err(self.bad(
-                    p,
+        let (prefix, rest) = match (self.compiler.draft7, self.get("items")) {
+            (true, Some(Value::Array(_))) => ("items", "additionalItems"),
+            (false, Some(Value::Array(_))) => {
+                self.fail(
                     "items",
                     "must be a schema (an array of schemas is draft-07's tuple: use prefixItems)",
-                )),
-                _ => ("prefixItems", "items"),
-            };
-        let prefix = match schema.get(prefix) {
-            Some(list) => self.subs(p, prefix, list)?,
-            None => Vec::new(),
+                );
+                return;
+            }
+            _ => ("prefixItems", "items"),
         };
-        let rest = match schema.contains_key(rest) && (!prefix.is_empty() || rest == "items") {
-            true => Some(self.sub(p, rest)?),
-            false => None,
+        let prefix = self.subs(prefix).unwrap_or_default();
+        // `additionalItems` applies only after a tuple.
+        let rest = match prefix.is_empty() && rest == "additionalItems" {
+            true => None,
+            false => self.sub(rest),
         };
         if !prefix.is_empty() || rest.is_some() {
-            checks.push(Check::Items(prefix, rest));
+            self.add(Check::Items(prefix, rest));
         }
-        self.counts(
-            p,
-            schema,
-            checks,
-            [("minItems", Count::MinItems), ("maxItems", Count::MaxItems)],
-        )?;
-        match schema.get("uniqueItems") {
-            Some(Value::Bool(true)) => checks.push(Check::UniqueItems),
+        self.counts([("minItems", Count::MinItems), ("maxItems", Count::MaxItems)]);
+        match self.get("uniqueItems") {
+            Some(Value::Bool(true)) => self.add(Check::UniqueItems),
             None | Some(Value::Bool(false)) => {}
-            Some(_) => return Err(self.bad(p, "uniqueItems", "must be a boolean")),
+            Some(_) => self.fail("uniqueItems", "must be a boolean"),
         }
-        let min = self.count(p, schema, "minContains")?;
-        let max = self.count(p, schema, "maxContains")?;
-        if schema.contains_key("contains") {
-            checks.push(Check::Contains(
-                self.sub(p, "contains")?,
-                min.unwrap_or(1),
-                max,
-            ));
+        let (min, max) = (self.count("minContains"), self.count("maxContains"));
+        if let Some(contains) = self.sub("contains") {
+            self.add(Check::Contains(contains, min.unwrap_or(1), max));
         }
-        Ok(())
     }
 
-    fn object(
-        &mut self,
-        p: &str,
-        schema: &Map<String, Value>,
-        checks: &mut Vec<Check>,
-    ) -> Result<(), String> {
-        if let Some(required) = schema.get("required") {
-            checks.push(Check::Required(self.names(p, "required", required)?));
+    fn object(&mut self) {
+        if let Some(required) = self.get("required") {
+            let names = self.names("required", required);
+            self.add(Check::Required(names));
         }
-        let named = match schema.get("properties") {
-            Some(map) => self.named_subs(p, "properties", map)?,
-            None => Vec::new(),
-        };
+        let named = self.named("properties");
         let mut patterns = Vec::new();
-        for (source, id) in match schema.get("patternProperties") {
-            Some(map) => self.named_subs(p, "patternProperties", map)?,
-            None => Vec::new(),
-        } {
-            let at = format!("{p}/patternProperties");
-            patterns.push((self.pattern(&at, &source, &source)?, id));
+        for (source, id) in self.named("patternProperties") {
+            patterns.extend(self.pattern("patternProperties", source).map(|p| (p, id)));
         }
-        let additional = match schema.contains_key("additionalProperties") {
-            true => Some(self.sub(p, "additionalProperties")?),
-            false => None,
-        };
+        let additional = self.sub("additionalProperties");
         if !named.is_empty() || !patterns.is_empty() || additional.is_some() {
-            checks.push(Check::Properties(Properties {
-                named,
+            self.add(Check::Properties(Properties {
+                named: named.into_iter().map(|(n, id)| (n.clone(), id)).collect(),
                 patterns,
                 additional,
             }));
         }
-        self.counts(
-            p,
-            schema,
-            checks,
-            [
-                ("minProperties", Count::MinProperties),
-                ("maxProperties", Count::MaxProperties),
-            ],
-        )?;
-        if schema.contains_key("propertyNames") {
-            checks.push(Check::PropertyNames(self.sub(p, "propertyNames")?));
+        self.counts([
+            ("minProperties", Count::MinProperties),
+            ("maxProperties", Count::MaxProperties),
+        ]);
+        if let Some(names) = self.sub("propertyNames") {
+            self.add(Check::PropertyNames(names));
         }
-        // Draft-07's `dependencies` is both: an array of names, or a schema.
+        // Draft-07's `dependencies` is either: an array of names, or a schema.
         let mut required = Vec::new();
         let mut schemas = Vec::new();
-        for keyword in ["dependentRequired", "dependentSchemas", "dependencies"] {
-            let Some(map) = schema.get(keyword) else {
-                continue;
+        let dependencies = if self.compiler.draft7 {
+            "dependencies"
+        } else {
+            "dependentRequired"
+        };
+        for keyword in ["dependentRequired", "dependentSchemas", dependencies] {
+            let map = match self.get(keyword) {
+                None => continue,
+                Some(Value::Object(map)) => map,
+                Some(_) => {
+                    self.fail(keyword, "must be an object");
+                    continue;
+                }
             };
-            if keyword == "dependencies" && !self.draft7 {
-                continue;
-            }
-            let map = map
-                .as_object()
-                .ok_or_else(|| self.bad(p, keyword, "must be an object"))?;
             for (name, dependency) in map {
-                let at = format!("{p}/{}", escape(keyword));
                 match (keyword, dependency) {
-                    ("dependentSchemas", _)
-                    | ("dependencies", Value::Object(_) | Value::Bool(_)) => {
-                        schemas.push((name.clone(), self.sub(&at, name)?))
+                    ("dependentRequired", _) | ("dependencies", Value::Array(_)) => {
+                        let names = self.names(keyword, dependency);
+                        required.push((name.clone(), names));
                     }
-                    _ => required.push((name.clone(), self.names(&at, name, dependency)?)),
+                    _ => schemas.push((
+                        name.clone(),
+                        self.compiler.node(dependency, self.base.clone()),
+                    )),
                 }
             }
         }
         if !required.is_empty() {
-            checks.push(Check::DependentRequired(required));
+            self.add(Check::DependentRequired(required));
         }
         if !schemas.is_empty() {
-            checks.push(Check::DependentSchemas(schemas));
+            self.add(Check::DependentSchemas(schemas));
         }
-        Ok(())
     }
 
-    /// The keywords that apply subschemas to the same value.
-    fn in_place(
-        &mut self,
-        p: &str,
-        schema: &Map<String, Value>,
-        checks: &mut Vec<Check>,
-    ) -> Result<(), String> {
-        for (keyword, make) in [
-            ("allOf", Check::AllOf as fn(Vec<Id>) -> Check),
-            ("anyOf", Check::AnyOf),
-        ] {
-            if let Some(list) = schema.get(keyword) {
-                checks.push(make(self.subs(p, keyword, list)?));
-            }
+    /// The keywords that apply subschemas to the value itself.
+    fn in_place(&mut self) {
+        if let Some(all) = self.subs("allOf") {
+            self.add(Check::AllOf(all));
         }
-        if let Some(list) = schema.get("oneOf") {
-            let one_of = self.subs(p, "oneOf", list)?;
-            let tag = schema
+        if let Some(any) = self.subs("anyOf") {
+            self.add(Check::AnyOf(any));
+        }
+        if let Some(one_of) = self.subs("oneOf") {
+            let tag = self
                 .get("discriminator")
-                .and_then(|d| d.get("propertyName"))
-                .and_then(Value::as_str);
-            checks.push(match tag {
+                .and_then(|d| d.get("propertyName"));
+            let check = match tag.and_then(Value::as_str) {
                 Some(tag) => Check::Tagged(Tagged {
                     tag: tag.into(),
                     variants: self.variants(tag, &one_of),
                     one_of,
                 }),
                 None => Check::OneOf(one_of),
-            });
-        }
-        if schema.contains_key("not") {
-            checks.push(Check::Not(self.sub(p, "not")?));
-        }
-        if schema.contains_key("if") {
-            let mut branch = |keyword| match schema.contains_key(keyword) {
-                true => self.sub(p, keyword).map(Some),
-                false => Ok(None),
             };
-            let (then, otherwise) = (branch("then")?, branch("else")?);
-            checks.push(Check::If(self.sub(p, "if")?, then, otherwise));
+            self.add(check);
         }
-        Ok(())
+        if let Some(not) = self.sub("not") {
+            self.add(Check::Not(not));
+        }
+        if let Some(test) = self.sub("if") {
+            let (then, otherwise) = (self.sub("then"), self.sub("else"));
+            self.add(Check::If(test, then, otherwise));
+        }
     }
 
-    /// Each `oneOf` variant's tag: the `const` its `properties.<tag>` has (after a `$ref`, if it is one).
+    /// Each `oneOf` variant's tag: the `const` of its `properties.<tag>`, after a local `$ref`.
     fn variants(&self, tag: &str, one_of: &[Id]) -> Vec<(String, Id)> {
         let mut variants = Vec::new();
         for &id in one_of {
-            let mut schema = self.document.pointer(&self.locations[id]);
-            let reference = schema.and_then(|s| s.get("$ref")).and_then(Value::as_str);
-            if let Some(at) = reference.and_then(|r| r.strip_prefix('#')) {
-                schema = self.document.pointer(at);
+            let mut schema = self.compiler.queue[id].0;
+            if let Some(at) = schema
+                .get("$ref")
+                .and_then(Value::as_str)
+                .and_then(|r| r.strip_prefix('#'))
+            {
+                schema = self.compiler.document.pointer(at).unwrap_or(schema);
             }
-            let value = schema.and_then(|s| s.get("properties")?.get(tag)?.get("const")?.as_str());
+            let value = schema
+                .get("properties")
+                .and_then(|p| p.get(tag)?.get("const")?.as_str());
             if let Some(value) = value {
                 variants.push((value.to_string(), id));
             }
         }
         variants
-    }
-
-    fn pattern(
-        &self,
-        p: &str,
-        keyword: &str,
-        source: &str,
-    ) -> Result<Box<dyn super::Pattern>, String> {
-        self.patterns.compile(source).map_err(|e| {
-            let first = e.lines().next().unwrap_or_default();
-            self.bad(
-                p,
-                keyword,
-                &format!("is not a valid regular expression ({first})"),
-            )
-        })
-    }
-
-    fn names(&self, p: &str, keyword: &str, names: &Value) -> Result<Vec<String>, String> {
-        let names: Option<Vec<String>> = names
-            .as_array()
-            .and_then(|a| a.iter().map(|n| n.as_str().map(str::to_owned)).collect());
-        names.ok_or_else(|| self.bad(p, keyword, "must be an array of strings"))
-    }
-
-    /// A non-negative integer keyword.
-    fn count(
-        &self,
-        p: &str,
-        schema: &Map<String, Value>,
-        keyword: &str,
-    ) -> Result<Option<u64>, String> {
-        match schema.get(keyword) {
-            None => Ok(None),
-            Some(n) => match n.as_f64() {
-                Some(x) if x >= 0.0 && x.fract() == 0.0 => Ok(Some(x as u64)),
-                _ => Err(self.bad(p, keyword, "must be a non-negative integer")),
-            },
-        }
-    }
-
-    fn counts<const N: usize>(
-        &self,
-        p: &str,
-        schema: &Map<String, Value>,
-        checks: &mut Vec<Check>,
-        keywords: [(&str, Count); N],
-    ) -> Result<(), String> {
-        for (keyword, count) in keywords {
-            if let Some(limit) = self.count(p, schema, keyword)? {
-                checks.push(Check::Count(count, limit));
-            }
-        }
-        Ok(())
-    }
-
-    /// Refuses a cycle of references that never reaches into the value (`{"$ref": "#"}`): validating
-    /// against it would never end.
-    fn check_cycles(&self) -> Result<(), String> {
-        // 0: not visited, 1: on the current path, 2: done.
-        let mut state = vec![0u8; self.nodes.len()];
-        let mut stack: Vec<(Id, usize)> = Vec::new();
-        for start in 0..self.nodes.len() {
-            if state[start] != 0 {
-                continue;
-            }
-            stack.push((start, 0));
-            state[start] = 1;
-            while let Some(&(id, next)) = stack.last() {
-                match in_place(&self.nodes[id]).nth(next) {
-                    Some(child) => {
-                        if let Some(top) = stack.last_mut() {
-                            top.1 += 1;
-                        }
-                        match state[child] {
-                            0 => {
-                                state[child] = 1;
-                                stack.push((child, 0));
-                            }
-                            1 => {
-                                return Err(self.bad(
-                                    &self.locations[id],
-                                    "$ref",
-                                    "leads back to itself without reaching into the value (an endless loop)",
-                                ))
-                            }
-                            _ => {}
-                        }
-                    }
-                    None => {
-                        state[id] = 2;
-                        stack.pop();
-                    }
-                }
-            }
-        }
-        Ok(())
     }
 }
 
@@ -736,39 +683,82 @@ fn node(checks: Vec<Check>) -> Node {
     }
 }
 
-/// The subschemas a node applies to the value itself (not to its items or properties).
-fn in_place(node: &Node) -> impl Iterator<Item = Id> + '_ {
-    node.checks.iter().flat_map(|check| -> Vec<Id> {
-        match check {
-            Check::Ref(id) | Check::Not(id) => vec![*id],
-            Check::AllOf(ids) | Check::AnyOf(ids) | Check::OneOf(ids) => ids.clone(),
-            Check::Tagged(t) => t.one_of.clone(),
-            Check::If(test, then, otherwise) => [Some(*test), *then, *otherwise]
-                .into_iter()
-                .flatten()
-                .collect(),
-            Check::DependentSchemas(subs) => subs.iter().map(|(_, id)| *id).collect(),
-            _ => Vec::new(),
+/// `reference` resolved against the absolute URI `base` (RFC 3986 §5.2), without its fragment, and the
+/// fragment, percent-decoded. Written out because the URI crates parse and check every component, which
+/// costs more in the wasm module than the rest of the validator. References are not validated, and a
+/// network-path (`//host`) or query-only (`?q`) reference, never local, resolves only approximately.
+fn resolve(base: &str, reference: &str) -> (String, String) {
+    let (reference, fragment) = reference.split_once('#').unwrap_or((reference, ""));
+    let fragment = percent_decode(fragment);
+    if reference.is_empty() {
+        return (base.to_string(), fragment);
+    }
+    if scheme(reference).is_some() {
+        return (reference.to_string(), fragment);
+    }
+    // `scheme:` or `scheme://authority`: what the reference keeps of the base.
+    let origin = scheme(base).map_or(0, |colon| {
+        let rest = &base[colon + 1..];
+        match rest.strip_prefix("//") {
+            Some(authority) => colon + 3 + authority.find('/').unwrap_or(authority.len()),
+            None => colon + 1,
         }
-    })
+    });
+    let (origin, base_path) = base.split_at(origin);
+    let directory = match reference.starts_with('/') {
+        true => "",
+        false => &base_path[..base_path.rfind('/').map_or(0, |i| i + 1)],
+    };
+    let path = format!("{directory}{reference}");
+    // Dot segments (RFC 3986 §5.2.4); a path that ends in one ends in "/".
+    let mut segments: Vec<&str> = Vec::new();
+    for segment in path.split('/') {
+        match segment {
+            "." => {}
+            ".." if segments.len() > 1 => drop(segments.pop()),
+            ".." => {}
+            segment => segments.push(segment),
+        }
+    }
+    if path.ends_with("/.") || path.ends_with("/..") {
+        segments.push("");
+    }
+    let slash = match origin.ends_with(':') || path.starts_with('/') {
+        true => "",
+        false => "/",
+    };
+    (format!("{origin}{slash}{}", segments.join("/")), fragment)
 }
 
-/// `reference` resolved against `base` (RFC 3986 §5.2): the absolute URI without its fragment, and the
-/// fragment, percent-decoded.
-fn resolve(base: &str, reference: &str) -> Result<(String, Option<String>), String> {
-    let base = Iri::parse(base).map_err(|e| e.to_string())?;
-    let reference =
-        IriRef::parse(reference).map_err(|e| format!("is not a valid URI reference ({e})"))?;
-    let uri = reference
-        .resolve_against(&base)
-        .map_err(|e| format!("cannot be resolved ({e})"))?;
-    let fragment = uri
-        .fragment()
-        .map(|f| f.decode().to_string_lossy().into_owned());
-    Ok((uri.strip_fragment().as_str().to_string(), fragment))
+/// Where the scheme of `uri` ends (its `:`), if it has one.
+fn scheme(uri: &str) -> Option<usize> {
+    let colon = uri.find(':')?;
+    let name = &uri[..colon];
+    (!name.is_empty()
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"+-.".contains(&b)))
+    .then_some(colon)
 }
 
-/// A JSON pointer token for `key` (RFC 6901).
-fn escape(key: &str) -> String {
-    key.replace('~', "~0").replace('/', "~1")
+fn percent_decode(text: &str) -> String {
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let hex = bytes
+            .get(i + 1..i + 3)
+            .and_then(|h| std::str::from_utf8(h).ok());
+        match (bytes[i], hex.and_then(|h| u8::from_str_radix(h, 16).ok())) {
+            (b'%', Some(byte)) => {
+                out.push(byte);
+                i += 3;
+            }
+            (byte, _) => {
+                out.push(byte);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8(out).unwrap_or_else(|_| text.to_string())
 }

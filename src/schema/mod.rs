@@ -124,7 +124,7 @@ impl Schema {
         patterns: &dyn PatternEngine,
         path: &str,
     ) -> Result<Schema, String> {
-        compile::compile(schema, "", patterns, path)
+        compile::compile(schema, schema, patterns, path)
     }
 
     /// Compiles the schema at JSON pointer `pointer` of `document` (`/$defs/message`), against which its
@@ -135,7 +135,10 @@ impl Schema {
         patterns: &dyn PatternEngine,
         path: &str,
     ) -> Result<Schema, String> {
-        compile::compile(document, pointer, patterns, path)
+        let entry = document
+            .pointer(pointer)
+            .ok_or_else(|| format!("{path}: no schema at {pointer}"))?;
+        compile::compile(document, entry, patterns, path)
     }
 
     /// Validates `value`; the error names the first failing path, with `path` as the root (`arguments`).
