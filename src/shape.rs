@@ -3,9 +3,6 @@
 //! refuses does this look for the first field that breaks the shape. (Tracking the path during every read
 //! would cost more code than the whole loop.)
 
-use std::cell::RefCell;
-use std::rc::Rc;
-
 use serde_json::Value;
 
 use crate::schema::{NoPatterns, Schema};
@@ -61,29 +58,12 @@ pub const SHAPES: &str = r##"{
   }
 }"##;
 
-thread_local! {
-    /// Each shape compiled on its first use (only a refused value needs one).
-    static COMPILED: RefCell<Vec<(String, Rc<Schema>)>> = const { RefCell::new(Vec::new()) };
-}
-
-fn compiled(name: &str) -> Option<Rc<Schema>> {
-    COMPILED.with(|compiled| {
-        if let Some((_, schema)) = compiled.borrow().iter().find(|(n, _)| n == name) {
-            return Some(schema.clone());
-        }
-        let document: Value = serde_json::from_str(SHAPES).ok()?;
-        document.get("$defs")?.get(name)?;
-        let pointer = format!("/$defs/{name}");
-        let schema = Rc::new(Schema::compile_at(&document, &pointer, &NoPatterns, "shape").ok()?);
-        compiled
-            .borrow_mut()
-            .push((name.to_string(), schema.clone()));
-        Some(schema)
-    })
-}
-
 /// The first field of `value` that breaks the shape `name`, as `path.to.field: what is wrong`, with `path`
-/// as the root; `None` when the value has the shape (or there is no such shape).
+/// as the root; `None` when the value has the shape (or there is no such shape). The shapes are read and
+/// compiled for each call: only a value that was refused comes here.
 pub fn explain(name: &str, value: &Value, path: &str) -> Option<String> {
-    compiled(name)?.validate(value, path).err()
+    let document: Value = serde_json::from_str(SHAPES).ok()?;
+    let pointer = format!("/$defs/{name}");
+    let shape = Schema::compile_at(&document, &pointer, &NoPatterns, "shape").ok()?;
+    shape.validate(value, path).err()
 }

@@ -14,8 +14,7 @@ use std::rc::Rc;
 use serde_json::{Map, Value};
 
 use super::{
-    type_name, Bound, Check, Count, Id, Kind, Node, Pattern, PatternEngine, Properties, Schema,
-    Tagged,
+    type_name, Check, Id, Limit, Node, Pattern, PatternEngine, Properties, Schema, Tagged,
 };
 
 /// The base URI of a document without `$id`: RFC 3986 needs one to resolve relative references against.
@@ -23,14 +22,22 @@ const DEFAULT_BASE: &str = "tiny-pi:/parameters.json";
 const DRAFT_2020_12: &str = "https://json-schema.org/draft/2020-12/schema";
 const DRAFT_07: &str = "http://json-schema.org/draft-07/schema";
 
-const TYPES: [(&str, Kind); 7] = [
-    ("null", Kind::Null),
-    ("boolean", Kind::Boolean),
-    ("integer", Kind::Integer),
-    ("number", Kind::Number),
-    ("string", Kind::String),
-    ("array", Kind::Array),
-    ("object", Kind::Object),
+const TYPES: [&str; 7] = [
+    "null", "boolean", "integer", "number", "string", "array", "object",
+];
+
+/// The bounds, in the order they are checked; all but the first four are counts.
+const LIMITS: [(&str, Limit); 10] = [
+    ("minimum", Limit::Minimum),
+    ("maximum", Limit::Maximum),
+    ("exclusiveMinimum", Limit::ExclusiveMinimum),
+    ("exclusiveMaximum", Limit::ExclusiveMaximum),
+    ("minLength", Limit::MinLength),
+    ("maxLength", Limit::MaxLength),
+    ("minItems", Limit::MinItems),
+    ("maxItems", Limit::MaxItems),
+    ("minProperties", Limit::MinProperties),
+    ("maxProperties", Limit::MaxProperties),
 ];
 
 type Base = Rc<str>;
@@ -146,6 +153,7 @@ impl<'a> Compiler<'a> {
     }
 
     /// A string keyword, `None` if absent or not a string (which is recorded).
+    #[inline(never)]
     fn string(&mut self, schema: &'a Value, keyword: &str) -> Option<&'a str> {
         let value = schema.get(keyword)?;
         if !value.is_string() {
@@ -154,74 +162,53 @@ impl<'a> Compiler<'a> {
         value.as_str()
     }
 
-    /// Finds the base URI of every schema object and what references can name.
-    fn walk(&mut self, schema: &'a Value, mut base: Base) {
-        let Value::Object(map) = schema else {
-            return;
+    /// Finds the base URI of every schema object and what references can name. Every object is looked
+    /// at but those of `enum` and `const` (which are values, not schemas): a map of schemas such as
+    /// `properties` may be taken for a schema here, which only records a base nothing asks for (a
+    /// property named `$id` or `$anchor` has an object for a value, and only strings count).
+    fn walk(&mut self, value: &'a Value, mut base: Base) {
+        let map = match value {
+            Value::Object(map) => map,
+            Value::Array(items) => return items.iter().for_each(|v| self.walk(v, base.clone())),
+            _ => return,
         };
         if self
-            .dialect(schema)
+            .dialect(value)
             .is_some_and(|draft7| draft7 != self.draft7)
         {
-            self.fail(schema, "$schema", "differs from the root's $schema");
+            self.fail(value, "$schema", "differs from the root's $schema");
         }
         // Draft-07: `$ref` replaces its siblings, `$id` included.
         if self.draft7 && map.contains_key("$ref") {
-            self.bases.push((schema, base));
+            self.bases.push((value, base));
             return;
         }
-        if let Some(id) = self.string(schema, "$id") {
+        if let Some(id) = map.get("$id").and_then(Value::as_str) {
             let (uri, fragment) = resolve(&base, id);
             match fragment.is_empty() {
                 true => {
                     base = uri.as_str().into();
-                    self.targets.push((uri, schema));
+                    self.targets.push((uri, value));
                 }
                 // Draft-07's `"$id": "#name"` is an anchor.
                 false if self.draft7 && id.starts_with('#') => {
-                    self.targets.push((format!("{base}{id}"), schema))
+                    self.targets.push((format!("{base}{id}"), value))
                 }
                 false => self.fail(
-                    schema,
+                    value,
                     "$id",
                     "must not have a fragment (name a subschema with $anchor)",
                 ),
             }
         }
         for keyword in ["$anchor", "$dynamicAnchor"] {
-            if let Some(anchor) = self.string(schema, keyword) {
-                self.targets.push((format!("{base}#{anchor}"), schema));
+            if let Some(anchor) = map.get(keyword).and_then(Value::as_str) {
+                self.targets.push((format!("{base}#{anchor}"), value));
             }
         }
-        self.bases.push((schema, base.clone()));
+        self.bases.push((value, base.clone()));
         for (key, sub) in map {
-            let key = key.as_str();
-            let subs: Vec<&Value> = match (key, sub) {
-                (
-                    "$defs" | "definitions" | "dependencies" | "dependentSchemas"
-                    | "patternProperties" | "properties",
-                    Value::Object(subs),
-                ) => subs.values().collect(),
-                ("allOf" | "anyOf" | "oneOf" | "prefixItems" | "items", Value::Array(subs)) => {
-                    subs.iter().collect()
-                }
-                (
-                    "additionalItems"
-                    | "additionalProperties"
-                    | "contains"
-                    | "else"
-                    | "if"
-                    | "items"
-                    | "not"
-                    | "propertyNames"
-                    | "then"
-                    | "unevaluatedItems"
-                    | "unevaluatedProperties",
-                    _,
-                ) => vec![sub],
-                _ => Vec::new(),
-            };
-            for sub in subs {
+            if key != "enum" && key != "const" {
                 self.walk(sub, base.clone());
             }
         }
@@ -252,7 +239,7 @@ impl<'a> Compiler<'a> {
         };
         let target = match named(&resource) {
             Some(root) if fragment.is_empty() || fragment.starts_with('/') => {
-                root.pointer(&fragment)
+                pointer(root, &fragment)
             }
             Some(_) => named(&format!("{resource}#{fragment}")),
             None => Some(&TRUE),
@@ -282,6 +269,9 @@ impl<'a> Compiler<'a> {
             if map.contains_key(keyword) {
                 self.fail(schema, keyword, "is not supported (use $ref)");
             }
+        }
+        for keyword in ["$id", "$anchor", "$dynamicAnchor"] {
+            self.string(schema, keyword);
         }
         let mut checks = Vec::new();
         if let Some(reference) = self.string(schema, "$ref") {
@@ -376,17 +366,20 @@ impl<'a> Keywords<'_, 'a> {
         self.checks.push(check);
     }
 
+    #[inline(never)]
     fn fail(&mut self, keyword: &str, problem: &str) {
         self.compiler.fail(self.schema, keyword, problem);
     }
 
     /// The node for the subschema at `keyword`.
+    #[inline(never)]
     fn sub(&mut self, keyword: &str) -> Option<Id> {
         let sub = self.get(keyword)?;
         Some(self.compiler.node(sub, self.base.clone()))
     }
 
     /// The nodes for the array of subschemas at `keyword` (`allOf`, `prefixItems`).
+    #[inline(never)]
     fn subs(&mut self, keyword: &str) -> Option<Vec<Id>> {
         match self.get(keyword)? {
             Value::Array(list) if !list.is_empty() => Some(
@@ -402,6 +395,7 @@ impl<'a> Keywords<'_, 'a> {
     }
 
     /// The nodes for the object of subschemas at `keyword` (`properties`), by name.
+    #[inline(never)]
     fn named(&mut self, keyword: &str) -> Vec<(&'a String, Id)> {
         match self.get(keyword) {
             None => Vec::new(),
@@ -416,6 +410,7 @@ impl<'a> Keywords<'_, 'a> {
         }
     }
 
+    #[inline(never)]
     fn number(&mut self, keyword: &str) -> Option<f64> {
         let number = self.get(keyword)?.as_f64();
         if number.is_none() {
@@ -425,6 +420,7 @@ impl<'a> Keywords<'_, 'a> {
     }
 
     /// A non-negative integer keyword.
+    #[inline(never)]
     fn count(&mut self, keyword: &str) -> Option<u64> {
         let count = self
             .get(keyword)?
@@ -436,11 +432,16 @@ impl<'a> Keywords<'_, 'a> {
         count.map(|x| x as u64)
     }
 
-    fn counts(&mut self, keywords: [(&str, Count); 2]) {
-        for (keyword, count) in keywords {
-            if let Some(limit) = self.count(keyword) {
-                self.add(Check::Count(count, limit));
+    #[inline(never)]
+    fn limit(&mut self, keyword: &str, limit: Limit) {
+        let bound = match limit {
+            Limit::Minimum | Limit::Maximum | Limit::ExclusiveMinimum | Limit::ExclusiveMaximum => {
+                self.number(keyword)
             }
+            _ => self.count(keyword).map(|n| n as f64),
+        };
+        if let Some(bound) = bound {
+            self.add(Check::Limit(limit, bound));
         }
     }
 
@@ -471,22 +472,16 @@ impl<'a> Keywords<'_, 'a> {
     /// `type`, `enum`, `const`, and the keywords for numbers and strings.
     fn generic(&mut self) {
         if let Some(kind) = self.get("type") {
-            let one = |name: &Value| {
-                TYPES
-                    .iter()
-                    .find(|(n, _)| Some(*n) == name.as_str())
-                    .map(|t| t.1)
-            };
-            let kinds: Option<Vec<Kind>> = match kind {
+            let one = |name: &Value| TYPES.into_iter().find(|n| Some(*n) == name.as_str());
+            let kinds: Option<Vec<&str>> = match kind {
                 Value::Array(names) => names.iter().map(one).collect(),
                 name => one(name).map(|k| vec![k]),
             };
             match kinds {
                 Some(kinds) => self.add(Check::Type(kinds)),
                 None => {
-                    let names: Vec<&str> = TYPES.iter().map(|t| t.0).collect();
                     let problem =
-                        format!("unknown type {kind} (expected one of {})", names.join(", "));
+                        format!("unknown type {kind} (expected one of {})", TYPES.join(", "));
                     self.fail("type:", &problem);
                 }
             }
@@ -499,25 +494,14 @@ impl<'a> Keywords<'_, 'a> {
         if let Some(constant) = self.get("const") {
             self.add(Check::Const(constant.clone()));
         }
-        for (keyword, bound) in [
-            ("minimum", Bound::Min),
-            ("maximum", Bound::Max),
-            ("exclusiveMinimum", Bound::ExclusiveMin),
-            ("exclusiveMaximum", Bound::ExclusiveMax),
-        ] {
-            if let Some(limit) = self.number(keyword) {
-                self.add(Check::Bound(bound, limit));
-            }
+        for (keyword, limit) in LIMITS {
+            self.limit(keyword, limit);
         }
         match self.number("multipleOf") {
             Some(divisor) if divisor > 0.0 => self.add(Check::MultipleOf(divisor)),
             Some(_) => self.fail("multipleOf", "must be greater than 0"),
             None => {}
         }
-        self.counts([
-            ("minLength", Count::MinLength),
-            ("maxLength", Count::MaxLength),
-        ]);
         if let Some(source) = self.compiler.string(self.schema, "pattern") {
             if let Some(pattern) = self.pattern("pattern", source) {
                 self.add(Check::Pattern(pattern, source.into()));
@@ -547,7 +531,6 @@ impl<'a> Keywords<'_, 'a> {
         if !prefix.is_empty() || rest.is_some() {
             self.add(Check::Items(prefix, rest));
         }
-        self.counts([("minItems", Count::MinItems), ("maxItems", Count::MaxItems)]);
         match self.get("uniqueItems") {
             Some(Value::Bool(true)) => self.add(Check::UniqueItems),
             None | Some(Value::Bool(false)) => {}
@@ -577,10 +560,6 @@ impl<'a> Keywords<'_, 'a> {
                 additional,
             }));
         }
-        self.counts([
-            ("minProperties", Count::MinProperties),
-            ("maxProperties", Count::MaxProperties),
-        ]);
         if let Some(names) = self.sub("propertyNames") {
             self.add(Check::PropertyNames(names));
         }
@@ -663,7 +642,7 @@ impl<'a> Keywords<'_, 'a> {
                 .and_then(Value::as_str)
                 .and_then(|r| r.strip_prefix('#'))
             {
-                schema = self.compiler.document.pointer(at).unwrap_or(schema);
+                schema = pointer(self.compiler.document, at).unwrap_or(schema);
             }
             let value = schema
                 .get("properties")
@@ -739,6 +718,20 @@ fn scheme(uri: &str) -> Option<usize> {
             .bytes()
             .all(|b| b.is_ascii_alphanumeric() || b"+-.".contains(&b)))
     .then_some(colon)
+}
+
+/// The value a JSON pointer (RFC 6901) names inside `root`.
+pub(super) fn pointer<'v>(root: &'v Value, pointer: &str) -> Option<&'v Value> {
+    let mut at = root;
+    for token in pointer.split('/').skip(1) {
+        let key = token.replace("~1", "/").replace("~0", "~");
+        at = match at {
+            Value::Object(map) => map.get(&key)?,
+            Value::Array(items) => items.get(key.parse::<usize>().ok()?)?,
+            _ => return None,
+        };
+    }
+    Some(at)
 }
 
 fn percent_decode(text: &str) -> String {

@@ -36,30 +36,13 @@ struct Node {
 /// Index of a node in `Schema::nodes`.
 type Id = usize;
 
-/// The JSON types, as `type` names them.
+/// A bound on a number, or on the length of a string, an array or an object.
 #[derive(Clone, Copy, PartialEq)]
-enum Kind {
-    Null,
-    Boolean,
-    Integer,
-    Number,
-    String,
-    Array,
-    Object,
-}
-
-/// A numeric bound: `minimum`, `maximum`, `exclusiveMinimum`, `exclusiveMaximum`.
-#[derive(Clone, Copy)]
-enum Bound {
-    Min,
-    Max,
-    ExclusiveMin,
-    ExclusiveMax,
-}
-
-/// A count bound on a string's characters, an array's items or an object's properties.
-#[derive(Clone, Copy)]
-enum Count {
+enum Limit {
+    Minimum,
+    Maximum,
+    ExclusiveMinimum,
+    ExclusiveMaximum,
     MinLength,
     MaxLength,
     MinItems,
@@ -73,13 +56,13 @@ enum Check {
     /// The `false` schema.
     Never,
     Ref(Id),
-    Type(Vec<Kind>),
+    /// The type names, as `type_name` names a value's type.
+    Type(Vec<&'static str>),
     /// The `enum` array, kept whole for the message.
     Enum(Value),
     Const(Value),
-    Bound(Bound, f64),
+    Limit(Limit, f64),
     MultipleOf(f64),
-    Count(Count, u64),
     Pattern(Box<dyn Pattern>, String),
     /// `prefixItems` and `items` (the schema for the items after the prefix).
     Items(Vec<Id>, Option<Id>),
@@ -135,8 +118,7 @@ impl Schema {
         patterns: &dyn PatternEngine,
         path: &str,
     ) -> Result<Schema, String> {
-        let entry = document
-            .pointer(pointer)
+        let entry = compile::pointer(document, pointer)
             .ok_or_else(|| format!("{path}: no schema at {pointer}"))?;
         compile::compile(document, entry, patterns, path)
     }

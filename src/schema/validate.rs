@@ -10,7 +10,7 @@ use std::fmt;
 
 use serde_json::{Map, Number, Value};
 
-use super::{is_integer, type_name, Bound, Check, Count, Id, Kind, Properties, Schema, Tagged};
+use super::{type_name, Check, Id, Limit, Properties, Schema, Tagged};
 
 /// Which properties (by position in the object) or items of the value some keyword has evaluated.
 type Seen<'s> = Option<&'s mut [bool]>;
@@ -68,6 +68,7 @@ impl Schema {
     }
 
     /// Whether `value` passes node `id`, marking `seen` only if it does.
+    #[inline(never)]
     fn passes(&self, id: Id, value: &Value, path: &Path<'_>, seen: Seen<'_>) -> Result<(), String> {
         match seen {
             None => self.check(id, value, path, None),
@@ -102,12 +103,11 @@ impl Schema {
                 true => Ok(()),
                 false => Err(format!("{path}: must be {constant}, got {value}")),
             },
-            (Check::Bound(bound, limit), Value::Number(n)) => check_bound(*bound, *limit, n, path),
+            (Check::Limit(limit, bound), _) => check_limit(*limit, *bound, value, path),
             (Check::MultipleOf(divisor), Value::Number(n)) => match multiple_of(n, *divisor) {
                 true => Ok(()),
                 false => Err(format!("{path}: must be a multiple of {divisor}, got {n}")),
             },
-            (Check::Count(count, limit), _) => check_count(*count, *limit, value, path),
             (Check::Pattern(pattern, source), Value::String(s)) => match pattern.is_match(s) {
                 true => Ok(()),
                 false => Err(format!("{path}: does not match {source}")),
@@ -219,12 +219,15 @@ impl Schema {
     }
 
     /// A property no other keyword applies to, against `additionalProperties` or `unevaluatedProperties`.
+    #[inline(never)]
     fn additional(&self, id: Id, key: &str, item: &Value, path: &Path<'_>) -> Result<(), String> {
         match self.is_false(id) {
             true => Err(format!("{path}: unexpected property \"{key}\"")),
             false => self.check(id, item, &Path::Key(path, key), None),
         }
     }
+
+    #[inline(never)]
 
     fn items(
         &self,
@@ -250,6 +253,8 @@ impl Schema {
         }
         Ok(())
     }
+
+    #[inline(never)]
 
     fn contains(
         &self,
@@ -280,6 +285,8 @@ impl Schema {
             _ => Ok(()),
         }
     }
+
+    #[inline(never)]
 
     fn properties(
         &self,
@@ -312,6 +319,7 @@ impl Schema {
     }
 
     /// Each branch is validated once: re-validating to explain a failure doubles the work per nesting level.
+    #[inline(never)]
     fn any_of(
         &self,
         any: &[Id],
@@ -336,6 +344,8 @@ impl Schema {
             false => Err(none_matched(failures, path, "anyOf")),
         }
     }
+
+    #[inline(never)]
 
     fn one_of(
         &self,
@@ -368,6 +378,7 @@ impl Schema {
 
     /// `oneOf` with a `discriminator` (OpenAPI's keyword): the tag picks the one variant to check, so an
     /// error names the field inside it instead of listing why every variant failed.
+    #[inline(never)]
     fn tagged(
         &self,
         tagged: &Tagged,
@@ -401,6 +412,7 @@ impl Schema {
 }
 
 /// The reasons of the first few branches, kept short: a nested schema must not grow the message without end.
+#[inline(never)]
 fn none_matched(failures: Vec<String>, path: &Path<'_>, keyword: &str) -> String {
     let mut reasons: Vec<String> = failures
         .iter()
@@ -413,81 +425,58 @@ fn none_matched(failures: Vec<String>, path: &Path<'_>, keyword: &str) -> String
     format!("{path}: matches none of {keyword} ({})", reasons.join("; "))
 }
 
-fn check_type(kinds: &[Kind], value: &Value, path: &Path<'_>) -> Result<(), String> {
-    let matches = |kind: &Kind| match kind {
-        Kind::Null => value.is_null(),
-        Kind::Boolean => value.is_boolean(),
-        Kind::Integer => matches!(value, Value::Number(n) if is_integer(n)),
-        Kind::Number => value.is_number(),
-        Kind::String => value.is_string(),
-        Kind::Array => value.is_array(),
-        Kind::Object => value.is_object(),
-    };
-    if kinds.iter().any(matches) {
-        return Ok(());
-    }
-    let wanted: Vec<&str> = kinds.iter().map(|k| kind_name(*k)).collect();
-    Err(format!(
-        "{path}: expected {}, got {}",
-        wanted.join(" or "),
-        type_name(value)
-    ))
-}
+#[inline(never)]
 
-fn kind_name(kind: Kind) -> &'static str {
-    match kind {
-        Kind::Null => "null",
-        Kind::Boolean => "boolean",
-        Kind::Integer => "integer",
-        Kind::Number => "number",
-        Kind::String => "string",
-        Kind::Array => "array",
-        Kind::Object => "object",
-    }
-}
-
-fn check_bound(bound: Bound, limit: f64, n: &Number, path: &Path<'_>) -> Result<(), String> {
-    let x = n.as_f64().unwrap_or(f64::NAN);
-    let (holds, relation) = match bound {
-        Bound::Min => (x >= limit, ">="),
-        Bound::Max => (x <= limit, "<="),
-        Bound::ExclusiveMin => (x > limit, ">"),
-        Bound::ExclusiveMax => (x < limit, "<"),
-    };
-    match holds {
+fn check_type(kinds: &[&str], value: &Value, path: &Path<'_>) -> Result<(), String> {
+    let got = type_name(value);
+    match kinds
+        .iter()
+        .any(|k| *k == got || (*k == "number" && got == "integer"))
+    {
         true => Ok(()),
-        false => Err(format!("{path}: must be {relation} {limit}, got {n}")),
+        false => Err(format!(
+            "{path}: expected {}, got {got}",
+            kinds.join(" or ")
+        )),
     }
 }
 
-fn check_count(count: Count, limit: u64, value: &Value, path: &Path<'_>) -> Result<(), String> {
-    let (size, at_least, what) = match (count, value) {
-        (Count::MinLength, Value::String(s)) => (s.chars().count(), true, "characters long"),
-        (Count::MaxLength, Value::String(s)) => (s.chars().count(), false, "characters long"),
-        (Count::MinItems, Value::Array(a)) => (a.len(), true, "items"),
-        (Count::MaxItems, Value::Array(a)) => (a.len(), false, "items"),
-        (Count::MinProperties, Value::Object(o)) => (o.len(), true, "properties"),
-        (Count::MaxProperties, Value::Object(o)) => (o.len(), false, "properties"),
+#[inline(never)]
+
+fn check_limit(limit: Limit, bound: f64, value: &Value, path: &Path<'_>) -> Result<(), String> {
+    let (size, what) = match (limit, value) {
+        (
+            Limit::Minimum | Limit::Maximum | Limit::ExclusiveMinimum | Limit::ExclusiveMaximum,
+            Value::Number(n),
+        ) => (n.as_f64().unwrap_or(f64::NAN), ""),
+        (Limit::MinLength | Limit::MaxLength, Value::String(s)) => {
+            (s.chars().count() as f64, "characters long")
+        }
+        (Limit::MinItems | Limit::MaxItems, Value::Array(a)) => (a.len() as f64, "items"),
+        (Limit::MinProperties | Limit::MaxProperties, Value::Object(o)) => {
+            (o.len() as f64, "properties")
+        }
         _ => return Ok(()),
     };
-    let size = size as u64;
-    let (holds, bound) = match at_least {
-        true => (size >= limit, "at least"),
-        false => (size <= limit, "at most"),
+    let (holds, relation) = match limit {
+        Limit::Minimum => (size >= bound, ">="),
+        Limit::Maximum => (size <= bound, "<="),
+        Limit::ExclusiveMinimum => (size > bound, ">"),
+        Limit::ExclusiveMaximum => (size < bound, "<"),
+        Limit::MinLength | Limit::MinItems | Limit::MinProperties => (size >= bound, "at least"),
+        _ => (size <= bound, "at most"),
     };
-    let verb = if what == "characters long" {
-        "be"
-    } else {
-        "have"
-    };
-    match holds {
-        true => Ok(()),
-        false => Err(format!("{path}: must {verb} {bound} {limit} {what}")),
+    match (holds, what) {
+        (true, _) => Ok(()),
+        (false, "") => Err(format!("{path}: must be {relation} {bound}, got {value}")),
+        (false, "characters long") => Err(format!("{path}: must be {relation} {bound} {what}")),
+        (false, _) => Err(format!("{path}: must have {relation} {bound} {what}")),
     }
 }
 
 /// Exact for integers; for fractions, the quotient is an integer up to a few units of float rounding
 /// (0.0075 / 0.0001 is 74.99999999999999 in binary floating point).
+#[inline(never)]
 fn multiple_of(n: &Number, divisor: f64) -> bool {
     if let (Some(x), true) = (n.as_i64(), divisor.fract() == 0.0 && divisor < 9.0e15) {
         return x % (divisor as i64) == 0;
@@ -496,6 +485,8 @@ fn multiple_of(n: &Number, divisor: f64) -> bool {
     quotient.is_finite()
         && (quotient - quotient.round()).abs() <= quotient.abs() * 4.0 * f64::EPSILON
 }
+
+#[inline(never)]
 
 fn unique(items: &[Value], path: &Path<'_>) -> Result<(), String> {
     for (j, item) in items.iter().enumerate() {
