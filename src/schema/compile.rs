@@ -9,7 +9,6 @@
 
 use std::fmt::Write;
 use std::ptr;
-use std::rc::Rc;
 
 use serde_json::{Map, Value};
 
@@ -40,7 +39,8 @@ const LIMITS: [(&str, Limit); 10] = [
     ("maxProperties", Limit::MaxProperties),
 ];
 
-type Base = Rc<str>;
+/// A base URI, by its index in `Compiler::uris`.
+type Base = usize;
 
 struct Compiler<'a> {
     document: &'a Value,
@@ -53,6 +53,8 @@ struct Compiler<'a> {
     /// `$schema` is draft-07: `items` may be a tuple, `additionalItems` and `dependencies` apply, and
     /// `$ref` replaces its siblings.
     draft7: bool,
+    /// The base URIs in effect somewhere (the first is `DEFAULT_BASE`).
+    uris: Vec<String>,
     /// Each schema object the walk found, with the base URI in effect there.
     bases: Vec<(&'a Value, Base)>,
     /// What a reference can name: each `$id` (absolute, no fragment) and `$anchor` (`uri#name`).
@@ -74,14 +76,15 @@ pub(super) fn compile(
         name,
         error: None,
         draft7: false,
+        uris: vec![DEFAULT_BASE.into()],
         bases: Vec::new(),
         targets: vec![(DEFAULT_BASE.into(), document)],
         queue: Vec::new(),
         nodes: Vec::new(),
     };
     c.draft7 = c.dialect(document) == Some(true);
-    c.walk(document, DEFAULT_BASE.into());
-    let entry = c.node(entry, DEFAULT_BASE.into());
+    c.walk(document, 0);
+    let entry = c.node(entry, 0);
     while c.nodes.len() < c.queue.len() && c.error.is_none() {
         let node = c.compile_node(c.nodes.len());
         c.nodes.push(node);
@@ -169,7 +172,7 @@ impl<'a> Compiler<'a> {
     fn walk(&mut self, value: &'a Value, mut base: Base) {
         let map = match value {
             Value::Object(map) => map,
-            Value::Array(items) => return items.iter().for_each(|v| self.walk(v, base.clone())),
+            Value::Array(items) => return items.iter().for_each(|v| self.walk(v, base)),
             _ => return,
         };
         if self
@@ -184,16 +187,17 @@ impl<'a> Compiler<'a> {
             return;
         }
         if let Some(id) = map.get("$id").and_then(Value::as_str) {
-            let (uri, fragment) = resolve(&base, id);
+            let (uri, fragment) = resolve(&self.uris[base], id);
             match fragment.is_empty() {
                 true => {
-                    base = uri.as_str().into();
-                    self.targets.push((uri, value));
+                    self.targets.push((uri.clone(), value));
+                    self.uris.push(uri);
+                    base = self.uris.len() - 1;
                 }
                 // Draft-07's `"$id": "#name"` is an anchor.
-                false if self.draft7 && id.starts_with('#') => {
-                    self.targets.push((format!("{base}{id}"), value))
-                }
+                false if self.draft7 && id.starts_with('#') => self
+                    .targets
+                    .push((format!("{}{id}", self.uris[base]), value)),
                 false => self.fail(
                     value,
                     "$id",
@@ -203,13 +207,14 @@ impl<'a> Compiler<'a> {
         }
         for keyword in ["$anchor", "$dynamicAnchor"] {
             if let Some(anchor) = map.get(keyword).and_then(Value::as_str) {
-                self.targets.push((format!("{base}#{anchor}"), value));
+                self.targets
+                    .push((format!("{}#{anchor}", self.uris[base]), value));
             }
         }
-        self.bases.push((value, base.clone()));
+        self.bases.push((value, base));
         for (key, sub) in map {
             if key != "enum" && key != "const" {
-                self.walk(sub, base.clone());
+                self.walk(sub, base);
             }
         }
     }
@@ -221,7 +226,7 @@ impl<'a> Compiler<'a> {
             return id;
         }
         let base = match self.bases.iter().find(|(s, _)| ptr::eq(*s, schema)) {
-            Some((_, walked)) => walked.clone(),
+            Some((_, walked)) => *walked,
             None => base,
         };
         self.queue.push((schema, base));
@@ -229,8 +234,8 @@ impl<'a> Compiler<'a> {
     }
 
     /// The node `schema`'s `$ref` reaches (the `true` schema's if it reaches none, which is recorded).
-    fn reference(&mut self, schema: &'a Value, base: &str, reference: &str) -> Id {
-        let (resource, fragment) = resolve(base, reference);
+    fn reference(&mut self, schema: &'a Value, base: Base, reference: &str) -> Id {
+        let (resource, fragment) = resolve(&self.uris[base], reference);
         let named = |name: &str| {
             self.targets
                 .iter()
@@ -245,29 +250,43 @@ impl<'a> Compiler<'a> {
             None => Some(&TRUE),
         };
         let problem = match target {
-            Some(target) if !ptr::eq(target, &TRUE) => return self.node(target, resource.into()),
+            Some(target) if !ptr::eq(target, &TRUE) => {
+                self.uris.push(resource);
+                return self.node(target, self.uris.len() - 1);
+            }
             Some(_) => "is not in this schema (remote references are not supported; use $defs)",
             None => "points to nothing in this schema",
         };
         self.fail(schema, "$ref", &format!("\"{reference}\" {problem}"));
-        self.node(&TRUE, resource.into())
+        self.node(&TRUE, 0)
     }
 
     fn compile_node(&mut self, id: Id) -> Node {
-        let (schema, base) = self.queue[id].clone();
+        let (schema, base) = self.queue[id];
         let map = match schema {
-            Value::Bool(true) => return node(Vec::new()),
-            Value::Bool(false) => return node(vec![Check::Never]),
+            Value::Bool(true) => return Node::new(),
+            Value::Bool(false) => return vec![Check::Never],
             Value::Object(map) => map,
             other => {
                 let problem = format!("must be a JSON Schema object, got {}", type_name(other));
                 self.fail(schema, "", &problem);
-                return node(Vec::new());
+                return Node::new();
             }
         };
-        for keyword in ["$dynamicRef", "$recursiveRef"] {
+        // `unevaluated*` would need every keyword to record what it evaluated: its size in the wasm module
+        // was not worth it for tool arguments (`additionalProperties`/`items` say the same in one schema).
+        for (keyword, instead) in [
+            ("$dynamicRef", "$ref"),
+            ("$recursiveRef", "$ref"),
+            ("unevaluatedProperties", "additionalProperties"),
+            ("unevaluatedItems", "items"),
+        ] {
             if map.contains_key(keyword) {
-                self.fail(schema, keyword, "is not supported (use $ref)");
+                self.fail(
+                    schema,
+                    keyword,
+                    &format!("is not supported (use {instead})"),
+                );
             }
         }
         for keyword in ["$id", "$anchor", "$dynamicAnchor"] {
@@ -275,9 +294,9 @@ impl<'a> Compiler<'a> {
         }
         let mut checks = Vec::new();
         if let Some(reference) = self.string(schema, "$ref") {
-            checks.push(Check::Ref(self.reference(schema, &base, reference)));
+            checks.push(Check::Ref(self.reference(schema, base, reference)));
             if self.draft7 {
-                return node(checks);
+                return checks;
             }
         }
         let mut keywords = Keywords {
@@ -291,17 +310,7 @@ impl<'a> Compiler<'a> {
         keywords.array();
         keywords.object();
         keywords.in_place();
-        // Last: they see what every other keyword of this schema evaluated.
-        let items = keywords
-            .sub("unevaluatedItems")
-            .map(Check::UnevaluatedItems);
-        let properties = keywords
-            .sub("unevaluatedProperties")
-            .map(Check::UnevaluatedProperties);
-        let collects = items.is_some() || properties.is_some();
-        let mut checks = keywords.checks;
-        checks.extend(items.into_iter().chain(properties));
-        Node { checks, collects }
+        keywords.checks
     }
 
     /// Refuses a cycle of subschemas applied to the same value (`{"$ref": "#"}`): validating against it
@@ -317,7 +326,7 @@ impl<'a> Compiler<'a> {
             0 => {
                 state[id] = 1;
                 let mut ids = Vec::new();
-                for check in &self.nodes[id].checks {
+                for check in &self.nodes[id] {
                     match check {
                         Check::Ref(id) | Check::Not(id) => ids.push(*id),
                         Check::AllOf(all) | Check::AnyOf(all) | Check::OneOf(all) => {
@@ -375,7 +384,7 @@ impl<'a> Keywords<'_, 'a> {
     #[inline(never)]
     fn sub(&mut self, keyword: &str) -> Option<Id> {
         let sub = self.get(keyword)?;
-        Some(self.compiler.node(sub, self.base.clone()))
+        Some(self.compiler.node(sub, self.base))
     }
 
     /// The nodes for the array of subschemas at `keyword` (`allOf`, `prefixItems`).
@@ -384,7 +393,7 @@ impl<'a> Keywords<'_, 'a> {
         match self.get(keyword)? {
             Value::Array(list) if !list.is_empty() => Some(
                 list.iter()
-                    .map(|s| self.compiler.node(s, self.base.clone()))
+                    .map(|s| self.compiler.node(s, self.base))
                     .collect(),
             ),
             _ => {
@@ -401,7 +410,7 @@ impl<'a> Keywords<'_, 'a> {
             None => Vec::new(),
             Some(Value::Object(map)) => map
                 .iter()
-                .map(|(name, s)| (name, self.compiler.node(s, self.base.clone())))
+                .map(|(name, s)| (name, self.compiler.node(s, self.base)))
                 .collect(),
             Some(_) => {
                 self.fail(keyword, "must be an object of schemas");
@@ -472,7 +481,16 @@ impl<'a> Keywords<'_, 'a> {
     /// `type`, `enum`, `const`, and the keywords for numbers and strings.
     fn generic(&mut self) {
         if let Some(kind) = self.get("type") {
-            let one = |name: &Value| TYPES.into_iter().find(|n| Some(*n) == name.as_str());
+            let one = |name: &Value| match name.as_str()? {
+                "null" => Some("null"),
+                "boolean" => Some("boolean"),
+                "integer" => Some("integer"),
+                "number" => Some("number"),
+                "string" => Some("string"),
+                "array" => Some("array"),
+                "object" => Some("object"),
+                _ => None,
+            };
             let kinds: Option<Vec<&str>> = match kind {
                 Value::Array(names) => names.iter().map(one).collect(),
                 name => one(name).map(|k| vec![k]),
@@ -586,10 +604,7 @@ impl<'a> Keywords<'_, 'a> {
                         let names = self.names(keyword, dependency);
                         required.push((name.clone(), names));
                     }
-                    _ => schemas.push((
-                        name.clone(),
-                        self.compiler.node(dependency, self.base.clone()),
-                    )),
+                    _ => schemas.push((name.clone(), self.compiler.node(dependency, self.base))),
                 }
             }
         }
@@ -655,13 +670,6 @@ impl<'a> Keywords<'_, 'a> {
     }
 }
 
-fn node(checks: Vec<Check>) -> Node {
-    Node {
-        checks,
-        collects: false,
-    }
-}
-
 /// `reference` resolved against the absolute URI `base` (RFC 3986 §5.2), without its fragment, and the
 /// fragment, percent-decoded. Written out because the URI crates parse and check every component, which
 /// costs more in the wasm module than the rest of the validator. References are not validated, and a
@@ -720,11 +728,21 @@ fn scheme(uri: &str) -> Option<usize> {
     .then_some(colon)
 }
 
-/// The value a JSON pointer (RFC 6901) names inside `root`.
-pub(super) fn pointer<'v>(root: &'v Value, pointer: &str) -> Option<&'v Value> {
-    let mut at = root;
+/// The value the JSON pointer (RFC 6901) names inside `at`.
+pub(super) fn pointer<'v>(mut at: &'v Value, pointer: &str) -> Option<&'v Value> {
     for token in pointer.split('/').skip(1) {
-        let key = token.replace("~1", "/").replace("~0", "~");
+        let mut key = String::new();
+        let mut rest = token;
+        while let Some(tilde) = rest.find('~') {
+            key.push_str(&rest[..tilde]);
+            key.push(if rest[tilde + 1..].starts_with('1') {
+                '/'
+            } else {
+                '~'
+            });
+            rest = rest.get(tilde + 2..).unwrap_or_default();
+        }
+        key.push_str(rest);
         at = match at {
             Value::Object(map) => map.get(&key)?,
             Value::Array(items) => items.get(key.parse::<usize>().ok()?)?,

@@ -27,11 +27,7 @@ pub struct Schema {
 }
 
 /// One schema object (or boolean schema), as the checks its keywords make.
-struct Node {
-    checks: Vec<Check>,
-    /// Has `unevaluatedProperties`/`unevaluatedItems`: keeps its own record of what its keywords evaluated.
-    collects: bool,
-}
+type Node = Vec<Check>;
 
 /// Index of a node in `Schema::nodes`.
 type Id = usize;
@@ -83,8 +79,6 @@ enum Check {
     Not(Id),
     /// `if`, `then`, `else`.
     If(Id, Option<Id>, Option<Id>),
-    UnevaluatedItems(Id),
-    UnevaluatedProperties(Id),
 }
 
 struct Properties {

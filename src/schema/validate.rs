@@ -1,19 +1,11 @@
 //! A value against a compiled `Schema`: the checks of each node in order, stopping at the first failure,
 //! which names the path of the failing value.
-//!
-//! `unevaluatedProperties`/`unevaluatedItems` need to know what the other keywords evaluated: a node that
-//! has them keeps a record (`Seen`, one flag per property or item of the value) which the keywords that
-//! apply to the same value (`$ref`, `allOf`, a passing `anyOf` branch...) mark too. Only such nodes, and
-//! what they apply in place, pay for it.
 
 use std::fmt;
 
 use serde_json::{Map, Number, Value};
 
 use super::{type_name, Check, Id, Limit, Properties, Schema, Tagged};
-
-/// Which properties (by position in the object) or items of the value some keyword has evaluated.
-type Seen<'s> = Option<&'s mut [bool]>;
 
 /// Where a value sits in the document, written out only when an error names it: formatting the path of
 /// every property and item checked would cost more than checking them.
@@ -38,59 +30,21 @@ impl fmt::Display for Path<'_> {
 }
 
 pub(super) fn validate(schema: &Schema, value: &Value, path: &str) -> Result<(), String> {
-    schema.check(schema.entry, value, &Path::Root(path), None)
+    schema.check(schema.entry, value, &Path::Root(path))
 }
 
 impl Schema {
-    fn check(&self, id: Id, value: &Value, path: &Path<'_>, seen: Seen<'_>) -> Result<(), String> {
-        let node = &self.nodes[id];
-        if !node.collects {
-            return self.apply(&node.checks, value, path, seen);
-        }
-        // Its own record: what a sibling or a parent evaluated is not evaluated for its keywords.
-        let mut own = vec![false; size(value)];
-        self.apply(&node.checks, value, path, Some(&mut own))?;
-        merge(seen, &own);
-        Ok(())
-    }
-
-    fn apply(
-        &self,
-        checks: &[Check],
-        value: &Value,
-        path: &Path<'_>,
-        mut seen: Seen<'_>,
-    ) -> Result<(), String> {
-        for check in checks {
-            self.one(check, value, path, seen.as_deref_mut())?;
+    fn check(&self, id: Id, value: &Value, path: &Path<'_>) -> Result<(), String> {
+        for check in &self.nodes[id] {
+            self.one(check, value, path)?;
         }
         Ok(())
     }
 
-    /// Whether `value` passes node `id`, marking `seen` only if it does.
-    #[inline(never)]
-    fn passes(&self, id: Id, value: &Value, path: &Path<'_>, seen: Seen<'_>) -> Result<(), String> {
-        match seen {
-            None => self.check(id, value, path, None),
-            Some(seen) => {
-                let mut own = vec![false; seen.len()];
-                self.check(id, value, path, Some(&mut own))?;
-                merge(Some(seen), &own);
-                Ok(())
-            }
-        }
-    }
-
-    fn one(
-        &self,
-        check: &Check,
-        value: &Value,
-        path: &Path<'_>,
-        seen: Seen<'_>,
-    ) -> Result<(), String> {
+    fn one(&self, check: &Check, value: &Value, path: &Path<'_>) -> Result<(), String> {
         match (check, value) {
             (Check::Never, _) => Err(format!("{path}: no value is allowed here")),
-            (Check::Ref(id), _) => self.check(*id, value, path, seen),
+            (Check::Ref(id), _) => self.check(*id, value, path),
             (Check::Type(kinds), _) => check_type(kinds, value, path),
             (Check::Enum(all @ Value::Array(options)), _) => {
                 match options.iter().any(|o| equal(o, value)) {
@@ -113,11 +67,11 @@ impl Schema {
                 false => Err(format!("{path}: does not match {source}")),
             },
             (Check::Items(prefix, rest), Value::Array(items)) => {
-                self.items(prefix, *rest, items, path, seen)
+                self.items(prefix, *rest, items, path)
             }
             (Check::UniqueItems, Value::Array(items)) => unique(items, path),
             (Check::Contains(id, min, max), Value::Array(items)) => {
-                self.contains(*id, *min, *max, items, path, seen)
+                self.contains(*id, *min, *max, items, path)
             }
             (Check::Required(names), Value::Object(object)) => {
                 match names.iter().find(|n| !object.contains_key(*n)) {
@@ -126,16 +80,11 @@ impl Schema {
                 }
             }
             (Check::Properties(properties), Value::Object(object)) => {
-                self.properties(properties, object, path, seen)
+                self.properties(properties, object, path)
             }
             (Check::PropertyNames(id), Value::Object(object)) => {
                 object.keys().try_for_each(|key| {
-                    self.check(
-                        *id,
-                        &Value::String(key.clone()),
-                        &Path::Name(path, key),
-                        None,
-                    )
+                    self.check(*id, &Value::String(key.clone()), &Path::Name(path, key))
                 })
             }
             (Check::DependentRequired(dependencies), Value::Object(object)) => {
@@ -150,64 +99,31 @@ impl Schema {
                 Ok(())
             }
             (Check::DependentSchemas(dependencies), Value::Object(object)) => {
-                let mut seen = seen;
                 for (_, id) in dependencies.iter().filter(|(n, _)| object.contains_key(n)) {
-                    self.check(*id, value, path, seen.as_deref_mut())?;
+                    self.check(*id, value, path)?;
                 }
                 Ok(())
             }
-            (Check::AllOf(all), _) => {
-                let mut seen = seen;
-                all.iter()
-                    .try_for_each(|id| self.check(*id, value, path, seen.as_deref_mut()))
-            }
-            (Check::AnyOf(any), _) => self.any_of(any, value, path, seen),
-            (Check::OneOf(one), _) => self.one_of(one, value, path, seen),
+            (Check::AllOf(all), _) => all.iter().try_for_each(|id| self.check(*id, value, path)),
+            (Check::AnyOf(any), _) => self.any_of(any, value, path),
+            (Check::OneOf(one), _) => self.one_of(one, value, path),
             (Check::Tagged(tagged), Value::Object(object)) => {
-                self.tagged(tagged, object, value, path, seen)
+                self.tagged(tagged, object, value, path)
             }
-            (Check::Tagged(tagged), _) => self.one_of(&tagged.one_of, value, path, seen),
-            (Check::Not(id), _) => match self.check(*id, value, path, None) {
+            (Check::Tagged(tagged), _) => self.one_of(&tagged.one_of, value, path),
+            (Check::Not(id), _) => match self.check(*id, value, path) {
                 Ok(()) => Err(format!("{path}: must not match the schema in \"not\"")),
                 Err(_) => Ok(()),
             },
             (Check::If(test, then, otherwise), _) => {
-                let mut seen = seen;
-                let branch = match self.passes(*test, value, path, seen.as_deref_mut()) {
+                let branch = match self.check(*test, value, path) {
                     Ok(()) => then,
                     Err(_) => otherwise,
                 };
                 match branch {
-                    Some(id) => self.check(*id, value, path, seen),
+                    Some(id) => self.check(*id, value, path),
                     None => Ok(()),
                 }
-            }
-            (Check::UnevaluatedItems(id), Value::Array(items)) => {
-                let seen = seen.unwrap_or_default();
-                for (i, item) in items
-                    .iter()
-                    .enumerate()
-                    .filter(|(i, _)| !evaluated(seen, *i))
-                {
-                    match self.is_false(*id) {
-                        true => return Err(format!("{path}: unexpected item [{i}]")),
-                        false => self.check(*id, item, &Path::Index(path, i), None)?,
-                    }
-                }
-                seen.fill(true);
-                Ok(())
-            }
-            (Check::UnevaluatedProperties(id), Value::Object(object)) => {
-                let seen = seen.unwrap_or_default();
-                for (_, (key, item)) in object
-                    .iter()
-                    .enumerate()
-                    .filter(|(i, _)| !evaluated(seen, *i))
-                {
-                    self.additional(*id, key, item, path)?;
-                }
-                seen.fill(true);
-                Ok(())
             }
             // A keyword for another type of value.
             _ => Ok(()),
@@ -215,27 +131,16 @@ impl Schema {
     }
 
     fn is_false(&self, id: Id) -> bool {
-        matches!(self.nodes[id].checks.as_slice(), [Check::Never])
-    }
-
-    /// A property no other keyword applies to, against `additionalProperties` or `unevaluatedProperties`.
-    #[inline(never)]
-    fn additional(&self, id: Id, key: &str, item: &Value, path: &Path<'_>) -> Result<(), String> {
-        match self.is_false(id) {
-            true => Err(format!("{path}: unexpected property \"{key}\"")),
-            false => self.check(id, item, &Path::Key(path, key), None),
-        }
+        matches!(self.nodes[id].as_slice(), [Check::Never])
     }
 
     #[inline(never)]
-
     fn items(
         &self,
         prefix: &[Id],
         rest: Option<Id>,
         items: &[Value],
         path: &Path<'_>,
-        mut seen: Seen<'_>,
     ) -> Result<(), String> {
         for (i, item) in items.iter().enumerate() {
             let id = match prefix.get(i) {
@@ -248,14 +153,12 @@ impl Schema {
                     None => break,
                 },
             };
-            self.check(id, item, &Path::Index(path, i), None)?;
-            mark(seen.as_deref_mut(), i);
+            self.check(id, item, &Path::Index(path, i))?;
         }
         Ok(())
     }
 
     #[inline(never)]
-
     fn contains(
         &self,
         id: Id,
@@ -263,13 +166,11 @@ impl Schema {
         max: Option<u64>,
         items: &[Value],
         path: &Path<'_>,
-        mut seen: Seen<'_>,
     ) -> Result<(), String> {
         let mut found = 0;
         for (i, item) in items.iter().enumerate() {
-            if self.check(id, item, &Path::Index(path, i), None).is_ok() {
+            if self.check(id, item, &Path::Index(path, i)).is_ok() {
                 found += 1;
-                mark(seen.as_deref_mut(), i);
             }
         }
         if found < min {
@@ -287,88 +188,62 @@ impl Schema {
     }
 
     #[inline(never)]
-
     fn properties(
         &self,
         properties: &Properties,
         object: &Map<String, Value>,
         path: &Path<'_>,
-        mut seen: Seen<'_>,
     ) -> Result<(), String> {
-        for (i, (key, item)) in object.iter().enumerate() {
+        for (key, item) in object {
             let item_path = Path::Key(path, key);
             let mut matched = false;
             if let Some((_, id)) = properties.named.iter().find(|(name, _)| name == key) {
-                self.check(*id, item, &item_path, None)?;
+                self.check(*id, item, &item_path)?;
                 matched = true;
             }
             for (pattern, id) in &properties.patterns {
                 if pattern.is_match(key) {
-                    self.check(*id, item, &item_path, None)?;
+                    self.check(*id, item, &item_path)?;
                     matched = true;
                 }
             }
             match (matched, properties.additional) {
-                (false, Some(id)) => self.additional(id, key, item, path)?,
-                (false, None) => continue,
-                (true, _) => {}
+                (false, Some(id)) if self.is_false(id) => {
+                    return Err(format!("{path}: unexpected property \"{key}\""))
+                }
+                (false, Some(id)) => self.check(id, item, &item_path)?,
+                _ => {}
             }
-            mark(seen.as_deref_mut(), i);
         }
         Ok(())
     }
 
     /// Each branch is validated once: re-validating to explain a failure doubles the work per nesting level.
     #[inline(never)]
-    fn any_of(
-        &self,
-        any: &[Id],
-        value: &Value,
-        path: &Path<'_>,
-        mut seen: Seen<'_>,
-    ) -> Result<(), String> {
+    fn any_of(&self, any: &[Id], value: &Value, path: &Path<'_>) -> Result<(), String> {
         let mut failures = Vec::new();
-        let mut matched = false;
         for id in any {
-            match self.passes(*id, value, path, seen.as_deref_mut()) {
-                Ok(()) => matched = true,
+            match self.check(*id, value, path) {
+                Ok(()) => return Ok(()),
                 Err(failure) => failures.push(failure),
             }
-            // Every branch's annotations count, so a record-keeping node looks at all of them.
-            if matched && seen.is_none() {
-                return Ok(());
-            }
         }
-        match matched {
-            true => Ok(()),
-            false => Err(none_matched(failures, path, "anyOf")),
-        }
+        Err(none_matched(failures, path, "anyOf"))
     }
 
     #[inline(never)]
-
-    fn one_of(
-        &self,
-        one: &[Id],
-        value: &Value,
-        path: &Path<'_>,
-        seen: Seen<'_>,
-    ) -> Result<(), String> {
+    fn one_of(&self, one: &[Id], value: &Value, path: &Path<'_>) -> Result<(), String> {
         let mut failures = Vec::new();
         let mut matching = Vec::new();
         for id in one {
-            match self.check(*id, value, path, None) {
+            match self.check(*id, value, path) {
                 Ok(()) => matching.push(*id),
                 Err(failure) => failures.push(failure),
             }
         }
         match matching.as_slice() {
             [] => Err(none_matched(failures, path, "oneOf")),
-            // Checked again only to mark what it evaluated, and only when something keeps the record.
-            [id] => match seen {
-                Some(_) => self.passes(*id, value, path, seen),
-                None => Ok(()),
-            },
+            [_] => Ok(()),
             _ => Err(format!(
                 "{path}: matches {} schemas of oneOf, expected exactly one",
                 matching.len()
@@ -385,7 +260,6 @@ impl Schema {
         object: &Map<String, Value>,
         value: &Value,
         path: &Path<'_>,
-        seen: Seen<'_>,
     ) -> Result<(), String> {
         let tag = &tagged.tag;
         let given = match object.get(tag) {
@@ -399,7 +273,7 @@ impl Schema {
             }
         };
         match tagged.variants.iter().find(|(name, _)| name == given) {
-            Some((_, id)) => self.check(*id, value, path, seen),
+            Some((_, id)) => self.check(*id, value, path),
             None => {
                 let expected: Vec<&str> = tagged.variants.iter().map(|(n, _)| n.as_str()).collect();
                 Err(format!(
@@ -411,22 +285,24 @@ impl Schema {
     }
 }
 
-/// The reasons of the first few branches, kept short: a nested schema must not grow the message without end.
+/// The first branch's reason, kept short (a nested schema must not grow the message without end), and how
+/// many others failed.
 #[inline(never)]
 fn none_matched(failures: Vec<String>, path: &Path<'_>, keyword: &str) -> String {
-    let mut reasons: Vec<String> = failures
-        .iter()
-        .take(3)
-        .map(|f| f.chars().take(300).collect())
+    let first: String = failures
+        .first()
+        .map_or("", |f| f)
+        .chars()
+        .take(300)
         .collect();
-    if failures.len() > 3 {
-        reasons.push(format!("and {} more", failures.len() - 3));
-    }
-    format!("{path}: matches none of {keyword} ({})", reasons.join("; "))
+    let others = match failures.len() {
+        0 | 1 => String::new(),
+        n => format!("; and {} more", n - 1),
+    };
+    format!("{path}: matches none of {keyword} ({first}{others})")
 }
 
 #[inline(never)]
-
 fn check_type(kinds: &[&str], value: &Value, path: &Path<'_>) -> Result<(), String> {
     let got = type_name(value);
     match kinds
@@ -442,7 +318,6 @@ fn check_type(kinds: &[&str], value: &Value, path: &Path<'_>) -> Result<(), Stri
 }
 
 #[inline(never)]
-
 fn check_limit(limit: Limit, bound: f64, value: &Value, path: &Path<'_>) -> Result<(), String> {
     let (size, what) = match (limit, value) {
         (
@@ -487,7 +362,6 @@ fn multiple_of(n: &Number, divisor: f64) -> bool {
 }
 
 #[inline(never)]
-
 fn unique(items: &[Value], path: &Path<'_>) -> Result<(), String> {
     for (j, item) in items.iter().enumerate() {
         if let Some(i) = items[..j].iter().position(|earlier| equal(earlier, item)) {
@@ -513,32 +387,5 @@ fn equal(a: &Value, b: &Value) -> bool {
             x.len() == y.len() && x.iter().all(|(k, v)| y.get(k).is_some_and(|w| equal(v, w)))
         }
         _ => a == b,
-    }
-}
-
-/// How many flags a record for `value` has: one per property or item.
-fn size(value: &Value) -> usize {
-    match value {
-        Value::Array(items) => items.len(),
-        Value::Object(object) => object.len(),
-        _ => 0,
-    }
-}
-
-fn mark(seen: Seen<'_>, i: usize) {
-    if let Some(flag) = seen.and_then(|s| s.get_mut(i)) {
-        *flag = true;
-    }
-}
-
-fn evaluated(seen: &[bool], i: usize) -> bool {
-    seen.get(i).copied().unwrap_or(false)
-}
-
-fn merge(seen: Seen<'_>, own: &[bool]) {
-    if let Some(seen) = seen {
-        for (flag, own) in seen.iter_mut().zip(own) {
-            *flag |= own;
-        }
     }
 }
