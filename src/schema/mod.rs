@@ -2,12 +2,14 @@
 //! registered, and every call's arguments are validated against the compiled form; the first failure is
 //! named by its path (`arguments.items[2].path: does not match ^[a-z/]+$`), one clear reason for the model.
 //!
-//! The applicator and validation vocabularies are asserted in full, `$ref`/`$defs`/`$anchor`/`$id` resolve
-//! inside the document, and `format` and the content keywords are annotations (the spec's default).
-//! Refused at compile time, naming the keyword: remote references, `$dynamicRef`/`$recursiveRef`, a
-//! `$schema` other than 2020-12 or draft-07 (accepted where it means the same, refused where it does not),
-//! and malformed keywords. Unknown keywords are ignored, as the spec says. OpenAPI's `discriminator` picks
-//! the `oneOf` variant by its tag (so an error names the field inside it).
+//! Every assertion of the applicator and validation vocabularies is applied; `$ref` resolves inside the
+//! document (`$defs`, JSON pointers, `$id`, `$anchor`); `format` and the content keywords are annotations
+//! (the spec's default), and unknown keywords are ignored, as the spec says. A draft-07 `$schema` is read
+//! as draft-07 (tuple `items`, `additionalItems`, `dependencies`, `$ref` replacing its siblings). Refused
+//! at compile time, naming the keyword: remote references, `$dynamicRef`/`$recursiveRef`,
+//! `unevaluatedProperties`/`unevaluatedItems` (they need every keyword to record what it evaluated, which
+//! did not fit the wasm size budget), another `$schema`, and malformed keywords. OpenAPI's
+//! `discriminator` picks the `oneOf` variant by its tag (so an error names the field inside it).
 //!
 //! `pattern` is ECMA-262, as JSON Schema specifies: the host's `RegExp` in wasm, `regex-lite` natively
 //! (`pattern.rs` lists where the two differ).
