@@ -371,6 +371,18 @@ fn numbers_compare_by_value() {
     );
     assert!(validate(&json!({"multipleOf": 0.0001}), &json!(0.00751), "a").is_err());
     assert!(validate(&json!({"enum": [false]}), &json!(0), "a").is_err());
+    // Integers beyond 2^53 are compared exactly, not as the float they round to.
+    assert!(validate(
+        &json!({"enum": [9007199254740993_u64]}),
+        &json!(9007199254740992_u64),
+        "a"
+    )
+    .is_err());
+    assert_eq!(
+        validate(&json!({"multipleOf": 3}), &json!(9007199254740993_u64), "a"),
+        Ok(())
+    );
+    assert!(validate(&json!({"multipleOf": 2}), &json!(9007199254740993_u64), "a").is_err());
     assert!(validate(&json!({"uniqueItems": true}), &json!([1, true]), "a").is_ok());
 }
 
@@ -485,6 +497,10 @@ fn what_the_validator_cannot_apply_is_refused_naming_the_keyword() {
             "p.$id must not have a fragment",
         ),
         (
+            json!({"$defs": {"a": {"$id": "#name"}}}),
+            "p.$defs.a.$id must not have a fragment (name a subschema with $anchor)",
+        ),
+        (
             json!({"pattern": "(unclosed"}),
             "p.pattern is not a valid regular expression",
         ),
@@ -575,6 +591,121 @@ fn format_and_unknown_keywords_are_annotations() {
 }
 
 #[test]
+fn relative_references_resolve_as_rfc_3986_says() {
+    // Each `$id` is relative to the one above it; each reference names the same place absolutely.
+    let schema = json!({
+        "$id": "https://example.com/a/b/root.json",
+        "$defs": {
+            "dots": {"$id": "../c/./x.json", "type": "integer"},
+            "above_root": {"$id": "../../../../z.json", "type": "string"},
+            "trailing": {"$id": "d/e/..", "type": "boolean"},
+            "not_a_scheme": {"$id": "x_y:z.json", "type": "null"},
+            "no_authority": {"$id": "file:/folder/root.json", "$defs": {"sub": {"$id": "sub/x.json", "type": "array"}}}
+        },
+        "properties": {
+            "dots": {"$ref": "https://example.com/a/c/x.json"},
+            "above_root": {"$ref": "https://example.com/z.json"},
+            "trailing": {"$ref": "https://example.com/a/b/d/"},
+            "not_a_scheme": {"$ref": "https://example.com/a/b/x_y:z.json"},
+            "no_authority": {"$ref": "file:/folder/sub/x.json"}
+        }
+    });
+    let ok = json!({"dots": 1, "above_root": "s", "trailing": true, "not_a_scheme": null, "no_authority": []});
+    assert_eq!(validate(&schema, &ok, "a"), Ok(()));
+    for key in [
+        "dots",
+        "above_root",
+        "trailing",
+        "not_a_scheme",
+        "no_authority",
+    ] {
+        let mut bad = ok.clone();
+        bad[key] = json!({});
+        assert!(
+            validate(&schema, &bad, "a")
+                .unwrap_err()
+                .starts_with(&format!("a.{key}: expected")),
+            "{key}"
+        );
+    }
+    // A reference into a value that is not a schema (here an `enum` item) resolves against the base of the
+    // resource it was reached through.
+    let into_enum = json!({
+        "$id": "https://example.com/a/root.json",
+        "$defs": {"lib": {"enum": [{"$ref": "b.json"}]}, "b": {"$id": "b.json", "type": "integer"}},
+        "properties": {"x": {"$ref": "#/$defs/lib/enum/0"}}
+    });
+    assert_eq!(validate(&into_enum, &json!({"x": 1}), "a"), Ok(()));
+    assert_eq!(
+        validate(&into_enum, &json!({"x": "1"}), "a"),
+        Err("a.x: expected integer, got string".into())
+    );
+    assert_eq!(
+        check_schema(&json!({"properties": {"x": {"$ref": "#/enum/0"}}, "enum": [{"$ref": "b.json"}]}), "p"),
+        Err("p.enum[0].$ref \"b.json\" is not in this schema (remote references are not supported; use $defs)".into())
+    );
+    // Values of `enum` and `const` are not schemas: what looks like an `$id` in them names nothing.
+    assert_eq!(
+        check_schema(
+            &json!({"enum": [{"$id": "a.json#frag"}], "const": {"$id": "b.json#frag"}}),
+            "p"
+        ),
+        Ok(())
+    );
+}
+
+#[test]
+fn every_cycle_of_subschemas_on_the_same_value_is_refused() {
+    for schema in [
+        json!({"$defs": {"a": {"if": {"$ref": "#/$defs/a"}}}, "$ref": "#/$defs/a"}),
+        json!({"$defs": {"a": {"if": true, "then": {"$ref": "#/$defs/a"}}}, "$ref": "#/$defs/a"}),
+        json!({"$defs": {"a": {"if": false, "else": {"$ref": "#/$defs/a"}}}, "$ref": "#/$defs/a"}),
+        json!({"dependentSchemas": {"x": {"$ref": "#"}}}),
+        json!({"discriminator": {"propertyName": "k"}, "oneOf": [{"$ref": "#"}]}),
+        json!({"not": {"anyOf": [{"oneOf": [{"$ref": "#"}]}]}}),
+    ] {
+        let error = check_schema(&schema, "p").unwrap_err();
+        assert!(
+            error.ends_with(
+                "leads back to itself without reaching into the value (an endless loop)"
+            ),
+            "{schema}: {error}"
+        );
+    }
+    // Through the value's items or properties it is recursion, not a cycle.
+    assert_eq!(
+        check_schema(
+            &json!({"items": {"$ref": "#"}, "properties": {"a": {"$ref": "#"}}}),
+            "p"
+        ),
+        Ok(())
+    );
+}
+
+#[test]
+fn register_errors_name_the_path_through_arrays() {
+    assert_eq!(
+        check_schema(
+            &json!({"anyOf": [{"type": "string"}, {"items": {"minLength": -1}}]}),
+            "p"
+        ),
+        Err("p.anyOf[1].items.minLength must be a non-negative integer".into())
+    );
+}
+
+#[test]
+fn a_discriminated_one_of_is_a_plain_one_of_for_a_value_that_is_not_an_object() {
+    let schema = json!({"discriminator": {"propertyName": "kind"}, "oneOf": [
+        {"type": "object", "properties": {"kind": {"const": "a"}}},
+        {"type": "array"}
+    ]});
+    assert_eq!(validate(&schema, &json!([]), "a"), Ok(()));
+    assert!(validate(&schema, &json!(5), "a")
+        .unwrap_err()
+        .starts_with("a: matches none of oneOf"));
+}
+
+#[test]
 fn draft_07_is_applied_as_draft_07_says() {
     let draft7 = |schema: serde_json::Value| {
         let mut schema = schema;
@@ -624,6 +755,15 @@ fn draft_07_is_applied_as_draft_07_says() {
     assert_eq!(
         validate(&with_sibling, &json!({"x": "long"}), "a"),
         Err("a.x: must be at most 1 characters long".into())
+    );
+    // Draft-07 names a subschema with a fragment `$id` (2020-12's `$anchor`).
+    let anchored = draft7(
+        json!({"definitions": {"n": {"$id": "#num", "type": "number"}}, "properties": {"x": {"$ref": "#num"}}}),
+    );
+    assert_eq!(validate(&anchored, &json!({"x": 1}), "a"), Ok(()));
+    assert_eq!(
+        validate(&anchored, &json!({"x": "1"}), "a"),
+        Err("a.x: expected number, got string".into())
     );
     // In 2020-12, `dependencies` and `additionalItems` are not keywords.
     assert_eq!(

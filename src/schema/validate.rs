@@ -52,7 +52,6 @@ impl Schema {
                     false => Err(format!("{path}: must be one of {all}, got {value}")),
                 }
             }
-            (Check::Enum(_), _) => Ok(()),
             (Check::Const(constant), _) => match equal(constant, value) {
                 true => Ok(()),
                 false => Err(format!("{path}: must be {constant}, got {value}")),
@@ -353,8 +352,10 @@ fn check_limit(limit: Limit, bound: f64, value: &Value, path: &Path<'_>) -> Resu
 /// (0.0075 / 0.0001 is 74.99999999999999 in binary floating point).
 #[inline(never)]
 fn multiple_of(n: &Number, divisor: f64) -> bool {
-    if let (Some(x), true) = (n.as_i64(), divisor.fract() == 0.0 && divisor < 9.0e15) {
-        return x % (divisor as i64) == 0;
+    // An integral divisor (it converts back unchanged) and an integer: exactly.
+    let whole = divisor as i64;
+    if let (Some(x), true) = (n.as_i64(), whole as f64 == divisor) {
+        return x % whole == 0;
     }
     let quotient = n.as_f64().unwrap_or(f64::NAN) / divisor;
     quotient.is_finite()
