@@ -3,7 +3,8 @@
 //
 // - per call: ToolRegistry.execute of a typical call (10 properties, one with a `pattern`, one a `$ref` to
 //   `$defs`) minus the same call to a tool whose parameters are `{ type: "object" }` (the validation and
-//   nothing else differs), interleaved, medians of 7 samples of 5,000 calls;
+//   nothing else differs): the median over 21 samples of the difference of two back-to-back blocks of
+//   2,000 calls (paired, so that a change of machine load between samples cancels);
 // - per turn: runAgentLoop over bench/workload.mjs's N = 200 turns (10 text deltas, 3 tool calls each, as
 //   `npm run bench` times its tiny leg), median of 7 runs / (N + 1).
 import fs from "node:fs";
@@ -55,7 +56,7 @@ for (const name of ["typical", "plain"]) {
 }
 
 const median = (xs) => [...xs].sort((a, b) => a - b)[xs.length >> 1];
-const CALLS = 5000;
+const CALLS = 2000;
 async function perCall(name) {
   const c = call(name);
   const start = performance.now();
@@ -78,16 +79,17 @@ async function perTurn() {
 
 // Warm-up, then interleaved samples.
 await perCall("typical"), await perCall("plain"), await perTurn();
-const samples = { typical: [], plain: [], turn: [] };
-for (let s = 0; s < 7; s++) {
-  samples.typical.push(await perCall("typical"));
-  samples.plain.push(await perCall("plain"));
-  samples.turn.push(await perTurn());
+const samples = { typical: [], plain: [], validation: [], turn: [] };
+for (let s = 0; s < 21; s++) {
+  const [typical, plain] = [await perCall("typical"), await perCall("plain")];
+  samples.typical.push(typical);
+  samples.plain.push(plain);
+  samples.validation.push(typical - plain);
+  if (s % 3 === 0) samples.turn.push(await perTurn());
 }
-const [typical, plain, turn] = [median(samples.typical), median(samples.plain), median(samples.turn)];
-const validation = typical - plain;
+const [typical, plain, validation, turn] = ["typical", "plain", "validation", "turn"].map((k) => median(samples[k]));
 console.log(`ToolRegistry.execute, typical call (10 properties, a pattern, a $ref): ${typical.toFixed(2)} µs`);
 console.log(`ToolRegistry.execute, same call, parameters { type: "object" }:       ${plain.toFixed(2)} µs`);
-console.log(`=> validating the typical call's arguments:                          ${validation.toFixed(2)} µs`);
+console.log(`=> validating the typical call's arguments (median of paired differences): ${validation.toFixed(2)} µs`);
 console.log(`one turn of the bench workload (N = ${TURNS}, 10 deltas + 3 tool calls): ${turn.toFixed(2)} µs`);
-console.log(`=> validation of one typical call / one turn:                        ${((100 * validation) / turn).toFixed(1)} %`);
+console.log(`=> validation of one typical call / one turn: ${((100 * validation) / turn).toFixed(1)} %`);

@@ -92,8 +92,9 @@ pub(super) fn compile(
     // Only once every node is compiled (a recorded problem stops compiling).
     if c.error.is_none() {
         let mut state = vec![0; c.nodes.len()];
-        for id in 0..c.nodes.len() {
-            c.acyclic(id, &mut state);
+        if let Some(id) = (0..c.nodes.len()).find_map(|id| c.cycle(id, &mut state)) {
+            let problem = "leads back to itself without reaching into the value (an endless loop)";
+            c.fail(c.queue[id].0, "", problem);
         }
     }
     match c.error {
@@ -313,40 +314,35 @@ impl<'a> Compiler<'a> {
         keywords.checks
     }
 
-    /// Refuses a cycle of subschemas applied to the same value (`{"$ref": "#"}`): validating against it
-    /// would never end. `state`: 0 not visited, 1 being visited, 2 done.
-    fn acyclic(&mut self, id: Id, state: &mut [u8]) {
+    /// A node on a cycle of subschemas applied to the same value (`{"$ref": "#"}`), against which
+    /// validating would never end. `state`: 0 not visited, 1 being visited, 2 done.
+    fn cycle(&self, id: Id, state: &mut [u8]) -> Option<Id> {
         match state[id] {
-            1 => {
-                let problem =
-                    "leads back to itself without reaching into the value (an endless loop)";
-                self.fail(self.queue[id].0, "", problem);
-                state[id] = 2;
-            }
-            0 => {
-                state[id] = 1;
-                let mut ids = Vec::new();
-                for check in &self.nodes[id] {
-                    match check {
-                        Check::Ref(id) | Check::Not(id) => ids.push(*id),
-                        Check::AllOf(all) | Check::AnyOf(all) | Check::OneOf(all) => {
-                            ids.extend(all)
-                        }
-                        Check::Tagged(t) => ids.extend(&t.one_of),
-                        Check::If(test, then, otherwise) => {
-                            ids.extend([Some(*test), *then, *otherwise].into_iter().flatten())
-                        }
-                        Check::DependentSchemas(subs) => ids.extend(subs.iter().map(|(_, id)| *id)),
-                        _ => {}
-                    }
-                }
-                for child in ids {
-                    self.acyclic(child, state);
-                }
-                state[id] = 2;
-            }
-            _ => {}
+            1 => return Some(id),
+            2 => return None,
+            _ => state[id] = 1,
         }
+        for check in &self.nodes[id] {
+            let mut visit = |next: &Id| self.cycle(*next, state);
+            let found = match check {
+                Check::Ref(next) | Check::Not(next) => visit(next),
+                Check::AllOf(all) | Check::AnyOf(all) | Check::OneOf(all) => {
+                    all.iter().find_map(visit)
+                }
+                Check::Tagged(t) => t.one_of.iter().find_map(visit),
+                Check::If(test, then, otherwise) => [Some(test), then.as_ref(), otherwise.as_ref()]
+                    .into_iter()
+                    .flatten()
+                    .find_map(visit),
+                Check::DependentSchemas(subs) => subs.iter().find_map(|(_, next)| visit(next)),
+                _ => None,
+            };
+            if found.is_some() {
+                return found;
+            }
+        }
+        state[id] = 2;
+        None
     }
 }
 
