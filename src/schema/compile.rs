@@ -10,7 +10,7 @@
 use std::fmt::Write;
 use std::ptr;
 
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 use super::{
     type_name, Check, Id, Limit, Node, Pattern, PatternEngine, Properties, Schema, Tagged,
@@ -115,7 +115,7 @@ impl<'a> Compiler<'a> {
             let len = path.len();
             let found = ptr::eq(value, target)
                 || match value {
-                    Value::Object(map) => map.iter().any(|(key, v)| {
+                    Value::Object(_) => entries(value).into_iter().any(|(key, v)| {
                         path.truncate(len);
                         let _ = write!(path, ".{key}");
                         find(v, target, path)
@@ -171,11 +171,11 @@ impl<'a> Compiler<'a> {
     /// `properties` may be taken for a schema here, which only records a base nothing asks for (a
     /// property named `$id` or `$anchor` has an object for a value, and only strings count).
     fn walk(&mut self, value: &'a Value, mut base: Base) {
-        let map = match value {
-            Value::Object(map) => map,
+        match value {
+            Value::Object(_) => {}
             Value::Array(items) => return items.iter().for_each(|v| self.walk(v, base)),
             _ => return,
-        };
+        }
         if self
             .dialect(value)
             .is_some_and(|draft7| draft7 != self.draft7)
@@ -183,11 +183,11 @@ impl<'a> Compiler<'a> {
             self.fail(value, "$schema", "differs from the root's $schema");
         }
         // Draft-07: `$ref` replaces its siblings, `$id` included.
-        if self.draft7 && map.contains_key("$ref") {
+        if self.draft7 && value.get("$ref").is_some() {
             self.bases.push((value, base));
             return;
         }
-        if let Some(id) = map.get("$id").and_then(Value::as_str) {
+        if let Some(id) = value.get("$id").and_then(Value::as_str) {
             let (uri, fragment) = resolve(&self.uris[base], id);
             match fragment.is_empty() {
                 true => {
@@ -207,13 +207,13 @@ impl<'a> Compiler<'a> {
             }
         }
         for keyword in ["$anchor", "$dynamicAnchor"] {
-            if let Some(anchor) = map.get(keyword).and_then(Value::as_str) {
+            if let Some(anchor) = value.get(keyword).and_then(Value::as_str) {
                 self.targets
                     .push((format!("{}#{anchor}", self.uris[base]), value));
             }
         }
         self.bases.push((value, base));
-        for (key, sub) in map {
+        for (key, sub) in entries(value) {
             if key != "enum" && key != "const" {
                 self.walk(sub, base);
             }
@@ -264,10 +264,10 @@ impl<'a> Compiler<'a> {
 
     fn compile_node(&mut self, id: Id) -> Node {
         let (schema, base) = self.queue[id];
-        let map = match schema {
+        match schema {
             Value::Bool(true) => return Node::new(),
             Value::Bool(false) => return vec![Check::Never],
-            Value::Object(map) => map,
+            Value::Object(_) => {}
             other => {
                 let problem = format!("must be a JSON Schema object, got {}", type_name(other));
                 self.fail(schema, "", &problem);
@@ -282,7 +282,7 @@ impl<'a> Compiler<'a> {
             ("unevaluatedProperties", "additionalProperties"),
             ("unevaluatedItems", "items"),
         ] {
-            if map.contains_key(keyword) {
+            if schema.get(keyword).is_some() {
                 self.fail(
                     schema,
                     keyword,
@@ -303,7 +303,6 @@ impl<'a> Compiler<'a> {
         let mut keywords = Keywords {
             compiler: self,
             schema,
-            map,
             base,
             checks,
         };
@@ -353,7 +352,6 @@ static TRUE: Value = Value::Bool(true);
 struct Keywords<'c, 'a> {
     compiler: &'c mut Compiler<'a>,
     schema: &'a Value,
-    map: &'a Map<String, Value>,
     base: Base,
     checks: Vec<Check>,
 }
@@ -362,7 +360,7 @@ impl<'a> Keywords<'_, 'a> {
     /// Not inlined: each lookup is a search of the map, and there are some forty.
     #[inline(never)]
     fn get(&self, keyword: &str) -> Option<&'a Value> {
-        self.map.get(keyword)
+        self.schema.get(keyword)
     }
 
     /// Not inlined: a `Check` is large, and there are some thirty places that add one.
@@ -404,8 +402,8 @@ impl<'a> Keywords<'_, 'a> {
     fn named(&mut self, keyword: &str) -> Vec<(&'a String, Id)> {
         match self.get(keyword) {
             None => Vec::new(),
-            Some(Value::Object(map)) => map
-                .iter()
+            Some(map @ Value::Object(_)) => entries(map)
+                .into_iter()
                 .map(|(name, s)| (name, self.compiler.node(s, self.base)))
                 .collect(),
             Some(_) => {
@@ -588,13 +586,13 @@ impl<'a> Keywords<'_, 'a> {
         for keyword in ["dependentRequired", "dependentSchemas", dependencies] {
             let map = match self.get(keyword) {
                 None => continue,
-                Some(Value::Object(map)) => map,
+                Some(map @ Value::Object(_)) => map,
                 Some(_) => {
                     self.fail(keyword, "must be an object");
                     continue;
                 }
             };
-            for (name, dependency) in map {
+            for (name, dependency) in entries(map) {
                 match (keyword, dependency) {
                     ("dependentRequired", _) | ("dependencies", Value::Array(_)) => {
                         let names = self.names(keyword, dependency);
@@ -740,12 +738,20 @@ pub(super) fn pointer<'v>(mut at: &'v Value, pointer: &str) -> Option<&'v Value>
         }
         key.push_str(rest);
         at = match at {
-            Value::Object(map) => map.get(&key)?,
+            Value::Object(_) => at.get(&key)?,
             Value::Array(items) => items.get(key.parse::<usize>().ok()?)?,
             _ => return None,
         };
     }
     Some(at)
+}
+
+/// The properties of an object, in order. Not inlined: each walk of a map is sizable code.
+#[inline(never)]
+fn entries(value: &Value) -> Vec<(&String, &Value)> {
+    value
+        .as_object()
+        .map_or_else(Vec::new, |map| map.iter().collect())
 }
 
 fn percent_decode(text: &str) -> String {

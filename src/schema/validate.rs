@@ -72,8 +72,8 @@ impl Schema {
             (Check::Contains(id, min, max), Value::Array(items)) => {
                 self.contains(*id, *min, *max, items, path)
             }
-            (Check::Required(names), Value::Object(object)) => {
-                match names.iter().find(|n| !object.contains_key(*n)) {
+            (Check::Required(names), Value::Object(_)) => {
+                match names.iter().find(|n| value.get(n).is_none()) {
                     Some(name) => Err(format!("{path}: missing required property \"{name}\"")),
                     None => Ok(()),
                 }
@@ -86,10 +86,10 @@ impl Schema {
                     self.check(*id, &Value::String(key.clone()), &Path::Name(path, key))
                 })
             }
-            (Check::DependentRequired(dependencies), Value::Object(object)) => {
-                for (name, required) in dependencies.iter().filter(|(n, _)| object.contains_key(n))
+            (Check::DependentRequired(dependencies), Value::Object(_)) => {
+                for (name, required) in dependencies.iter().filter(|(n, _)| value.get(n).is_some())
                 {
-                    if let Some(missing) = required.iter().find(|r| !object.contains_key(*r)) {
+                    if let Some(missing) = required.iter().find(|r| value.get(r).is_none()) {
                         return Err(format!(
                             "{path}: missing property \"{missing}\", required with \"{name}\""
                         ));
@@ -97,8 +97,8 @@ impl Schema {
                 }
                 Ok(())
             }
-            (Check::DependentSchemas(dependencies), Value::Object(object)) => {
-                for (_, id) in dependencies.iter().filter(|(n, _)| object.contains_key(n)) {
+            (Check::DependentSchemas(dependencies), Value::Object(_)) => {
+                for (_, id) in dependencies.iter().filter(|(n, _)| value.get(n).is_some()) {
                     self.check(*id, value, path)?;
                 }
                 Ok(())
@@ -106,9 +106,7 @@ impl Schema {
             (Check::AllOf(all), _) => all.iter().try_for_each(|id| self.check(*id, value, path)),
             (Check::AnyOf(any), _) => self.any_of(any, value, path),
             (Check::OneOf(one), _) => self.one_of(one, value, path),
-            (Check::Tagged(tagged), Value::Object(object)) => {
-                self.tagged(tagged, object, value, path)
-            }
+            (Check::Tagged(tagged), Value::Object(_)) => self.tagged(tagged, value, path),
             (Check::Tagged(tagged), _) => self.one_of(&tagged.one_of, value, path),
             (Check::Not(id), _) => match self.check(*id, value, path) {
                 Ok(()) => Err(format!("{path}: must not match the schema in \"not\"")),
@@ -253,15 +251,9 @@ impl Schema {
     /// `oneOf` with a `discriminator` (OpenAPI's keyword): the tag picks the one variant to check, so an
     /// error names the field inside it instead of listing why every variant failed.
     #[inline(never)]
-    fn tagged(
-        &self,
-        tagged: &Tagged,
-        object: &Map<String, Value>,
-        value: &Value,
-        path: &Path<'_>,
-    ) -> Result<(), String> {
+    fn tagged(&self, tagged: &Tagged, value: &Value, path: &Path<'_>) -> Result<(), String> {
         let tag = &tagged.tag;
-        let given = match object.get(tag) {
+        let given = match value.get(tag) {
             None => return Err(format!("{path}: missing required property \"{tag}\"")),
             Some(Value::String(given)) => given,
             Some(other) => {
@@ -385,7 +377,7 @@ fn equal(a: &Value, b: &Value) -> bool {
             x.len() == y.len() && x.iter().zip(y).all(|(x, y)| equal(x, y))
         }
         (Value::Object(x), Value::Object(y)) => {
-            x.len() == y.len() && x.iter().all(|(k, v)| y.get(k).is_some_and(|w| equal(v, w)))
+            x.len() == y.len() && x.iter().all(|(k, v)| b.get(k).is_some_and(|w| equal(v, w)))
         }
         _ => a == b,
     }
