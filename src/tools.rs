@@ -10,7 +10,7 @@ use serde_json::Value;
 
 use crate::control::{CallSettings, ExecutionMode};
 use crate::message::{Extra, MediaBlock, ToolCall, ToolResultMessage};
-use crate::schema;
+use crate::schema::{self, PatternEngine, Schema};
 use crate::signal::AbortSignal;
 
 /// What the model is told about a tool.
@@ -180,17 +180,35 @@ pub trait ToolExecutor {
     }
 }
 
-/// Cheap to clone (handlers are shared): a run works on a snapshot.
-#[derive(Default, Clone)]
+/// Cheap to clone (handlers and compiled schemas are shared): a run works on a snapshot.
+#[derive(Clone)]
 pub struct ToolRegistry {
-    tools: Vec<Tool>,
+    /// Each tool with its `parameters`, compiled at `register`.
+    tools: Vec<(Tool, Rc<Schema>)>,
+    /// Compiles the schemas' `pattern`s.
+    patterns: Rc<dyn PatternEngine>,
     /// Whether a tool has an execution mode or timeout of its own (else `settings` needs no lookup).
     any_settings: bool,
+}
+
+impl Default for ToolRegistry {
+    fn default() -> Self {
+        Self::with_patterns(schema::default_patterns())
+    }
 }
 
 impl ToolRegistry {
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// A registry whose schemas' `pattern`s compile with `patterns` (the JS bridge's is the host's RegExp).
+    pub fn with_patterns(patterns: Rc<dyn PatternEngine>) -> Self {
+        ToolRegistry {
+            tools: Vec::new(),
+            patterns,
+            any_settings: false,
+        }
     }
 
     /// Adds a tool. Names are unique and the parameters must be a usable schema.
@@ -215,19 +233,30 @@ impl ToolRegistry {
                 "tool.name: a tool named \"{name}\" is already registered"
             ));
         }
-        schema::check_schema(&tool.definition.parameters, "tool.parameters")?;
+        let parameters = Schema::compile(
+            &tool.definition.parameters,
+            &*self.patterns,
+            "tool.parameters",
+        )?;
         self.any_settings |=
             tool.execution_mode != ExecutionMode::Parallel || tool.timeout_ms.is_some();
-        self.tools.push(tool);
+        self.tools.push((tool, Rc::new(parameters)));
         Ok(())
     }
 
     pub fn get(&self, name: &str) -> Option<&Tool> {
-        self.tools.iter().find(|t| t.definition.name == name)
+        self.entry(name).map(|(tool, _)| tool)
+    }
+
+    fn entry(&self, name: &str) -> Option<&(Tool, Rc<Schema>)> {
+        self.tools.iter().find(|(t, _)| t.definition.name == name)
     }
 
     pub fn definitions(&self) -> Vec<ToolDefinition> {
-        self.tools.iter().map(|t| t.definition.clone()).collect()
+        self.tools
+            .iter()
+            .map(|(t, _)| t.definition.clone())
+            .collect()
     }
 
     pub fn len(&self) -> usize {
@@ -287,12 +316,14 @@ impl ToolRegistry {
 
     /// The tool that will run `call`, or why none will: no such tool, or arguments that fail its schema.
     fn check(&self, call: &ToolCall) -> Result<&Tool, String> {
-        let tool = self
-            .get(&call.name)
+        let (tool, parameters) = self
+            .entry(&call.name)
             .ok_or_else(|| format!("Tool \"{}\" not found", call.name))?;
-        schema::validate(&tool.definition.parameters, &call.arguments, "arguments").map_err(
-            |problem| format!("Invalid arguments for tool \"{}\": {problem}", call.name),
-        )?;
+        parameters
+            .validate(&call.arguments, "arguments")
+            .map_err(|problem| {
+                format!("Invalid arguments for tool \"{}\": {problem}", call.name)
+            })?;
         Ok(tool)
     }
 }

@@ -793,3 +793,115 @@ async fn look_alikes_never_unwind_through_wasm() {
     );
     assert_eq!(good["reason"], "stop");
 }
+
+/// A JS tool named `name` with `parameters` (JSON text) that answers "ran".
+fn schema_tool(name: &str, parameters: &str) -> JsValue {
+    object(&[
+        ("name", &name.into()),
+        ("parameters", &JSON::parse(parameters).unwrap()),
+        (
+            "execute",
+            &Function::new_no_args("return { content: [{ type: 'text', text: 'ran' }] };"),
+        ),
+    ])
+}
+
+/// `[isError, text]` of the registry's answer to a call of `name` with `arguments` (JSON text).
+async fn answer(registry: &JsToolRegistry, name: &str, arguments: &str) -> (bool, String) {
+    let call = object(&[
+        ("type", &"toolCall".into()),
+        ("id", &"c1".into()),
+        ("name", &name.into()),
+        ("arguments", &JSON::parse(arguments).unwrap()),
+    ]);
+    let result = json_of(
+        &JsFuture::from(registry.execute(call, JsValue::UNDEFINED))
+            .await
+            .unwrap(),
+    );
+    let text = result["content"][0]["text"].as_str().unwrap_or_default();
+    (result["isError"] == json!(true), text.to_string())
+}
+
+#[wasm_bindgen_test]
+async fn json_schema_patterns_are_the_host_regexp() {
+    let registry = JsToolRegistry::new();
+    registry
+        .register(schema_tool(
+            "read",
+            r##"{"type": "object", "required": ["path"],
+                "$defs": {"word": {"type": "string", "pattern": "^\\p{Letter}+$"}},
+                "properties": {"path": {"type": "string", "pattern": "^[a-z/]+$"}, "name": {"$ref": "#/$defs/word"},
+                               "tags": {"type": "array", "uniqueItems": true, "items": {"not": {"const": ""}}}},
+                "patternProperties": {"^x-": {"type": "integer"}}}"##,
+        ))
+        .unwrap();
+    let cases = [
+        (r##"{"path": "etc/hosts", "name": "école", "tags": ["a", "b"], "x-n": 1}"##, false, "ran"),
+        (
+            r##"{"path": "../../etc/passwd"}"##,
+            true,
+            "Invalid arguments for tool \"read\": arguments.path: does not match ^[a-z/]+$",
+        ),
+        // `\p{Letter}` needs the `u` flag (and is beyond the native engine): the host's RegExp runs it.
+        (
+            r##"{"path": "a", "name": "l'école"}"##,
+            true,
+            "Invalid arguments for tool \"read\": arguments.name: does not match ^\\p{Letter}+$",
+        ),
+        (
+            r##"{"path": "a", "tags": ["a", "a"]}"##,
+            true,
+            "Invalid arguments for tool \"read\": arguments.tags: items must be unique, but [0] and [1] are equal",
+        ),
+        (
+            r##"{"path": "a", "x-n": "1"}"##,
+            true,
+            "Invalid arguments for tool \"read\": arguments.x-n: expected integer, got string",
+        ),
+    ];
+    for (arguments, is_error, text) in cases {
+        assert_eq!(
+            answer(&registry, "read", arguments).await,
+            (is_error, text.to_string()),
+            "{arguments}"
+        );
+    }
+    // An invalid pattern is a TypeError at register (the host's SyntaxError never unwinds through wasm),
+    // and the registry goes on working.
+    for (parameters, expected) in [
+        (
+            r##"{"properties": {"p": {"pattern": "(unclosed"}}}"##,
+            "tool.parameters.properties.p.pattern is not a valid regular expression",
+        ),
+        (
+            r##"{"patternProperties": {"a{": true}}"##,
+            "tool.parameters.patternProperties is not a valid regular expression",
+        ),
+        (
+            r##"{"$ref": "https://example.com/remote.json"}"##,
+            "tool.parameters.$ref \"https://example.com/remote.json\" is not in this schema",
+        ),
+    ] {
+        let error = registry
+            .register(schema_tool("bad", parameters))
+            .expect_err(expected);
+        assert_eq!(error_name(&error), "TypeError");
+        assert!(
+            error_text(&error).contains(expected),
+            "{}",
+            error_text(&error)
+        );
+    }
+    registry
+        .register(schema_tool(
+            "good",
+            r##"{"properties": {"q": {"pattern": "^\\d+$"}}}"##,
+        ))
+        .unwrap();
+    assert_eq!(
+        answer(&registry, "good", r##"{"q": "42"}"##).await,
+        (false, "ran".into())
+    );
+    assert!(answer(&registry, "good", r##"{"q": "4a"}"##).await.0);
+}

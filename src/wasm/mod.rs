@@ -11,6 +11,7 @@ mod mirror;
 mod observer;
 mod promise;
 mod read;
+mod regexp;
 mod signal;
 mod task;
 
@@ -442,7 +443,9 @@ impl Default for JsToolRegistry {
 impl JsToolRegistry {
     #[wasm_bindgen(constructor)]
     pub fn new() -> JsToolRegistry {
-        JsToolRegistry(Rc::new(RefCell::new(ToolRegistry::new())))
+        JsToolRegistry(Rc::new(RefCell::new(ToolRegistry::with_patterns(Rc::new(
+            regexp::HostPatterns,
+        )))))
     }
 
     /// Adds a tool; throws a `TypeError` naming the bad field.

@@ -41,8 +41,12 @@ export type AgentMessage<A extends AssistantMessage = AssistantMessage> = UserMe
 
 // ---- The model boundary (SPEC §2) ----
 
-/** A JSON Schema object (the subset tiny-pi validates: type, properties, required, enum, const, items,
- * additionalProperties, numeric/string/array bounds, anyOf/oneOf/allOf). */
+/** A JSON Schema (draft 2020-12; a draft-07 `$schema` is read as draft-07), checked and compiled at
+ * `register`. Every assertion of the applicator and validation vocabularies is applied; `pattern` and
+ * `patternProperties` use the host's `RegExp` with the `u` flag; `$ref` resolves inside the schema
+ * (`$defs`, JSON pointers, `$id`, `$anchor`); `format` and unknown keywords are annotations. `register` throws
+ * a `TypeError` naming the keyword for a remote `$ref`, `$dynamicRef`, `unevaluatedProperties`/
+ * `unevaluatedItems`, another `$schema`, an invalid pattern or a malformed keyword. */
 export type JSONSchema = { [keyword: string]: unknown };
 
 export interface ToolDefinition {
