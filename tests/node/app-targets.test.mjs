@@ -103,7 +103,12 @@ describe("browser apps in headless Chromium", () => {
 
   test("Vite dev server: the same page served by `vite` (dependency pre-bundling and all), no config", { timeout: 120_000 }, async () => {
     const { createServer } = await import(pathToFileURL(await toolPath("vite/dist/node/index.js")).href);
-    const server = await createServer({ root: path.join(appDir, "vite"), configFile: false, logLevel: "warn", server: { host: "127.0.0.1", port: 0 } });
+    // `force`: Vite keeps its pre-bundled deps across runs by lockfile hash; a rebuilt tiny-pi of the same
+    // version would be served stale.
+    const server = await createServer({
+      root: path.join(appDir, "vite"), configFile: false, logLevel: "warn",
+      optimizeDeps: { force: true }, server: { host: "127.0.0.1", port: 0 },
+    });
     await server.listen();
     try {
       const page = await step("load the Vite dev server's page in Chromium", () => runPage(browser.context, `${server.resolvedUrls.local[0]}index.html`));
