@@ -178,6 +178,7 @@ mod found {
             clock: std::rc::Rc::new(|| 5.0),
             control: LoopControl::default(),
         }))
+        .unwrap()
     }
 
     /// Found by `every_generated_run_keeps_the_invariants`, fixed in b18a2ed (a stream honouring an abort turned a message
@@ -306,7 +307,8 @@ mod found {
                     clock: Rc::new(|| 5.0),
                     control: LoopControl::default(),
                 })
-                .await;
+                .await
+                .unwrap();
             })
             .unwrap();
         pool.run_until_stalled();

@@ -1,5 +1,6 @@
-//! Answering one response's calls. A batch (a `toolUse` response with unique ids, SPEC §7) runs in three
-//! phases: `prepare_calls` (each call's settings, timeout and signal) and `before_tool_calls` (in call
+//! Answering one response's calls. A batch (a `toolUse` response with unique ids, SPEC §7) that the
+//! approval gate let through (SPEC §8) has its denied calls answered first (`deny_calls`), then runs in
+//! three phases: `prepare_calls` (each call's settings, timeout and signal) and `before_tool_calls` (in call
 //! order); then `execute_calls` (all at once, or one at a time); and each call, as it ends, through
 //! `finish_call` and `after_tool_call` before its `tool_end`. The other rows of the table answer every call
 //! with a skipped result (`skip`). Either way the results come back in call order, to be appended once
@@ -91,11 +92,16 @@ pub(super) struct Batch<'r, 'a, E> {
 }
 
 impl<E> Batch<'_, '_, E> {
-    /// Answers every call of a `toolUse` response: phase 1, then phases 2 and 3 in the batch's mode. The
+    /// Answers every call of a `toolUse` response: the denied ones (`denials`, from the approval gate:
+    /// each call's denial text, or none), then phase 1, then phases 2 and 3 in the batch's mode. The
     /// results in call order, and whether a call asked to terminate.
-    pub async fn answer(&mut self, calls: &[&ToolCall]) -> (Vec<ToolResultMessage>, bool) {
-        // SPEC §8 (approvals) pauses a batch here, before phase 1.
+    pub async fn answer(
+        &mut self,
+        calls: &[&ToolCall],
+        denials: Vec<Option<String>>,
+    ) -> (Vec<ToolResultMessage>, bool) {
         let (mut slots, mode) = self.prepare_calls(calls);
+        self.deny_calls(calls, &mut slots, denials).await;
         if let Some(hook) = self.control.before_tool_call {
             self.before_tool_calls(hook, calls, &mut slots).await;
         }
@@ -137,6 +143,22 @@ impl<E> Batch<'_, '_, E> {
             })
             .collect();
         (slots, mode)
+    }
+
+    /// Before phase 1, in call order: each denied call is answered with a skipped result, reason `denied`,
+    /// announced by `tool_skipped`; no hook sees it and it never runs.
+    async fn deny_calls(
+        &mut self,
+        calls: &[&ToolCall],
+        slots: &mut [Slot],
+        denials: Vec<Option<String>>,
+    ) {
+        for (index, denial) in denials.into_iter().enumerate() {
+            if let Some(text) = denial {
+                let result = self.skip_one(calls[index], SkipReason::Denied, text).await;
+                slots[index] = Slot::Answered(result);
+            }
+        }
     }
 
     /// Phase 1, the hook: `beforeToolCall` for each call the hooks see, one at a time, in call order. A

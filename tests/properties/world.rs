@@ -1084,9 +1084,10 @@ where
                     follow_up: follow_up.as_ref().map(|q| q as _),
                     custom_roles: control.custom_roles(),
                     timers: &timers,
+                    ..LoopControl::default()
                 },
             };
-            *slot.borrow_mut() = Some(run_agent_loop(options).await);
+            *slot.borrow_mut() = Some(run_agent_loop(options).await.unwrap());
         })
         .expect("spawn");
 
