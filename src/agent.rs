@@ -389,6 +389,11 @@ impl<M: Model + 'static> Agent<M> {
         self.inner.conversation.borrow().messages.clone()
     }
 
+    /// The model the agent's runs ask.
+    pub fn model(&self) -> &M {
+        &self.inner.options.model
+    }
+
     pub fn state(&self) -> AgentState {
         self.inner.conversation.borrow().state
     }
