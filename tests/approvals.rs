@@ -402,8 +402,8 @@ fn a_denied_call_gets_a_skipped_result_with_its_reason_and_no_hook_sees_it() {
     assert_eq!(world.ran(), ["a"], "the denied call never runs");
     assert_eq!(
         world.did()[..4],
-        ["tool_skipped:b", "before:a", "tool_start:a", "tool_end:a"],
-        "denials are answered first, in call order"
+        ["before:a", "tool_skipped:b", "tool_start:a", "tool_end:a"],
+        "phase 1 in call order: the denied call is answered at its turn, never shown to the hook"
     );
     let rs = results(&resumed.messages);
     assert_eq!(rs.len(), 2);

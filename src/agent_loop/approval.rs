@@ -36,6 +36,13 @@ pub(super) async fn approval_gate(
             needs[index] = true;
         }
     }
+    open_or_pause(needs, approvals, calls)
+}
+
+/// The gate's verdict once every need is known (`needs`: each call's, or empty when none needs approval).
+/// Kept out of the gate's future: plain code, laid out once.
+#[inline(never)]
+fn open_or_pause(needs: Vec<bool>, approvals: &mut Approvals, calls: &[&ToolCall]) -> Gate {
     let undecided =
         (calls.iter().zip(&needs)).any(|(call, &need)| need && approvals.get(&call.id).is_none());
     if undecided {
