@@ -56,10 +56,10 @@ pub enum Approval {
 
 /// The decisions a run is given (`options.approvals`), by tool call id.
 ///
+/// Decisions matter only for calls that need approval: a call that needs none runs whatever it is given.
 /// Each decision answers one call: once a batch has used it, a later call with the same id (some providers
 /// number their calls per turn) waits for a decision of its own, so that an approval can never let a
-/// different call run. A deny applies to a call whether or not it needs approval; an approve only matters
-/// for a call that does. Decisions for ids no batch has are ignored.
+/// different call run. Decisions for ids no such call has are ignored.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Approvals(Vec<(String, Approval)>);
 

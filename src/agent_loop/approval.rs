@@ -40,9 +40,13 @@ pub(super) async fn approval_gate(
 }
 
 /// The gate's verdict once every need is known (`needs`: each call's, or empty when none needs approval).
-/// Kept out of the gate's future: plain code, laid out once.
+/// Kept out of the gate's future: plain code, laid out once. Decisions matter only for calls that need
+/// approval, and only those calls use theirs up.
 #[inline(never)]
 fn open_or_pause(needs: Vec<bool>, approvals: &mut Approvals, calls: &[&ToolCall]) -> Gate {
+    if needs.is_empty() {
+        return Gate::Open(Vec::new());
+    }
     let undecided =
         (calls.iter().zip(&needs)).any(|(call, &need)| need && approvals.get(&call.id).is_none());
     if undecided {
@@ -54,14 +58,14 @@ fn open_or_pause(needs: Vec<bool>, approvals: &mut Approvals, calls: &[&ToolCall
         });
         return Gate::Pause(pending.collect());
     }
-    if approvals.is_empty() {
-        return Gate::Open(Vec::new());
-    }
-    let denials = calls.iter().map(|call| match approvals.take(&call.id) {
-        Some(Approval::Deny { reason }) => {
-            Some(reason.unwrap_or_else(|| SkipReason::Denied.explanation().into()))
-        }
-        Some(Approval::Approve) | None => None,
+    let denials = (calls.iter().zip(needs)).map(|(call, need)| match need {
+        false => None,
+        true => match approvals.take(&call.id) {
+            Some(Approval::Deny { reason }) => {
+                Some(reason.unwrap_or_else(|| SkipReason::Denied.explanation().into()))
+            }
+            Some(Approval::Approve) | None => None,
+        },
     });
     Gate::Open(denials.collect())
 }
