@@ -15,6 +15,26 @@
 //! conversation can go on with a `prompt`. (An app that means to decide later keeps the agent paused, or
 //! saves it with `to_jsonl`.)
 //!
+//! ```
+//! use std::rc::Rc;
+//! use tiny_pi::*;
+//!
+//! let model = ScriptedModel::new(vec![
+//!     AssistantMessage::new(vec![AssistantBlock::text("Hello!")], StopReason::Stop),
+//!     AssistantMessage::new(vec![AssistantBlock::text("You said hi.")], StopReason::Stop),
+//! ]);
+//! let agent = Agent::new(AgentOptions::new(model, ToolRegistry::new(), Rc::new(|| 0.0))).unwrap();
+//! futures::executor::block_on(agent.prompt_text("hi")).unwrap();
+//! let second = futures::executor::block_on(agent.prompt_text("what did I say?")).unwrap();
+//! assert_eq!(second.messages.len(), 4, "the conversation goes on");
+//! let restored = Agent::from_jsonl(
+//!     &agent.to_jsonl(),
+//!     AgentOptions::new(ScriptedModel::new(vec![]), ToolRegistry::new(), Rc::new(|| 0.0)),
+//! )
+//! .unwrap();
+//! assert_eq!(restored.messages(), agent.messages());
+//! ```
+//!
 //! Single-threaded like the loop: a cheap handle over `Rc`/`RefCell`, whose run futures are `'static` so a
 //! host can hold them (the wasm bridge turns each into a JS promise). A state change happens when a method
 //! is called, not when its future is first polled: two `prompt`s in a row, the second is refused.
@@ -59,14 +79,19 @@ pub enum AgentState {
 /// What is asked of the agent: its methods, and the end of its run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum AgentAction {
+    /// `prompt`.
     Prompt,
+    /// `resume`.
     Resume,
     /// `steer` or `follow_up`.
     Queue,
+    /// `abort`.
     Abort,
+    /// `reset`.
     Reset,
-    /// The run ended (`paused`: with reason `paused`).
+    /// The run ended.
     RunEnded {
+        /// With reason `paused`.
         paused: bool,
     },
 }
@@ -86,6 +111,7 @@ pub enum AgentEffect {
     Clear,
     /// Keep the run's transcript (and, paused, its pending calls).
     Settle,
+    /// Nothing to do.
     Nothing,
     /// Refuse: the method fails with this error and nothing changes.
     Refuse(AgentError),
@@ -157,6 +183,7 @@ pub type ListenerId = u32;
 /// What an agent is made with: the model and tools, and every option of a run but the queues (the agent's
 /// own `steer` / `follow_up` are its queues).
 pub struct AgentOptions<M> {
+    /// What every run asks.
     pub model: M,
     /// The definitions sent on every request.
     pub tools: Vec<ToolDefinition>,
@@ -164,18 +191,27 @@ pub struct AgentOptions<M> {
     pub executor: Rc<dyn ToolExecutor>,
     /// Timestamps for the messages the agent and its runs write.
     pub clock: Clock,
+    /// `context.systemPrompt` of every run.
     pub system_prompt: Option<String>,
     /// Per run; a resumed run goes on counting from the paused one.
     pub max_steps: u32,
     /// The conversation to start from. When its last assistant message has calls without results, the agent
     /// starts paused on them.
     pub messages: Vec<AgentMessage>,
+    /// `toolExecution` (SPEC §7's options, as `LoopControl` has them, owned).
     pub tool_execution: ExecutionMode,
+    /// `toolTimeoutMs`.
     pub tool_timeout_ms: Option<u32>,
+    /// `beforeToolCall`.
     pub before_tool_call: Option<Rc<dyn BeforeToolCall>>,
+    /// `afterToolCall`.
     pub after_tool_call: Option<Rc<dyn AfterToolCall>>,
+    /// `prepareRequest`.
     pub prepare_request: Option<Rc<dyn PrepareRequest>>,
+    /// `customRoles`: also the roles `prompt`, `steer` and `follow_up` accept besides `user`, and those
+    /// `from_jsonl` reads.
     pub custom_roles: Vec<String>,
+    /// What timeouts are measured with.
     pub timers: Rc<dyn Timers>,
 }
 
@@ -394,10 +430,12 @@ impl<M: Model + 'static> Agent<M> {
         &self.inner.options.model
     }
 
+    /// Idle, running or paused.
     pub fn state(&self) -> AgentState {
         self.inner.conversation.borrow().state
     }
 
+    /// Whether a run is in progress.
     pub fn is_running(&self) -> bool {
         self.state() == AgentState::Running
     }

@@ -1,7 +1,61 @@
 //! Approvals (SPEC §8): a tool's need for a decision before its calls run, the decisions a run is given,
 //! and the calls a paused run waits on. The loop asks for them in its approval gate, the step before phase 1
 //! of a batch (`agent_loop`); a run that lacks a decision ends `paused`, and resuming is running again from
-//! its transcript with the decisions.
+//! its transcript with the decisions:
+//!
+//! ```
+//! use std::rc::Rc;
+//! use serde_json::{json, Value};
+//! use tiny_pi::*;
+//!
+//! // A tool whose calls wait for a decision.
+//! let mut tools = ToolRegistry::new();
+//! let definition = ToolDefinition {
+//!     name: "delete".into(),
+//!     description: "Delete a file".into(),
+//!     parameters: json!({"type": "object"}),
+//! };
+//! let handler = |_: Value, _: ToolCallContext| async {
+//!     Ok(ToolOutput { content: vec![MediaBlock::text("deleted")], ..ToolOutput::default() })
+//! };
+//! let mut tool = Tool::new(definition, Rc::new(handler));
+//! tool.needs_approval = NeedsApproval::Always;
+//! tools.register(tool).unwrap();
+//! let model = ScriptedModel::new(vec![
+//!     AssistantMessage::new(
+//!         vec![AssistantBlock::tool_call("c1", "delete", json!({"path": "a.txt"}))],
+//!         StopReason::ToolUse,
+//!     ),
+//!     AssistantMessage::new(vec![AssistantBlock::text("Deleted.")], StopReason::Stop),
+//! ]);
+//! let run = |messages: Vec<AgentMessage>, approvals: Approvals, start_steps: u32| {
+//!     futures::executor::block_on(run_agent_loop(LoopOptions {
+//!         context: AgentContext { system_prompt: None, messages },
+//!         model: &model,
+//!         tools: tools.definitions(),
+//!         executor: &tools,
+//!         signal: AbortSignal::none(),
+//!         max_steps: DEFAULT_MAX_STEPS,
+//!         observer: &NoObserver,
+//!         clock: Rc::new(|| 0.0),
+//!         control: LoopControl { approvals, start_steps, ..LoopControl::default() },
+//!     }))
+//! };
+//!
+//! // The run pauses before anything of the batch happens...
+//! let paused = run(vec![AgentMessage::user("Delete a.txt", 0.0)], Approvals::new(), 0).unwrap();
+//! assert_eq!(paused.reason, RunReason::Paused);
+//! let pending = paused.pending.unwrap();
+//! assert_eq!((pending[0].tool_call_id.as_str(), pending[0].needs_approval), ("c1", true));
+//!
+//! // ...its transcript is all there is to keep (here as JSONL, as across a restart)...
+//! let saved = to_jsonl(&paused.messages);
+//!
+//! // ...and resuming is running again from it, with the decision; steps count on.
+//! let messages = parse_jsonl(&saved, &[] as &[&str]).unwrap();
+//! let done = run(messages, Approvals::new().approve("c1"), paused.steps).unwrap();
+//! assert_eq!((done.reason, done.steps), (RunReason::Stop, 2));
+//! ```
 
 use std::rc::Rc;
 
@@ -36,6 +90,7 @@ impl std::fmt::Debug for NeedsApproval {
 /// A tool's `needsApproval` function. Its answer may come later (a JS promise); an `Err` (the function
 /// threw or rejected) counts as `true`: a call whose need is unknown waits for a decision.
 pub trait ApprovalCheck {
+    /// Whether a call with these arguments waits for a decision.
     fn needs_approval<'a>(&'a self, arguments: &'a Value) -> HookFuture<'a, bool>;
 }
 
@@ -51,7 +106,10 @@ pub enum Approval {
     Approve,
     /// The call is answered with a skipped result, reason `denied`: its text is `reason`, or
     /// `Tool call was denied.`
-    Deny { reason: Option<String> },
+    Deny {
+        /// The skipped result's text.
+        reason: Option<String>,
+    },
 }
 
 /// The decisions a run is given (`options.approvals`), by tool call id.
@@ -102,10 +160,12 @@ impl Approvals {
         Some(self.0.remove(at).1)
     }
 
+    /// How many decisions there are.
     pub fn len(&self) -> usize {
         self.0.len()
     }
 
+    /// Whether there is none.
     pub fn is_empty(&self) -> bool {
         self.0.is_empty()
     }
@@ -166,8 +226,12 @@ impl Approvals {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct PendingCall {
+    /// The call's id: the key of its decision in `approvals`.
     pub tool_call_id: String,
+    /// The tool it calls.
     pub tool_name: String,
+    /// The arguments it was called with.
     pub arguments: Value,
+    /// Whether it waits for a decision (the others run when the batch does).
     pub needs_approval: bool,
 }

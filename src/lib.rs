@@ -3,6 +3,10 @@
 //!
 //! The core (everything but `wasm`) is plain Rust on `futures`; the `wasm` module is the thin bridge that
 //! JavaScript calls.
+//!
+//! Where to start: [`run_agent_loop`] (one run, SPEC §4), [`LoopControl`] (hooks, queues, timeouts: §7),
+//! [`approval`] (pause and resume: §8, with an example), [`Agent`] (a conversation: §9), [`to_jsonl`] /
+//! [`parse_jsonl`] (sessions), [`validate_transcript`] and [`repair_transcript`].
 
 pub mod agent;
 pub mod agent_loop;

@@ -18,7 +18,9 @@ use crate::shape;
 /// (`line 3: content[0].text: expected string, got number`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct JsonlError {
+    /// 1 for the first line; blank lines count.
     pub line: usize,
+    /// What is wrong, the field first.
     pub message: String,
 }
 

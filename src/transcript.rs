@@ -52,7 +52,9 @@ pub struct Problem {
 /// What `validate_transcript` found: `ok` when there is no problem.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Validation {
+    /// No problem (pending calls, in the paused view, are not problems).
     pub ok: bool,
+    /// In message order.
     pub problems: Vec<Problem>,
     /// With `allow_pending`: the calls of the last assistant message that wait for a result, one per
     /// distinct id in call order; they are not problems. Always empty in the strict view (and then not
@@ -65,6 +67,7 @@ pub struct Validation {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Unanswered {
+    /// The call's id.
     pub tool_call_id: String,
     /// The assistant message that holds the call.
     pub index: usize,
@@ -82,6 +85,7 @@ pub struct ValidateOptions {
 /// `messages` with every call that has no result answered (`repair_transcript`).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Repaired {
+    /// The transcript, every call answered.
     pub messages: Vec<AgentMessage>,
     /// How many results were added (0: the transcript was whole).
     pub repaired: usize,

@@ -838,3 +838,50 @@ fn a_repaired_paused_transcript_runs_on_like_any_other() {
     assert_eq!(result.reason, RunReason::Stop);
     assert_eq!(world.ran(), Vec::<String>::new());
 }
+
+#[test]
+fn decisions_matter_only_for_calls_that_need_approval() {
+    let world = World::new();
+    // `a` needs no approval: a deny for it is ignored, and it runs.
+    let script = vec![
+        tool_use(vec![on("a", "read", "x"), on("b", "delete", "y")]),
+        done(),
+    ];
+    let approvals = Approvals::new().deny("a", None).approve("b");
+    let result = world
+        .run(script, start(), approvals, (0, DEFAULT_MAX_STEPS))
+        .unwrap();
+    assert_eq!(result.reason, RunReason::Stop);
+    assert_eq!(world.ran(), ["a", "b"]);
+}
+
+#[test]
+fn approvals_read_from_json_name_the_bad_field() {
+    let read = |value: Value| Approvals::from_value(&value, "options.approvals");
+    assert_eq!(
+        read(
+            json!({"c1": {"approve": true}, "c2": {"approve": false, "reason": "no"}, "c3": {"approve": false, "reason": null}})
+        ),
+        Ok(Approvals::new()
+            .approve("c1")
+            .deny("c2", Some("no"))
+            .deny("c3", None))
+    );
+    assert_eq!(read(json!({})), Ok(Approvals::new()));
+    for (value, error) in [
+        (json!([]), "options.approvals must be an object of decisions by tool call id (got array)"),
+        (json!({"c1": true}), "options.approvals[\"c1\"] must be {approve: true} or {approve: false, reason?: string} (got boolean)"),
+        (json!({"c1": {}}), "options.approvals[\"c1\"] must be {approve: true} or {approve: false, reason?: string} (got an object without approve)"),
+        (json!({"c1": {"approve": "yes"}}), "options.approvals[\"c1\"].approve must be a boolean (got string)"),
+        (json!({"c\"1": {"approve": false, "reason": 3}}), "options.approvals[\"c\\\"1\"].reason must be a string (got integer)"),
+    ] {
+        assert_eq!(read(value), Err(error.to_string()));
+    }
+    // A later decision about the same call replaces the earlier one.
+    let mut approvals = Approvals::new().approve("c1");
+    approvals.insert("c1", Approval::Deny { reason: None });
+    assert_eq!(
+        (approvals.len(), approvals.get("c1")),
+        (1, Some(&Approval::Deny { reason: None }))
+    );
+}
