@@ -45,7 +45,7 @@ pub use model::{
     EventGrammar, Model, ModelEvent, ModelRequest, ModelStream, Partial, RecordedRequest,
     ScriptedModel, StreamEvent,
 };
-pub use session::{parse_jsonl, to_jsonl, JsonlError};
+pub use session::{jsonl_lines, parse_jsonl, to_jsonl, JsonlError};
 pub use signal::{AbortController, AbortSignal, Registration, SignalSource};
 pub use tools::{
     Clock, ExecutionContext, ProgressSink, Tool, ToolCallContext, ToolDefinition, ToolExecutor,

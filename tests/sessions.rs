@@ -70,56 +70,90 @@ fn written_messages_read_back_as_the_same_values_in_the_same_field_order() {
 
 #[test]
 fn timestamps_are_written_as_js_writes_them() {
-    // What `JSON.stringify` writes for each (checked against Node).
-    let cases: &[(f64, &str)] = &[
-        (1_700_000_000_000.0, "1700000000000"),
-        (1_700_000_000_000.5, "1700000000000.5"),
-        (0.000003, "0.000003"),
-        (0.0000003, "3e-7"),
-        (1e21, "1e+21"),
-        (1e20, "100000000000000000000"),
-        (123.456, "123.456"),
-        (-0.5, "-0.5"),
-        (-1e-7, "-1e-7"),
-        (5e-324, "5e-324"),
-        (f64::MAX, "1.7976931348623157e+308"),
-        (0.1, "0.1"),
-        (100.0, "100"),
-        (1e16, "10000000000000000"),
-        (12345678901234567890.0, "12345678901234567000"),
-        (9007199254740994.0, "9007199254740994"),
-        (0.000001234, "0.000001234"),
-        (1.5e-6, "0.0000015"),
-        (123456789012345680000.0, "123456789012345680000"),
-        (-1_700_000_000_000.25, "-1700000000000.25"),
-        (4.35, "4.35"),
-        (1.0 / 3.0, "0.3333333333333333"),
-        (0.0, "0"),
-        (-0.0, "0"),
+    // What `JSON.stringify` writes for each (checked against Node); `true`: read back exactly too (at most
+    // 16 significant digits below 2^53, or an integer; see `session`'s note on serde_json's reader).
+    let cases: &[(f64, &str, bool)] = &[
+        (1_700_000_000_000.0, "1700000000000", true),
+        (1_700_000_000_000.5, "1700000000000.5", true),
+        (1_700_000_000_000.125, "1700000000000.125", true),
+        (0.000003, "0.000003", true),
+        (0.0000003, "3e-7", true),
+        (1e21, "1e+21", true),
+        (1e20, "100000000000000000000", true),
+        (123.456, "123.456", true),
+        (-0.5, "-0.5", true),
+        (-1e-7, "-1e-7", true),
+        (0.1, "0.1", true),
+        (100.0, "100", true),
+        (1e16, "10000000000000000", true),
+        (12345678901234567890.0, "12345678901234567000", true),
+        (9007199254740994.0, "9007199254740994", true),
+        (0.000001234, "0.000001234", true),
+        (1.5e-6, "0.0000015", true),
+        (-1_700_000_000_000.25, "-1700000000000.25", true),
+        (4.35, "4.35", true),
+        (1.0 / 3.0, "0.3333333333333333", true),
+        (0.0, "0", true),
+        (-0.0, "0", true),
+        (5e-324, "5e-324", false),
+        (f64::MAX, "1.7976931348623157e+308", false),
+        (123456789012345680000.0, "123456789012345680000", false),
+        (0.1 + 0.2, "0.30000000000000004", false),
     ];
-    for &(timestamp, js) in cases {
+    for &(timestamp, js, exact) in cases {
         let text = to_jsonl(&[AgentMessage::user("hi", timestamp)]);
         assert_eq!(
             text,
             format!("{{\"role\":\"user\",\"content\":\"hi\",\"timestamp\":{js}}}\n"),
             "{timestamp:e}"
         );
-        let back = parse_jsonl(&text, NO_ROLES).unwrap();
-        assert_eq!(back, [AgentMessage::user("hi", timestamp)]);
+        if exact {
+            let back = parse_jsonl(&text, NO_ROLES).unwrap();
+            assert_eq!(back, [AgentMessage::user("hi", timestamp)], "{js}");
+            assert_eq!(to_jsonl(&back), text);
+        }
     }
 }
 
+/// The number `to_jsonl` wrote for a user message's timestamp.
+fn timestamp_text(text: &str) -> &str {
+    let start = text.find("\"timestamp\":").unwrap() + "\"timestamp\":".len();
+    &text[start..text.len() - 2]
+}
+
 proptest! {
-    /// Any finite timestamp reads back as the same number, and its text does not change on a second trip.
+    /// Any finite number is written in JS's form, and the text is that very number (read exactly, by
+    /// Rust's own reader).
     #[test]
-    fn any_timestamp_round_trips(bits in any::<u64>()) {
+    fn any_number_is_written_as_itself_in_js_form(bits in any::<u64>()) {
         let x = f64::from_bits(bits);
         prop_assume!(x.is_finite());
         let text = to_jsonl(&[AgentMessage::user("t", x)]);
-        let back = parse_jsonl(&text, NO_ROLES).unwrap();
-        let AgentMessage::User(user) = &back[0] else { unreachable!() };
-        prop_assert_eq!(user.timestamp.to_bits(), if x == 0.0 { 0.0f64.to_bits() } else { bits });
-        prop_assert_eq!(to_jsonl(&back), text);
+        let number = timestamp_text(&text);
+        let read: f64 = number.parse().unwrap();
+        prop_assert_eq!(read, x, "{}", number);
+        prop_assert!(!number.ends_with(".0") && !number.contains("e1") && !number.contains("e2") && !number.contains("e3"),
+            "not JS's form: {}", number);
+        prop_assert!(!number.contains('E') && !(number.contains('e') && !number.contains("e+") && !number.contains("e-")));
+    }
+
+    /// Numbers as apps write them (integers up to 2^53, up to 15 significant digits below 10^19) come back
+    /// exactly, and so does their text.
+    #[test]
+    fn numbers_as_apps_write_them_round_trip_exactly(
+        digits in 0u64..1_000_000_000_000_000,
+        scale in -22i32..=3,
+        integer in -(1i64 << 53)..=(1i64 << 53),
+        negative in any::<bool>(),
+    ) {
+        let decimal: f64 = format!("{}{digits}e{scale}", if negative { "-" } else { "" }).parse().unwrap();
+        for x in [decimal, integer as f64] {
+            let text = to_jsonl(&[AgentMessage::user("t", x)]);
+            let back = parse_jsonl(&text, NO_ROLES).unwrap();
+            let AgentMessage::User(user) = &back[0] else { unreachable!() };
+            prop_assert_eq!(user.timestamp, x, "{}", timestamp_text(&text));
+            prop_assert_eq!(to_jsonl(&back), text);
+        }
     }
 }
 
@@ -130,6 +164,8 @@ fn no_messages_is_no_text_and_blank_lines_are_skipped_but_counted() {
     assert_eq!(parse_jsonl("\n\n  \n", NO_ROLES).unwrap(), []);
     let line = r#"{"role":"user","content":"hi","timestamp":1}"#;
     // No trailing newline, blank lines, a CRLF file: the same message.
+    let numbered: Vec<(usize, &str)> = jsonl_lines("a\n\n  \nb\r\n").collect();
+    assert_eq!(numbered, [(1, "a"), (4, "b\r")]);
     for text in [
         line.to_string(),
         format!("\n{line}\n\n"),
@@ -287,4 +323,25 @@ fn a_paused_transcript_survives_the_trip() {
             index: 1
         }]
     );
+}
+
+#[test]
+fn only_numbers_are_rewritten_never_text_that_looks_like_one() {
+    let mut message = AgentMessage::user("1.0 and 2e5 \"3.50\" \\\" 4.0", 2.0);
+    if let AgentMessage::User(user) = &mut message {
+        user.extra.insert("1.5".into(), json!(2.0));
+        user.extra.insert("s".into(), json!("4.0\\"));
+        user.extra.insert("n".into(), json!([1.0, -0.0, 2.5e-8, 7, -3, {"x": 1e300}]));
+    }
+    let text = to_jsonl(std::slice::from_ref(&message));
+    assert_eq!(
+        text,
+        concat!(
+            r#"{"role":"user","content":"1.0 and 2e5 \"3.50\" \\\" 4.0","timestamp":2,"#,
+            r#""1.5":2,"s":"4.0\\","n":[1,0,2.5e-8,7,-3,{"x":1e+300}]}"#,
+            "\n"
+        )
+    );
+    let back = parse_jsonl(&text, NO_ROLES).unwrap();
+    assert_eq!(to_jsonl(&back), text);
 }
