@@ -15,7 +15,7 @@
 //! conversation can go on with a `prompt`. (An app that means to decide later keeps the agent paused, or
 //! saves it with `to_jsonl`.)
 //!
-//! ```
+//! ```ignore-wasm32
 //! use std::rc::Rc;
 //! use tiny_pi::*;
 //!

@@ -3,7 +3,7 @@
 //! of a batch (`agent_loop`); a run that lacks a decision ends `paused`, and resuming is running again from
 //! its transcript with the decisions:
 //!
-//! ```
+//! ```ignore-wasm32
 //! use std::rc::Rc;
 //! use serde_json::{json, Value};
 //! use tiny_pi::*;

@@ -6,7 +6,7 @@
 //! functions and uses JS timers; native tests drive them by hand). A hook answers with a future of
 //! `Result`: an `Err` is a hook that threw, its message. A Rust app lends its hooks to the run:
 //!
-//! ```
+//! ```ignore-wasm32
 //! use std::rc::Rc;
 //! use serde_json::{json, Value};
 //! use tiny_pi::*;
