@@ -184,6 +184,38 @@ fn start() -> Vec<AgentMessage> {
     readme_context().messages
 }
 
+/// A `read` result answering the call `id`.
+fn answer(id: &str) -> AgentMessage {
+    AgentMessage::ToolResult(ToolResultMessage {
+        tool_call_id: id.into(),
+        tool_name: "read".into(),
+        content: vec![MediaBlock::text(format!("{id} done"))],
+        details: None,
+        is_error: false,
+        timestamp: 1.0,
+        extra: Default::default(),
+    })
+}
+
+/// A message of the custom role `note`.
+fn note() -> AgentMessage {
+    AgentMessage::from_value_with_roles(json!({"role": "note", "text": "hi"}), &["note"]).unwrap()
+}
+
+/// Runs `batch` from the start without decisions: it must pause.
+fn pause_on(world: &World, batch: AssistantMessage) -> RunResult {
+    let paused = world
+        .run(
+            vec![batch],
+            start(),
+            Approvals::new(),
+            (0, DEFAULT_MAX_STEPS),
+        )
+        .unwrap();
+    assert_eq!(paused.reason, RunReason::Paused);
+    paused
+}
+
 // ---------------------------------------------------------------------------------------------------------
 // Pause
 
@@ -333,15 +365,7 @@ fn a_decision_given_up_front_lets_the_batch_run_without_a_pause() {
 /// Pauses on `[read a, delete b]`, then resumes with `approvals`: the paused result and the resumed one.
 fn pause_then_resume(world: &World, approvals: Approvals) -> (RunResult, RunResult) {
     let batch = tool_use(vec![on("a", "read", "x"), on("b", "delete", "y")]);
-    let paused = world
-        .run(
-            vec![batch],
-            start(),
-            Approvals::new(),
-            (0, DEFAULT_MAX_STEPS),
-        )
-        .unwrap();
-    assert_eq!(paused.reason, RunReason::Paused);
+    let paused = pause_on(world, batch);
     world.did();
     let resumed = world
         .run(
@@ -428,14 +452,7 @@ fn a_denied_call_gets_a_skipped_result_with_its_reason_and_no_hook_sees_it() {
 fn a_call_still_without_a_decision_pauses_again_and_nothing_is_used_up() {
     let world = World::new();
     let batch = tool_use(vec![on("b", "delete", "y"), on("c", "delete", "z")]);
-    let paused = world
-        .run(
-            vec![batch],
-            start(),
-            Approvals::new(),
-            (0, DEFAULT_MAX_STEPS),
-        )
-        .unwrap();
+    let paused = pause_on(&world, batch);
     world.did();
     let again = world
         .run(
@@ -539,18 +556,9 @@ fn a_transcript_saved_mid_batch_has_its_unanswered_calls_run_first() {
         on("b", "read", "2"),
         on("c", "read", "3"),
     ]);
-    let a = ToolResultMessage {
-        tool_call_id: "a".into(),
-        tool_name: "read".into(),
-        content: vec![MediaBlock::text("read \"1\"")],
-        details: None,
-        is_error: false,
-        timestamp: 7.0,
-        extra: Default::default(),
-    };
     let mut saved = start();
     saved.push(AgentMessage::Assistant(batch));
-    saved.push(AgentMessage::ToolResult(a));
+    saved.push(answer("a"));
     let result = world
         .run(
             vec![done()],
@@ -681,20 +689,6 @@ fn the_paused_view_lists_only_the_last_messages_calls_and_only_when_nothing_but_
     let calls = |ids: &[&str]| {
         AgentMessage::Assistant(tool_use(ids.iter().map(|id| on(id, "read", "x")).collect()))
     };
-    let answer = |id: &str| {
-        AgentMessage::ToolResult(ToolResultMessage {
-            tool_call_id: id.into(),
-            tool_name: "read".into(),
-            content: vec![],
-            details: None,
-            is_error: false,
-            timestamp: 0.0,
-            extra: Default::default(),
-        })
-    };
-    let note =
-        AgentMessage::from_value_with_roles(json!({"role": "note", "text": "hi"}), &["note"])
-            .unwrap();
     let pending_of = |messages: &[AgentMessage]| {
         let view = paused_view(messages);
         let problems: Vec<_> = view
@@ -712,12 +706,7 @@ fn the_paused_view_lists_only_the_last_messages_calls_and_only_when_nothing_but_
     use ProblemKind::*;
     // Results of some calls, then a custom-role message: the rest are pending.
     assert_eq!(
-        pending_of(&[
-            user("q"),
-            calls(&["a", "b", "c"]),
-            answer("b"),
-            note.clone()
-        ]),
+        pending_of(&[user("q"), calls(&["a", "b", "c"]), answer("b"), note()]),
         (vec![], vec!["a".to_string(), "c".into()])
     );
     // A user message after them: they are missing.
@@ -749,20 +738,6 @@ fn the_paused_view_lists_only_the_last_messages_calls_and_only_when_nothing_but_
 
 #[test]
 fn repair_answers_every_unanswered_call_right_after_its_messages_results() {
-    let answer = |id: &str| {
-        AgentMessage::ToolResult(ToolResultMessage {
-            tool_call_id: id.into(),
-            tool_name: "read".into(),
-            content: vec![MediaBlock::text(format!("{id} done"))],
-            details: None,
-            is_error: false,
-            timestamp: 1.0,
-            extra: Default::default(),
-        })
-    };
-    let note =
-        AgentMessage::from_value_with_roles(json!({"role": "note", "text": "hi"}), &["note"])
-            .unwrap();
     let first = AgentMessage::Assistant(tool_use(vec![
         on("a", "read", "1"),
         on("b", "delete", "2"),
@@ -773,7 +748,7 @@ fn repair_answers_every_unanswered_call_right_after_its_messages_results() {
         user("q"),
         first.clone(),
         answer("b"),
-        note.clone(),
+        note(),
         user("more"),
         last.clone(),
     ];
@@ -803,7 +778,7 @@ fn repair_answers_every_unanswered_call_right_after_its_messages_results() {
             answer("b"),
             interrupted("a", "read"),
             interrupted("c", "read"),
-            note,
+            note(),
             user("more"),
             last,
             interrupted("d", "write"),
@@ -821,14 +796,7 @@ fn repair_answers_every_unanswered_call_right_after_its_messages_results() {
 fn a_repaired_paused_transcript_runs_on_like_any_other() {
     let world = World::new();
     let batch = tool_use(vec![on("b", "delete", "y")]);
-    let paused = world
-        .run(
-            vec![batch],
-            start(),
-            Approvals::new(),
-            (0, DEFAULT_MAX_STEPS),
-        )
-        .unwrap();
+    let paused = pause_on(&world, batch);
     let repaired = repair_transcript(&paused.messages, 5.0);
     let mut next = repaired.messages;
     next.push(user("never mind, just say hi"));

@@ -468,28 +468,34 @@ impl Walk<'_> {
     fn skip(&mut self, calls: &[ToolCall], reason: SkipReason) -> Result<(), String> {
         let mut answered = HashSet::new();
         for call in calls.iter().filter(|c| answered.insert(c.id.clone())) {
-            let (_, got) = self.event("tool_skipped")?;
-            let Ev::Skipped(result) = got else {
-                return Err(format!(
-                    "expected tool_skipped:{}, got {}; events {:?}",
-                    call.id,
-                    got.label(),
-                    self.trace()
-                ));
-            };
-            let expected = skipped_result(
-                call,
-                reason.as_str(),
-                reason.explanation(),
-                result.timestamp,
-            );
-            ensure!(
-                result == expected,
-                "skipped {result:?}, expected {expected:?}"
-            );
+            let result = self.skipped(call, reason.as_str(), reason.explanation())?;
             self.transcript.push(AgentMessage::ToolResult(result));
         }
         Ok(())
+    }
+
+    /// The next action must be `call`'s `tool_skipped` with `reason` and `text`: its result.
+    fn skipped(
+        &mut self,
+        call: &ToolCall,
+        reason: &str,
+        text: &str,
+    ) -> Result<ToolResultMessage, String> {
+        let (_, got) = self.event("tool_skipped")?;
+        let Ev::Skipped(result) = got else {
+            return Err(format!(
+                "expected tool_skipped:{} ({reason}), got {}; events {:?}",
+                call.id,
+                got.label(),
+                self.trace()
+            ));
+        };
+        let expected = skipped_result(call, reason, text, result.timestamp);
+        ensure!(
+            result == expected,
+            "skipped {result:?}, expected {expected:?}"
+        );
+        Ok(result)
     }
 
     /// SPEC §8's gate, before phase 1: each call's need, asked in call order (a function only for calls its
@@ -628,21 +634,7 @@ impl Walk<'_> {
     ) -> Result<(), String> {
         for (i, call) in batch.calls.iter().enumerate() {
             if let Some(text) = &denials[i] {
-                let (_, got) = self.event("tool_skipped (denied)")?;
-                let Ev::Skipped(result) = got else {
-                    return Err(format!(
-                        "expected tool_skipped:{} (denied), got {}; events {:?}",
-                        call.id,
-                        got.label(),
-                        self.trace()
-                    ));
-                };
-                let expected = skipped_result(call, "denied", text, result.timestamp);
-                ensure!(
-                    result == expected,
-                    "denied {result:?}, expected {expected:?}"
-                );
-                batch.answered[i] = Some(result);
+                batch.answered[i] = Some(self.skipped(call, "denied", text)?);
                 continue;
             }
             if self.plan.control.before.is_none() || !batch.hooked[i] {
@@ -687,21 +679,7 @@ impl Walk<'_> {
                 }
                 Err(message) => format!("beforeToolCall failed: {message}"),
             };
-            let (_, got) = self.event("tool_skipped (blocked)")?;
-            let Ev::Skipped(result) = got else {
-                return Err(format!(
-                    "expected tool_skipped:{} (blocked), got {}; events {:?}",
-                    call.id,
-                    got.label(),
-                    self.trace()
-                ));
-            };
-            let expected = skipped_result(call, "blocked", &text, result.timestamp);
-            ensure!(
-                result == expected,
-                "blocked {result:?}, expected {expected:?}"
-            );
-            batch.answered[i] = Some(result);
+            batch.answered[i] = Some(self.skipped(call, "blocked", &text)?);
         }
         Ok(())
     }
@@ -785,26 +763,8 @@ impl Walk<'_> {
         for &i in runnable {
             let call = &batch.calls[i];
             if self.aborted_before(self.next_position()) {
-                let (_, got) = self.event("tool_skipped (aborted)")?;
-                let Ev::Skipped(result) = got else {
-                    return Err(format!(
-                        "expected tool_skipped:{} (aborted), got {}; events {:?}",
-                        call.id,
-                        got.label(),
-                        self.trace()
-                    ));
-                };
-                let expected = skipped_result(
-                    call,
-                    "aborted",
-                    SkipReason::Aborted.explanation(),
-                    result.timestamp,
-                );
-                ensure!(
-                    result == expected,
-                    "skipped {result:?}, expected {expected:?}"
-                );
-                batch.answered[i] = Some(result);
+                let text = SkipReason::Aborted.explanation();
+                batch.answered[i] = Some(self.skipped(call, "aborted", text)?);
                 continue;
             }
             let (start, got) = self.event("tool_start")?;
