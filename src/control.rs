@@ -6,9 +6,7 @@
 //! functions and uses JS timers; native tests drive them by hand). A hook answers with a future of
 //! `Result`: an `Err` is a hook that threw, its message. A Rust app lends its hooks to the run:
 //!
-// The example runs natively (`futures::executor` is a native dev-dependency); wasm-pack test skips it.
-#![cfg_attr(target_arch = "wasm32", doc = "```ignore")]
-#![cfg_attr(not(target_arch = "wasm32"), doc = "```")]
+//! ```ignore-wasm32
 //! use std::rc::Rc;
 //! use serde_json::{json, Value};
 //! use tiny_pi::*;
@@ -60,7 +58,8 @@
 //!         before_tool_call: Some(&NoDeletes),
 //!         ..LoopControl::default()
 //!     },
-//! }));
+//! }))
+//! .unwrap();
 //! let AgentMessage::ToolResult(blocked) = &result.messages[2] else { unreachable!() };
 //! assert_eq!(blocked.content, vec![MediaBlock::text("Deleting is not allowed.")]);
 //! assert_eq!(blocked.details, Some(json!({"skipped": true, "reason": "blocked"})));
@@ -70,6 +69,7 @@ use futures::future::LocalBoxFuture;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::approval::Approvals;
 use crate::message::{AgentMessage, MediaBlock, ToolCall, ToolResultMessage};
 use crate::model::ModelRequest;
 use crate::signal::{AbortSignal, Registration};
@@ -225,8 +225,8 @@ impl Timers for NoTimers {
     }
 }
 
-/// The options of SPEC §7. The default changes nothing: no hook, no queue, parallel execution, no
-/// timeout.
+/// The options of SPEC §7 and §8. The default changes nothing: no hook, no queue, parallel execution, no
+/// timeout, no decisions, steps counted from 0.
 pub struct LoopControl<'a> {
     /// `toolExecution`: `Sequential` runs every batch one call at a time.
     pub tool_execution: ExecutionMode,
@@ -246,6 +246,12 @@ pub struct LoopControl<'a> {
     pub custom_roles: Vec<String>,
     /// What timeouts are measured with; `NoTimers` (never fires) by default.
     pub timers: &'a dyn Timers,
+    /// `approvals` (SPEC §8): the decisions about calls that need approval. A batch with such a call and
+    /// no decision for it pauses the run.
+    pub approvals: Approvals,
+    /// `startSteps` (SPEC §8): the steps already made by the runs this one continues (a paused run's
+    /// `steps`), so that `max_steps` spans the conversation; the result's `steps` counts on from it.
+    pub start_steps: u32,
 }
 
 impl Default for LoopControl<'_> {
@@ -260,6 +266,8 @@ impl Default for LoopControl<'_> {
             follow_up: None,
             custom_roles: Vec::new(),
             timers: &NoTimers,
+            approvals: Approvals::new(),
+            start_steps: 0,
         }
     }
 }

@@ -2,6 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::approval::PendingCall;
 use crate::message::{
     tagged, AgentMessage, AssistantMessage, MediaBlock, ToolCall, ToolResultMessage,
 };
@@ -49,7 +50,17 @@ pub enum LoopEvent<'a, E> {
     },
 }
 
+// By hand: a derive would ask `E: Copy`, and an event only borrows its `E`.
+impl<E> Clone for LoopEvent<'_, E> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<E> Copy for LoopEvent<'_, E> {}
+
 impl<E> LoopEvent<'_, E> {
+    /// The event's `type`.
     pub fn kind(&self) -> &'static str {
         match self {
             LoopEvent::ModelEvent { .. } => "model_event",
@@ -75,6 +86,8 @@ pub enum RunReason {
     MaxSteps,
     /// A call of the last batch asked to terminate (SPEC §7).
     Terminated,
+    /// A call of the last batch waits for a decision (SPEC §8): `RunResult::pending` lists the batch.
+    Paused,
 }
 
 impl RunReason {
@@ -86,6 +99,7 @@ impl RunReason {
             RunReason::Aborted => "aborted",
             RunReason::MaxSteps => "maxSteps",
             RunReason::Terminated => "terminated",
+            RunReason::Paused => "paused",
         }
     }
 }
@@ -101,6 +115,10 @@ pub enum SkipReason {
     DuplicateCallId,
     /// `beforeToolCall` blocked the call, or threw (SPEC §7).
     Blocked,
+    /// The call was denied approval (SPEC §8).
+    Denied,
+    /// `repair_transcript` answered a call the run never finished (SPEC §8).
+    Interrupted,
 }
 
 impl SkipReason {
@@ -112,10 +130,12 @@ impl SkipReason {
             SkipReason::UnexpectedStop => "unexpected-stop",
             SkipReason::DuplicateCallId => "duplicate-call-id",
             SkipReason::Blocked => "blocked",
+            SkipReason::Denied => "denied",
+            SkipReason::Interrupted => "interrupted",
         }
     }
 
-    /// The one sentence a skipped result carries (`Blocked`: when the hook gave no reason).
+    /// The one sentence a skipped result carries (`Blocked`, `Denied`: when no reason was given).
     pub fn explanation(self) -> &'static str {
         match self {
             SkipReason::Length => "Tool call was not executed because the model response was truncated.",
@@ -128,6 +148,10 @@ impl SkipReason {
                 "Tool call was not executed because its id was used by more than one call in the same message."
             }
             SkipReason::Blocked => "Tool call was blocked.",
+            SkipReason::Denied => "Tool call was denied.",
+            SkipReason::Interrupted => {
+                "Tool call was not executed because the run was interrupted."
+            }
         }
     }
 }
@@ -172,4 +196,7 @@ pub struct RunResult {
     /// The first error an observer threw; the run went on regardless.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub observer_error: Option<String>,
+    /// For a `paused` run (SPEC §8): every call of the last message, in call order; `None` otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pending: Option<Vec<PendingCall>>,
 }

@@ -1,6 +1,7 @@
 //! Tools (SPEC §3): the registry, the core executor that never fails, and the executor boundary the loop
 //! calls (the registry by default, or a caller's `executeToolCall`). A tool may also be registered to run
-//! alone or with its own timeout, and ask the run to end after its batch (SPEC §7).
+//! alone or with its own timeout, ask the run to end after its batch (SPEC §7), and have its calls wait
+//! for a decision (SPEC §8).
 
 use std::rc::Rc;
 
@@ -8,7 +9,8 @@ use futures::future::LocalBoxFuture;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::control::{CallSettings, ExecutionMode};
+use crate::approval::NeedsApproval;
+use crate::control::{CallSettings, ExecutionMode, HookFuture};
 use crate::message::{Extra, MediaBlock, ToolCall, ToolResultMessage};
 use crate::schema::{self, PatternEngine, Schema};
 use crate::signal::AbortSignal;
@@ -98,16 +100,19 @@ pub struct Tool {
     pub execution_mode: ExecutionMode,
     /// `timeoutMs`: this tool's calls time out after so many milliseconds (before the run's own timeout).
     pub timeout_ms: Option<u32>,
+    /// `needsApproval`: whether its calls wait for a decision before they run (SPEC §8).
+    pub needs_approval: NeedsApproval,
 }
 
 impl Tool {
-    /// A tool run in parallel with its batch, with the run's timeout.
+    /// A tool run in parallel with its batch, with the run's timeout, without approval.
     pub fn new(definition: ToolDefinition, handler: Rc<dyn ToolHandler>) -> Self {
         Tool {
             definition,
             handler,
             execution_mode: ExecutionMode::Parallel,
             timeout_ms: None,
+            needs_approval: NeedsApproval::Never,
         }
     }
 }
@@ -178,6 +183,14 @@ pub trait ToolExecutor {
         let _ = call;
         false
     }
+
+    /// Whether `call` waits for a decision before it runs (SPEC §8): `None` when it needs none without
+    /// asking (the default: a caller's own executor runs every call), else the answer, which may come
+    /// later. An `Err` (a `needsApproval` that threw) counts as `true`.
+    fn needs_approval<'a>(&'a self, call: &'a ToolCall) -> Option<HookFuture<'a, bool>> {
+        let _ = call;
+        None
+    }
 }
 
 /// Cheap to clone (handlers and compiled schemas are shared): a run works on a snapshot.
@@ -189,6 +202,8 @@ pub struct ToolRegistry {
     patterns: Rc<dyn PatternEngine>,
     /// Whether a tool has an execution mode or timeout of its own (else `settings` needs no lookup).
     any_settings: bool,
+    /// Whether a tool may need approval (else `needs_approval` needs no lookup).
+    any_approval: bool,
 }
 
 impl Default for ToolRegistry {
@@ -208,6 +223,7 @@ impl ToolRegistry {
             tools: Vec::new(),
             patterns,
             any_settings: false,
+            any_approval: false,
         }
     }
 
@@ -240,6 +256,7 @@ impl ToolRegistry {
         )?;
         self.any_settings |=
             tool.execution_mode != ExecutionMode::Parallel || tool.timeout_ms.is_some();
+        self.any_approval |= !matches!(tool.needs_approval, NeedsApproval::Never);
         self.tools.push((tool, Rc::new(parameters)));
         Ok(())
     }
@@ -351,5 +368,22 @@ impl ToolExecutor for ToolRegistry {
 
     fn refuses(&self, call: &ToolCall) -> bool {
         self.check(call).is_err()
+    }
+
+    /// The registration's `needsApproval`. A call the registry refuses (an unknown tool, arguments that
+    /// fail the schema) needs none: it runs nothing, and is answered with its error result.
+    fn needs_approval<'a>(&'a self, call: &'a ToolCall) -> Option<HookFuture<'a, bool>> {
+        if !self.any_approval {
+            return None;
+        }
+        let tool = self.get(&call.name)?;
+        if matches!(tool.needs_approval, NeedsApproval::Never) || self.check(call).is_err() {
+            return None;
+        }
+        match &tool.needs_approval {
+            NeedsApproval::Never => None,
+            NeedsApproval::Always => Some(Box::pin(async { Ok(true) })),
+            NeedsApproval::Ask(check) => Some(check.needs_approval(&call.arguments)),
+        }
     }
 }

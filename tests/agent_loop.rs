@@ -266,7 +266,7 @@ fn concurrent_tools_end_in_completion_order_and_append_in_call_order() {
             .spawn_local(async move {
                 let mut setup = Setup::new(&model, &registry, &*recorder);
                 setup.executor = Some(&tools);
-                *result.borrow_mut() = Some(run_agent_loop(setup.options()).await);
+                *result.borrow_mut() = Some(run_agent_loop(setup.options()).await.unwrap());
             })
             .unwrap();
     }
@@ -378,7 +378,7 @@ fn abort_during_a_tool_waits_for_it_keeps_its_result_and_asks_no_more() {
                 let mut setup = Setup::new(&model, &registry, &NoObserver);
                 setup.executor = Some(&tools);
                 setup.signal = signal;
-                *result.borrow_mut() = Some(run_agent_loop(setup.options()).await);
+                *result.borrow_mut() = Some(run_agent_loop(setup.options()).await.unwrap());
             })
             .unwrap();
     }
@@ -569,11 +569,11 @@ fn events_and_standalone_messages_have_pi_ai_json_shapes() {
         extra: Default::default(),
     };
     let result = ToolResultMessage::error(&call, "no", 1.0);
-    let end = serde_json::to_value(&LoopEvent::ToolEnd::<ModelEvent> { result: &result }).unwrap();
+    let end = serde_json::to_value(LoopEvent::ToolEnd::<ModelEvent> { result: &result }).unwrap();
     assert_eq!(end["type"], "tool_end");
     assert_eq!(end["result"]["role"], "toolResult");
     assert_eq!(end["result"]["toolCallId"], "c");
-    let start = serde_json::to_value(&LoopEvent::ToolStart::<ModelEvent> { call: &call }).unwrap();
+    let start = serde_json::to_value(LoopEvent::ToolStart::<ModelEvent> { call: &call }).unwrap();
     assert_eq!(
         start["call"],
         json!({"type": "toolCall", "id": "c", "name": "read", "arguments": {}})

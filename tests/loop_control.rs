@@ -953,7 +953,7 @@ fn queued_message_has_its_json_shape() {
         queue: Queue::FollowUp,
     };
     assert_eq!(
-        serde_json::to_value(&event).unwrap(),
+        serde_json::to_value(event).unwrap(),
         json!({"type": "queued_message", "message": {"role": "user", "content": "hi", "timestamp": 9.0}, "queue": "followUp"})
     );
     assert_eq!(event.kind(), "queued_message");

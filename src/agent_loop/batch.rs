@@ -1,6 +1,6 @@
-//! Answering one response's calls. A batch (a `toolUse` response with unique ids, SPEC §7) runs in three
-//! phases: `prepare_calls` (each call's settings, timeout and signal) and `before_tool_calls` (in call
-//! order); then `execute_calls` (all at once, or one at a time); and each call, as it ends, through
+//! Answering one response's calls. A batch (a `toolUse` response with unique ids, SPEC §7) that the
+//! approval gate let through (SPEC §8) runs in three phases: `prepare_calls` (each call's settings, timeout
+//! and signal) and `screen_calls` (in call order: the denied calls, and `beforeToolCall`); then `execute_calls` (all at once, or one at a time); and each call, as it ends, through
 //! `finish_call` and `after_tool_call` before its `tool_end`. The other rows of the table answer every call
 //! with a skipped result (`skip`). Either way the results come back in call order, to be appended once
 //! every call is answered.
@@ -91,14 +91,16 @@ pub(super) struct Batch<'r, 'a, E> {
 }
 
 impl<E> Batch<'_, '_, E> {
-    /// Answers every call of a `toolUse` response: phase 1, then phases 2 and 3 in the batch's mode. The
-    /// results in call order, and whether a call asked to terminate.
-    pub async fn answer(&mut self, calls: &[&ToolCall]) -> (Vec<ToolResultMessage>, bool) {
-        // SPEC §8 (approvals) pauses a batch here, before phase 1.
+    /// Answers every call of a `toolUse` response: phase 1 (with `denials`, from the approval gate: each
+    /// call's denial text, or none), then phases 2 and 3 in the batch's mode. The results in call order, and
+    /// whether a call asked to terminate.
+    pub async fn answer(
+        &mut self,
+        calls: &[&ToolCall],
+        denials: Vec<Option<String>>,
+    ) -> (Vec<ToolResultMessage>, bool) {
         let (mut slots, mode) = self.prepare_calls(calls);
-        if let Some(hook) = self.control.before_tool_call {
-            self.before_tool_calls(hook, calls, &mut slots).await;
-        }
+        self.screen_calls(calls, &mut slots, denials).await;
         let terminated = self.execute_calls(calls, &mut slots, mode).await;
         let results = slots
             .into_iter()
@@ -139,23 +141,33 @@ impl<E> Batch<'_, '_, E> {
         (slots, mode)
     }
 
-    /// Phase 1, the hook: `beforeToolCall` for each call the hooks see, one at a time, in call order. A
-    /// blocked call is answered at once, announced by `tool_skipped`.
-    async fn before_tool_calls(
+    /// Phase 1, in call order, one call at a time: a denied call (SPEC §8) is answered with a skipped
+    /// result, reason `denied`, and no hook sees it; a call the hooks see goes to `beforeToolCall`, which
+    /// may block it (reason `blocked`). Either is announced by `tool_skipped` at once and never runs.
+    async fn screen_calls(
         &mut self,
-        hook: &dyn BeforeToolCall,
         calls: &[&ToolCall],
         slots: &mut [Slot],
+        mut denials: Vec<Option<String>>,
     ) {
-        for (call, slot) in calls.iter().zip(slots.iter_mut()) {
+        let hook = self.control.before_tool_call;
+        if hook.is_none() && denials.is_empty() {
+            return;
+        }
+        for (index, (call, slot)) in calls.iter().zip(slots.iter_mut()).enumerate() {
             let Slot::Run(runnable) = slot else {
                 continue;
             };
-            if !runnable.hooked {
-                continue;
-            }
-            if let Some(text) = self.before_tool_call(hook, call, runnable).await {
-                *slot = Slot::Answered(self.skip_one(call, SkipReason::Blocked, text).await);
+            let skip = match (denials.get_mut(index).and_then(Option::take), hook) {
+                (Some(text), _) => Some((SkipReason::Denied, text)),
+                (None, Some(hook)) if runnable.hooked => {
+                    let blocked = self.before_tool_call(hook, call, runnable).await;
+                    blocked.map(|text| (SkipReason::Blocked, text))
+                }
+                (None, _) => None,
+            };
+            if let Some((reason, text)) = skip {
+                *slot = Slot::Answered(self.skip_one(call, reason, text).await);
             }
         }
     }

@@ -1,10 +1,13 @@
-//! The agent loop (SPEC §4, §7): ask the model, decide, answer the calls, append each result paired to its
-//! call, ask again. Reads top-down like pi-agent-core's `agent-loop.ts`:
+//! The agent loop (SPEC §4, §7, §8): ask the model, decide, answer the calls, append each result paired to
+//! its call, ask again. Reads top-down like pi-agent-core's `agent-loop.ts`:
 //!
-//! `drive` → `next_response` (`request.rs`: `prepare_request`, `stream_response`) → `decide` (`decide.rs`:
-//! the decision table) → `Batch::answer` (`batch.rs`: `prepare_calls` → `execute_calls` → `finish_call`) or
-//! `Batch::skip` → `after_batch` / `after_stop` (the checks, then the queues: `queue.rs`) → `finish`.
+//! `open_batch` (a transcript that ends with unanswered calls: SPEC §8) → `drive` → `next_response`
+//! (`request.rs`: `prepare_request`, `stream_response`) → `answer` → `decide` (`decide.rs`: the decision
+//! table) → `approval_gate` (`approval.rs`: pause, or go on with the decisions) → `Batch::answer`
+//! (`batch.rs`: `deny_calls` → `prepare_calls` → `execute_calls` → `finish_call`) or `Batch::skip` →
+//! `after_batch` / `after_stop` (the checks, then the queues: `queue.rs`) → `finish`.
 
+mod approval;
 mod batch;
 mod decide;
 mod queue;
@@ -12,16 +15,22 @@ mod request;
 
 use futures::future::LocalBoxFuture;
 
+use crate::approval::PendingCall;
 use crate::control::{HookContext, LoopControl};
 use crate::event::{LoopEvent, Queue, RunReason, RunResult};
 use crate::message::{AgentMessage, AssistantMessage, ToolCall};
 use crate::model::{Model, ModelRequest, ModelStream};
 use crate::signal::AbortSignal;
 use crate::tools::{Clock, ToolDefinition, ToolExecutor};
+use crate::transcript::{
+    validate_transcript_with, Problem, ProblemKind, Unanswered, ValidateOptions,
+};
+use approval::{approval_gate, Gate};
 use batch::Batch;
 use decide::{decide, Decision};
 
 pub use batch::{skipped, timed_out};
+pub(crate) use queue::may_queue;
 
 pub const DEFAULT_MAX_STEPS: u32 = 32;
 
@@ -65,6 +74,29 @@ pub struct LoopOptions<'a, M: Model> {
     pub control: LoopControl<'a>,
 }
 
+/// Why a run does not start (SPEC §8): its input has a call without a result somewhere other than in its
+/// last assistant message (where unanswered calls are a paused run's, which the run finishes first).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct InputError {
+    /// The first such call, as `validate_transcript` reports it (`missing_result`).
+    pub problem: Problem,
+}
+
+impl std::fmt::Display for InputError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "context.messages[{}]: tool call \"{}\" has no result ({}); only the calls of the last \
+             assistant message may wait for one (a paused run)",
+            self.problem.index,
+            self.problem.tool_call_id,
+            self.problem.kind.as_str()
+        )
+    }
+}
+
+impl std::error::Error for InputError {}
+
 /// How a run ends: the reason, and for `Error` what went wrong.
 #[derive(Debug, Clone, PartialEq)]
 enum End {
@@ -74,6 +106,8 @@ enum End {
     Aborted,
     MaxSteps,
     Terminated,
+    /// A batch waits for decisions (SPEC §8).
+    Paused(Vec<PendingCall>),
 }
 
 /// What the loop does once a response's results (if any) are appended.
@@ -86,8 +120,20 @@ enum After {
     End(End),
 }
 
-/// Runs the loop to its end. Never fails: every way a run can go wrong is a reason in the result.
-pub async fn run_agent_loop<M: Model>(options: LoopOptions<'_, M>) -> RunResult {
+/// Runs the loop to its end. Every way a run can go wrong is a reason in the result; only an input with a
+/// call that has no result outside its last assistant message is refused, before anything happens.
+///
+/// When `context.messages` ends with an assistant message some of whose calls have no result (a paused
+/// run, or a transcript saved mid-batch), the run finishes that batch first, before any request (SPEC §8):
+/// the calls left are answered as the decision table answers that message (a `toolUse` message's through
+/// the approval gate and the three phases of a batch; another row's with its skipped results), without
+/// a second `assistant_message` event.
+pub async fn run_agent_loop<M: Model>(
+    options: LoopOptions<'_, M>,
+) -> Result<RunResult, InputError> {
+    let open = open_calls(&options.context.messages)?
+        .first()
+        .map(|call| call.index);
     let LoopOptions {
         context,
         model,
@@ -111,17 +157,31 @@ pub async fn run_agent_loop<M: Model>(options: LoopOptions<'_, M>) -> RunResult 
         signal,
         max_steps,
         clock,
-        control,
         messages: context.messages,
         has_custom,
-        steps: 0,
+        steps: control.start_steps,
+        control,
         emitter: Emitter {
             observer,
             first_error: None,
         },
     };
-    let end = run.drive().await;
-    run.finish(end).await
+    let end = run.drive(open).await;
+    Ok(run.finish(end).await)
+}
+
+/// The calls of the last assistant message that wait for results (a paused run's last batch), if the
+/// transcript ends with such calls; an error for a call without a result anywhere else.
+pub(crate) fn open_calls(messages: &[AgentMessage]) -> Result<Vec<Unanswered>, InputError> {
+    let view = ValidateOptions {
+        allow_pending: true,
+    };
+    let validation = validate_transcript_with(messages, view);
+    let mut problems = validation.problems.into_iter();
+    match problems.find(|p| p.kind == ProblemKind::MissingResult) {
+        Some(problem) => Err(InputError { problem }),
+        None => Ok(validation.pending),
+    }
 }
 
 struct Run<'a, M: Model> {
@@ -141,8 +201,14 @@ struct Run<'a, M: Model> {
 }
 
 impl<M: Model> Run<'_, M> {
-    /// One model request per step until a row of the table, a check or a hook ends the run.
-    async fn drive(&mut self) -> End {
+    /// The open batch first (`open`: its message's index), then one model request per step until a row
+    /// of the table, a check, a hook or a pause ends the run.
+    async fn drive(&mut self, open: Option<usize>) -> End {
+        if let Some(at) = open {
+            if let Some(end) = self.answer(at).await {
+                return end;
+            }
+        }
         loop {
             if let Some(end) = self.checkpoint() {
                 return end;
@@ -158,37 +224,58 @@ impl<M: Model> Run<'_, M> {
             self.emitter
                 .emit(LoopEvent::AssistantMessage { message })
                 .await;
-            // The calls are borrowed from the transcript; the batch gets every other part of the run, and
-            // the results are appended once every call is answered.
-            let calls: Vec<&ToolCall> = message.tool_calls().collect();
-            let mut batch = Batch {
-                emitter: &mut self.emitter,
-                executor: self.executor,
-                control: &self.control,
-                signal: &self.signal,
-                clock: &self.clock,
-                step: self.steps,
-                messages: &self.messages,
-            };
-            let (results, after) = match decide(message, &calls) {
-                Decision::Execute => {
-                    let (results, terminated) = batch.answer(&calls).await;
-                    (results, After::Batch { terminated })
-                }
-                Decision::Skip(reason, end) => (batch.skip(&calls, reason).await, After::End(end)),
-                Decision::Done => (Vec::new(), After::Stop),
-                Decision::Finish(end) => (Vec::new(), After::End(end)),
-            };
-            self.messages
-                .extend(results.into_iter().map(AgentMessage::ToolResult));
-            let end = match after {
-                After::Batch { terminated } => self.after_batch(terminated).await,
-                After::Stop => self.after_stop().await,
-                After::End(end) => Some(end),
-            };
-            if let Some(end) = end {
+            if let Some(end) = self.answer(self.messages.len() - 1).await {
                 return end;
             }
+        }
+    }
+
+    /// Answers the calls of the assistant message at `at` that have no result yet (all of them, for a
+    /// response just appended) as its row of the table says, appends the results, then does what comes
+    /// after that row. `Some(end)` when the run ends.
+    async fn answer(&mut self, at: usize) -> Option<End> {
+        let AgentMessage::Assistant(message) = &self.messages[at] else {
+            unreachable!("the loop answers assistant messages");
+        };
+        // The calls are borrowed from the transcript; the batch gets every other part of the run, and the
+        // results are appended once every call is answered.
+        let answered = &self.messages[at + 1..];
+        let calls: Vec<&ToolCall> = (message.tool_calls())
+            .filter(|call| !answered.iter().any(|m| answers(m, call)))
+            .collect();
+        let decision = decide(message, &calls);
+        let gate = match decision {
+            Decision::Execute => {
+                let approvals = &mut self.control.approvals;
+                approval_gate(self.executor, approvals, &calls).await
+            }
+            _ => Gate::Open(Vec::new()),
+        };
+        let mut batch = Batch {
+            emitter: &mut self.emitter,
+            executor: self.executor,
+            control: &self.control,
+            signal: &self.signal,
+            clock: &self.clock,
+            step: self.steps,
+            messages: &self.messages,
+        };
+        let (results, after) = match (decision, gate) {
+            (_, Gate::Pause(pending)) => (Vec::new(), After::End(End::Paused(pending))),
+            (Decision::Execute, Gate::Open(denials)) => {
+                let (results, terminated) = batch.answer(&calls, denials).await;
+                (results, After::Batch { terminated })
+            }
+            (Decision::Skip(reason, end), _) => (batch.skip(&calls, reason).await, After::End(end)),
+            (Decision::Done, _) => (Vec::new(), After::Stop),
+            (Decision::Finish(end), _) => (Vec::new(), After::End(end)),
+        };
+        self.messages
+            .extend(results.into_iter().map(AgentMessage::ToolResult));
+        match after {
+            After::Batch { terminated } => self.after_batch(terminated).await,
+            After::Stop => self.after_stop().await,
+            After::End(end) => Some(end),
         }
     }
 
@@ -278,13 +365,14 @@ impl<M: Model> Run<'_, M> {
     }
 
     async fn finish(mut self, end: End) -> RunResult {
-        let (reason, error) = match end {
-            End::Stop => (RunReason::Stop, None),
-            End::Length => (RunReason::Length, None),
-            End::Error(error) => (RunReason::Error, Some(error)),
-            End::Aborted => (RunReason::Aborted, None),
-            End::MaxSteps => (RunReason::MaxSteps, None),
-            End::Terminated => (RunReason::Terminated, None),
+        let (reason, error, pending) = match end {
+            End::Stop => (RunReason::Stop, None, None),
+            End::Length => (RunReason::Length, None, None),
+            End::Error(error) => (RunReason::Error, Some(error), None),
+            End::Aborted => (RunReason::Aborted, None, None),
+            End::MaxSteps => (RunReason::MaxSteps, None, None),
+            End::Terminated => (RunReason::Terminated, None, None),
+            End::Paused(pending) => (RunReason::Paused, None, Some(pending)),
         };
         self.emitter
             .emit(LoopEvent::TurnEnd {
@@ -298,8 +386,14 @@ impl<M: Model> Run<'_, M> {
             steps: self.steps,
             error,
             observer_error: self.emitter.first_error,
+            pending,
         }
     }
+}
+
+/// Whether `message` is a result answering `call`.
+fn answers(message: &AgentMessage, call: &ToolCall) -> bool {
+    matches!(message, AgentMessage::ToolResult(result) if result.tool_call_id == call.id)
 }
 
 /// Sends events to the observer, awaiting it when it asks; keeps the first error it throws.

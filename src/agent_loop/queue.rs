@@ -30,11 +30,7 @@ impl<'a, M: Model> Run<'a, M> {
             .await
             .map_err(|message| End::Error(format!("{} failed: {message}", queue.option())))?;
         let custom_roles = &self.control.custom_roles;
-        let refused = messages.iter().enumerate().find(|(_, m)| match m {
-            AgentMessage::User(_) => false,
-            AgentMessage::Custom(custom) => !custom_roles.contains(&custom.role),
-            AgentMessage::Assistant(_) | AgentMessage::ToolResult(_) => true,
-        });
+        let refused = (messages.iter().enumerate()).find(|(_, m)| !may_queue(m, custom_roles));
         if let Some((index, message)) = refused {
             return Err(End::Error(format!(
                 "{} returned a message with role \"{}\" (message {} of {}): only user messages and \
@@ -56,5 +52,15 @@ impl<'a, M: Model> Run<'a, M> {
                 .await;
         }
         Ok(self.messages.len() - start)
+    }
+}
+
+/// Whether `message` may be queued (or prompted to an `Agent`): a user message, or one of a custom role the
+/// run lists. Anything else would break the pairing or be a role no one reads.
+pub(crate) fn may_queue(message: &AgentMessage, custom_roles: &[String]) -> bool {
+    match message {
+        AgentMessage::User(_) => true,
+        AgentMessage::Custom(custom) => custom_roles.contains(&custom.role),
+        AgentMessage::Assistant(_) | AgentMessage::ToolResult(_) => false,
     }
 }

@@ -61,7 +61,8 @@ pub fn run_agent_loop_js(options: JsValue) -> Promise {
             clock: run.clock,
             control: Default::default(),
         })
-        .await;
+        .await
+        .map_err(|error| type_error(format!("options.{error}")))?;
         Ok(run_result(&result, &run.mirror))
     })
 }

@@ -362,7 +362,7 @@ impl<'a> Driver<'a> {
         let woken = Arc::new(Flag::default());
         woken.0.store(true, Ordering::SeqCst);
         Driver {
-            future: Box::pin(run_agent_loop(options)),
+            future: Box::pin(async { run_agent_loop(options).await.expect("a whole transcript") }),
             woken,
             result: None,
         }

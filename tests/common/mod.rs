@@ -224,7 +224,7 @@ impl<'a> Setup<'a> {
     }
 
     pub fn run(self) -> RunResult {
-        futures::executor::block_on(run_agent_loop(self.options()))
+        futures::executor::block_on(run_agent_loop(self.options())).expect("a whole transcript")
     }
 }
 

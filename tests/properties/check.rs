@@ -1,7 +1,7 @@
 //! The properties every run must have, checked against what the model, the executor, the hooks, the queues,
 //! the timers and the observer recorded. The oracle rebuilds the transcript and the event sequence from the
-//! model's responses, the decision table of SPEC §4 and the rules of §7, independently of the loop's own
-//! code: it walks the run's timeline one loop action at a time (an event, a request, a hook call, a queue
+//! model's responses, the decision table of SPEC §4 and the rules of §7 and §8, independently of the loop's
+//! own code: it walks the run's timeline one loop action at a time (an event, a request, a hook call, a queue
 //! ask) and checks each against what the rules allow at that point, given what the loop knew there (the
 //! signal had aborted or not, a timer had fired or not, a hook had answered this or that).
 
@@ -11,7 +11,7 @@ use std::collections::HashSet;
 use serde_json::json;
 use tiny_pi::*;
 
-use super::plan::{registry_accepts, ExecutorKind, RunPlan, NOTE};
+use super::plan::{has_path, registry_accepts, ExecutorKind, NeedPlan, RunPlan, NOTE};
 use super::world::{
     orphan, AfterLog, AskLog, BeforeLog, Entry, Ev, Execution, Finished, PrepareLog, RequestLog,
     TimerLog, World,
@@ -172,6 +172,11 @@ struct Walk<'f> {
     steps: u32,
     /// Executions matched so far.
     executed: usize,
+    /// SPEC §8: the decisions the run was given, and the ids whose decision a batch has used.
+    approvals: Approvals,
+    used: HashSet<String>,
+    /// The calls a paused run waits on.
+    pending: Option<Vec<PendingCall>>,
 }
 
 impl Walk<'_> {
@@ -246,7 +251,10 @@ impl Walk<'_> {
             let calls: Vec<ToolCall> = message.tool_calls().cloned().collect();
             match row(&message) {
                 Row::Execute => {
-                    let terminated = self.batch(&calls)?;
+                    let Some(denials) = self.gate(&calls)? else {
+                        return Ok((RunReason::Paused, Cause::Any));
+                    };
+                    let terminated = self.batch(&calls, denials)?;
                     // After a batch: aborted, terminated, max_steps; then the steering queue.
                     if self.aborted_before(self.next_position()) {
                         return Ok((RunReason::Aborted, Cause::Any));
@@ -460,34 +468,119 @@ impl Walk<'_> {
     fn skip(&mut self, calls: &[ToolCall], reason: SkipReason) -> Result<(), String> {
         let mut answered = HashSet::new();
         for call in calls.iter().filter(|c| answered.insert(c.id.clone())) {
-            let (_, got) = self.event("tool_skipped")?;
-            let Ev::Skipped(result) = got else {
-                return Err(format!(
-                    "expected tool_skipped:{}, got {}; events {:?}",
-                    call.id,
-                    got.label(),
-                    self.trace()
-                ));
-            };
-            let expected = skipped_result(
-                call,
-                reason.as_str(),
-                reason.explanation(),
-                result.timestamp,
-            );
-            ensure!(
-                result == expected,
-                "skipped {result:?}, expected {expected:?}"
-            );
+            let result = self.skipped(call, reason.as_str(), reason.explanation())?;
             self.transcript.push(AgentMessage::ToolResult(result));
         }
         Ok(())
     }
 
+    /// The next action must be `call`'s `tool_skipped` with `reason` and `text`: its result.
+    fn skipped(
+        &mut self,
+        call: &ToolCall,
+        reason: &str,
+        text: &str,
+    ) -> Result<ToolResultMessage, String> {
+        let (_, got) = self.event("tool_skipped")?;
+        let Ev::Skipped(result) = got else {
+            return Err(format!(
+                "expected tool_skipped:{} ({reason}), got {}; events {:?}",
+                call.id,
+                got.label(),
+                self.trace()
+            ));
+        };
+        let expected = skipped_result(call, reason, text, result.timestamp);
+        ensure!(
+            result == expected,
+            "skipped {result:?}, expected {expected:?}"
+        );
+        Ok(result)
+    }
+
+    /// SPEC §8's gate, before phase 1: each call's need, asked in call order (a function only for calls its
+    /// executor would run); a call that needs approval and has no decision pauses the run, and nothing else
+    /// happens; otherwise the batch uses up its calls' decisions. `None` when paused, else each call's
+    /// denial text (decisions matter only for calls that need approval).
+    #[allow(clippy::type_complexity)]
+    fn gate(&mut self, calls: &[ToolCall]) -> Result<Option<Vec<Option<String>>>, String> {
+        let Some(approval) = self.plan.control.approval.clone() else {
+            return Ok(Some(vec![None; calls.len()]));
+        };
+        let registry = self.plan.executor == ExecutorKind::Registry;
+        let mut needs = Vec::new();
+        for call in calls {
+            let runs = !registry || registry_accepts(call);
+            let need = match (approval.need_of(&call.name), runs) {
+                (NeedPlan::Never, _) | (_, false) => false,
+                (NeedPlan::Always, true) => true,
+                (NeedPlan::ByPath { throws, .. }, true) => {
+                    let (_, entry) = self.next("needsApproval")?;
+                    let Entry::Need(n) = entry else {
+                        return Err(format!(
+                            "expected needsApproval for {}, the loop did {entry:?}; events {:?}",
+                            call.id,
+                            self.trace()
+                        ));
+                    };
+                    let log = self.world.needs.borrow()[n].clone();
+                    ensure!(
+                        (log.tool, &log.arguments) == (call.name.as_str(), &call.arguments),
+                        "needsApproval asked about {} {}, expected {} {}",
+                        log.tool,
+                        log.arguments,
+                        call.name,
+                        call.arguments
+                    );
+                    let planned = match throws {
+                        true => Err(format!("needsApproval of {} failed", call.name)),
+                        false => Ok(has_path(&call.arguments)),
+                    };
+                    ensure!(
+                        log.answer == planned,
+                        "needsApproval answered {:?}",
+                        log.answer
+                    );
+                    // A function that throws fails safe: the call needs approval.
+                    log.answer.unwrap_or(true)
+                }
+            };
+            needs.push(need);
+        }
+        let decided =
+            |walk: &Self, id: &String| walk.approvals.get(id).is_some() && !walk.used.contains(id);
+        if (calls.iter().zip(&needs)).any(|(call, &need)| need && !decided(self, &call.id)) {
+            let pending = (calls.iter().zip(needs)).map(|(call, needs_approval)| PendingCall {
+                tool_call_id: call.id.clone(),
+                tool_name: call.name.clone(),
+                arguments: call.arguments.clone(),
+                needs_approval,
+            });
+            self.pending = Some(pending.collect());
+            return Ok(None);
+        }
+        let mut denials = Vec::new();
+        for (call, need) in calls.iter().zip(needs) {
+            let decision = need
+                .then(|| self.approvals.get(&call.id).cloned())
+                .flatten();
+            if need {
+                self.used.insert(call.id.clone());
+            }
+            denials.push(match decision {
+                Some(Approval::Deny { reason }) => {
+                    Some(reason.unwrap_or_else(|| "Tool call was denied.".into()))
+                }
+                _ => None,
+            });
+        }
+        Ok(Some(denials))
+    }
+
     /// A batch (SPEC §7): phase 1 in call order, phase 2 parallel or sequential, each executed call
     /// finished before its `tool_end`; the results appended in call order. Whether a call asked to
     /// terminate.
-    fn batch(&mut self, calls: &[ToolCall]) -> Result<bool, String> {
+    fn batch(&mut self, calls: &[ToolCall], denials: Vec<Option<String>>) -> Result<bool, String> {
         let control = &self.plan.control;
         let registry = self.plan.executor == ExecutorKind::Registry;
         let settings: Vec<(ExecutionMode, Option<u32>)> = (calls.iter())
@@ -516,7 +609,7 @@ impl Walk<'_> {
             progress: vec![0; calls.len()],
             terminated: false,
         };
-        self.prepare_calls(&mut batch)?;
+        self.prepare_calls(&mut batch, denials)?;
         let runnable: Vec<usize> = (0..calls.len())
             .filter(|&i| batch.answered[i].is_none())
             .collect();
@@ -531,14 +624,20 @@ impl Walk<'_> {
         Ok(batch.terminated)
     }
 
-    /// Phase 1: `beforeToolCall` for each call the hooks see, in call order; a blocked call's
-    /// `tool_skipped` right after its hook.
-    fn prepare_calls(&mut self, batch: &mut Batch<'_>) -> Result<(), String> {
-        if self.plan.control.before.is_none() {
-            return Ok(());
-        }
+    /// Phase 1, in call order: a denied call's `tool_skipped` (SPEC §8) at its turn, no hook seeing it;
+    /// `beforeToolCall` for each other call the hooks see, a blocked call's `tool_skipped` right after its
+    /// hook.
+    fn prepare_calls(
+        &mut self,
+        batch: &mut Batch<'_>,
+        denials: Vec<Option<String>>,
+    ) -> Result<(), String> {
         for (i, call) in batch.calls.iter().enumerate() {
-            if !batch.hooked[i] {
+            if let Some(text) = &denials[i] {
+                batch.answered[i] = Some(self.skipped(call, "denied", text)?);
+                continue;
+            }
+            if self.plan.control.before.is_none() || !batch.hooked[i] {
                 continue;
             }
             let (_, entry) = self.next("beforeToolCall")?;
@@ -580,21 +679,7 @@ impl Walk<'_> {
                 }
                 Err(message) => format!("beforeToolCall failed: {message}"),
             };
-            let (_, got) = self.event("tool_skipped (blocked)")?;
-            let Ev::Skipped(result) = got else {
-                return Err(format!(
-                    "expected tool_skipped:{} (blocked), got {}; events {:?}",
-                    call.id,
-                    got.label(),
-                    self.trace()
-                ));
-            };
-            let expected = skipped_result(call, "blocked", &text, result.timestamp);
-            ensure!(
-                result == expected,
-                "blocked {result:?}, expected {expected:?}"
-            );
-            batch.answered[i] = Some(result);
+            batch.answered[i] = Some(self.skipped(call, "blocked", &text)?);
         }
         Ok(())
     }
@@ -678,26 +763,8 @@ impl Walk<'_> {
         for &i in runnable {
             let call = &batch.calls[i];
             if self.aborted_before(self.next_position()) {
-                let (_, got) = self.event("tool_skipped (aborted)")?;
-                let Ev::Skipped(result) = got else {
-                    return Err(format!(
-                        "expected tool_skipped:{} (aborted), got {}; events {:?}",
-                        call.id,
-                        got.label(),
-                        self.trace()
-                    ));
-                };
-                let expected = skipped_result(
-                    call,
-                    "aborted",
-                    SkipReason::Aborted.explanation(),
-                    result.timestamp,
-                );
-                ensure!(
-                    result == expected,
-                    "skipped {result:?}, expected {expected:?}"
-                );
-                batch.answered[i] = Some(result);
+                let text = SkipReason::Aborted.explanation();
+                batch.answered[i] = Some(self.skipped(call, "aborted", text)?);
                 continue;
             }
             let (start, got) = self.event("tool_start")?;
@@ -1124,6 +1191,9 @@ pub fn check(plan: &RunPlan, finished: &Finished) -> Result<(), String> {
         transcript: plan.input.clone(),
         steps: 0,
         executed: 0,
+        approvals: plan.approvals(),
+        used: HashSet::new(),
+        pending: None,
     };
 
     ensure!(
@@ -1197,14 +1267,27 @@ impl Walk<'_> {
             ids.iter().collect::<HashSet<_>>().len() == ids.len(),
             "an assistant message was appended twice: {ids:?}"
         );
-        if let Some(problem) = pairing_problem(&result.messages) {
+        // A paused run is the only one that ends with unanswered calls: those of its last message.
+        let whole = match reason {
+            RunReason::Paused => {
+                ensure!(
+                    matches!(result.messages.last(), Some(AgentMessage::Assistant(_))),
+                    "a paused run appended something after the message it pauses on"
+                );
+                &result.messages[..result.messages.len() - 1]
+            }
+            _ => &result.messages[..],
+        };
+        if let Some(problem) = pairing_problem(whole) {
             return Err(format!("invariant 2 broken at the end: {problem}"));
         }
-        let problems = validate_transcript(&result.messages).problems;
         ensure!(
-            problems.is_empty(),
-            "validate_transcript at the end: {problems:?}"
+            result.pending == self.pending,
+            "pending {:?}, expected {:?}",
+            result.pending,
+            self.pending
         );
+        validator_view(result)?;
 
         ensure!(
             result.reason == reason,
@@ -1239,6 +1322,47 @@ impl Walk<'_> {
         );
         Ok(())
     }
+}
+
+/// `validate_transcript` of a run's messages: ok, or (reason `paused`) exactly the pending calls missing a
+/// result; in the paused view, ok with exactly the pending calls pending.
+pub fn validator_view(result: &RunResult) -> Result<(), String> {
+    let pending: Vec<&str> = (result.pending.iter().flatten())
+        .map(|c| c.tool_call_id.as_str())
+        .collect();
+    ensure!(
+        (result.reason == RunReason::Paused) == result.pending.is_some(),
+        "reason {:?} with pending {:?}",
+        result.reason,
+        result.pending
+    );
+    let strict = validate_transcript(&result.messages);
+    let missing: Vec<&str> = (strict.problems.iter())
+        .map(|p| match p.kind {
+            ProblemKind::MissingResult => p.tool_call_id.as_str(),
+            _ => "(another problem)",
+        })
+        .collect();
+    ensure!(
+        missing == pending && strict.ok == pending.is_empty(),
+        "validate_transcript of a {:?} run: {:?}, pending {pending:?}",
+        result.reason,
+        strict.problems
+    );
+    let view = ValidateOptions {
+        allow_pending: true,
+    };
+    let paused = validate_transcript_with(&result.messages, view);
+    let listed: Vec<&str> = (paused.pending.iter())
+        .map(|p| p.tool_call_id.as_str())
+        .collect();
+    ensure!(
+        paused.ok && listed == pending,
+        "the paused view of a {:?} run: {:?}, pending {listed:?}, expected {pending:?}",
+        result.reason,
+        paused.problems
+    );
+    Ok(())
 }
 
 /// What the generated runs covered: printed after each campaign, and held to minimums so that a
@@ -1290,6 +1414,13 @@ pub struct Tally {
     pub follow_ups: usize,
     /// Runs whose result holds a custom-role message.
     pub custom_runs: usize,
+    /// SPEC §8: runs with tools that need approval, `needsApproval` functions asked (and those that threw),
+    /// calls denied, and (resumed campaigns) the times a run was resumed.
+    pub approval_runs: usize,
+    pub need_asks: usize,
+    pub need_throws: usize,
+    pub denied_calls: usize,
+    pub resumes: usize,
 }
 
 impl Tally {
@@ -1420,6 +1551,14 @@ impl Tally {
                         .iter()
                         .any(|(m, _)| *m == ExecutionMode::Sequential)),
         );
+        self.approval_runs += usize::from(plan.control.approval.is_some());
+        let needs = world.needs.borrow();
+        self.need_asks += needs.len();
+        self.need_throws += needs.iter().filter(|n| n.answer.is_err()).count();
+        self.denied_calls += (events.iter())
+            .filter(|e| matches!(e, Ev::Skipped(r) if r.details == Some(json!({"skipped": true, "reason": "denied"}))))
+            .count();
+        self.resumes += finished.runs.len() - 1;
         let messages = &finished.result.messages;
         self.aborted_skips += messages
             .iter()

@@ -1,6 +1,7 @@
 //! What a generated run looks like: the model's script (one `ResponsePlan` per request), what each tool
 //! execution does, how the observer behaves, the order gates are released in, where the run is aborted,
-//! `max_steps`, and SPEC §7's loop control (hooks, queues, execution modes, timeouts, custom roles).
+//! `max_steps`, SPEC §7's loop control (hooks, queues, execution modes, timeouts, custom roles) and
+//! §8's approvals (each tool's need, the decision an app gives each call, and which are given up front).
 //! Plans are plain data so proptest can print and shrink them.
 
 use proptest::collection::vec;
@@ -238,6 +239,88 @@ pub struct ControlPlan {
     pub follow_up: Option<Vec<QueueMove>>,
     /// The run lists `note` as a custom role (and its input holds a note).
     pub custom_roles: bool,
+    /// SPEC §8: tools that need approval, and the decisions.
+    pub approval: Option<ApprovalPlan>,
+}
+
+// ---- approvals (SPEC §8) ----
+
+/// What a tool says about its calls' need for approval.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum NeedPlan {
+    Never,
+    Always,
+    /// A function of the arguments: a call needs approval when its arguments have a `path`. `later`: the
+    /// answer comes after a yield (a promise); `throws`: the function throws (the call then needs approval).
+    ByPath {
+        later: bool,
+        throws: bool,
+    },
+}
+
+/// The decision an app gives a call.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Decide {
+    Approve,
+    /// With the reason `no to <id>`, or none.
+    Deny {
+        reason: bool,
+    },
+}
+
+#[derive(Debug, Clone)]
+pub struct ApprovalPlan {
+    /// alpha, beta and gamma's `needsApproval`.
+    pub needs: Vec<NeedPlan>,
+    /// The decision for a call id: `decisions[slot(id)]` (the same for every call with that id).
+    pub decisions: Vec<Decide>,
+    /// Whether a call id's decision is given up front: `given[slot(id)]`; the others pause the run.
+    pub given: Vec<bool>,
+}
+
+impl ApprovalPlan {
+    /// The need of a call to `name` (a name no tool has: none).
+    pub fn need_of(&self, name: &str) -> NeedPlan {
+        TOOL_NAMES[..3]
+            .iter()
+            .position(|n| *n == name)
+            .map_or(NeedPlan::Never, |i| self.needs[i])
+    }
+
+    /// The decision an app gives the call `id`.
+    pub fn decision(&self, id: &str) -> Approval {
+        match self.decisions[slot(id, self.decisions.len())] {
+            Decide::Approve => Approval::Approve,
+            Decide::Deny { reason } => Approval::Deny {
+                reason: reason.then(|| format!("no to {id}")),
+            },
+        }
+    }
+
+    /// Whether the decision about `id` is given up front.
+    pub fn given(&self, id: &str) -> bool {
+        self.given[slot(id, self.given.len())]
+    }
+
+    /// Every decision given up front, about the call ids of `plan`.
+    pub fn up_front(&self, plan: &RunPlan) -> Approvals {
+        let mut approvals = Approvals::new();
+        for id in plan.call_ids().iter().filter(|id| self.given(id)) {
+            approvals.insert(id.clone(), self.decision(id));
+        }
+        approvals
+    }
+}
+
+/// A stable spread of call ids over a plan's vectors.
+fn slot(id: &str, len: usize) -> usize {
+    let hash = (id.bytes()).fold(17u32, |h, b| h.wrapping_mul(31).wrapping_add(u32::from(b)));
+    hash as usize % len
+}
+
+/// What a `ByPath` need answers for these arguments (when it does not throw).
+pub fn has_path(arguments: &Value) -> bool {
+    arguments.get("path").is_some()
 }
 
 impl ControlPlan {
@@ -261,6 +344,26 @@ impl ControlPlan {
 impl RunPlan {
     pub fn max_steps(&self) -> u32 {
         self.max_steps.unwrap_or(DEFAULT_MAX_STEPS)
+    }
+
+    /// The ids of every call the script has.
+    pub fn call_ids(&self) -> Vec<String> {
+        let calls = (self.responses.iter()).flat_map(|r| r.message.tool_calls());
+        calls.map(|call| call.id.clone()).collect()
+    }
+
+    /// The decisions the run is given up front (none without an approval plan).
+    pub fn approvals(&self) -> Approvals {
+        (self.control.approval.as_ref()).map_or_else(Approvals::new, |a| a.up_front(self))
+    }
+
+    /// This plan with every decision given up front.
+    pub fn all_given(&self) -> RunPlan {
+        let mut plan = self.clone();
+        if let Some(approval) = &mut plan.control.approval {
+            approval.given = vec![true];
+        }
+        plan
     }
 }
 
@@ -544,12 +647,14 @@ pub fn control_plan() -> impl Strategy<Value = ControlPlan> {
             sometimes(2, follow_up),
             any::<bool>(),
         ),
+        approval_plan(),
     )
         .prop_map(
             |(
                 (mode, tool_timeout_ms, tools),
                 (before, after, prepare),
                 (steering, follow_up, custom_roles),
+                approval,
             )| ControlPlan {
                 mode,
                 tool_timeout_ms,
@@ -560,8 +665,56 @@ pub fn control_plan() -> impl Strategy<Value = ControlPlan> {
                 steering,
                 follow_up,
                 custom_roles,
+                approval,
             },
         )
+}
+
+/// Approvals in every other run: each tool's need, the decisions, and which are given up front.
+pub fn approval_plan() -> impl Strategy<Value = Option<ApprovalPlan>> {
+    let need = weighted(&[
+        (3, NeedPlan::Never),
+        (2, NeedPlan::Always),
+        (
+            1,
+            NeedPlan::ByPath {
+                later: false,
+                throws: false,
+            },
+        ),
+        (
+            2,
+            NeedPlan::ByPath {
+                later: true,
+                throws: false,
+            },
+        ),
+        (
+            1,
+            NeedPlan::ByPath {
+                later: true,
+                throws: true,
+            },
+        ),
+    ]);
+    let decide = weighted(&[
+        (3, Decide::Approve),
+        (1, Decide::Deny { reason: true }),
+        (1, Decide::Deny { reason: false }),
+    ]);
+    (
+        any::<bool>(),
+        vec(need, 3),
+        vec(decide, 1..4),
+        vec(prop::bool::weighted(0.5), 1..4),
+    )
+        .prop_map(|(on, needs, decisions, given)| {
+            on.then_some(ApprovalPlan {
+                needs,
+                decisions,
+                given,
+            })
+        })
 }
 
 fn observer_move() -> impl Strategy<Value = ObserverMove> {

@@ -4,8 +4,11 @@
 //! on a clock only the driver moves. Nothing sleeps: the driver runs the pool until it stalls, then opens
 //! one gate or fires the next timer, as the plan chooses, and again, until the run has finished.
 //!
-//! Everything the loop does lands in one timeline (events, requests, hook calls, executions, progress,
-//! timers, the abort), so the oracle can tell what the loop knew at each point.
+//! Everything the loop does lands in one timeline (events, requests, hook calls, need asks, executions,
+//! progress, timers, the abort), so the oracle can tell what the loop knew at each point.
+//!
+//! A run may also be resumed (SPEC §8): every time it pauses, the driver runs it again from its transcript
+//! with the decisions about the pending calls, in the same world, until it ends otherwise.
 
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
@@ -115,6 +118,14 @@ pub struct PrepareLog {
     pub answer: Result<Option<RequestPatch>, String>,
 }
 
+/// One ask of a tool's `needsApproval` function (SPEC §8).
+#[derive(Debug, Clone)]
+pub struct NeedLog {
+    pub tool: &'static str,
+    pub arguments: Value,
+    pub answer: Result<bool, String>,
+}
+
 /// One ask of a queue.
 #[derive(Debug, Clone)]
 pub struct AskLog {
@@ -138,11 +149,12 @@ pub enum Entry {
     ExecStart(usize),
     /// The model was asked for `requests[n]`.
     Request(usize),
-    /// `befores[n]`, `afters[n]`, `prepares[n]`, `asks[n]` were called.
+    /// `befores[n]`, `afters[n]`, `prepares[n]`, `asks[n]`, `needs[n]` were called.
     Before(usize),
     After(usize),
     Prepare(usize),
     Ask(usize),
+    Need(usize),
     /// `executions[n]` reported progress (late reports are not counted).
     ProgressSent(usize),
     /// `timers[n]` was set, fired, cleared.
@@ -164,6 +176,7 @@ impl Entry {
                 | Entry::After(_)
                 | Entry::Prepare(_)
                 | Entry::Ask(_)
+                | Entry::Need(_)
         )
     }
 }
@@ -195,6 +208,11 @@ pub struct World {
     timer_clock: Cell<u64>,
     /// Each execution's progress sink, as the executor was handed it.
     sinks: RefCell<Vec<ProgressSink>>,
+    pub needs: RefCell<Vec<NeedLog>>,
+    /// Resuming runs: a paused run's `turn_end` is counted here, not logged as an event (so that the
+    /// events of a run paused and resumed line up with those of the same run never paused).
+    resuming: Cell<bool>,
+    pub pauses: Cell<usize>,
 }
 
 impl World {
@@ -612,12 +630,76 @@ impl ToolExecutor for Executor {
             ExecutorKind::Custom => false,
         }
     }
+
+    /// The registry's (asked only for calls it accepts); a custom executor asks the tool's need for any
+    /// call to a tool the registry knows, whatever its arguments.
+    fn needs_approval<'a>(&'a self, call: &'a ToolCall) -> Option<HookFuture<'a, bool>> {
+        match self.kind {
+            ExecutorKind::Registry => self.registry.needs_approval(call),
+            ExecutorKind::Custom => match &self.registry.get(&call.name)?.needs_approval {
+                NeedsApproval::Never => None,
+                NeedsApproval::Always => Some(Box::pin(async { Ok(true) })),
+                NeedsApproval::Ask(check) => Some(check.needs_approval(&call.arguments)),
+            },
+        }
+    }
+}
+
+/// A `needsApproval` function as the plan has it (`NeedPlan::ByPath`), logging each ask.
+struct NeedCheck {
+    world: Rc<World>,
+    tool: &'static str,
+    later: bool,
+    throws: bool,
+}
+
+impl ApprovalCheck for NeedCheck {
+    fn needs_approval<'a>(&'a self, arguments: &'a Value) -> HookFuture<'a, bool> {
+        let answer = match self.throws {
+            true => Err(format!("needsApproval of {} failed", self.tool)),
+            false => Ok(has_path(arguments)),
+        };
+        let n = {
+            let mut needs = self.world.needs.borrow_mut();
+            needs.push(NeedLog {
+                tool: self.tool,
+                arguments: arguments.clone(),
+                answer: answer.clone(),
+            });
+            needs.len() - 1
+        };
+        self.world.entry(Entry::Need(n));
+        let later = self.later;
+        Box::pin(async move {
+            if later {
+                YieldOnce(false).await;
+            }
+            answer
+        })
+    }
+}
+
+/// Ready at its second poll, having woken itself: an answer that comes later without anyone's help.
+struct YieldOnce(bool);
+
+impl std::future::Future for YieldOnce {
+    type Output = ();
+    fn poll(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<()> {
+        if std::mem::replace(&mut self.0, true) {
+            return std::task::Poll::Ready(());
+        }
+        cx.waker().wake_by_ref();
+        std::task::Poll::Pending
+    }
 }
 
 fn registry(world: &Rc<World>, outcomes: &[Outcome], control: &ControlPlan) -> ToolRegistry {
     let mut registry = ToolRegistry::new();
     for definition in definitions() {
-        let (world, outcomes) = (world.clone(), outcomes.to_vec());
+        let (owner, world, outcomes) = (world, world.clone(), outcomes.to_vec());
         let handler = move |_arguments: Value, context: ToolCallContext| {
             // The execution this call belongs to: the latest one with its id (ids are unique in a batch).
             let index = {
@@ -641,9 +723,24 @@ fn registry(world: &Rc<World>, outcomes: &[Outcome], control: &ControlPlan) -> T
             })
         };
         let (execution_mode, timeout_ms) = control.tool_settings(&definition.name);
+        let name = TOOL_NAMES[..3]
+            .iter()
+            .find(|n| **n == definition.name)
+            .expect("a tool of the plan");
+        let need = (control.approval.as_ref()).map_or(NeedPlan::Never, |a| a.need_of(name));
         let mut tool = Tool::new(definition, Rc::new(handler));
         tool.execution_mode = execution_mode;
         tool.timeout_ms = timeout_ms;
+        tool.needs_approval = match need {
+            NeedPlan::Never => NeedsApproval::Never,
+            NeedPlan::Always => NeedsApproval::Always,
+            NeedPlan::ByPath { later, throws } => NeedsApproval::Ask(Rc::new(NeedCheck {
+                world: owner.clone(),
+                tool: name,
+                later,
+                throws,
+            })),
+        };
         registry.register(tool).expect("test tool registers");
     }
     registry
@@ -672,6 +769,13 @@ impl Observer<ModelEvent> for Recorder {
             LoopEvent::ToolEnd { result } => Ev::ToolEnd(result.clone()),
             LoopEvent::ToolSkipped { result } => Ev::Skipped(result.clone()),
             LoopEvent::QueuedMessage { message, queue } => Ev::Queued(message.clone(), queue),
+            LoopEvent::TurnEnd {
+                reason: RunReason::Paused,
+                ..
+            } if self.world.resuming.get() => {
+                self.world.pauses.set(self.world.pauses.get() + 1);
+                return Ok(None);
+            }
             LoopEvent::TurnEnd { reason, steps } => {
                 self.world
                     .aborted_at_end
@@ -983,12 +1087,30 @@ impl Model for Logged {
 
 pub struct Finished {
     pub world: Rc<World>,
+    /// The last run's result.
     pub result: RunResult,
+    /// Every run's result, in order (one unless the run was resumed).
+    pub runs: Vec<RunResult>,
+}
+
+/// How the driver answers a paused run.
+#[derive(Clone, Copy, PartialEq)]
+pub enum Pauses {
+    /// It does not: the run ends paused.
+    End,
+    /// It runs it again with the decisions given up front and those about the pending calls.
+    Resume,
 }
 
 /// Runs `plan` with the test model (gated, throwing, truncated, abort-honouring streams).
 pub fn run(plan: &RunPlan) -> Result<Finished, String> {
+    run_with(plan, Pauses::End)
+}
+
+/// `run`, answering pauses as `pauses` says.
+pub fn run_with(plan: &RunPlan, pauses: Pauses) -> Result<Finished, String> {
     let world = Rc::new(World::default());
+    world.resuming.set(pauses == Pauses::Resume);
     let model = Rc::new(TestModel {
         world: world.clone(),
         responses: plan.responses.clone(),
@@ -1036,6 +1158,7 @@ where
         system_prompt: plan.system_prompt.clone(),
         messages: plan.input.clone(),
     };
+    let context_prompt = plan.system_prompt.clone();
     let clock_world = world.clone();
     let clock: Clock = Rc::new(move || {
         let now = clock_world.clock.get() + 1.0;
@@ -1060,33 +1183,65 @@ where
     let follow_up = queue(Queue::FollowUp, &plan.control.follow_up);
     let timers = WorldTimers(world.clone());
     let control = plan.control.clone();
+    let up_front = plan.approvals();
+    let resuming = world.resuming.get();
+    let runs = Rc::new(RefCell::new(Vec::new()));
 
     let mut pool = LocalPool::new();
     let slot = result.clone();
+    let all = runs.clone();
     pool.spawner()
         .spawn_local(async move {
-            let options = LoopOptions {
-                context,
-                model: &*model,
-                tools: definitions(),
-                executor: &executor,
-                signal,
-                max_steps,
-                observer: &recorder,
-                clock,
-                control: LoopControl {
-                    tool_execution: control.mode,
-                    tool_timeout_ms: control.tool_timeout_ms,
-                    before_tool_call: control.before.is_some().then_some(&hooks as _),
-                    after_tool_call: control.after.is_some().then_some(&hooks as _),
-                    prepare_request: control.prepare.is_some().then_some(&hooks as _),
-                    steering: steering.as_ref().map(|q| q as _),
-                    follow_up: follow_up.as_ref().map(|q| q as _),
-                    custom_roles: control.custom_roles(),
-                    timers: &timers,
-                },
-            };
-            *slot.borrow_mut() = Some(run_agent_loop(options).await);
+            let (mut context, mut approvals, mut start_steps) = (context, up_front.clone(), 0);
+            loop {
+                let options = LoopOptions {
+                    context,
+                    model: &*model,
+                    tools: definitions(),
+                    executor: &executor,
+                    signal: signal.clone(),
+                    max_steps,
+                    observer: &recorder,
+                    clock: clock.clone(),
+                    control: LoopControl {
+                        tool_execution: control.mode,
+                        tool_timeout_ms: control.tool_timeout_ms,
+                        before_tool_call: control.before.is_some().then_some(&hooks as _),
+                        after_tool_call: control.after.is_some().then_some(&hooks as _),
+                        prepare_request: control.prepare.is_some().then_some(&hooks as _),
+                        steering: steering.as_ref().map(|q| q as _),
+                        follow_up: follow_up.as_ref().map(|q| q as _),
+                        custom_roles: control.custom_roles(),
+                        timers: &timers,
+                        approvals,
+                        start_steps,
+                    },
+                };
+                let result = run_agent_loop(options).await.unwrap();
+                all.borrow_mut().push(result.clone());
+                match (&result.pending, resuming) {
+                    // Resumed with the decisions about the calls that wait (the app's answer).
+                    (Some(pending), true) if all.borrow().len() < 50 => {
+                        let plan = control.approval.as_ref().expect("only approvals pause");
+                        approvals = up_front.clone();
+                        for call in pending.iter().filter(|c| c.needs_approval) {
+                            approvals.insert(
+                                call.tool_call_id.clone(),
+                                plan.decision(&call.tool_call_id),
+                            );
+                        }
+                        context = AgentContext {
+                            system_prompt: context_prompt.clone(),
+                            messages: result.messages,
+                        };
+                        start_steps = result.steps;
+                    }
+                    _ => {
+                        *slot.borrow_mut() = Some(result);
+                        break;
+                    }
+                }
+            }
         })
         .expect("spawn");
 
@@ -1136,5 +1291,10 @@ where
         }
     }
     let result = result.borrow_mut().take().unwrap();
-    Ok(Finished { world, result })
+    let runs = runs.borrow().clone();
+    Ok(Finished {
+        world,
+        result,
+        runs,
+    })
 }
