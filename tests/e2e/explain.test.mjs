@@ -249,7 +249,7 @@ test("continue from an imported transcript: the loop starts from it and the tran
   });
 });
 
-test("continue from a transcript that ends with an unanswered call: the loop answers it first", { todo: "needs SPEC §8 resume in the core" }, async () => {
+test("continue from a transcript that ends with an unanswered call: the loop answers it first", async () => {
   await withPage("?scenario=readme&lang=en&speed=instant", async (page) => {
     await page.click('summary:has-text("Check a transcript")');
     await page.fill('[data-testid="check-input"]', JSON.stringify([README.messages[0], README.script[0]]));
