@@ -352,13 +352,16 @@ async function gcShare(workload, Ns, turns) {
 
 function sizes() {
   const targets = {};
+  const list = (dir) => (fs.existsSync(dir) ? fs.readdirSync(dir, { recursive: true }).filter((f) => /\.(wasm|js|mjs)$/.test(f)) : []);
   for (const target of ["node", "web", "bundler"]) {
     const dir = path.join(ROOT, "pkg", target);
     if (!fs.existsSync(dir)) continue;
-    // Recursive: the bridge's JS helpers sit in snippets/.
-    const files = fs.readdirSync(dir, { recursive: true }).filter((f) => /\.(wasm|js|mjs)$/.test(f));
+    // Recursive: the bridge's JS helpers sit in snippets/. The folders share web/'s .wasm (and bundler/ its
+    // glue): what a folder does not hold itself it loads from web/.
+    const own = list(dir);
+    const shared = list(path.join(ROOT, "pkg", "web")).filter((f) => target !== "web" && !own.includes(f)).map((f) => `../web/${f}`);
     const entry = { files: {}, raw: 0, gzip: 0 };
-    for (const f of files) {
+    for (const f of [...own, ...shared]) {
       const buf = fs.readFileSync(path.join(dir, f));
       const gz = zlib.gzipSync(buf, { level: 9 }).length;
       entry.files[f] = { raw: buf.length, gzip: gz };
@@ -520,7 +523,7 @@ const gitHead = (() => {
   const r = spawnSync("git", ["-C", ROOT, "rev-parse", "--short", "HEAD"], { encoding: "utf8" });
   return r.status === 0 ? r.stdout.trim() : null;
 })();
-const wasmFile = path.join(ROOT, "pkg/node/tiny_pi_bg.wasm");
+const wasmFile = path.join(ROOT, "pkg/web/tiny_pi_bg.wasm");
 const pkgBuilt = fs.existsSync(wasmFile) ? fs.statSync(wasmFile).mtime.toISOString() : null;
 console.log(`commit ${gitHead ?? "?"}${pkgBuilt ? `, pkg/ built ${pkgBuilt}` : ""}`);
 const started = Date.now();

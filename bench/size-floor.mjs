@@ -103,10 +103,11 @@ for (const profile of ["release", "smallest"]) {
 }
 
 let shipped = null;
-const pkgDir = path.join(root, "pkg", "bundler");
+// The package's one .wasm (every folder of pkg/ loads web/'s).
+const pkgDir = path.join(root, "pkg", "web");
 if (fs.existsSync(pkgDir)) {
   const w = fs.readFileSync(path.join(pkgDir, "tiny_pi_bg.wasm"));
-  shipped = { name: "tiny-pi as shipped (pkg/bundler, with the bridge)", wasm: w.length, wasmGz: gz(w) };
+  shipped = { name: "tiny-pi as shipped (pkg/web, with the bridge)", wasm: w.length, wasmGz: gz(w) };
 }
 
 console.log("\nSize floor of tiny-pi's core, no JS bridge (wasm-opt as wasm-pack.toml; gzip -9):");

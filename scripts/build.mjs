@@ -1,9 +1,10 @@
 #!/usr/bin/env node
 // Builds the npm package `tiny-pi` into pkg/ as declared by wasm-pack.toml.
-// One `wasm-pack build` per [[build]] (cargo's build is shared, so only the
-// first one compiles), then wasm-opt from the npm `binaryen` package, then the
-// wrappers and pkg/package.json. wasm-pack runs with `--mode no-install
-// --no-opt`, so it never downloads a tool.
+// One `wasm-pack build` per [[build]] with a target (cargo's build is shared, so
+// only the first one compiles); the folders share one .wasm (wasm-bindgen writes
+// the same bytes for every target, which is checked), optimised once by wasm-opt
+// from the npm `binaryen` package; then the wrappers and pkg/package.json.
+// wasm-pack runs with `--mode no-install --no-opt`, so it never downloads a tool.
 import { spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
 import fs from "node:fs";
@@ -87,14 +88,23 @@ const { config, crate } = await step("read wasm-pack.toml and Cargo.toml", () =>
   if (builds.length === 0) throw new Error("wasm-pack.toml: no [[build]] entries");
   const folders = new Set();
   for (const b of builds) {
-    if (!b.folder || !b.target) throw new Error("wasm-pack.toml: every [[build]] needs `folder` and `target`");
+    if (!b.folder || !b.target === !b.from) throw new Error("wasm-pack.toml: every [[build]] needs `folder` and either `target` or `from`");
     if (folders.has(b.folder)) throw new Error(`wasm-pack.toml: folder "${b.folder}" appears twice`);
     folders.add(b.folder);
+  }
+  const built = new Map(builds.filter((b) => b.target).map((b) => [b.folder, b]));
+  for (const b of builds.filter((x) => x.from)) {
+    // A folder made from another one's build holds only its self-initialising entry.
+    if (!built.has(b.from)) throw new Error(`wasm-pack.toml: [[build]] ${b.folder}: from = "${b.from}" names no [[build]] with a target`);
+    if (!b.self_init) throw new Error(`wasm-pack.toml: [[build]] ${b.folder}: a folder built \`from\` another needs self_init = true`);
+    b.target = built.get(b.from).target;
   }
   for (const key of ["main", "module", "types"]) {
     const f = config.package[key];
     if (f !== undefined && !folders.has(f)) throw new Error(`wasm-pack.toml: [package] ${key} = "${f}" names no [[build]] folder`);
   }
+  config.package.wasm ??= built.keys().next().value;
+  if (!built.has(config.package.wasm)) throw new Error(`wasm-pack.toml: [package] wasm = "${config.package.wasm}" names no [[build]] with a target`);
   // wasm-bindgen names its files after the crate, with `-` turned into `_`.
   return { config, crate: { stem: cargo.package.name.replace(/-/g, "_"), version: cargo.package.version, cargo } };
 });
@@ -107,6 +117,12 @@ const shown = path.relative(root, finalDir);
 const profile = config.profile?.cargo ?? "release";
 const wasmOptArgs = config.profile?.wasm_opt ?? false;
 const stem = crate.stem;
+// The folders wasm-pack writes, and the one that keeps the package's only .wasm.
+const builtFolders = config.build.filter((b) => !b.from);
+const wasmHome = config.package.wasm;
+const wasmFile = `${stem}_bg.wasm`;
+/** The .wasm as a path relative to `folder` (posix: it goes into JS source and URLs). */
+const wasmFrom = (folder) => path.posix.join(path.posix.relative(folder, wasmHome) || ".", wasmFile);
 
 // ---- tools ----------------------------------------------------------------
 const wasmOptVersion = await step("check tools (wasm-pack, wasm-bindgen, wasm-opt)", () => {
@@ -128,10 +144,10 @@ const wasmOptVersion = await step("check tools (wasm-pack, wasm-bindgen, wasm-op
   return opt;
 });
 
-// ---- wasm-pack, one run per folder ------------------------------------------
+// ---- wasm-pack, one run per folder with a target -----------------------------
 fs.rmSync(outDir, { recursive: true, force: true });
 process.on("exit", () => fs.rmSync(outDir, { recursive: true, force: true }));
-for (const b of config.build) {
+for (const b of builtFolders) {
   await step(`wasm-pack build --target ${b.target} -> ${shown}/${b.folder}`, () => {
     run("wasm-pack", [
       "--log-level", "warn",
@@ -143,30 +159,46 @@ for (const b of config.build) {
   });
 }
 
+// ---- one .wasm for every folder ---------------------------------------------
+// wasm-bindgen writes the same module for --target nodejs and --target web (the
+// targets differ in their JS glue only), so the package ships it once, in the
+// [package] wasm folder, and the other folders load it from there.
+await step(`share ${shown}/${wasmHome}/${wasmFile} with every folder`, () => {
+  const home = fs.readFileSync(path.join(outDir, wasmHome, wasmFile));
+  for (const b of builtFolders.filter((x) => x.folder !== wasmHome)) {
+    const own = path.join(outDir, b.folder, wasmFile);
+    if (!fs.readFileSync(own).equals(home)) {
+      throw Object.assign(new Error(`wasm-bindgen wrote different .wasm files for ${b.folder}/ (--target ${b.target}) and ${wasmHome}/`), {
+        hint: "one .wasm serves every folder only while wasm-bindgen writes the same module for each target; compare the two (e.g. their import sections) and give the folders their own .wasm again if they must differ",
+      });
+    }
+    fs.rmSync(own);
+    // Declarations of the .wasm's raw exports, for the file that is no longer here.
+    fs.rmSync(`${own}.d.ts`, { force: true });
+  }
+});
+
 // ---- wasm-opt ---------------------------------------------------------------
 if (wasmOptArgs) {
   // wasm-opt (binaryen compiled to JS) takes ~10 s; its output depends only on
   // the input bytes, the flags and its version, so keep results under target/.
-  // Folders built from the same cargo output share one optimisation.
   const cacheDir = path.join(root, "target", "wasm-opt-cache");
   fs.mkdirSync(cacheDir, { recursive: true });
   console.log(`wasm-opt flags (wasm-pack.toml): ${wasmOptArgs.join(" ")}`);
-  for (const b of config.build) {
-    const wasm = path.join(outDir, b.folder, `${stem}_bg.wasm`);
-    const key = createHash("sha256").update(fs.readFileSync(wasm)).update(JSON.stringify([wasmOptArgs, wasmOptVersion])).digest("hex");
-    const cached = path.join(cacheDir, `${key}.wasm`);
-    await step(`wasm-opt ${b.folder}/${stem}_bg.wasm`, () => {
-      const before = fs.statSync(wasm).size;
-      if (fs.existsSync(cached)) {
-        console.log("    unchanged input: reusing the optimised file from target/wasm-opt-cache/");
-      } else {
-        run("wasm-opt", [wasm, "-o", cached + ".tmp", ...wasmOptArgs]);
-        fs.renameSync(cached + ".tmp", cached);
-      }
-      fs.copyFileSync(cached, wasm);
-      console.log(`    ${before} -> ${fs.statSync(wasm).size} bytes`);
-    });
-  }
+  const wasm = path.join(outDir, wasmHome, wasmFile);
+  const key = createHash("sha256").update(fs.readFileSync(wasm)).update(JSON.stringify([wasmOptArgs, wasmOptVersion])).digest("hex");
+  const cached = path.join(cacheDir, `${key}.wasm`);
+  await step(`wasm-opt ${wasmHome}/${wasmFile}`, () => {
+    const before = fs.statSync(wasm).size;
+    if (fs.existsSync(cached)) {
+      console.log("    unchanged input: reusing the optimised file from target/wasm-opt-cache/");
+    } else {
+      run("wasm-opt", [wasm, "-o", cached + ".tmp", ...wasmOptArgs]);
+      fs.renameSync(cached + ".tmp", cached);
+    }
+    fs.copyFileSync(cached, wasm);
+    console.log(`    ${before} -> ${fs.statSync(wasm).size} bytes`);
+  });
 }
 
 // ---- per-folder entries -----------------------------------------------------
@@ -175,6 +207,7 @@ const entries = await step("write wrappers and remove stray wasm-pack files", as
   const entries = {};
   for (const b of config.build) {
     const dir = path.join(outDir, b.folder);
+    fs.mkdirSync(dir, { recursive: true });
     // wasm-pack's own package.json/README/LICENSE would make each folder look
     // like a separate package; the top pkg/package.json is the only one.
     for (const f of ["package.json", ".gitignore", "README.md", "LICENSE", "LICENSE-MIT", "LICENSE-APACHE"]) {
@@ -197,7 +230,14 @@ const entries = await step("write wrappers and remove stray wasm-pack files", as
         fs.writeFileSync(file, esmToCommonJs(fs.readFileSync(file, "utf8"), path.relative(root, file)));
       }
       const glue = path.join(dir, `${stem}.js`);
-      fs.writeFileSync(glue, NODE_V8_GUARD + fs.readFileSync(glue, "utf8"));
+      let glueText = fs.readFileSync(glue, "utf8");
+      if (b.folder !== wasmHome) {
+        // wasm-bindgen's nodejs glue reads the .wasm beside it; point it at the shared one.
+        const line = `const wasmPath = \`\${__dirname}/${wasmFile}\`;`;
+        if (!glueText.includes(line)) throw new Error(`${b.folder}/${stem}.js: wasm-bindgen's line reading the .wasm (${line}) was not found, so it cannot be pointed at ${wasmHome}/`);
+        glueText = glueText.replace(line, `const wasmPath = \`\${__dirname}/${wasmFrom(b.folder)}\`;`);
+      }
+      fs.writeFileSync(glue, NODE_V8_GUARD + glueText);
       let entry = plainEntry;
       if (b.esm_wrapper) {
         // Named ESM exports of a CommonJS file depend on Node's static lexer
@@ -217,19 +257,39 @@ const entries = await step("write wrappers and remove stray wasm-pack files", as
       if (b.target !== "web") throw new Error(`[[build]] ${b.folder}: self_init needs target = "web"`);
       // Top-level await + new URL(..., import.meta.url): Vite and webpack 5
       // both turn this into an emitted asset and an async module.
+      const glue = b.from ? `${path.posix.relative(b.folder, b.from)}/${stem}.js` : `./${stem}.js`;
       write(path.join(dir, "index.js"), [
         "// Self-initialising entry for bundlers: importing it loads the .wasm once.",
-        `import init from "./${stem}.js";`,
-        `await init({ module_or_path: new URL("./${stem}_bg.wasm", import.meta.url) });`,
-        `export * from "./${stem}.js";`,
+        `import init from "${glue}";`,
+        `await init({ module_or_path: new URL("${wasmFrom(b.folder)}", import.meta.url) });`,
+        `export * from "${glue}";`,
       ].join("\n"));
-      write(path.join(dir, "index.d.ts"), `export * from "./${stem}.js";`);
+      write(path.join(dir, "index.d.ts"), `export * from "${glue}";`);
       entries[b.folder] = { types: rel(b.folder, "index.d.ts"), default: rel(b.folder, "index.js") };
     } else {
       entries[b.folder] = plainEntry;
     }
   }
   return entries;
+});
+
+// ---- plain files ([[files]]) ----------------------------------------------------
+await step("copy plain files ([[files]])", () => {
+  for (const f of config.files ?? []) {
+    if (!f.folder || !f.from || !Array.isArray(f.include)) throw new Error("wasm-pack.toml: every [[files]] needs `folder`, `from` and an `include` list");
+    if (config.build.some((b) => b.folder === f.folder)) throw new Error(`wasm-pack.toml: [[files]] ${f.folder} is also a [[build]] folder`);
+    fs.mkdirSync(path.join(outDir, f.folder), { recursive: true });
+    for (const name of f.include) {
+      const from = path.join(root, f.from, name);
+      if (!fs.existsSync(from)) throw new Error(`wasm-pack.toml: [[files]] ${f.folder}: ${path.relative(root, from)} does not exist`);
+      fs.copyFileSync(from, path.join(outDir, f.folder, name));
+    }
+  }
+  for (const [command, file] of Object.entries(config.bin ?? {})) {
+    const target = path.join(outDir, file);
+    if (!fs.existsSync(target)) throw new Error(`wasm-pack.toml: [bin] ${command} = "${file}" is not a file of the package`);
+    fs.chmodSync(target, 0o755);
+  }
 });
 
 // ---- pkg/package.json -------------------------------------------------------
@@ -255,21 +315,24 @@ await step(`write ${shown}/package.json and README`, () => {
     // Importing these runs code (loads the .wasm); bundlers must keep them.
     ...(b.self_init ? [rel(b.folder, "index.js")] : []),
     ...(b.target === "nodejs" ? [rel(b.folder, "*")] : []),
-    rel(b.folder, "snippets", "*"),
+    ...(b.from ? [] : [rel(b.folder, "snippets", "*")]),
   ]);
   const cargo = crate.cargo.package;
   const pkg = {
     name: p.name,
     version: crate.version,
     description: cargo.description,
+    ...(cargo.keywords ? { keywords: cargo.keywords } : {}),
     license: cargo.license,
     ...(cargo.repository ? { repository: { type: "git", url: cargo.repository } } : {}),
+    ...(p.engines ? { engines: p.engines } : {}),
     type: "module",
     ...(p.main ? { main: pick(p.main, "main") } : {}),
     ...(p.module ? { module: pick(p.module, "module") } : {}),
     ...(p.types ? { types: pick(p.types, "types") } : {}),
+    ...(config.bin ? { bin: Object.fromEntries(Object.entries(config.bin).map(([command, file]) => [command, rel(file)])) } : {}),
     exports,
-    files: [...config.build.map((b) => b.folder), "README.md"],
+    files: [...config.build.map((b) => b.folder), ...(config.files ?? []).map((f) => f.folder), "README.md"],
     sideEffects,
   };
   write(path.join(outDir, "package.json"), JSON.stringify(pkg, null, 2));

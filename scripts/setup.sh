@@ -97,12 +97,14 @@ npm_deps() {
 }
 
 # ---- test needs -----------------------------------------------------------------
+# A CJK font too: without one the playground's Chinese screenshots show boxes (fonts-wqy-microhei: 1.6 MB).
 browsers() {
-  if command -v chromium >/dev/null && command -v chromedriver >/dev/null && command -v firefox-esr >/dev/null; then
-    skip "chromium, chromedriver, firefox-esr"
+  if command -v chromium >/dev/null && command -v chromedriver >/dev/null && command -v firefox-esr >/dev/null \
+    && [ -f /usr/share/fonts/truetype/wqy/wqy-microhei.ttc ]; then
+    skip "chromium, chromedriver, firefox-esr, fonts-wqy-microhei"
   else
     as_root apt-get update -qq
-    as_root apt-get install -y -qq --no-install-recommends chromium chromium-driver firefox-esr
+    as_root apt-get install -y -qq --no-install-recommends chromium chromium-driver firefox-esr fonts-wqy-microhei
   fi
 }
 
@@ -119,7 +121,7 @@ step "Cargo.lock" "run: cargo generate-lockfile, and check Cargo.toml parses" lo
 step "wasm-bindgen-cli (version from Cargo.lock)" "run: cargo install wasm-bindgen-cli --version \$(version of wasm-bindgen in Cargo.lock) --locked" wasm_bindgen_cli
 step "npm ci" "check network access to the npm registry, then: rm -rf node_modules && npm ci" npm_deps
 if [ "$NEED" = test ]; then
-  step "browsers (apt: chromium chromium-driver firefox-esr)" "run as root: apt-get update && apt-get install chromium chromium-driver firefox-esr" browsers
+  step "browsers (apt: chromium chromium-driver firefox-esr fonts-wqy-microhei)" "run as root: apt-get update && apt-get install chromium chromium-driver firefox-esr fonts-wqy-microhei" browsers
   step "geckodriver" "run: cargo install geckodriver --locked" gecko_driver
 fi
 echo "setup ($NEED): ready in $(elapsed "$T0")"

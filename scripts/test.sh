@@ -92,6 +92,7 @@ export CHROMEDRIVER GECKODRIVER
 
 suite "cargo test (native)" count_cargo cargo test
 suite "build pkg/ (scripts/build.mjs)" none node scripts/build.mjs
+suite "build dist/ (scripts/site.mjs)" none node scripts/site.mjs
 suite "wasm-pack test --chrome" count_cargo wasm-pack test --mode no-install --headless --chrome --chromedriver "$CHROMEDRIVER"
 suite "wasm-pack test --firefox" count_cargo wasm-pack test --mode no-install --headless --firefox --geckodriver "$GECKODRIVER"
 node_suite tests/node

@@ -2,7 +2,10 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::message::{tagged, AssistantMessage, MediaBlock, ToolCall, ToolResultMessage};
+use crate::approval::PendingCall;
+use crate::message::{
+    tagged, AgentMessage, AssistantMessage, MediaBlock, ToolCall, ToolResultMessage,
+};
 
 /// One observable step of a run. Borrowed, so emitting an event copies nothing; `E` is the model's own
 /// event type, forwarded untouched (the wasm bridge hands JS the very objects the model yielded).
@@ -36,13 +39,28 @@ pub enum LoopEvent<'a, E> {
         #[serde(serialize_with = "tagged::tool_result")]
         result: &'a ToolResultMessage,
     },
+    /// A message a queue gave (SPEC §7), after it was appended.
+    QueuedMessage {
+        message: &'a AgentMessage,
+        queue: Queue,
+    },
     TurnEnd {
         reason: RunReason,
         steps: u32,
     },
 }
 
+// By hand: a derive would ask `E: Copy`, and an event only borrows its `E`.
+impl<E> Clone for LoopEvent<'_, E> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<E> Copy for LoopEvent<'_, E> {}
+
 impl<E> LoopEvent<'_, E> {
+    /// The event's `type`.
     pub fn kind(&self) -> &'static str {
         match self {
             LoopEvent::ModelEvent { .. } => "model_event",
@@ -51,6 +69,7 @@ impl<E> LoopEvent<'_, E> {
             LoopEvent::ToolProgress { .. } => "tool_progress",
             LoopEvent::ToolEnd { .. } => "tool_end",
             LoopEvent::ToolSkipped { .. } => "tool_skipped",
+            LoopEvent::QueuedMessage { .. } => "queued_message",
             LoopEvent::TurnEnd { .. } => "turn_end",
         }
     }
@@ -65,6 +84,10 @@ pub enum RunReason {
     Error,
     Aborted,
     MaxSteps,
+    /// A call of the last batch asked to terminate (SPEC §7).
+    Terminated,
+    /// A call of the last batch waits for a decision (SPEC §8): `RunResult::pending` lists the batch.
+    Paused,
 }
 
 impl RunReason {
@@ -75,6 +98,8 @@ impl RunReason {
             RunReason::Error => "error",
             RunReason::Aborted => "aborted",
             RunReason::MaxSteps => "maxSteps",
+            RunReason::Terminated => "terminated",
+            RunReason::Paused => "paused",
         }
     }
 }
@@ -88,6 +113,12 @@ pub enum SkipReason {
     Aborted,
     UnexpectedStop,
     DuplicateCallId,
+    /// `beforeToolCall` blocked the call, or threw (SPEC §7).
+    Blocked,
+    /// The call was denied approval (SPEC §8).
+    Denied,
+    /// `repair_transcript` answered a call the run never finished (SPEC §8).
+    Interrupted,
 }
 
 impl SkipReason {
@@ -98,10 +129,13 @@ impl SkipReason {
             SkipReason::Aborted => "aborted",
             SkipReason::UnexpectedStop => "unexpected-stop",
             SkipReason::DuplicateCallId => "duplicate-call-id",
+            SkipReason::Blocked => "blocked",
+            SkipReason::Denied => "denied",
+            SkipReason::Interrupted => "interrupted",
         }
     }
 
-    /// The one sentence a skipped result carries.
+    /// The one sentence a skipped result carries (`Blocked`, `Denied`: when no reason was given).
     pub fn explanation(self) -> &'static str {
         match self {
             SkipReason::Length => "Tool call was not executed because the model response was truncated.",
@@ -113,6 +147,39 @@ impl SkipReason {
             SkipReason::DuplicateCallId => {
                 "Tool call was not executed because its id was used by more than one call in the same message."
             }
+            SkipReason::Blocked => "Tool call was blocked.",
+            SkipReason::Denied => "Tool call was denied.",
+            SkipReason::Interrupted => {
+                "Tool call was not executed because the run was interrupted."
+            }
+        }
+    }
+}
+
+/// Which queue a queued message came from (`queued_message.queue`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum Queue {
+    /// `getSteeringMessages`.
+    Steering,
+    /// `getFollowUpMessages`.
+    FollowUp,
+}
+
+impl Queue {
+    /// The name `queued_message.queue` carries.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Queue::Steering => "steering",
+            Queue::FollowUp => "followUp",
+        }
+    }
+
+    /// The option that asks this queue, as errors name it.
+    pub fn option(self) -> &'static str {
+        match self {
+            Queue::Steering => "getSteeringMessages",
+            Queue::FollowUp => "getFollowUpMessages",
         }
     }
 }
@@ -129,4 +196,7 @@ pub struct RunResult {
     /// The first error an observer threw; the run went on regardless.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub observer_error: Option<String>,
+    /// For a `paused` run (SPEC §8): every call of the last message, in call order; `None` otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pending: Option<Vec<PendingCall>>,
 }

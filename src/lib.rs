@@ -3,13 +3,21 @@
 //!
 //! The core (everything but `wasm`) is plain Rust on `futures`; the `wasm` module is the thin bridge that
 //! JavaScript calls.
+//!
+//! Where to start: [`run_agent_loop`] (one run, SPEC §4), [`LoopControl`] (hooks, queues, timeouts: §7),
+//! [`approval`] (pause and resume: §8, with an example), [`Agent`] (a conversation: §9), [`to_jsonl`] /
+//! [`parse_jsonl`] (sessions), [`validate_transcript`] and [`repair_transcript`].
 
+pub mod agent;
 pub mod agent_loop;
+pub mod approval;
+pub mod control;
 pub mod event;
 pub mod message;
 pub mod model;
 pub mod reading;
 pub mod schema;
+pub mod session;
 pub mod shape;
 pub mod signal;
 pub mod tools;
@@ -19,15 +27,26 @@ pub mod transcript;
 #[cfg(all(target_arch = "wasm32", feature = "js"))]
 pub mod wasm;
 
-pub use agent_loop::{
-    run_agent_loop, AgentContext, LoopOptions, NoObserver, Observed, Observer, DEFAULT_MAX_STEPS,
+pub use agent::{
+    Agent, AgentAction, AgentEffect, AgentError, AgentOptions, AgentState, ListenerId,
 };
-pub use event::{LoopEvent, RunReason, RunResult, SkipReason};
+pub use agent_loop::{
+    run_agent_loop, AgentContext, InputError, LoopOptions, NoObserver, Observed, Observer,
+    DEFAULT_MAX_STEPS,
+};
+pub use approval::{Approval, ApprovalCheck, Approvals, NeedsApproval, PendingCall};
+pub use control::{
+    AfterToolCall, BeforeToolCall, Block, CallSettings, ExecutionMode, HookContext, HookFuture,
+    LoopControl, MessageQueue, NoTimers, PrepareRequest, RequestPatch, ResultPatch, Timers,
+};
+pub use event::{LoopEvent, Queue, RunReason, RunResult, SkipReason};
 pub use message::*;
 pub use model::{
-    Model, ModelEvent, ModelRequest, ModelStream, RecordedRequest, ScriptedModel, StreamEvent,
+    EventGrammar, Model, ModelEvent, ModelRequest, ModelStream, Partial, RecordedRequest,
+    ScriptedModel, StreamEvent,
 };
-pub use signal::{AbortController, AbortSignal, SignalSource};
+pub use session::{jsonl_lines, parse_jsonl, to_jsonl, JsonlError};
+pub use signal::{AbortController, AbortSignal, Registration, SignalSource};
 pub use tools::{
     Clock, ExecutionContext, ProgressSink, Tool, ToolCallContext, ToolDefinition, ToolExecutor,
     ToolHandler, ToolOutput, ToolRegistry, ToolReply,
@@ -35,4 +54,7 @@ pub use tools::{
 pub use trace::{
     format_trace, prologue_trace, validate_trace, Owner, TraceKind, TraceRecord, TraceValidation,
 };
-pub use transcript::{validate_transcript, Problem, ProblemKind, Validation};
+pub use transcript::{
+    repair_transcript, validate_transcript, validate_transcript_with, Problem, ProblemKind,
+    Repaired, Unanswered, ValidateOptions, Validation,
+};

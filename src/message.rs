@@ -211,12 +211,26 @@ impl ToolResultMessage {
     }
 }
 
+/// A message of a role the app defines (SPEC §7 `customRoles`, e.g. a `notification`), kept verbatim: the
+/// loop stores it in the transcript, leaves it out of every model request and of the pairing rules. Read only
+/// where the run's custom roles list its role (`AgentMessage::from_value_with_roles`).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct CustomMessage {
+    pub role: String,
+    /// Every other field of the message, as read.
+    #[serde(flatten)]
+    pub fields: Extra,
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "role", rename_all = "camelCase")]
 pub enum AgentMessage {
     User(UserMessage),
     Assistant(AssistantMessage),
     ToolResult(ToolResultMessage),
+    /// Written as it was read: its own `role` and fields.
+    #[serde(untagged)]
+    Custom(CustomMessage),
 }
 
 impl MediaBlock {
@@ -262,11 +276,12 @@ impl AgentMessage {
         })
     }
 
-    pub fn role(&self) -> &'static str {
+    pub fn role(&self) -> &str {
         match self {
             AgentMessage::User(_) => "user",
             AgentMessage::Assistant(_) => "assistant",
             AgentMessage::ToolResult(_) => "toolResult",
+            AgentMessage::Custom(custom) => &custom.role,
         }
     }
 }

@@ -6,7 +6,7 @@ use std::cell::RefCell;
 use serde::{Deserialize, Serialize};
 
 use crate::message::{
-    tagged, AgentMessage, AssistantBlock, AssistantMessage, StopReason, ToolCall,
+    empty_object, tagged, AgentMessage, AssistantBlock, AssistantMessage, StopReason, ToolCall,
 };
 use crate::signal::AbortSignal;
 use crate::tools::ToolDefinition;
@@ -49,7 +49,8 @@ pub trait StreamEvent {
     fn final_message(&self) -> Option<Result<AssistantMessage, String>>;
 }
 
-/// pi-ai's `AssistantMessageEvent`, for models written in Rust.
+/// pi-ai's `AssistantMessageEvent`, for models written in Rust. `partial` (the message so far) is what
+/// pi-ai's providers put on every event but the last; the compact grammar leaves it out.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(
     tag = "type",
@@ -57,40 +58,61 @@ pub trait StreamEvent {
     rename_all_fields = "camelCase"
 )]
 pub enum ModelEvent {
-    Start,
+    Start {
+        #[serde(default, skip_serializing_if = "Partial::is_none")]
+        partial: Partial,
+    },
     TextStart {
         content_index: usize,
+        #[serde(default, skip_serializing_if = "Partial::is_none")]
+        partial: Partial,
     },
     TextDelta {
         content_index: usize,
         delta: String,
+        #[serde(default, skip_serializing_if = "Partial::is_none")]
+        partial: Partial,
     },
     TextEnd {
         content_index: usize,
         content: String,
+        #[serde(default, skip_serializing_if = "Partial::is_none")]
+        partial: Partial,
     },
     ThinkingStart {
         content_index: usize,
+        #[serde(default, skip_serializing_if = "Partial::is_none")]
+        partial: Partial,
     },
     ThinkingDelta {
         content_index: usize,
         delta: String,
+        #[serde(default, skip_serializing_if = "Partial::is_none")]
+        partial: Partial,
     },
     ThinkingEnd {
         content_index: usize,
         content: String,
+        #[serde(default, skip_serializing_if = "Partial::is_none")]
+        partial: Partial,
     },
     ToolcallStart {
         content_index: usize,
+        #[serde(default, skip_serializing_if = "Partial::is_none")]
+        partial: Partial,
     },
     ToolcallDelta {
         content_index: usize,
         delta: String,
+        #[serde(default, skip_serializing_if = "Partial::is_none")]
+        partial: Partial,
     },
     ToolcallEnd {
         content_index: usize,
         #[serde(serialize_with = "tagged::tool_call")]
         tool_call: ToolCall,
+        #[serde(default, skip_serializing_if = "Partial::is_none")]
+        partial: Partial,
     },
     Done {
         reason: StopReason,
@@ -104,6 +126,51 @@ pub enum ModelEvent {
     },
 }
 
+/// The message as streamed so far, on an event of pi-ai's full grammar; `None` in the compact grammar.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+pub struct Partial(pub Option<Box<AssistantMessage>>);
+
+impl Partial {
+    pub fn is_none(&self) -> bool {
+        self.0.is_none()
+    }
+
+    fn of(message: &AssistantMessage) -> Self {
+        Partial(Some(Box::new(message.clone())))
+    }
+}
+
+impl Serialize for Partial {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        self.0
+            .as_deref()
+            .map(AssistantMessage::tagged)
+            .serialize(serializer)
+    }
+}
+
+/// Which events a `ScriptedModel` replays for a message (SPEC §2).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum EventGrammar {
+    /// The seeds' grammar: `start`, one delta per block (and `toolcall_end` per call), then the end.
+    #[default]
+    Compact,
+    /// pi-ai's: `*_start`, `*_delta` and `*_end` per block, each with the `partial` message, as a provider
+    /// streams it.
+    PiAi,
+}
+
+impl EventGrammar {
+    /// The grammar named `name` in JS (`"compact"`, `"pi-ai"`).
+    pub fn parse(name: &str) -> Option<Self> {
+        match name {
+            "compact" => Some(EventGrammar::Compact),
+            "pi-ai" => Some(EventGrammar::PiAi),
+            _ => None,
+        }
+    }
+}
+
 impl StreamEvent for ModelEvent {
     fn final_message(&self) -> Option<Result<AssistantMessage, String>> {
         match self {
@@ -115,33 +182,95 @@ impl StreamEvent for ModelEvent {
 }
 
 impl ModelEvent {
-    /// The exact event sequence `ScriptedModel` replays for `message` (SPEC §2).
+    /// The exact event sequence `ScriptedModel` replays for `message` (SPEC §2), in the compact grammar.
     pub fn script(message: &AssistantMessage) -> Vec<ModelEvent> {
-        let mut events = vec![ModelEvent::Start];
+        Self::script_in(EventGrammar::Compact, message)
+    }
+
+    /// The event sequence of `message` in `grammar`.
+    pub fn script_in(grammar: EventGrammar, message: &AssistantMessage) -> Vec<ModelEvent> {
+        let mut events = match grammar {
+            EventGrammar::Compact => Self::compact(message),
+            EventGrammar::PiAi => Self::pi_ai(message),
+        };
+        events.push(Self::end(message));
+        events
+    }
+
+    /// `start`, then per text block one `text_delta` (whole text), per thinking block one
+    /// `thinking_delta`, per tool call one `toolcall_delta` (arguments as JSON text) and one `toolcall_end`.
+    fn compact(message: &AssistantMessage) -> Vec<ModelEvent> {
+        let mut events = vec![ModelEvent::Start {
+            partial: Partial::default(),
+        }];
         for (content_index, block) in message.content.iter().enumerate() {
             match block {
                 AssistantBlock::Text(t) => events.push(ModelEvent::TextDelta {
                     content_index,
                     delta: t.text.clone(),
+                    partial: Partial::default(),
                 }),
                 AssistantBlock::Thinking(t) => events.push(ModelEvent::ThinkingDelta {
                     content_index,
                     delta: t.thinking.clone(),
+                    partial: Partial::default(),
                 }),
                 AssistantBlock::ToolCall(call) => {
                     events.push(ModelEvent::ToolcallDelta {
                         content_index,
                         delta: call.arguments.to_string(),
+                        partial: Partial::default(),
                     });
                     events.push(ModelEvent::ToolcallEnd {
                         content_index,
                         tool_call: call.clone(),
+                        partial: Partial::default(),
                     });
                 }
             }
         }
+        events
+    }
+
+    /// pi-ai's grammar as its providers stream a message: the `partial` message has the final message's
+    /// fields and the blocks so far; a block starts empty (a call with `arguments: {}`), gets its one delta,
+    /// and is complete (signatures and all) at its `*_end`.
+    fn pi_ai(message: &AssistantMessage) -> Vec<ModelEvent> {
+        let mut partial = AssistantMessage {
+            content: Vec::with_capacity(message.content.len()),
+            ..message.clone()
+        };
+        let mut events = vec![ModelEvent::Start {
+            partial: Partial::of(&partial),
+        }];
+        for (content_index, block) in message.content.iter().enumerate() {
+            let (started, streamed) = match block {
+                AssistantBlock::Text(t) => {
+                    (AssistantBlock::text(""), AssistantBlock::text(&t.text))
+                }
+                AssistantBlock::Thinking(t) => (
+                    AssistantBlock::thinking(""),
+                    AssistantBlock::thinking(&t.thinking),
+                ),
+                AssistantBlock::ToolCall(call) => {
+                    let started = AssistantBlock::tool_call(&call.id, &call.name, empty_object());
+                    (started.clone(), started)
+                }
+            };
+            partial.content.push(started);
+            events.push(block_event(Phase::Start, block, content_index, &partial));
+            partial.content[content_index] = streamed;
+            events.push(block_event(Phase::Delta, block, content_index, &partial));
+            partial.content[content_index] = block.clone();
+            events.push(block_event(Phase::End, block, content_index, &partial));
+        }
+        events
+    }
+
+    /// `done` (stop, length, toolUse) or `error` (error, aborted), carrying the final message.
+    fn end(message: &AssistantMessage) -> ModelEvent {
         let reason = message.stop_reason;
-        events.push(match reason {
+        match reason {
             StopReason::Stop | StopReason::Length | StopReason::ToolUse => ModelEvent::Done {
                 reason,
                 message: message.clone(),
@@ -150,8 +279,68 @@ impl ModelEvent {
                 reason,
                 error: message.clone(),
             },
-        });
-        events
+        }
+    }
+}
+
+#[derive(Clone, Copy)]
+enum Phase {
+    Start,
+    Delta,
+    End,
+}
+
+/// The pi-ai event of `phase` for `block`, carrying `partial` as it is now.
+fn block_event(
+    phase: Phase,
+    block: &AssistantBlock,
+    content_index: usize,
+    partial: &AssistantMessage,
+) -> ModelEvent {
+    let partial = Partial::of(partial);
+    match (block, phase) {
+        (AssistantBlock::Text(_), Phase::Start) => ModelEvent::TextStart {
+            content_index,
+            partial,
+        },
+        (AssistantBlock::Text(t), Phase::Delta) => ModelEvent::TextDelta {
+            content_index,
+            delta: t.text.clone(),
+            partial,
+        },
+        (AssistantBlock::Text(t), Phase::End) => ModelEvent::TextEnd {
+            content_index,
+            content: t.text.clone(),
+            partial,
+        },
+        (AssistantBlock::Thinking(_), Phase::Start) => ModelEvent::ThinkingStart {
+            content_index,
+            partial,
+        },
+        (AssistantBlock::Thinking(t), Phase::Delta) => ModelEvent::ThinkingDelta {
+            content_index,
+            delta: t.thinking.clone(),
+            partial,
+        },
+        (AssistantBlock::Thinking(t), Phase::End) => ModelEvent::ThinkingEnd {
+            content_index,
+            content: t.thinking.clone(),
+            partial,
+        },
+        (AssistantBlock::ToolCall(_), Phase::Start) => ModelEvent::ToolcallStart {
+            content_index,
+            partial,
+        },
+        (AssistantBlock::ToolCall(call), Phase::Delta) => ModelEvent::ToolcallDelta {
+            content_index,
+            delta: call.arguments.to_string(),
+            partial,
+        },
+        (AssistantBlock::ToolCall(call), Phase::End) => ModelEvent::ToolcallEnd {
+            content_index,
+            tool_call: call.clone(),
+            partial,
+        },
     }
 }
 
@@ -169,15 +358,23 @@ pub struct RecordedRequest {
 #[derive(Debug, Default)]
 pub struct ScriptedModel {
     script: Vec<AssistantMessage>,
+    grammar: EventGrammar,
     requests: RefCell<Vec<RecordedRequest>>,
 }
 
 impl ScriptedModel {
+    /// Replays `script` in the compact grammar.
     pub fn new(script: Vec<AssistantMessage>) -> Self {
         ScriptedModel {
             script,
+            grammar: EventGrammar::Compact,
             requests: RefCell::new(Vec::new()),
         }
+    }
+
+    /// This model, replaying its script in `grammar`.
+    pub fn with_grammar(self, grammar: EventGrammar) -> Self {
+        ScriptedModel { grammar, ..self }
     }
 
     pub fn requests(&self) -> Vec<RecordedRequest> {
@@ -211,7 +408,7 @@ impl Model for ScriptedModel {
             )
         })?;
         Ok(ScriptedStream {
-            events: ModelEvent::script(message).into_iter(),
+            events: ModelEvent::script_in(self.grammar, message).into_iter(),
             message: message.clone(),
         })
     }

@@ -9,13 +9,14 @@
 //! itself (the wasm bridge keeps the model's JS object); whatever they read, the full readers read the same
 //! (`tests/reading.rs`).
 
+use serde::de::IgnoredAny;
 use serde::{Deserialize, Deserializer};
 use serde_json::Value;
 
 use crate::message::{
-    empty_object, AgentMessage, AssistantBlock, AssistantMessage, Extra, ImageContent, MediaBlock,
-    StopReason, TextContent, ThinkingContent, ToolCall, ToolResultMessage, UserContent,
-    UserMessage,
+    empty_object, AgentMessage, AssistantBlock, AssistantMessage, CustomMessage, Extra,
+    ImageContent, MediaBlock, StopReason, TextContent, ThinkingContent, ToolCall,
+    ToolResultMessage, UserContent, UserMessage,
 };
 use crate::schema::type_name;
 use crate::tools::{ToolOutput, ToolReply};
@@ -37,7 +38,8 @@ impl Fields {
     }
 
     fn take(&mut self, key: &str) -> Option<Value> {
-        self.0.remove(key)
+        // `shift_remove`: the fields left over (the extras) keep their order.
+        self.0.shift_remove(key)
     }
 
     pub(crate) fn string(&mut self, key: &str) -> Result<String, String> {
@@ -150,6 +152,7 @@ deserialize_via_value!(
     UserMessage,
     AssistantMessage,
     ToolResultMessage,
+    CustomMessage,
     AgentMessage
 );
 
@@ -313,15 +316,51 @@ impl ToolResultMessage {
 }
 
 impl AgentMessage {
+    /// A message of one of SPEC §1's roles; any other role is an error naming it.
     pub fn from_value(value: Value) -> Result<Self, String> {
+        Self::from_value_with_roles(value, &[] as &[&str])
+    }
+
+    /// A message of one of SPEC §1's roles or of one of `custom_roles` (SPEC §7 `customRoles`), which is
+    /// kept verbatim as a `CustomMessage`. Any other role is an error naming it. SPEC's own roles are
+    /// read as themselves even when listed.
+    pub fn from_value_with_roles(
+        value: Value,
+        custom_roles: &[impl AsRef<str>],
+    ) -> Result<Self, String> {
         let f = Fields::of(value)?;
         let read: Read<Self> = match f.variant("role")? {
             "user" => |f| UserMessage::from_fields(f).map(AgentMessage::User),
             "assistant" => |f| AssistantMessage::from_fields(f).map(AgentMessage::Assistant),
             "toolResult" => |f| ToolResultMessage::from_fields(f).map(AgentMessage::ToolResult),
-            other => return Err(unknown_tag("role", other, "user, assistant, toolResult")),
+            role if custom_roles.iter().any(|r| r.as_ref() == role) => {
+                |f| CustomMessage::from_fields(f).map(AgentMessage::Custom)
+            }
+            other => {
+                let mut expected = String::from("user, assistant, toolResult");
+                for role in custom_roles {
+                    expected.push_str(", ");
+                    expected.push_str(role.as_ref());
+                }
+                return Err(unknown_tag("role", other, &expected));
+            }
         };
         read(f)
+    }
+}
+
+impl CustomMessage {
+    /// A message of any role, kept verbatim (whether its role is a custom one is the caller's to check:
+    /// `AgentMessage::from_value_with_roles` does).
+    pub fn from_value(value: Value) -> Result<Self, String> {
+        Self::from_fields(Fields::of(value)?)
+    }
+
+    fn from_fields(mut f: Fields) -> Result<Self, String> {
+        Ok(CustomMessage {
+            role: f.string("role")?,
+            fields: f.extra(),
+        })
     }
 }
 
@@ -338,6 +377,7 @@ impl ToolOutput {
                 .ok_or("missing field `content`")?,
             details: f.optional_value("details"),
             is_error: f.optional_bool("isError")?.unwrap_or(false),
+            terminate: f.optional_bool("terminate")?.unwrap_or(false),
         })
     }
 
@@ -346,6 +386,9 @@ impl ToolOutput {
     /// reader reads the same (`tests/reading.rs`).
     pub fn from_json_lean(text: &str) -> Option<ToolOutput> {
         let lean: LeanOutput = serde_json::from_str(text).ok()?;
+        if lean.terminate.is_some() {
+            return None;
+        }
         let is_error = match lean.is_error {
             None => false,
             Some(Value::Bool(b)) => b,
@@ -359,12 +402,14 @@ impl ToolOutput {
                 .collect::<Option<_>>()?,
             details: lean.details.filter(|d| !d.is_null()),
             is_error,
+            terminate: false,
         })
     }
 }
 
 /// A tool's output as JSON, read only when plainly `{ content, details?, isError? }` with blocks that carry no
-/// field beyond SPEC's: then nothing is skipped, and nothing needs a map of extras.
+/// field beyond SPEC's: then nothing is skipped, and nothing needs a map of extras. (An output that asks to
+/// `terminate` is rare: the full reader reads it.)
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
 struct LeanOutput {
@@ -373,6 +418,8 @@ struct LeanOutput {
     details: Option<Value>,
     #[serde(default, deserialize_with = "present")]
     is_error: Option<Value>,
+    #[serde(default, deserialize_with = "there")]
+    terminate: Option<IgnoredAny>,
 }
 
 #[derive(Deserialize)]
@@ -421,6 +468,7 @@ impl ToolReply {
             details: f.optional_value("details"),
             is_error: f.optional_bool("isError")?.unwrap_or(false),
             timestamp,
+            terminate: f.optional_bool("terminate")?.unwrap_or(false),
             extra: f.extra(),
         })
     }
@@ -434,6 +482,11 @@ pub(crate) fn present<'de, D: Deserializer<'de>>(
     deserializer: D,
 ) -> Result<Option<Value>, D::Error> {
     Value::deserialize(deserializer).map(Some)
+}
+
+/// `Some` for a field that is there, whatever its value (not built).
+fn there<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<IgnoredAny>, D::Error> {
+    IgnoredAny::deserialize(deserializer).map(Some)
 }
 
 /// An assistant message as JSON, with every field it does not name skipped unbuilt.

@@ -3,14 +3,12 @@
 //! refuses does this look for the first field that breaks the shape. (Tracking the path during every read
 //! would cost more code than the whole loop.)
 
-use std::sync::OnceLock;
-
 use serde_json::Value;
 
-use crate::schema;
+use crate::schema::{NoPatterns, Schema};
 
 /// The shapes by name: `message`, `messages`, `assistant`, `assistants`, `mediaBlocks`, `toolCall`,
-/// `toolOutput`, `toolReply`, `modelRequest`, `traceRecords`.
+/// `toolOutput`, `toolReply`, `toolDefinitions`, `modelRequest`, `traceRecords`.
 pub const SHAPES: &str = r##"{
   "$defs": {
     "text": { "type": "object", "required": ["type", "text"],
@@ -43,12 +41,14 @@ pub const SHAPES: &str = r##"{
     "messages": { "type": "array", "items": { "$ref": "#/$defs/message" } },
     "assistants": { "type": "array", "items": { "$ref": "#/$defs/assistant" } },
     "toolOutput": { "type": "object", "required": ["content"],
-      "properties": { "content": { "$ref": "#/$defs/mediaBlocks" }, "isError": { "type": "boolean" } } },
+      "properties": { "content": { "$ref": "#/$defs/mediaBlocks" }, "isError": { "type": "boolean" },
+        "terminate": { "type": "boolean" } } },
     "toolReply": { "type": "object",
       "properties": { "content": { "$ref": "#/$defs/mediaBlocks" }, "isError": { "type": "boolean" },
-        "timestamp": { "type": ["number", "null"] } } },
+        "timestamp": { "type": ["number", "null"] }, "terminate": { "type": "boolean" } } },
     "toolDefinition": { "type": "object", "required": ["name"],
       "properties": { "name": { "type": "string" }, "description": { "type": "string" } } },
+    "toolDefinitions": { "type": "array", "items": { "$ref": "#/$defs/toolDefinition" } },
     "modelRequest": { "type": "object", "required": ["messages"],
       "properties": { "systemPrompt": { "type": ["string", "null"] }, "messages": { "$ref": "#/$defs/messages" },
         "tools": { "type": "array", "items": { "$ref": "#/$defs/toolDefinition" } } } },
@@ -60,15 +60,12 @@ pub const SHAPES: &str = r##"{
   }
 }"##;
 
-fn document() -> &'static Value {
-    static DOCUMENT: OnceLock<Value> = OnceLock::new();
-    DOCUMENT.get_or_init(|| serde_json::from_str(SHAPES).unwrap_or(Value::Null))
-}
-
 /// The first field of `value` that breaks the shape `name`, as `path.to.field: what is wrong`, with `path`
-/// as the root; `None` when the value has the shape (or there is no such shape).
+/// as the root; `None` when the value has the shape (or there is no such shape). The shapes are read and
+/// compiled for each call: only a value that was refused comes here.
 pub fn explain(name: &str, value: &Value, path: &str) -> Option<String> {
-    let document = document();
-    let shape = document.get("$defs")?.get(name)?;
-    schema::validate_in(document, shape, value, path).err()
+    let document: Value = serde_json::from_str(SHAPES).ok()?;
+    let pointer = format!("/$defs/{name}");
+    let shape = Schema::compile_at(&document, &pointer, &NoPatterns, "shape").ok()?;
+    shape.validate(value, path).err()
 }

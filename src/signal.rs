@@ -1,11 +1,12 @@
-//! Cancellation. The loop only *reads* the signal at its two checkpoints (SPEC §4) and passes it on;
-//! it never kills a running tool or stream.
+//! Cancellation. The loop only *reads* the run's signal at its checkpoints (SPEC §4) and passes it on;
+//! it never kills a running tool or stream. A call with a timeout (SPEC §7) gets its own signal, a child
+//! of the run's, that also aborts when the call times out.
 
 use std::any::Any;
 use std::cell::{Cell, RefCell};
 use std::future::Future;
 use std::pin::Pin;
-use std::rc::Rc;
+use std::rc::{Rc, Weak};
 use std::task::{Context, Poll, Waker};
 
 /// Where an abort comes from: a native [`AbortController`], or a host's signal (the wasm bridge wraps a JS
@@ -14,8 +15,37 @@ pub trait SignalSource {
     fn aborted(&self) -> bool;
     /// Asks to wake `waker` once aborted. Sources that cannot notify may ignore it.
     fn on_abort(&self, waker: &Waker);
+    /// Asks to call `listener` once, when the signal aborts; dropping the returned registration first
+    /// unregisters it. The default (a source that cannot notify) drops the listener: a child signal then
+    /// still reads its parent's state, but a host listening on the child hears only the child's own abort.
+    fn subscribe(&self, listener: Box<dyn FnOnce()>) -> Registration {
+        drop(listener);
+        Registration::none()
+    }
     /// Lets a host recover its own signal object (to hand the original `AbortSignal` to JS tools).
     fn as_any(&self) -> &dyn Any;
+}
+
+/// Something registered with a host or a signal (an abort listener, a timer) that is cancelled when this
+/// is dropped.
+#[must_use = "dropping a registration cancels it"]
+pub struct Registration {
+    _guard: Option<Box<dyn Any>>,
+}
+
+impl Registration {
+    /// Keeps `guard` alive until the registration is dropped; `guard`'s own `Drop` does the cancelling
+    /// (a `gloo_timers::callback::Timeout` clears its timer).
+    pub fn new(guard: impl Any) -> Self {
+        Registration {
+            _guard: Some(Box::new(guard)),
+        }
+    }
+
+    /// Nothing to cancel.
+    pub fn none() -> Self {
+        Registration { _guard: None }
+    }
 }
 
 /// A cheap, clonable handle; `AbortSignal::none()` never aborts.
@@ -43,6 +73,20 @@ impl AbortSignal {
     pub fn cancelled(&self) -> Cancelled {
         Cancelled(self.clone())
     }
+
+    /// Calls `listener` once, when the signal aborts (at once if it already has), for as long as the
+    /// registration lives. For a host that must pass the abort on to its own signal object (see
+    /// [`SignalSource::subscribe`]).
+    pub fn subscribe(&self, listener: Box<dyn FnOnce()>) -> Registration {
+        if self.aborted() {
+            listener();
+            return Registration::none();
+        }
+        match self.source() {
+            Some(source) => source.subscribe(listener),
+            None => Registration::none(),
+        }
+    }
 }
 
 impl std::fmt::Debug for AbortSignal {
@@ -67,19 +111,58 @@ impl Future for Cancelled {
     }
 }
 
+/// A listener of a native signal, by the id its registration removes it with.
+type Listener = (u64, Box<dyn FnOnce()>);
+
 /// The native counterpart of JS's `AbortController`.
-#[derive(Clone, Default)]
+#[derive(Clone)]
 pub struct AbortController(Rc<ControllerState>);
+
+impl Default for AbortController {
+    fn default() -> Self {
+        Self::new()
+    }
+}
 
 #[derive(Default)]
 struct ControllerState {
+    /// The state itself, for the registrations it hands out.
+    me: Weak<ControllerState>,
     aborted: Cell<bool>,
     wakers: RefCell<Vec<Waker>>,
+    listeners: RefCell<Vec<Listener>>,
+    next_listener: Cell<u64>,
+    /// A child's parent, and the child's listener there (dropped with the child).
+    parent: Option<(AbortSignal, Registration)>,
 }
 
 impl AbortController {
     pub fn new() -> Self {
-        Self::default()
+        AbortController(Rc::new_cyclic(|me: &Weak<ControllerState>| {
+            ControllerState {
+                me: me.clone(),
+                ..ControllerState::default()
+            }
+        }))
+    }
+
+    /// A controller whose signal also aborts when `parent` does: a call's own signal, which follows the
+    /// run's. When the parent cannot notify (see [`SignalSource::subscribe`]) the child still reads as
+    /// aborted once the parent is.
+    pub fn with_parent(parent: &AbortSignal) -> Self {
+        AbortController(Rc::new_cyclic(|me: &Weak<ControllerState>| {
+            let child = me.clone();
+            let listening = parent.subscribe(Box::new(move || {
+                if let Some(child) = child.upgrade() {
+                    child.abort();
+                }
+            }));
+            ControllerState {
+                me: me.clone(),
+                parent: Some((parent.clone(), listening)),
+                ..ControllerState::default()
+            }
+        }))
     }
 
     pub fn signal(&self) -> AbortSignal {
@@ -87,17 +170,28 @@ impl AbortController {
     }
 
     pub fn abort(&self) {
-        if !self.0.aborted.replace(true) {
-            for waker in self.0.wakers.take() {
-                waker.wake();
-            }
+        self.0.abort();
+    }
+}
+
+impl ControllerState {
+    fn abort(&self) {
+        if self.aborted.replace(true) {
+            return;
+        }
+        for waker in self.wakers.take() {
+            waker.wake();
+        }
+        // Taken out first: a listener may subscribe or unsubscribe in turn.
+        for (_, listener) in self.listeners.take() {
+            listener();
         }
     }
 }
 
 impl SignalSource for ControllerState {
     fn aborted(&self) -> bool {
-        self.aborted.get()
+        self.aborted.get() || self.parent.as_ref().is_some_and(|(p, _)| p.aborted())
     }
 
     fn on_abort(&self, waker: &Waker) {
@@ -105,9 +199,43 @@ impl SignalSource for ControllerState {
         if !wakers.iter().any(|w| w.will_wake(waker)) {
             wakers.push(waker.clone());
         }
+        if let Some((AbortSignal(Some(parent)), _)) = &self.parent {
+            parent.on_abort(waker);
+        }
+    }
+
+    fn subscribe(&self, listener: Box<dyn FnOnce()>) -> Registration {
+        if self.aborted() {
+            listener();
+            return Registration::none();
+        }
+        let id = self.next_listener.get();
+        self.next_listener.set(id + 1);
+        self.listeners.borrow_mut().push((id, listener));
+        Registration::new(Unsubscribe {
+            state: self.me.clone(),
+            id,
+        })
     }
 
     fn as_any(&self) -> &dyn Any {
         self
+    }
+}
+
+/// Removes a listener from its controller when dropped.
+struct Unsubscribe {
+    state: Weak<ControllerState>,
+    id: u64,
+}
+
+impl Drop for Unsubscribe {
+    fn drop(&mut self) {
+        if let Some(state) = self.state.upgrade() {
+            // Busy only while the state itself calls its listeners, which it has taken out by then.
+            if let Ok(mut listeners) = state.listeners.try_borrow_mut() {
+                listeners.retain(|(id, _)| *id != self.id);
+            }
+        }
     }
 }

@@ -1,5 +1,7 @@
 //! Tools (SPEC §3): the registry, the core executor that never fails, and the executor boundary the loop
-//! calls (the registry by default, or a caller's `executeToolCall`).
+//! calls (the registry by default, or a caller's `executeToolCall`). A tool may also be registered to run
+//! alone or with its own timeout, ask the run to end after its batch (SPEC §7), and have its calls wait
+//! for a decision (SPEC §8).
 
 use std::rc::Rc;
 
@@ -7,8 +9,10 @@ use futures::future::LocalBoxFuture;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::approval::NeedsApproval;
+use crate::control::{CallSettings, ExecutionMode, HookFuture};
 use crate::message::{Extra, MediaBlock, ToolCall, ToolResultMessage};
-use crate::schema;
+use crate::schema::{self, PatternEngine, Schema};
 use crate::signal::AbortSignal;
 
 /// What the model is told about a tool.
@@ -27,13 +31,17 @@ pub(crate) fn any_object() -> Value {
 }
 
 /// What a tool's `execute` returns. Other fields are ignored.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ToolOutput {
     pub content: Vec<MediaBlock>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub details: Option<Value>,
     pub is_error: bool,
+    /// Asks the run to end after this batch (reason `terminated`). A control signal for the loop, never
+    /// stored in the result.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub terminate: bool,
 }
 
 /// Called with the content a running tool reports; the loop turns it into `tool_progress`.
@@ -88,17 +96,38 @@ where
 pub struct Tool {
     pub definition: ToolDefinition,
     pub handler: Rc<dyn ToolHandler>,
+    /// `executionMode`: `Sequential` makes every batch with a call to this tool run one call at a time.
+    pub execution_mode: ExecutionMode,
+    /// `timeoutMs`: this tool's calls time out after so many milliseconds (before the run's own timeout).
+    pub timeout_ms: Option<u32>,
+    /// `needsApproval`: whether its calls wait for a decision before they run (SPEC §8).
+    pub needs_approval: NeedsApproval,
+}
+
+impl Tool {
+    /// A tool run in parallel with its batch, with the run's timeout, without approval.
+    pub fn new(definition: ToolDefinition, handler: Rc<dyn ToolHandler>) -> Self {
+        Tool {
+            definition,
+            handler,
+            execution_mode: ExecutionMode::Parallel,
+            timeout_ms: None,
+            needs_approval: NeedsApproval::Never,
+        }
+    }
 }
 
 /// What an executor answers for one call. Lenient on purpose: a caller's executor may leave out the
 /// pairing fields, which the loop stamps from the call it executed (pairing is the loop's job).
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct ToolReply {
     pub content: Vec<MediaBlock>,
     pub details: Option<Value>,
     pub is_error: bool,
     pub timestamp: Option<f64>,
     pub extra: Extra,
+    /// Asks the run to end after this batch (SPEC §7); not part of the result.
+    pub terminate: bool,
 }
 
 impl ToolReply {
@@ -106,7 +135,7 @@ impl ToolReply {
     pub fn into_result(mut self, call: &ToolCall, now: impl FnOnce() -> f64) -> ToolResultMessage {
         // Fields a full ToolResultMessage carries are written from the call, not copied.
         for key in ["role", "toolCallId", "toolName"] {
-            self.extra.remove(key);
+            self.extra.shift_remove(key);
         }
         ToolResultMessage {
             tool_call_id: call.id.clone(),
@@ -128,6 +157,7 @@ impl From<ToolResultMessage> for ToolReply {
             is_error: r.is_error,
             timestamp: Some(r.timestamp),
             extra: r.extra,
+            terminate: false,
         }
     }
 }
@@ -139,17 +169,62 @@ pub trait ToolExecutor {
         call: &'a ToolCall,
         context: ExecutionContext,
     ) -> LocalBoxFuture<'a, Result<ToolReply, String>>;
+
+    /// How `call` is to be run. The default (a caller's own executor): in parallel, with the run's timeout.
+    fn settings(&self, call: &ToolCall) -> CallSettings {
+        let _ = call;
+        CallSettings::default()
+    }
+
+    /// Whether `execute` would answer `call` with an error at once, running nothing (an unknown tool,
+    /// arguments that fail the schema): no hook sees such a call (SPEC §7). Asked only when a tool hook is
+    /// set. The default: every call is the hooks' to see.
+    fn refuses(&self, call: &ToolCall) -> bool {
+        let _ = call;
+        false
+    }
+
+    /// Whether `call` waits for a decision before it runs (SPEC §8): `None` when it needs none without
+    /// asking (the default: a caller's own executor runs every call), else the answer, which may come
+    /// later. An `Err` (a `needsApproval` that threw) counts as `true`.
+    fn needs_approval<'a>(&'a self, call: &'a ToolCall) -> Option<HookFuture<'a, bool>> {
+        let _ = call;
+        None
+    }
 }
 
-/// Cheap to clone (handlers are shared): a run works on a snapshot.
-#[derive(Default, Clone)]
+/// Cheap to clone (handlers and compiled schemas are shared): a run works on a snapshot.
+#[derive(Clone)]
 pub struct ToolRegistry {
-    tools: Vec<Tool>,
+    /// Each tool with its `parameters`, compiled at `register`.
+    tools: Vec<(Tool, Rc<Schema>)>,
+    /// Compiles the schemas' `pattern`s.
+    patterns: Rc<dyn PatternEngine>,
+    /// Whether a tool has an execution mode or timeout of its own (else `settings` needs no lookup).
+    any_settings: bool,
+    /// Whether a tool may need approval (else `needs_approval` needs no lookup).
+    any_approval: bool,
+}
+
+impl Default for ToolRegistry {
+    fn default() -> Self {
+        Self::with_patterns(schema::default_patterns())
+    }
 }
 
 impl ToolRegistry {
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// A registry whose schemas' `pattern`s compile with `patterns` (the JS bridge's is the host's RegExp).
+    pub fn with_patterns(patterns: Rc<dyn PatternEngine>) -> Self {
+        ToolRegistry {
+            tools: Vec::new(),
+            patterns,
+            any_settings: false,
+            any_approval: false,
+        }
     }
 
     /// Adds a tool. Names are unique and the parameters must be a usable schema.
@@ -158,22 +233,47 @@ impl ToolRegistry {
         if name.is_empty() {
             return Err("tool.name must be a non-empty string".into());
         }
+        // What providers accept (OpenAI's and Anthropic's rule): a name outside it fails every request.
+        let allowed = |c: char| c.is_ascii_alphanumeric() || c == '_' || c == '-';
+        if !name.chars().all(allowed) || name.len() > 64 {
+            let got = match name.len() > 64 {
+                true => format!("{} characters", name.chars().count()),
+                false => format!("\"{name}\""),
+            };
+            return Err(format!(
+                "tool.name must match ^[a-zA-Z0-9_-]{{1,64}}$ (got {got})"
+            ));
+        }
         if self.get(name).is_some() {
             return Err(format!(
                 "tool.name: a tool named \"{name}\" is already registered"
             ));
         }
-        schema::check_schema(&tool.definition.parameters, "tool.parameters")?;
-        self.tools.push(tool);
+        let parameters = Schema::compile(
+            &tool.definition.parameters,
+            &*self.patterns,
+            "tool.parameters",
+        )?;
+        self.any_settings |=
+            tool.execution_mode != ExecutionMode::Parallel || tool.timeout_ms.is_some();
+        self.any_approval |= !matches!(tool.needs_approval, NeedsApproval::Never);
+        self.tools.push((tool, Rc::new(parameters)));
         Ok(())
     }
 
     pub fn get(&self, name: &str) -> Option<&Tool> {
-        self.tools.iter().find(|t| t.definition.name == name)
+        self.entry(name).map(|(tool, _)| tool)
+    }
+
+    fn entry(&self, name: &str) -> Option<&(Tool, Rc<Schema>)> {
+        self.tools.iter().find(|(t, _)| t.definition.name == name)
     }
 
     pub fn definitions(&self) -> Vec<ToolDefinition> {
-        self.tools.iter().map(|t| t.definition.clone()).collect()
+        self.tools
+            .iter()
+            .map(|(t, _)| t.definition.clone())
+            .collect()
     }
 
     pub fn len(&self) -> usize {
@@ -206,29 +306,42 @@ impl ToolRegistry {
             signal,
             progress,
         };
-        let (content, details, is_error) = match self.run(call, tool_context).await {
-            Ok(output) => (output.content, output.details, output.is_error),
-            Err(message) => (vec![MediaBlock::text(message)], None, true),
-        };
+        let output = self
+            .run(call, tool_context)
+            .await
+            .unwrap_or_else(|message| ToolOutput {
+                content: vec![MediaBlock::text(message)],
+                is_error: true,
+                ..ToolOutput::default()
+            });
         ToolReply {
-            content,
-            details,
-            is_error,
+            content: output.content,
+            details: output.details,
+            is_error: output.is_error,
             timestamp: Some(clock()),
             extra: Extra::new(),
+            terminate: output.terminate,
         }
     }
 
     /// The tool's output, or why there is none: no such tool, arguments that fail its schema, or the
     /// tool's own failure.
     async fn run(&self, call: &ToolCall, context: ToolCallContext) -> Result<ToolOutput, String> {
-        let tool = self
-            .get(&call.name)
-            .ok_or_else(|| format!("Tool \"{}\" not found", call.name))?;
-        schema::validate(&tool.definition.parameters, &call.arguments, "arguments").map_err(
-            |problem| format!("Invalid arguments for tool \"{}\": {problem}", call.name),
-        )?;
+        let tool = self.check(call)?;
         tool.handler.call(&call.arguments, context).await
+    }
+
+    /// The tool that will run `call`, or why none will: no such tool, or arguments that fail its schema.
+    fn check(&self, call: &ToolCall) -> Result<&Tool, String> {
+        let (tool, parameters) = self
+            .entry(&call.name)
+            .ok_or_else(|| format!("Tool \"{}\" not found", call.name))?;
+        parameters
+            .validate(&call.arguments, "arguments")
+            .map_err(|problem| {
+                format!("Invalid arguments for tool \"{}\": {problem}", call.name)
+            })?;
+        Ok(tool)
     }
 }
 
@@ -239,5 +352,38 @@ impl ToolExecutor for ToolRegistry {
         context: ExecutionContext,
     ) -> LocalBoxFuture<'a, Result<ToolReply, String>> {
         Box::pin(async move { Ok(self.reply(call, context).await) })
+    }
+
+    /// The registration of the tool `call` names (a call to an unknown tool: the defaults).
+    fn settings(&self, call: &ToolCall) -> CallSettings {
+        if !self.any_settings {
+            return CallSettings::default();
+        }
+        self.get(&call.name)
+            .map_or_else(CallSettings::default, |tool| CallSettings {
+                execution_mode: tool.execution_mode,
+                timeout_ms: tool.timeout_ms,
+            })
+    }
+
+    fn refuses(&self, call: &ToolCall) -> bool {
+        self.check(call).is_err()
+    }
+
+    /// The registration's `needsApproval`. A call the registry refuses (an unknown tool, arguments that
+    /// fail the schema) needs none: it runs nothing, and is answered with its error result.
+    fn needs_approval<'a>(&'a self, call: &'a ToolCall) -> Option<HookFuture<'a, bool>> {
+        if !self.any_approval {
+            return None;
+        }
+        let tool = self.get(&call.name)?;
+        if matches!(tool.needs_approval, NeedsApproval::Never) || self.check(call).is_err() {
+            return None;
+        }
+        match &tool.needs_approval {
+            NeedsApproval::Never => None,
+            NeedsApproval::Always => Some(Box::pin(async { Ok(true) })),
+            NeedsApproval::Ask(check) => Some(check.needs_approval(&call.arguments)),
+        }
     }
 }

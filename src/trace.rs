@@ -134,6 +134,8 @@ pub fn prologue_trace(messages: &[AgentMessage]) -> Vec<TraceRecord> {
                     push(TraceKind::ToolResult, Owner::Tool, detail, id);
                 }
             }
+            // An app's own message (SPEC §7 custom roles) is none of the seven milestones.
+            AgentMessage::Custom(_) => {}
         }
     }
     records

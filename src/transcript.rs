@@ -1,13 +1,20 @@
-//! Checks on a transcript's call/result pairing (SPEC §5, invariant 2).
+//! Checks on a transcript's call/result pairing (SPEC §5, invariant 2), the paused view of one (SPEC §8),
+//! and its repair.
 //!
 //! A call is answered by one result with its id, after it and before the next assistant message. An id
 //! may be used again by a later message (some providers number calls per turn); inside one message a
 //! repeated id is a problem unless the loop answered it with a skipped result (it ran none of them).
+//!
+//! A paused run's transcript ends with calls that wait for a result: the calls of its last assistant message
+//! (nothing but their results and custom-role messages after it). The strict view reports them as
+//! `missing_result`, as chapter 00 teaches; the paused view (`allow_pending`) lists them as `pending`.
 
 use std::collections::BTreeMap;
 
 use serde::Serialize;
 
+use crate::agent_loop::skipped;
+use crate::event::SkipReason;
 use crate::message::{AgentMessage, ToolResultMessage};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -20,6 +27,19 @@ pub enum ProblemKind {
     DuplicateCallId,
 }
 
+impl ProblemKind {
+    /// The name a problem's `kind` carries in JSON.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ProblemKind::MissingResult => "missing_result",
+            ProblemKind::ResultBeforeCall => "result_before_call",
+            ProblemKind::OrphanResult => "orphan_result",
+            ProblemKind::DuplicateResult => "duplicate_result",
+            ProblemKind::DuplicateCallId => "duplicate_call_id",
+        }
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Problem {
@@ -29,10 +49,46 @@ pub struct Problem {
     pub index: usize,
 }
 
+/// What `validate_transcript` found: `ok` when there is no problem.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Validation {
+    /// No problem (pending calls, in the paused view, are not problems).
     pub ok: bool,
+    /// In message order.
     pub problems: Vec<Problem>,
+    /// With `allow_pending`: the calls of the last assistant message that wait for a result, one per
+    /// distinct id in call order; they are not problems. Always empty in the strict view (and then not
+    /// written in JSON).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub pending: Vec<Unanswered>,
+}
+
+/// A call that waits for its result (`validation.pending`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Unanswered {
+    /// The call's id.
+    pub tool_call_id: String,
+    /// The assistant message that holds the call.
+    pub index: usize,
+}
+
+/// How `validate_transcript_with` reads a transcript.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ValidateOptions {
+    /// The paused view (SPEC §8): calls of the last assistant message without a result, with nothing but
+    /// results and custom-role messages after it, are `pending`, not `missing_result`. Off by default:
+    /// a transcript with unanswered calls is not one a model may be sent.
+    pub allow_pending: bool,
+}
+
+/// `messages` with every call that has no result answered (`repair_transcript`).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Repaired {
+    /// The transcript, every call answered.
+    pub messages: Vec<AgentMessage>,
+    /// How many results were added (0: the transcript was whole).
+    pub repaired: usize,
 }
 
 /// One call id of the current assistant message, waiting for its result.
@@ -43,7 +99,15 @@ struct Open<'a> {
     results: usize,
 }
 
+/// The pairing problems of `messages`, in message order (the strict view: a call without a result is a
+/// `missing_result` wherever it stands). Custom-role messages (SPEC §7) are not part of the pairing: they
+/// are skipped wherever they stand.
 pub fn validate_transcript(messages: &[AgentMessage]) -> Validation {
+    validate_transcript_with(messages, ValidateOptions::default())
+}
+
+/// `validate_transcript`, in the view `options` asks for.
+pub fn validate_transcript_with(messages: &[AgentMessage], options: ValidateOptions) -> Validation {
     // Where each id is last called and first answered, found once: a result outside its call's window is
     // then placed without scanning the transcript again (a long one with many stray results froze the page).
     let mut last_call: BTreeMap<&str, usize> = BTreeMap::new();
@@ -58,14 +122,17 @@ pub fn validate_transcript(messages: &[AgentMessage]) -> Validation {
             AgentMessage::ToolResult(result) => {
                 first_result.entry(&result.tool_call_id).or_insert(index);
             }
-            AgentMessage::User(_) => {}
+            AgentMessage::User(_) | AgentMessage::Custom(_) => {}
         }
     }
     let mut problems = Vec::new();
     let mut window = Window::default();
+    // Whether a user message came after the last assistant message: then its calls are not pending.
+    let mut user_after = false;
     for (index, message) in messages.iter().enumerate() {
         match message {
             AgentMessage::Assistant(assistant) => {
+                user_after = false;
                 window.close(&mut problems);
                 for call in assistant.tool_calls() {
                     match window.ids.get(call.id.as_str()) {
@@ -112,14 +179,77 @@ pub fn validate_transcript(messages: &[AgentMessage]) -> Validation {
                     None => window.at_results.push(problem(ProblemKind::OrphanResult)),
                 }
             }
-            AgentMessage::User(_) => {}
+            AgentMessage::User(_) => user_after = true,
+            AgentMessage::Custom(_) => {}
         }
+    }
+    let mut pending = Vec::new();
+    if options.allow_pending && !user_after {
+        window.pend(&mut pending);
     }
     window.close(&mut problems);
     Validation {
         ok: problems.is_empty(),
         problems,
+        pending,
     }
+}
+
+/// A copy of `messages` in which every call without a result (as `validate_transcript` finds them) is
+/// answered by a skipped result, reason `interrupted`, stamped `now`: for an app that will not run them
+/// (SPEC §8). Each goes right after the existing results of its call's message, in call order.
+pub fn repair_transcript(messages: &[AgentMessage], now: f64) -> Repaired {
+    let missing = validate_transcript(messages).problems.into_iter();
+    let missing = missing.filter(|p| p.kind == ProblemKind::MissingResult);
+    // Where each result goes (an index of `messages` it goes before), in transcript order: the problems
+    // come in message order, and one message's in call order.
+    let mut inserts: Vec<(usize, ToolResultMessage)> = Vec::new();
+    for problem in missing {
+        let AgentMessage::Assistant(message) = &messages[problem.index] else {
+            continue;
+        };
+        let Some(call) = message.tool_calls().find(|c| c.id == problem.tool_call_id) else {
+            continue;
+        };
+        inserts.push((
+            after_results(messages, problem.index),
+            skipped(call, SkipReason::Interrupted, now),
+        ));
+    }
+    let repaired = inserts.len();
+    let mut inserts = inserts.into_iter().peekable();
+    let mut out = Vec::with_capacity(messages.len() + repaired);
+    for (index, message) in messages.iter().enumerate() {
+        while let Some((_, result)) = inserts.next_if(|(at, _)| *at == index) {
+            out.push(AgentMessage::ToolResult(result));
+        }
+        out.push(message.clone());
+    }
+    out.extend(inserts.map(|(_, result)| AgentMessage::ToolResult(result)));
+    Repaired {
+        messages: out,
+        repaired,
+    }
+}
+
+/// The index right after the last result, before the next assistant message, that answers a call of the
+/// assistant message at `at` (right after the message when there is none).
+fn after_results(messages: &[AgentMessage], at: usize) -> usize {
+    let AgentMessage::Assistant(message) = &messages[at] else {
+        return at + 1;
+    };
+    let window = messages[at + 1..]
+        .iter()
+        .take_while(|m| !matches!(m, AgentMessage::Assistant(_)));
+    let answers = |m: &AgentMessage| match m {
+        AgentMessage::ToolResult(r) => message.tool_calls().any(|c| c.id == r.tool_call_id),
+        _ => false,
+    };
+    window
+        .enumerate()
+        .filter(|(_, m)| answers(m))
+        .last()
+        .map_or(at + 1, |(offset, _)| at + 1 + offset + 1)
 }
 
 /// The current assistant message's calls and the results up to the next one. Its problems are held
@@ -136,6 +266,17 @@ struct Window<'a> {
 }
 
 impl Window<'_> {
+    /// Moves the calls still without a result to `pending` (the paused view of the last window).
+    fn pend(&mut self, pending: &mut Vec<Unanswered>) {
+        for call in self.open.iter().filter(|c| c.results == 0) {
+            pending.push(Unanswered {
+                tool_call_id: call.id.into(),
+                index: call.index,
+            });
+        }
+        self.open.retain(|c| c.results > 0);
+    }
+
     /// Ends the window: calls still without a result are missing one.
     fn close(&mut self, problems: &mut Vec<Problem>) {
         for call in self.open.drain(..).filter(|c| c.results == 0) {

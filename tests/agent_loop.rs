@@ -266,7 +266,7 @@ fn concurrent_tools_end_in_completion_order_and_append_in_call_order() {
             .spawn_local(async move {
                 let mut setup = Setup::new(&model, &registry, &*recorder);
                 setup.executor = Some(&tools);
-                *result.borrow_mut() = Some(run_agent_loop(setup.options()).await);
+                *result.borrow_mut() = Some(run_agent_loop(setup.options()).await.unwrap());
             })
             .unwrap();
     }
@@ -378,7 +378,7 @@ fn abort_during_a_tool_waits_for_it_keeps_its_result_and_asks_no_more() {
                 let mut setup = Setup::new(&model, &registry, &NoObserver);
                 setup.executor = Some(&tools);
                 setup.signal = signal;
-                *result.borrow_mut() = Some(run_agent_loop(setup.options()).await);
+                *result.borrow_mut() = Some(run_agent_loop(setup.options()).await.unwrap());
             })
             .unwrap();
     }
@@ -509,23 +509,22 @@ fn unknown_tools_and_bad_arguments_become_error_results() {
 fn progress_is_reported_with_the_call_id_before_its_end() {
     let mut registry = ToolRegistry::new();
     registry
-        .register(Tool {
-            definition: ToolDefinition {
+        .register(Tool::new(
+            ToolDefinition {
                 name: "work".into(),
                 description: String::new(),
                 parameters: json!({"type": "object"}),
             },
-            handler: Rc::new(
+            Rc::new(
                 |_args: serde_json::Value, ctx: ToolCallContext| async move {
                     (ctx.progress)(vec![MediaBlock::text("half way")]);
                     Ok(ToolOutput {
                         content: vec![MediaBlock::text("done")],
-                        details: None,
-                        is_error: false,
+                        ..ToolOutput::default()
                     })
                 },
             ),
-        })
+        ))
         .unwrap();
     let model = ScriptedModel::new(vec![
         assistant(vec![call("w1", "work", json!({}))], StopReason::ToolUse),
@@ -570,11 +569,11 @@ fn events_and_standalone_messages_have_pi_ai_json_shapes() {
         extra: Default::default(),
     };
     let result = ToolResultMessage::error(&call, "no", 1.0);
-    let end = serde_json::to_value(&LoopEvent::ToolEnd::<ModelEvent> { result: &result }).unwrap();
+    let end = serde_json::to_value(LoopEvent::ToolEnd::<ModelEvent> { result: &result }).unwrap();
     assert_eq!(end["type"], "tool_end");
     assert_eq!(end["result"]["role"], "toolResult");
     assert_eq!(end["result"]["toolCallId"], "c");
-    let start = serde_json::to_value(&LoopEvent::ToolStart::<ModelEvent> { call: &call }).unwrap();
+    let start = serde_json::to_value(LoopEvent::ToolStart::<ModelEvent> { call: &call }).unwrap();
     assert_eq!(
         start["call"],
         json!({"type": "toolCall", "id": "c", "name": "read", "arguments": {}})

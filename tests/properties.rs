@@ -1,10 +1,13 @@
 #![cfg(not(target_arch = "wasm32"))] // native property tests (wasm-pack test builds every test target)
-//! Property tests of the core (issue 5, item 1): generated model scripts, tool outcomes, completion
-//! orders, abort points and `max_steps`; every run must keep the invariants of SPEC §4, a clean
-//! transcript, and the event grammar. See RELIABILITY.md.
+//! Property tests of the core (issue 5, item 1; issue 15, item 5; issue 16, item 6): generated model
+//! scripts, tool outcomes, completion orders, abort points and `max_steps`, SPEC §7's hooks, queues,
+//! execution modes, timeouts and custom roles, and §8's approvals; every run must keep the invariants of
+//! SPEC §4, a clean transcript (or, paused, exactly its pending calls unanswered), the event grammar, and
+//! the rules of §7 and §8. A run paused and resumed must end as the same run with its decisions given up
+//! front. See RELIABILITY.md.
 //!
 //! `PROPTEST_CASES=50000 cargo test --test properties` runs a longer campaign; the default is 5,000 runs
-//! of the full generator plus 1,000 through the shipped `ScriptedModel`.
+//! of the full generator, 1,000 through the shipped `ScriptedModel`, and 2,000 pause/resume pairs.
 
 #[path = "properties/check.rs"]
 mod check;
@@ -48,7 +51,7 @@ fn campaign(
     let outcome = runner.run(&plan::run_plan(), |plan| {
         let finished = run(&plan).map_err(TestCaseError::fail)?;
         check::check(&plan, &finished).map_err(TestCaseError::fail)?;
-        tally.borrow_mut().add(&finished);
+        tally.borrow_mut().add(&plan, &finished);
         Ok(())
     });
     if let Err(failure) = outcome {
@@ -113,6 +116,119 @@ fn every_generated_run_keeps_the_invariants() {
             tally.progress_events >= 100 && tally.observer_errors >= 50,
             "{tally:#?}"
         );
+        // SPEC §7: every hook, queue, mode and timeout, in each of the ways it can go.
+        for (what, count, least) in [
+            (
+                "terminated runs",
+                tally.reasons.get("Terminated").copied().unwrap_or(0),
+                50,
+            ),
+            ("beforeToolCall calls", tally.before_calls, 500),
+            ("blocked calls", tally.blocked_calls, 100),
+            ("afterToolCall calls", tally.after_calls, 500),
+            ("afterToolCall patches", tally.after_patches, 100),
+            ("hooks that threw", tally.hook_throws, 100),
+            ("prepareRequest calls", tally.prepare_calls, 300),
+            (
+                "requests prepareRequest refused",
+                tally.prepare_refusals,
+                50,
+            ),
+            ("patched requests", tally.patched_requests, 100),
+            ("queue asks", tally.queue_asks, 300),
+            ("queued messages", tally.queued_messages, 100),
+            ("queues refused", tally.queue_refusals, 50),
+            ("follow-up messages", tally.follow_ups, 20),
+            ("timers", tally.timers_set, 300),
+            ("timeouts", tally.timeouts, 100),
+            ("sequential runs", tally.sequential_runs, 300),
+            ("calls skipped by an abort", tally.aborted_skips, 30),
+            ("runs with custom messages", tally.custom_runs, 300),
+            // SPEC §8.
+            (
+                "paused runs",
+                tally.reasons.get("Paused").copied().unwrap_or(0),
+                200,
+            ),
+            ("needsApproval functions asked", tally.need_asks, 300),
+            ("needsApproval functions that threw", tally.need_throws, 50),
+            ("denied calls", tally.denied_calls, 100),
+        ] {
+            assert!(count >= least, "{what} too rare ({count}): {tally:#?}");
+        }
+    }
+}
+
+/// Any generated run, paused at any approval point and resumed (with the decisions about its pending calls,
+/// each time, in the same world), ends as the same run with every decision given up front: the same
+/// events in the same order (a paused run's `turn_end` aside), the same transcript with the same
+/// timestamps, the same reason and steps. The up-front run is checked by the oracle when it never paused
+/// (a call id used again by a later batch pauses it too: a decision answers one call).
+#[test]
+fn a_run_paused_and_resumed_ends_as_the_run_with_its_decisions_given_up_front() {
+    let started = Instant::now();
+    let tally = RefCell::new((check::Tally::default(), 0usize));
+    let mut runner = TestRunner::new(config(2_000));
+    let outcome = runner.run(&plan::run_plan(), |plan| {
+        if plan.control.approval.is_none() {
+            return Ok(());
+        }
+        let whole = plan.all_given();
+        let upfront =
+            world::run_with(&whole, world::Pauses::Resume).map_err(TestCaseError::fail)?;
+        let resumed = world::run_with(&plan, world::Pauses::Resume).map_err(TestCaseError::fail)?;
+        for result in upfront.runs.iter().chain(&resumed.runs) {
+            check::validator_view(result).map_err(TestCaseError::fail)?;
+        }
+        if upfront.runs.len() == 1 {
+            check::check(&whole, &upfront).map_err(TestCaseError::fail)?;
+        }
+        let (a, b) = (&upfront.result, &resumed.result);
+        let same = |what: &str, equal: bool| match equal {
+            true => Ok(()),
+            false => Err(TestCaseError::fail(format!(
+                "{what} differ: up front {:?} / {} steps, resumed {} times {:?} / {} steps",
+                a.reason,
+                a.steps,
+                resumed.runs.len() - 1,
+                b.reason,
+                b.steps
+            ))),
+        };
+        same(
+            "events",
+            *upfront.world.events.borrow() == *resumed.world.events.borrow(),
+        )?;
+        same("transcripts", a.messages == b.messages)?;
+        same(
+            "ends",
+            (a.reason, a.steps, &a.error) == (b.reason, b.steps, &b.error),
+        )?;
+        same(
+            "observer errors",
+            *upfront.world.observer_errors.borrow() == *resumed.world.observer_errors.borrow(),
+        )?;
+        let mut tally = tally.borrow_mut();
+        tally.0.add(&plan, &resumed);
+        tally.1 += usize::from(resumed.runs.len() > upfront.runs.len());
+        Ok(())
+    });
+    if let Err(failure) = outcome {
+        panic!("pause/resume: {failure}");
+    }
+    let (tally, paused_more) = tally.into_inner();
+    println!(
+        "pause/resume: {} runs with approvals in {:.1?}, {} resumes, {} paused more than up front\n{tally:#?}",
+        tally.runs,
+        started.elapsed(),
+        tally.resumes,
+        paused_more
+    );
+    if tally.runs >= 400 {
+        assert!(
+            tally.resumes >= 200 && paused_more >= 100 && tally.denied_calls >= 50,
+            "too few pauses to resume: {tally:#?}"
+        );
     }
 }
 
@@ -144,7 +260,9 @@ mod found {
             max_steps: DEFAULT_MAX_STEPS,
             observer: &NoObserver,
             clock: std::rc::Rc::new(|| 5.0),
+            control: LoopControl::default(),
         }))
+        .unwrap()
     }
 
     /// Found by `every_generated_run_keeps_the_invariants`, fixed in b18a2ed (a stream honouring an abort turned a message
@@ -219,6 +337,7 @@ mod found {
                         is_error: false,
                         timestamp: None,
                         extra: Default::default(),
+                        terminate: false,
                     })
                 }
                 .boxed_local()
@@ -270,8 +389,10 @@ mod found {
                     max_steps: 1,
                     observer: &*l,
                     clock: Rc::new(|| 5.0),
+                    control: LoopControl::default(),
                 })
-                .await;
+                .await
+                .unwrap();
             })
             .unwrap();
         pool.run_until_stalled();

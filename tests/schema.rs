@@ -172,3 +172,734 @@ fn discriminated_one_of_picks_the_variant_and_keeps_the_outer_keywords() {
         );
     }
 }
+
+/// `(schema, arguments, the error)`: each keyword's message names the failing path, one reason only.
+fn assert_errors(cases: &[(serde_json::Value, serde_json::Value, &str)]) {
+    for (schema, value, message) in cases {
+        assert_eq!(
+            validate(schema, value, "arguments"),
+            Err(message.to_string()),
+            "{schema} / {value}"
+        );
+    }
+}
+
+#[test]
+fn each_keyword_names_the_failing_path() {
+    let path = json!({"type": "object", "properties": {"items": {"type": "array", "items": {
+        "type": "object", "properties": {"path": {"type": "string", "pattern": "^[a-z/]+$"}}}}}});
+    assert_errors(&[
+        (
+            path.clone(),
+            json!({"items": [{"path": "a"}, {"path": "b/c"}, {"path": "../../etc/passwd"}]}),
+            "arguments.items[2].path: does not match ^[a-z/]+$",
+        ),
+        (json!({"not": {"type": "string"}}), json!("x"), "arguments: must not match the schema in \"not\""),
+        (
+            json!({"uniqueItems": true}),
+            json!([1, {"a": [2]}, 3, {"a": [2.0]}]),
+            "arguments: items must be unique, but [1] and [3] are equal",
+        ),
+        (
+            json!({"contains": {"type": "integer"}}),
+            json!(["a", 1.5]),
+            "arguments: must contain at least 1 item matching \"contains\", found 0",
+        ),
+        (
+            json!({"contains": {"type": "integer"}, "minContains": 2}),
+            json!([1, "a"]),
+            "arguments: must contain at least 2 items matching \"contains\", found 1",
+        ),
+        (
+            json!({"contains": {"type": "integer"}, "maxContains": 1}),
+            json!([1, 2]),
+            "arguments: must contain at most 1 items matching \"contains\", found 2",
+        ),
+        (
+            json!({"dependentRequired": {"card": ["cvc"]}}),
+            json!({"card": 1}),
+            "arguments: missing property \"cvc\", required with \"card\"",
+        ),
+        (
+            json!({"dependentSchemas": {"card": {"properties": {"cvc": {"maxLength": 3}}}}}),
+            json!({"card": 1, "cvc": "1234"}),
+            "arguments.cvc: must be at most 3 characters long",
+        ),
+        (
+            json!({"if": {"properties": {"kind": {"const": "n"}}}, "then": {"properties": {"v": {"type": "number"}}},
+                   "else": {"properties": {"v": {"type": "string"}}}}),
+            json!({"kind": "n", "v": "1"}),
+            "arguments.v: expected number, got string",
+        ),
+        (
+            json!({"if": {"properties": {"kind": {"const": "n"}}}, "then": {"properties": {"v": {"type": "number"}}},
+                   "else": {"properties": {"v": {"type": "string"}}}}),
+            json!({"kind": "s", "v": 1}),
+            "arguments.v: expected string, got integer",
+        ),
+        (
+            json!({"patternProperties": {"^x-": {"type": "integer"}}, "additionalProperties": false}),
+            json!({"x-a": 1, "x-b": "2"}),
+            "arguments.x-b: expected integer, got string",
+        ),
+        (
+            json!({"patternProperties": {"^x-": {"type": "integer"}}, "additionalProperties": false}),
+            json!({"x-a": 1, "y": 2}),
+            "arguments: unexpected property \"y\"",
+        ),
+        (
+            json!({"propertyNames": {"pattern": "^[a-z]+$"}}),
+            json!({"ok": 1, "Bad": 2}),
+            "arguments (property name \"Bad\"): does not match ^[a-z]+$",
+        ),
+        (json!({"multipleOf": 0.5}), json!(1.25), "arguments: must be a multiple of 0.5, got 1.25"),
+        (json!({"multipleOf": 3}), json!(10), "arguments: must be a multiple of 3, got 10"),
+        (
+            json!({"prefixItems": [{"type": "string"}, {"type": "integer"}], "items": false}),
+            json!(["a", 1, 2]),
+            "arguments: must have at most 2 items",
+        ),
+        (
+            json!({"prefixItems": [{"type": "string"}, {"type": "integer"}]}),
+            json!(["a", "b"]),
+            "arguments[1]: expected integer, got string",
+        ),
+        (
+            json!({"items": {"type": "integer"}, "prefixItems": [{"type": "string"}]}),
+            json!(["a", 1, "c"]),
+            "arguments[2]: expected integer, got string",
+        ),
+        (
+            json!({"$defs": {"name": {"type": "string", "minLength": 2}}, "properties": {"who": {"$ref": "#/$defs/name"}}}),
+            json!({"who": "a"}),
+            "arguments.who: must be at least 2 characters long",
+        ),
+        (json!({"const": {"a": [1]}}), json!({"a": [2]}), "arguments: must be {\"a\":[1]}, got {\"a\":[2]}"),
+        (json!(false), json!(1), "arguments: no value is allowed here"),
+        (json!({"properties": {"a": false}}), json!({"a": 1}), "arguments.a: no value is allowed here"),
+        (json!({"allOf": [{"minimum": 1}, {"maximum": 3}]}), json!(4), "arguments: must be <= 3, got 4"),
+        (json!({"allOf": [{"minimum": 1}, {"maximum": 3}]}), json!(0), "arguments: must be >= 1, got 0"),
+        (json!({"exclusiveMinimum": 1}), json!(1), "arguments: must be > 1, got 1"),
+        (json!({"minItems": 2}), json!([1]), "arguments: must have at least 2 items"),
+        (json!({"maxItems": 1}), json!([1, 2]), "arguments: must have at most 1 items"),
+        (json!({"minProperties": 1}), json!({}), "arguments: must have at least 1 properties"),
+        (json!({"maxProperties": 0}), json!({"a": 1}), "arguments: must have at most 0 properties"),
+        (json!({"minLength": 2}), json!("é"), "arguments: must be at least 2 characters long"),
+        (
+            json!({"oneOf": [{"type": "integer"}, {"minimum": 0}]}),
+            json!(1),
+            "arguments: matches 2 schemas of oneOf, expected exactly one",
+        ),
+        (
+            json!({"anyOf": [{"type": "string"}, {"type": "null"}, {"minimum": 5}]}),
+            json!(3),
+            "arguments: matches none of anyOf (arguments: expected string, got integer; and 2 more)",
+        ),
+    ]);
+}
+
+#[test]
+fn bounds_hold_at_the_limit_and_fail_past_it() {
+    for (keyword, holds, fails) in [
+        ("minimum", 2, 1),
+        ("maximum", 2, 3),
+        ("exclusiveMinimum", 3, 2),
+        ("exclusiveMaximum", 1, 2),
+    ] {
+        let schema = json!({ keyword: 2 });
+        assert_eq!(
+            validate(&schema, &json!(holds), "a"),
+            Ok(()),
+            "{keyword} {holds}"
+        );
+        assert!(
+            validate(&schema, &json!(fails), "a").is_err(),
+            "{keyword} {fails}"
+        );
+    }
+    for (keyword, holds, fails) in [("minLength", "ab", "a"), ("maxLength", "ab", "abc")] {
+        let schema = json!({ keyword: 2 });
+        assert_eq!(validate(&schema, &json!(holds), "a"), Ok(()), "{keyword}");
+        assert!(validate(&schema, &json!(fails), "a").is_err(), "{keyword}");
+    }
+    for (keyword, holds, fails) in [
+        ("minItems", json!([1, 2]), json!([1])),
+        ("maxItems", json!([1, 2]), json!([1, 2, 3])),
+        ("minProperties", json!({"a": 1, "b": 2}), json!({"a": 1})),
+        (
+            "maxProperties",
+            json!({"a": 1, "b": 2}),
+            json!({"a": 1, "b": 2, "c": 3}),
+        ),
+    ] {
+        let schema = json!({ keyword: 2 });
+        assert_eq!(validate(&schema, &holds, "a"), Ok(()), "{keyword}");
+        assert!(validate(&schema, &fails, "a").is_err(), "{keyword}");
+    }
+    // Keywords for another type of value pass it.
+    assert_eq!(
+        validate(
+            &json!({"minLength": 5, "minimum": 9, "pattern": "x"}),
+            &json!([]),
+            "a"
+        ),
+        Ok(())
+    );
+}
+
+#[test]
+fn numbers_compare_by_value() {
+    assert_eq!(
+        validate(&json!({"type": "integer"}), &json!(1.0), "a"),
+        Ok(())
+    );
+    assert_eq!(
+        validate(&json!({"enum": [1, "x"]}), &json!(1.0), "a"),
+        Ok(())
+    );
+    assert_eq!(
+        validate(&json!({"const": {"n": [2]}}), &json!({"n": [2.0]}), "a"),
+        Ok(())
+    );
+    assert_eq!(
+        validate(&json!({"multipleOf": 0.01}), &json!(0.07), "a"),
+        Ok(())
+    );
+    assert_eq!(
+        validate(&json!({"multipleOf": 0.0001}), &json!(0.0075), "a"),
+        Ok(())
+    );
+    assert!(validate(&json!({"multipleOf": 0.0001}), &json!(0.00751), "a").is_err());
+    assert!(validate(&json!({"enum": [false]}), &json!(0), "a").is_err());
+    // Integers beyond 2^53 are compared exactly, not as the float they round to.
+    assert!(validate(
+        &json!({"enum": [9007199254740993_u64]}),
+        &json!(9007199254740992_u64),
+        "a"
+    )
+    .is_err());
+    assert_eq!(
+        validate(&json!({"multipleOf": 3}), &json!(9007199254740993_u64), "a"),
+        Ok(())
+    );
+    assert!(validate(&json!({"multipleOf": 2}), &json!(9007199254740993_u64), "a").is_err());
+    assert!(validate(&json!({"uniqueItems": true}), &json!([1, true]), "a").is_ok());
+}
+
+#[test]
+fn references_resolve_inside_the_document() {
+    let schema = json!({
+        "$id": "https://example.com/tools/read.json",
+        "$defs": {
+            "path": {"$anchor": "path", "type": "string", "pattern": "^[a-z/]+$"},
+            "a/b~c": {"type": "integer"},
+            "nested": {"$id": "nested/lines.json", "$defs": {"n": {"type": "integer", "minimum": 0}}}
+        },
+        "type": "object",
+        "properties": {
+            "path": {"$ref": "#path"},
+            "alias": {"$ref": "read.json#/$defs/path"},
+            "escaped": {"$ref": "#/$defs/a~1b~0c"},
+            "percent": {"$ref": "#/%24defs/a~1b~0c"},
+            "lines": {"$ref": "nested/lines.json#/$defs/n"},
+            "absolute": {"$ref": "https://example.com/tools/nested/lines.json#/$defs/n"},
+            "tree": {"type": "array", "items": {"$ref": "#"}}
+        }
+    });
+    let ok = json!({"path": "a/b", "alias": "c", "escaped": 1, "percent": 2, "lines": 3, "absolute": 4,
+                    "tree": [{"path": "x", "tree": []}]});
+    assert_eq!(validate(&schema, &ok, "arguments"), Ok(()));
+    assert_errors(&[
+        (
+            schema.clone(),
+            json!({"path": "A"}),
+            "arguments.path: does not match ^[a-z/]+$",
+        ),
+        (
+            schema.clone(),
+            json!({"alias": 1}),
+            "arguments.alias: expected string, got integer",
+        ),
+        (
+            schema.clone(),
+            json!({"escaped": "1"}),
+            "arguments.escaped: expected integer, got string",
+        ),
+        (
+            schema.clone(),
+            json!({"percent": "1"}),
+            "arguments.percent: expected integer, got string",
+        ),
+        (
+            schema.clone(),
+            json!({"lines": -1}),
+            "arguments.lines: must be >= 0, got -1",
+        ),
+        (
+            schema.clone(),
+            json!({"absolute": -1}),
+            "arguments.absolute: must be >= 0, got -1",
+        ),
+        (
+            schema,
+            json!({"tree": [{"tree": [{"path": 7}]}]}),
+            "arguments.tree[0].tree[0].path: expected string, got integer",
+        ),
+    ]);
+}
+
+#[test]
+fn what_the_validator_cannot_apply_is_refused_naming_the_keyword() {
+    let cases = [
+        (
+            json!({"$ref": "https://example.com/other.json"}),
+            "p.$ref \"https://example.com/other.json\" is not in this schema",
+        ),
+        (
+            json!({"properties": {"a": {"$ref": "other.json#/x"}}}),
+            "p.properties.a.$ref \"other.json#/x\" is not in this schema",
+        ),
+        (
+            json!({"$ref": "#/$defs/missing"}),
+            "p.$ref \"#/$defs/missing\" points to nothing in this schema",
+        ),
+        (
+            json!({"$ref": "#nowhere"}),
+            "p.$ref \"#nowhere\" points to nothing in this schema",
+        ),
+        (json!({"$ref": 5}), "p.$ref must be a string"),
+        (
+            json!({"$defs": {"a": {"$ref": "#/$defs/b"}, "b": {"allOf": [{"$ref": "#/$defs/a"}]}}, "$ref": "#/$defs/a"}),
+            "leads back to itself without reaching into the value",
+        ),
+        (
+            json!({"$dynamicRef": "#node"}),
+            "p.$dynamicRef is not supported",
+        ),
+        (
+            json!({"unevaluatedProperties": false}),
+            "p.unevaluatedProperties is not supported (use additionalProperties)",
+        ),
+        (
+            json!({"prefixItems": [true], "unevaluatedItems": false}),
+            "p.unevaluatedItems is not supported (use items)",
+        ),
+        (
+            json!({"$schema": "http://json-schema.org/draft-04/schema#"}),
+            "p.$schema \"http://json-schema.org/draft-04/schema#\" is not supported",
+        ),
+        (
+            json!({"properties": {"a": {"$schema": "http://json-schema.org/draft-07/schema#"}}}),
+            "p.properties.a.$schema differs from the root's $schema",
+        ),
+        (
+            json!({"$id": "https://example.com/a.json#frag"}),
+            "p.$id must not have a fragment",
+        ),
+        (
+            json!({"$defs": {"a": {"$id": "#name"}}}),
+            "p.$defs.a.$id must not have a fragment (name a subschema with $anchor)",
+        ),
+        (
+            json!({"pattern": "(unclosed"}),
+            "p.pattern is not a valid regular expression",
+        ),
+        (
+            json!({"patternProperties": {"[z-a]": true}}),
+            "p.patternProperties is not a valid regular expression",
+        ),
+        (json!({"pattern": 5}), "p.pattern must be a string"),
+        (
+            json!({"items": [{"type": "string"}]}),
+            "p.items must be a schema (an array of schemas is draft-07's tuple: use prefixItems)",
+        ),
+        (
+            json!({"minLength": -1}),
+            "p.minLength must be a non-negative integer",
+        ),
+        (
+            json!({"maxItems": 1.5}),
+            "p.maxItems must be a non-negative integer",
+        ),
+        (
+            json!({"minContains": "1"}),
+            "p.minContains must be a non-negative integer",
+        ),
+        (json!({"maximum": "9"}), "p.maximum must be a number"),
+        (
+            json!({"multipleOf": 0}),
+            "p.multipleOf must be greater than 0",
+        ),
+        (
+            json!({"anyOf": []}),
+            "p.anyOf must be a non-empty array of schemas",
+        ),
+        (
+            json!({"allOf": {"type": "string"}}),
+            "p.allOf must be a non-empty array of schemas",
+        ),
+        (
+            json!({"properties": []}),
+            "p.properties must be an object of schemas",
+        ),
+        (
+            json!({"dependentRequired": {"a": "b"}}),
+            "p.dependentRequired must be an array of strings",
+        ),
+        (
+            json!({"dependentSchemas": []}),
+            "p.dependentSchemas must be an object",
+        ),
+        (
+            json!({"uniqueItems": "yes"}),
+            "p.uniqueItems must be a boolean",
+        ),
+        (json!({"enum": "a"}), "p.enum must be an array"),
+        (
+            json!({"not": 5}),
+            "p.not must be a JSON Schema object, got integer",
+        ),
+        (json!({"$anchor": 5}), "p.$anchor must be a string"),
+    ];
+    for (schema, message) in cases {
+        let error = check_schema(&schema, "p").unwrap_err();
+        assert!(error.contains(message), "{schema}: {error}");
+    }
+}
+
+#[test]
+fn format_and_unknown_keywords_are_annotations() {
+    let schema = json!({"type": "string", "format": "email", "contentMediaType": "application/json", "x-unknown": {"minLength": 9}});
+    assert_eq!(validate(&schema, &json!("not an email"), "a"), Ok(()));
+    // A keyword's object that is not a schema is never taken for one.
+    assert_eq!(
+        validate(
+            &json!({"enum": [{"$ref": "#/nowhere"}]}),
+            &json!({"$ref": "#/nowhere"}),
+            "a"
+        ),
+        Ok(())
+    );
+    assert_eq!(
+        validate(
+            &json!({"$schema": "https://json-schema.org/draft/2020-12/schema", "type": "integer"}),
+            &json!(2),
+            "a"
+        ),
+        Ok(())
+    );
+}
+
+#[test]
+fn relative_references_resolve_as_rfc_3986_says() {
+    // Each `$id` is relative to the one above it; each reference names the same place absolutely.
+    let schema = json!({
+        "$id": "https://example.com/a/b/root.json",
+        "$defs": {
+            "dots": {"$id": "../c/./x.json", "type": "integer"},
+            "above_root": {"$id": "../../../../z.json", "type": "string"},
+            "trailing": {"$id": "d/e/..", "type": "boolean"},
+            "not_a_scheme": {"$id": "x_y:z.json", "type": "null"},
+            "no_authority": {"$id": "file:/folder/root.json", "$defs": {"sub": {"$id": "sub/x.json", "type": "array"}}}
+        },
+        "properties": {
+            "dots": {"$ref": "https://example.com/a/c/x.json"},
+            "above_root": {"$ref": "https://example.com/z.json"},
+            "trailing": {"$ref": "https://example.com/a/b/d/"},
+            "not_a_scheme": {"$ref": "https://example.com/a/b/x_y:z.json"},
+            "no_authority": {"$ref": "file:/folder/sub/x.json"}
+        }
+    });
+    let ok = json!({"dots": 1, "above_root": "s", "trailing": true, "not_a_scheme": null, "no_authority": []});
+    assert_eq!(validate(&schema, &ok, "a"), Ok(()));
+    for key in [
+        "dots",
+        "above_root",
+        "trailing",
+        "not_a_scheme",
+        "no_authority",
+    ] {
+        let mut bad = ok.clone();
+        bad[key] = json!({});
+        assert!(
+            validate(&schema, &bad, "a")
+                .unwrap_err()
+                .starts_with(&format!("a.{key}: expected")),
+            "{key}"
+        );
+    }
+    // A reference into a value that is not a schema (here an `enum` item) resolves against the base of the
+    // resource it was reached through.
+    let into_enum = json!({
+        "$id": "https://example.com/a/root.json",
+        "$defs": {"lib": {"enum": [{"$ref": "b.json"}]}, "b": {"$id": "b.json", "type": "integer"}},
+        "properties": {"x": {"$ref": "#/$defs/lib/enum/0"}}
+    });
+    assert_eq!(validate(&into_enum, &json!({"x": 1}), "a"), Ok(()));
+    assert_eq!(
+        validate(&into_enum, &json!({"x": "1"}), "a"),
+        Err("a.x: expected integer, got string".into())
+    );
+    assert_eq!(
+        check_schema(&json!({"properties": {"x": {"$ref": "#/enum/0"}}, "enum": [{"$ref": "b.json"}]}), "p"),
+        Err("p.enum[0].$ref \"b.json\" is not in this schema (remote references are not supported; use $defs)".into())
+    );
+    // Values of `enum` and `const` are not schemas: what looks like an `$id` in them names nothing.
+    assert_eq!(
+        check_schema(
+            &json!({"enum": [{"$id": "a.json#frag"}], "const": {"$id": "b.json#frag"}}),
+            "p"
+        ),
+        Ok(())
+    );
+}
+
+#[test]
+fn every_cycle_of_subschemas_on_the_same_value_is_refused() {
+    for schema in [
+        json!({"$defs": {"a": {"if": {"$ref": "#/$defs/a"}}}, "$ref": "#/$defs/a"}),
+        json!({"$defs": {"a": {"if": true, "then": {"$ref": "#/$defs/a"}}}, "$ref": "#/$defs/a"}),
+        json!({"$defs": {"a": {"if": false, "else": {"$ref": "#/$defs/a"}}}, "$ref": "#/$defs/a"}),
+        json!({"dependentSchemas": {"x": {"$ref": "#"}}}),
+        json!({"discriminator": {"propertyName": "k"}, "oneOf": [{"$ref": "#"}]}),
+        json!({"not": {"anyOf": [{"oneOf": [{"$ref": "#"}]}]}}),
+    ] {
+        let error = check_schema(&schema, "p").unwrap_err();
+        assert!(
+            error.ends_with(
+                "leads back to itself without reaching into the value (an endless loop)"
+            ),
+            "{schema}: {error}"
+        );
+    }
+    // Through the value's items or properties it is recursion, not a cycle.
+    assert_eq!(
+        check_schema(
+            &json!({"items": {"$ref": "#"}, "properties": {"a": {"$ref": "#"}}}),
+            "p"
+        ),
+        Ok(())
+    );
+}
+
+#[test]
+fn register_errors_name_the_path_through_arrays() {
+    assert_eq!(
+        check_schema(
+            &json!({"anyOf": [{"type": "string"}, {"items": {"minLength": -1}}]}),
+            "p"
+        ),
+        Err("p.anyOf[1].items.minLength must be a non-negative integer".into())
+    );
+}
+
+#[test]
+fn a_discriminated_one_of_is_a_plain_one_of_for_a_value_that_is_not_an_object() {
+    let schema = json!({"discriminator": {"propertyName": "kind"}, "oneOf": [
+        {"type": "object", "properties": {"kind": {"const": "a"}}},
+        {"type": "array"}
+    ]});
+    assert_eq!(validate(&schema, &json!([]), "a"), Ok(()));
+    assert!(validate(&schema, &json!(5), "a")
+        .unwrap_err()
+        .starts_with("a: matches none of oneOf"));
+}
+
+#[test]
+fn draft_07_is_applied_as_draft_07_says() {
+    let draft7 = |schema: serde_json::Value| {
+        let mut schema = schema;
+        schema["$schema"] = json!("http://json-schema.org/draft-07/schema#");
+        schema
+    };
+    let tuple = draft7(
+        json!({"items": [{"type": "string"}, {"type": "integer"}], "additionalItems": false}),
+    );
+    assert_eq!(validate(&tuple, &json!(["a", 1]), "a"), Ok(()));
+    assert_eq!(
+        validate(&tuple, &json!(["a", 1, 2]), "a"),
+        Err("a: must have at most 2 items".into())
+    );
+    assert_eq!(
+        validate(&tuple, &json!([1]), "a"),
+        Err("a[0]: expected string, got integer".into())
+    );
+    // `additionalItems` only applies after a tuple.
+    assert_eq!(
+        validate(
+            &draft7(json!({"items": {"type": "string"}, "additionalItems": false})),
+            &json!(["a", "b"]),
+            "a"
+        ),
+        Ok(())
+    );
+    let dependencies = draft7(json!({"dependencies": {"a": ["b"], "c": {"required": ["d"]}}}));
+    assert_eq!(
+        validate(&dependencies, &json!({"a": 1, "b": 2, "c": 3, "d": 4}), "a"),
+        Ok(())
+    );
+    assert_eq!(
+        validate(&dependencies, &json!({"a": 1}), "a"),
+        Err("a: missing property \"b\", required with \"a\"".into())
+    );
+    assert_eq!(
+        validate(&dependencies, &json!({"c": 1}), "a"),
+        Err("a: missing required property \"d\"".into())
+    );
+    // `$ref` replaces its siblings in draft-07; in 2020-12 both apply.
+    let with_sibling = json!({"definitions": {"s": {"type": "string"}}, "properties": {"x": {"$ref": "#/definitions/s", "maxLength": 1}}});
+    assert_eq!(
+        validate(&draft7(with_sibling.clone()), &json!({"x": "long"}), "a"),
+        Ok(())
+    );
+    assert_eq!(
+        validate(&with_sibling, &json!({"x": "long"}), "a"),
+        Err("a.x: must be at most 1 characters long".into())
+    );
+    // Draft-07 names a subschema with a fragment `$id` (2020-12's `$anchor`).
+    let anchored = draft7(
+        json!({"definitions": {"n": {"$id": "#num", "type": "number"}}, "properties": {"x": {"$ref": "#num"}}}),
+    );
+    assert_eq!(validate(&anchored, &json!({"x": 1}), "a"), Ok(()));
+    assert_eq!(
+        validate(&anchored, &json!({"x": "1"}), "a"),
+        Err("a.x: expected number, got string".into())
+    );
+    // In 2020-12, `dependencies` and `additionalItems` are not keywords.
+    assert_eq!(
+        validate(
+            &json!({"dependencies": {"a": ["b"]}}),
+            &json!({"a": 1}),
+            "a"
+        ),
+        Ok(())
+    );
+}
+
+mod through_the_registry {
+    use std::cell::Cell;
+    use std::rc::Rc;
+
+    use futures::executor::block_on;
+    use serde_json::{json, Value};
+    use tiny_pi::schema::{Pattern, PatternEngine};
+    use tiny_pi::*;
+
+    /// Counts compiles and matches; matches when the text starts with the pattern.
+    #[derive(Default)]
+    struct Prefixes {
+        compiled: Cell<usize>,
+        matched: Rc<Cell<usize>>,
+    }
+
+    struct Prefix(String, Rc<Cell<usize>>);
+
+    impl Pattern for Prefix {
+        fn is_match(&self, text: &str) -> bool {
+            self.1.set(self.1.get() + 1);
+            text.starts_with(&self.0)
+        }
+    }
+
+    impl PatternEngine for Prefixes {
+        fn compile(&self, pattern: &str) -> Result<Box<dyn Pattern>, String> {
+            self.compiled.set(self.compiled.get() + 1);
+            match pattern.is_empty() {
+                true => Err("empty".into()),
+                false => Ok(Box::new(Prefix(pattern.into(), self.matched.clone()))),
+            }
+        }
+    }
+
+    fn tool(name: &str, parameters: Value, ran: Rc<Cell<usize>>) -> Tool {
+        Tool::new(
+            ToolDefinition {
+                name: name.into(),
+                description: String::new(),
+                parameters,
+            },
+            Rc::new(move |_: Value, _: ToolCallContext| {
+                ran.set(ran.get() + 1);
+                async {
+                    Ok(ToolOutput {
+                        content: vec![MediaBlock::text("ok")],
+                        ..Default::default()
+                    })
+                }
+            }),
+        )
+    }
+
+    fn run(registry: &ToolRegistry, arguments: Value) -> ToolResultMessage {
+        let call = ToolCall {
+            id: "c1".into(),
+            name: "read".into(),
+            arguments,
+            extra: Default::default(),
+        };
+        let context = ExecutionContext {
+            signal: AbortSignal::none(),
+            progress: Rc::new(|_| {}),
+            clock: Rc::new(|| 0.0),
+        };
+        block_on(registry.execute(&call, context))
+    }
+
+    fn text(result: &ToolResultMessage) -> String {
+        serde_json::to_value(&result.content).unwrap()[0]["text"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    }
+
+    #[test]
+    fn arguments_that_fail_the_pattern_never_reach_the_tool() {
+        let ran = Rc::new(Cell::new(0));
+        let mut registry = ToolRegistry::new();
+        let schema = json!({"type": "object", "properties": {"path": {"type": "string", "pattern": "^[a-z/]+$"}}, "required": ["path"]});
+        registry
+            .register(tool("read", schema, ran.clone()))
+            .unwrap();
+        let refused = run(&registry, json!({"path": "../../etc/passwd"}));
+        assert!(refused.is_error);
+        assert_eq!(
+            text(&refused),
+            "Invalid arguments for tool \"read\": arguments.path: does not match ^[a-z/]+$"
+        );
+        assert_eq!(ran.get(), 0);
+        let accepted = run(&registry, json!({"path": "etc/hosts"}));
+        assert!(!accepted.is_error);
+        assert_eq!(ran.get(), 1);
+    }
+
+    #[test]
+    fn patterns_compile_once_at_register_with_the_registry_engine() {
+        let engine = Rc::new(Prefixes::default());
+        let mut registry = ToolRegistry::with_patterns(engine.clone());
+        let schema =
+            json!({"properties": {"a": {"pattern": "x"}}, "patternProperties": {"y": true}});
+        registry
+            .register(tool("read", schema, Rc::new(Cell::new(0))))
+            .unwrap();
+        assert_eq!(engine.compiled.get(), 2);
+        for _ in 0..3 {
+            assert!(!run(&registry, json!({"a": "xa", "yb": 1})).is_error);
+        }
+        assert!(run(&registry, json!({"a": "ax"})).is_error);
+        assert_eq!(engine.compiled.get(), 2, "compiled once, at register");
+        assert!(
+            engine.matched.get() >= 7,
+            "the registry's engine matched: {}",
+            engine.matched.get()
+        );
+        // The engine's refusal is a register error naming the keyword; the registry is unchanged.
+        let error = registry
+            .register(tool("b", json!({"pattern": ""}), Rc::new(Cell::new(0))))
+            .unwrap_err();
+        assert_eq!(
+            error,
+            "tool.parameters.pattern is not a valid regular expression (empty)"
+        );
+        assert_eq!(registry.len(), 1);
+    }
+}

@@ -325,7 +325,9 @@ async fn readme_round_trip_with_a_plain_iterable() {
 
 #[wasm_bindgen_test]
 async fn scripted_model_streams_to_js_and_runs_the_loop() {
-    let model: JsValue = JsScriptedModel::new(script()).unwrap().into();
+    let model: JsValue = JsScriptedModel::new(script(), JsValue::UNDEFINED)
+        .unwrap()
+        .into();
     let log = Array::new();
     let options = object(&[
         ("context", &context(&user_input())),
@@ -485,6 +487,49 @@ async fn a_rejecting_executor_becomes_an_error_result_without_its_stack() {
         "options.now stamps what the loop writes"
     );
     assert_eq!(result["messages"][3]["isError"], false);
+}
+
+/// `options.tools` as a tool source of the caller's own (issue 19): its definitions are offered, its `execute`
+/// runs the call with the source as `this`.
+#[wasm_bindgen_test]
+async fn a_tool_source_offers_its_definitions_and_runs_the_call() {
+    let source = Function::new_no_args(
+        r#"return {
+            definitions() { return [{ name: "read", description: "Read a file", parameters: { type: "object" } }]; },
+            async execute(call) {
+                return { role: "toolResult", toolCallId: call.id, toolName: call.name,
+                         content: [{ type: "text", text: this.answer }], isError: false, timestamp: 5 };
+            },
+            answer: "from the source",
+        };"#,
+    )
+    .call0(&JsValue::UNDEFINED)
+    .unwrap();
+    let requests = Array::new();
+    let model = make_model("eventStream", &script());
+    let recorded = object(&[(
+        "stream",
+        &Function::new_with_args("m, log", "return (req, opts) => { log.push(JSON.parse(JSON.stringify(req.tools))); return m.stream(req, opts); }")
+            .call2(&JsValue::UNDEFINED, &model, &requests)
+            .unwrap(),
+    )]);
+    let options = object(&[
+        ("context", &context(&user_input())),
+        ("model", &recorded),
+        ("tools", &source),
+    ]);
+    let result = json_of(&run(&options).await.unwrap());
+    assert_eq!(result["reason"], "stop");
+    assert_eq!(
+        result["messages"][2]["content"][0]["text"],
+        "from the source"
+    );
+    let offered = json_of(&requests.into());
+    assert_eq!(offered.as_array().map(Vec::len), Some(2));
+    for tools in offered.as_array().unwrap() {
+        assert_eq!(tools[0]["name"], "read");
+        assert_eq!(tools[0]["description"], "Read a file");
+    }
 }
 
 #[wasm_bindgen_test]
@@ -670,7 +715,7 @@ async fn bad_input_is_a_type_error_and_never_poisons_the_instance() {
             error_text(&error)
         );
     }
-    assert!(JsScriptedModel::new(JsValue::from(1)).is_err());
+    assert!(JsScriptedModel::new(JsValue::from(1), JsValue::UNDEFINED).is_err());
     assert!(validate_transcript_js(JsValue::from("x")).is_err());
     assert!(format_trace_js(JSON::parse(r#"[{"seq":1}]"#).unwrap()).is_err());
     let good = json_of(
@@ -747,4 +792,116 @@ async fn look_alikes_never_unwind_through_wasm() {
         .unwrap(),
     );
     assert_eq!(good["reason"], "stop");
+}
+
+/// A JS tool named `name` with `parameters` (JSON text) that answers "ran".
+fn schema_tool(name: &str, parameters: &str) -> JsValue {
+    object(&[
+        ("name", &name.into()),
+        ("parameters", &JSON::parse(parameters).unwrap()),
+        (
+            "execute",
+            &Function::new_no_args("return { content: [{ type: 'text', text: 'ran' }] };"),
+        ),
+    ])
+}
+
+/// `[isError, text]` of the registry's answer to a call of `name` with `arguments` (JSON text).
+async fn answer(registry: &JsToolRegistry, name: &str, arguments: &str) -> (bool, String) {
+    let call = object(&[
+        ("type", &"toolCall".into()),
+        ("id", &"c1".into()),
+        ("name", &name.into()),
+        ("arguments", &JSON::parse(arguments).unwrap()),
+    ]);
+    let result = json_of(
+        &JsFuture::from(registry.execute(call, JsValue::UNDEFINED))
+            .await
+            .unwrap(),
+    );
+    let text = result["content"][0]["text"].as_str().unwrap_or_default();
+    (result["isError"] == json!(true), text.to_string())
+}
+
+#[wasm_bindgen_test]
+async fn json_schema_patterns_are_the_host_regexp() {
+    let registry = JsToolRegistry::new();
+    registry
+        .register(schema_tool(
+            "read",
+            r##"{"type": "object", "required": ["path"],
+                "$defs": {"word": {"type": "string", "pattern": "^\\p{Letter}+$"}},
+                "properties": {"path": {"type": "string", "pattern": "^[a-z/]+$"}, "name": {"$ref": "#/$defs/word"},
+                               "tags": {"type": "array", "uniqueItems": true, "items": {"not": {"const": ""}}}},
+                "patternProperties": {"^x-": {"type": "integer"}}}"##,
+        ))
+        .unwrap();
+    let cases = [
+        (r##"{"path": "etc/hosts", "name": "école", "tags": ["a", "b"], "x-n": 1}"##, false, "ran"),
+        (
+            r##"{"path": "../../etc/passwd"}"##,
+            true,
+            "Invalid arguments for tool \"read\": arguments.path: does not match ^[a-z/]+$",
+        ),
+        // `\p{Letter}` needs the `u` flag (and is beyond the native engine): the host's RegExp runs it.
+        (
+            r##"{"path": "a", "name": "l'école"}"##,
+            true,
+            "Invalid arguments for tool \"read\": arguments.name: does not match ^\\p{Letter}+$",
+        ),
+        (
+            r##"{"path": "a", "tags": ["a", "a"]}"##,
+            true,
+            "Invalid arguments for tool \"read\": arguments.tags: items must be unique, but [0] and [1] are equal",
+        ),
+        (
+            r##"{"path": "a", "x-n": "1"}"##,
+            true,
+            "Invalid arguments for tool \"read\": arguments.x-n: expected integer, got string",
+        ),
+    ];
+    for (arguments, is_error, text) in cases {
+        assert_eq!(
+            answer(&registry, "read", arguments).await,
+            (is_error, text.to_string()),
+            "{arguments}"
+        );
+    }
+    // An invalid pattern is a TypeError at register (the host's SyntaxError never unwinds through wasm),
+    // and the registry goes on working.
+    for (parameters, expected) in [
+        (
+            r##"{"properties": {"p": {"pattern": "(unclosed"}}}"##,
+            "tool.parameters.properties.p.pattern is not a valid regular expression",
+        ),
+        (
+            r##"{"patternProperties": {"a{": true}}"##,
+            "tool.parameters.patternProperties is not a valid regular expression",
+        ),
+        (
+            r##"{"$ref": "https://example.com/remote.json"}"##,
+            "tool.parameters.$ref \"https://example.com/remote.json\" is not in this schema",
+        ),
+    ] {
+        let error = registry
+            .register(schema_tool("bad", parameters))
+            .expect_err(expected);
+        assert_eq!(error_name(&error), "TypeError");
+        assert!(
+            error_text(&error).contains(expected),
+            "{}",
+            error_text(&error)
+        );
+    }
+    registry
+        .register(schema_tool(
+            "good",
+            r##"{"properties": {"q": {"pattern": "^\\d+$"}}}"##,
+        ))
+        .unwrap();
+    assert_eq!(
+        answer(&registry, "good", r##"{"q": "42"}"##).await,
+        (false, "ran".into())
+    );
+    assert!(answer(&registry, "good", r##"{"q": "4a"}"##).await.0);
 }

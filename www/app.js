@@ -1,54 +1,91 @@
 // The playground page: loads the tiny-pi wasm package, runs a scenario with the real runAgentLoop (runner.js)
-// and keeps the timeline, transcript, pairing, tools and trace views in step with it.
-// URL parameters (for lessons that embed the page): ?scenario=<id>&lang=zh|en&speed=instant|normal|slow
+// and keeps every view in step with it: timeline, transcript, pairing, request inspector, decision table and
+// trace, each step explained (explain.js), and a selection in one view highlighted in the others (links.js).
+// The URL follows the state (shareable.js): ?scenario=<id>&lang=zh|en&step=<n>|end&speed=…, a custom script in the
+// hash; ?embed=1&panels=…&autoplay=1 shows one scenario sized for a lesson's iframe (embed.js).
 
-import { t, setLang, getLang, applyI18n, detectLang } from "./i18n.js";
-import { SCENARIOS, scenarioById, cloneDef, validateDefinition, parseTranscript, jsonErrorIndex } from "./scenarios.js";
+import { t, tFirst, setLang, getLang, applyI18n, detectLang } from "./i18n.js";
+import { SCENARIOS, scenarioById, cloneDef, validateDefinition, parseTranscript, jsonErrorIndex, lineOfPath, responsesIn } from "./scenarios.js";
 import { Run } from "./runner.js";
+import { whyOf, waitOf, decisionRow } from "./explain.js";
+import { orderTrace, buildLinks } from "./links.js";
 import * as views from "./views.js";
+import { renderInspector, renderDecisionTable } from "./panels.js";
+import { readEmbed, applyEmbed, reportHeight } from "./embed.js";
+import { encodeScript, decodeScript, stateUrl } from "./shareable.js";
+import { wireLoopCheck } from "./loopcheck.js";
+import { wireLive, liveModel, LIVE } from "./live.js";
 
-// Relative to this file, so it resolves to /pkg/web/ both when www/ is served at / (scripts/serve.mjs)
-// and when the repository root is served as is (/www/ beside /pkg/).
-const PKG_URL = new URL("../pkg/web/tiny_pi.js", import.meta.url).href;
+// Relative to this file: the site (dist/) holds the package's browser build in pkg/web/, at any path.
+const PKG_URL = new URL("./pkg/web/tiny_pi.js", import.meta.url).href;
 const SPEEDS = { instant: 0, normal: 350, slow: 1000 };
+const CUSTOM_KEY = "tiny-pi-custom"; // localStorage: {def, base} of the last edited or imported script
 const params = new URLSearchParams(location.search);
+const embed = readEmbed(params);
 
 const $ = (id) => document.querySelector(`[data-testid="${id}"]`);
 
 const state = {
   api: null,
   scenarioId: "readme", // a scenario id, or "custom" for an edited/imported script
+  baseId: "readme", // the scenario an edited script started from (what Revert goes back to)
   def: null, // the definition the next run uses
+  custom: null, // the edited/imported definition, kept while other scenarios are tried
   run: null,
-  selectedSeq: null,
+  selection: null, // a link token (links.js) the learner clicked, or null: then the held event is the selection
+  inspect: null, // the request the inspector shows when the learner picked one
   checked: null, // a pasted transcript being shown instead of the run: {messages}
+  focusNext: null, // the focus key to move keyboard focus to after the next render (arrow keys on the timeline)
   speed: SPEEDS[params.get("speed")] !== undefined ? params.get("speed") : "normal",
+  customHash: null, // the hash that carries the custom script (#script=…), once encoded
 };
+
+// --- storage (blocked in some embedded frames: then nothing is kept, and the page works the same) ---------
+
+function load(key) {
+  try {
+    return JSON.parse(localStorage.getItem(key) ?? "null");
+  } catch {
+    return null;
+  }
+}
+
+function save(key, value) {
+  try {
+    localStorage.setItem(key, typeof value === "string" ? value : JSON.stringify(value));
+  } catch {
+    // not persisted; the page goes on
+  }
+}
 
 // --- language --------------------------------------------------------------------------------------
 
 function initialLang() {
   const fromUrl = params.get("lang");
   if (fromUrl === "zh" || fromUrl === "en") return fromUrl;
+  let saved = null;
   try {
-    const saved = localStorage.getItem("tiny-pi-lang");
-    if (saved === "zh" || saved === "en") return saved;
+    saved = localStorage.getItem("tiny-pi-lang");
   } catch {
-    // storage may be blocked in an embedded frame; fall back to the browser's language
+    // storage blocked: the browser's language decides
   }
+  if (saved === "zh" || saved === "en") return saved;
   return detectLang(navigator.languages?.length ? navigator.languages : [navigator.language]);
+}
+
+function applyLang() {
+  applyI18n();
+  // The button names the other language in that language.
+  $("lang-toggle").lang = t("lang.switchCode");
 }
 
 function switchLang() {
   setLang(getLang() === "zh" ? "en" : "zh");
-  try {
-    localStorage.setItem("tiny-pi-lang", getLang());
-  } catch {
-    // not persisted; the switch still applies to this page
-  }
+  save("tiny-pi-lang", getLang());
+  applyLang();
   fillScenarioSelect();
-  applyI18n();
   render();
+  syncUrl();
 }
 
 function scenarioTitle(s) {
@@ -58,24 +95,29 @@ function scenarioTitle(s) {
 function fillScenarioSelect() {
   const select = $("scenario-select");
   const options = SCENARIOS.map((s) => views.h("option", { value: s.id }, scenarioTitle(s)));
-  if (state.scenarioId === "custom") options.push(views.h("option", { value: "custom" }, t("scenario.custom")));
+  if (state.custom) options.push(views.h("option", { value: "custom" }, t("scenario.custom")));
   select.replaceChildren(...options);
   select.value = state.scenarioId;
 }
 
 // --- runs ------------------------------------------------------------------------------------------
 
-function newRun() {
+/** A fresh run of the current script; `autoRelease` opens its gates by themselves (autoplay, a shared step). */
+function newRun({ autoRelease = null } = {}) {
   state.run?.dispose();
-  state.selectedSeq = null;
+  state.selection = null;
+  state.inspect = null;
   state.checked = null;
-  state.run = new Run(state.api, cloneDef(state.def), { onUpdate: render, pace: SPEEDS[state.speed] });
+  const def = cloneDef(state.def);
+  const model = LIVE ? liveModel() : null;
+  state.run = new Run(state.api, def, { onUpdate: render, pace: SPEEDS[state.speed], model, autoRelease });
   render();
 }
 
 function chooseScenario(id) {
   const scenario = scenarioById(id) ?? SCENARIOS[0];
   state.scenarioId = scenario.id;
+  state.baseId = scenario.id;
   state.def = cloneDef(scenario.def);
   fillScenarioSelect();
   setEditorText(state.def);
@@ -94,33 +136,19 @@ const actions = {
 function leaveChecked() {
   if (state.checked) {
     state.checked = null;
+    state.selection = null;
     render();
   }
   return true;
 }
 
-// --- rendering -------------------------------------------------------------------------------------
-
-function statusText(run) {
-  if (state.checked) return t("status.checked");
-  switch (run.status) {
-    case "ready":
-      return t("status.ready");
-    case "done":
-      return t("status.done", { reason: run.reason, steps: run.steps });
-    case "failed":
-      return t("status.failed", { error: run.failure });
-    default: {
-      if (run.held && run.mode === "step") {
-        const rec = run.events[run.hold.seq - 1];
-        return t("status.held", { seq: rec.seq, type: rec.type });
-      }
-      const gated = run.execs.filter((x) => x.state === "gated");
-      if (gated.length) return t("status.waitingTools", { names: gated.map((x) => `${x.name}(${x.callId})`).join(", ") });
-      return run.mode === "run" ? t("status.running") : t("status.waiting");
-    }
-  }
+function select(token, { toggle = false } = {}) {
+  state.selection = toggle && state.selection === token ? null : token;
+  state.inspect = null;
+  render();
 }
+
+// --- what the page shows, derived from the run (or a pasted transcript) ---------------------------------
 
 function safely(fn) {
   try {
@@ -130,83 +158,250 @@ function safely(fn) {
   }
 }
 
-function render() {
-  const run = state.run;
-  if (!run) return;
-  const { api } = state;
-  const checked = state.checked;
-  const messages = checked ? checked.messages : run.transcript;
-  const keys = views.messageKeys(messages, checked ? messages.length : run.def.messages.length);
-  const records = checked ? [] : run.events;
-  const selected = records.find((r) => r.seq === state.selectedSeq);
-  const highlight = new Set(selected ? [views.eventKey(selected)].filter(Boolean) : []);
+/** The response (final assistant message) of request n of this run, once the loop has emitted it. */
+function responseOf(run, n) {
+  return run.events.find((r) => r.type === "assistant_message" && r.request === n)?.event.message;
+}
 
-  // Controls
+function explainEvent(run, rec) {
+  const context = { response: responseOf(run, rec.request), requestOf: (n) => run.requestOf(n) };
+  const why = whyOf(rec, context);
+  return tFirst(why.keys, why.vars);
+}
+
+/** Everything the views need, computed once per render. */
+function derive() {
+  const { api, run, checked } = state;
+  const messages = checked ? checked.messages : run.transcript;
+  const events = checked ? [] : run.events;
+  const keys = views.messageKeys(messages, checked ? messages.length : run.def.messages.length);
+  const live = !checked && run.status === "active";
+  const validation = safely(() => api.validateTranscript(messages));
+  const problems = validation.problems ?? [];
+  const rows = views.pairRows(messages, problems);
+  // Mid-run, the current response's calls are waiting for the loop, not missing: the loop answers every call
+  // before its next request or the end of the run.
+  const lastAssistant = messages.findLastIndex((m) => m?.role === "assistant");
+  const inProgress = new Set(live ? problems.filter((p) => p.kind === "missing_result" && p.index === lastAssistant).map((p) => `${p.index}:${p.toolCallId}`) : []);
+  const trace = messages.length === 0 ? null : safely(() => buildTrace(messages, keys, events));
+  const inProgressIds = new Set();
+  for (const { record, msgIndex } of trace?.records ?? [])
+    for (const id of String(record.toolCallId ?? "").split(",")) if (inProgress.has(`${msgIndex}:${id}`)) inProgressIds.add(`${record.seq}:${id}`);
+  const links = buildLinks({ messages, keys, events, rows, trace: trace?.error ? null : trace });
+  const heldSeq = !checked && run.held ? run.hold.seq : null;
+  const selection = state.selection ?? (heldSeq ? `e:${heldSeq}` : null);
+  const selectedSeq = selection?.startsWith("e:") ? Number(selection.slice(2)) : null;
+  // The step explained: the selected event; for a selected message, call or record, the last event that made it.
+  const related = selection && selectedSeq === null ? [...links.related(selection)].filter((x) => x.startsWith("e:")).map((x) => Number(x.slice(2))) : [];
+  const currentSeq = selectedSeq ?? (related.length ? Math.max(...related) : heldSeq);
+  const current = events.find((r) => r.seq === currentSeq) ?? events.at(-1);
+  return { messages, events, keys, live, validation, problems, rows, inProgress, trace, inProgressIds, links, heldSeq, selection, selectedSeq, current };
+}
+
+function buildTrace(messages, keys, events) {
+  const { api } = state;
+  const ordered = orderTrace(api.prologueTrace(messages), keys, events);
+  const records = ordered.records.map((r) => r.record);
+  return { ...ordered, formatted: api.formatTrace(records), validation: api.validateTrace(records) };
+}
+
+// --- rendering -------------------------------------------------------------------------------------
+
+function statusText(run) {
+  if (state.checked) return t("status.checked");
+  const names = (list) => list.join(", ");
+  switch (run.status) {
+    case "ready":
+      return t("status.ready");
+    case "done": {
+      if (run.aborted?.by === "hand") {
+        const after = run.execs.slice(run.aborted.execs).map((x) => `${x.name}(${x.callId})`);
+        const tools = [
+          run.aborted.running.length ? t("status.abort.ranOn", { names: names(run.aborted.running) }) : null,
+          after.length ? t("status.abort.ranAfter", { names: names(after) }) : null,
+        ].filter(Boolean);
+        if (!tools.length) tools.push(t("status.abort.noTools"));
+        return t("status.doneAborted", { reason: run.reason, steps: run.steps, seq: run.aborted.seq, tools: tools.join(" ") });
+      }
+      return t("status.done", { reason: run.reason, steps: run.steps });
+    }
+    case "failed":
+      return t("status.failed", { error: run.failure });
+    default: {
+      if (run.aborted?.by === "hand" && run.pendingTools.length)
+        return t("status.abortWaiting", { seq: run.aborted.seq, names: names(run.pendingTools.map((x) => `${x.name}(${x.callId})`)) });
+      if (run.held && run.mode === "step") {
+        const rec = run.events[run.hold.seq - 1];
+        const wait = waitOf(rec, { response: responseOf(run, rec.request) });
+        return t("status.held", { seq: rec.seq, label: views.eventLabel(rec), wait: tFirst(wait.keys, wait.vars) });
+      }
+      const gated = run.execs.filter((x) => x.state === "gated");
+      if (gated.length) return t("status.waitingTools", { names: names(gated.map((x) => `${x.name}(${x.callId})`)) });
+      return run.mode === "run" ? t("status.running") : t("status.waiting");
+    }
+  }
+}
+
+function renderControls(run) {
+  const { checked } = state;
   const active = run.status === "active";
   $("run").disabled = !checked && !(run.status === "ready" || (active && (run.mode === "step" || run.held)));
   $("step").disabled = !checked && !(run.status === "ready" || active);
   $("pause").disabled = checked || !(active && run.mode === "run");
   $("reset").disabled = false;
   $("abort").disabled = checked || !active || run.controller.signal.aborted;
+}
 
-  // Scenario description and counters
-  const scenario = scenarioById(state.scenarioId);
-  $("about").textContent = checked ? t("status.checked") : scenario ? scenario.about[getLang()] : t("scenario.custom");
-  $("expected").textContent = scenario && !checked ? t("expected.line", scenario.expect) : "–";
+function renderCounters(run) {
+  const { checked } = state;
+  // A live model's run is not the course's scripted one: nothing to compare it with.
+  const scenario = LIVE ? null : scenarioById(state.scenarioId);
+  const byHand = run.aborted?.by === "hand";
+  $("about").textContent = checked ? t("status.checked") : LIVE ? t("live.about") : scenario ? scenario.about[getLang()] : t("scenario.custom");
+  $("expected").textContent = checked || !scenario ? "–" : byHand ? t("expected.abortedByHand", { seq: run.aborted.seq }) : t("expected.line", scenario.expect);
+  $("expected").dataset.state = byHand && !checked ? "aborted-by-hand" : "";
   $("requests").textContent = String(run.requests);
   $("executions").textContent = String(run.executions);
   $("steps").textContent = run.steps ?? "–";
   $("reason").textContent = run.reason ?? "–";
   for (const id of ["requests", "executions", "steps", "reason"]) {
     const node = $(id);
-    if (scenario && run.status === "done" && !checked) node.dataset.match = String(String(scenario.expect[id]) === node.textContent);
+    // A run aborted by hand is not the course's run: its counts are not compared.
+    if (scenario && run.status === "done" && !checked && !byHand) node.dataset.match = String(String(scenario.expect[id]) === node.textContent);
     else delete node.dataset.match;
   }
-  $("status").textContent = statusText(run);
   const notes = [];
   if (!checked && run.result?.error) notes.push(t("result.error", { error: run.result.error }));
   if (!checked && run.result?.observerError) notes.push(t("result.observerError", { error: run.result.observerError }));
   if (!checked && run.mismatch) notes.push(t("result.mismatch"));
   $("result-note").textContent = notes.join(" · ");
+}
 
-  // The three views
-  views.renderTimeline($("timeline"), records, {
-    heldSeq: run.held ? run.hold.seq : null,
-    selectedSeq: state.selectedSeq,
-    onSelect: (seq) => {
-      state.selectedSeq = state.selectedSeq === seq ? null : seq;
-      render();
+/** The rows of the decision table that fired for this run's responses (or a pasted transcript's), by request. */
+function firedRows(run, d) {
+  const fired = new Map();
+  const responses = state.checked
+    ? d.messages.filter((m) => m?.role === "assistant").map((message, i) => ({ message, n: i + 1 }))
+    : run.events.filter((r) => r.type === "assistant_message").map((r) => ({ message: r.event.message, n: r.request }));
+  for (const { message, n } of responses) {
+    const row = decisionRow(message)?.id;
+    if (row) fired.set(row, [...(fired.get(row) ?? []), n]);
+  }
+  return fired;
+}
+
+function render() {
+  const run = state.run;
+  if (!run) return;
+  renderViews(run);
+  syncUrl();
+  if (embed.on) reportHeight(state.scenarioId);
+}
+
+/** The address of what is on screen: scenario, language, how far the run went, a custom script in the hash. */
+function syncUrl() {
+  const run = state.run;
+  const step = !run || state.checked ? null : run.status === "done" || run.status === "failed" ? "end" : run.held && run.mode === "step" ? run.hold.seq : null;
+  const url = stateUrl(location.href, {
+    scenario: state.scenarioId === "custom" ? null : state.scenarioId,
+    lang: getLang(),
+    step,
+    release: run?.released.length ? run.released : null,
+    hash: state.scenarioId === "custom" ? state.customHash : null,
+  });
+  if (url !== location.href) history.replaceState(null, "", url);
+}
+
+function renderViews(run) {
+  const { checked } = state;
+  // Views are rebuilt on every event: keep keyboard focus on the same item (or move it where the arrows asked).
+  const forced = state.focusNext;
+  state.focusNext = null;
+  const focusKey = forced ?? (document.activeElement instanceof HTMLElement ? document.activeElement.dataset.focusKey : undefined);
+  const d = derive();
+  const highlight = d.selection ? d.links.related(d.selection) : new Set();
+
+  renderControls(run);
+  renderCounters(run);
+  const status = statusText(run);
+  if ($("status").textContent !== status) $("status").textContent = status;
+  $("status").dataset.run = checked ? "checked" : run.status;
+  $("why").textContent = checked ? t("why.checked") : d.current ? explainEvent(run, d.current) : t("why.ready");
+
+  const onSelect = (token) => select(token, { toggle: true });
+  views.renderTimeline($("timeline"), d.events, {
+    heldSeq: d.heldSeq,
+    selectedSeq: d.selectedSeq,
+    activeSeq: d.selectedSeq ?? d.heldSeq ?? d.events.at(-1)?.seq,
+    highlight,
+    aborted: checked ? null : run.aborted,
+    onSelect: (seq, { toggle = false, focus = false } = {}) => {
+      if (focus) state.focusNext = `e:${seq}`;
+      select(`e:${seq}`, { toggle });
     },
   });
-  views.renderTranscript($("transcript"), messages, keys, { highlight });
-  const validation = safely(() => api.validateTranscript(messages));
-  views.renderPairing($("pairing"), messages, keys, {
-    execs: checked ? [] : run.execs,
-    active: !checked && (active || run.status === "ready"),
-    problems: validation.problems ?? [],
-    highlight,
-  });
-  views.renderFindings($("findings"), validation, { live: !checked && active });
+  views.renderTranscript($("transcript"), d.messages, d.keys, { highlight, selected: d.selection, problems: d.problems, onSelect });
+  views.renderPairing($("pairing"), d.rows, { execs: checked ? [] : run.execs, live: d.live, inProgress: d.inProgress, highlight, selected: d.selection, onSelect });
+  views.renderFindings($("findings"), d.validation, { inProgress: d.inProgress });
   views.renderTools($("tools"), checked ? [] : run.execs, (exec) => run.release(exec));
   $("toolbar").hidden = checked || run.execs.length === 0;
 
-  // Chapter 00: the milestone trace of whatever transcript is on screen
-  const trace =
-    messages.length === 0
-      ? null
-      : safely(() => {
-          const records = api.prologueTrace(messages);
-          return { records, formatted: api.formatTrace(records), validation: api.validateTrace(records) };
-        });
-  views.renderTrace($("trace"), trace);
+  const sent = checked ? [] : run.sent;
+  const open = state.inspect ?? (d.current?.request || sent.length);
+  renderInspector($("inspector"), sent, open, {
+    onPick: (n) => {
+      state.inspect = n;
+      render();
+    },
+  });
+  const currentResponse = d.current ? responseOf(run, d.current.request) : undefined;
+  renderDecisionTable($("decision"), firedRows(run, d), currentResponse ? decisionRow(currentResponse)?.id : null);
+  views.renderTrace($("trace"), d.trace, { highlight, selected: d.selection, inProgressIds: d.inProgressIds, problems: d.problems, onSelect });
+
+  const lost = !document.activeElement || document.activeElement === document.body;
+  if (focusKey && (forced || lost)) document.querySelector(`[data-focus-key="${CSS.escape(focusKey)}"]`)?.focus({ preventScroll: true });
 }
 
 // --- script editor ---------------------------------------------------------------------------------
 
 function setEditorText(def) {
   $("editor").value = JSON.stringify(def, null, 2);
-  $("editor-error").textContent = "";
-  delete $("editor-error").dataset.state;
+  showEditorMessage(null);
+}
+
+/** The editor's message: null, a line of text (ok), or errors [{text, line}], each a button to its line. */
+function showEditorMessage(message, kind = "ok") {
+  const out = $("editor-error");
+  if (message === null) {
+    out.replaceChildren();
+    delete out.dataset.state;
+    return;
+  }
+  out.dataset.state = kind;
+  if (typeof message === "string") {
+    out.replaceChildren(views.h("p", {}, message));
+    return;
+  }
+  out.replaceChildren(
+    views.h(
+      "ul",
+      {},
+      ...message.map((e) =>
+        views.h("li", { "data-line": e.line }, e.text, " ", views.h("button", { type: "button", class: "link", onclick: () => gotoLine(e.line) }, t("editor.goto", { line: e.line }))),
+      ),
+    ),
+  );
+}
+
+/** Put the caret on a line of the editor and select it. */
+function gotoLine(line) {
+  const editor = $("editor");
+  const lines = editor.value.split("\n");
+  const start = lines.slice(0, line - 1).reduce((n, l) => n + l.length + 1, 0);
+  editor.focus();
+  editor.setSelectionRange(start, start + (lines[line - 1] ?? "").length);
+  // Bring the line into view: the textarea scrolls by lines of equal height.
+  editor.scrollTop = Math.max(0, ((line - 3) / Math.max(1, lines.length)) * editor.scrollHeight);
 }
 
 function lineCol(source, position) {
@@ -214,35 +409,59 @@ function lineCol(source, position) {
   return { line: before.length, col: before[before.length - 1].length + 1 };
 }
 
-/** Parse and check the editor; shows the first problem under it. Returns the definition or null. */
+/** Parse and check the editor; shows each problem with its line. Returns the definition or null. */
 function readEditor() {
   const source = $("editor").value;
-  const out = $("editor-error");
   let def;
   try {
     def = JSON.parse(source);
   } catch (err) {
     const at = jsonErrorIndex(source);
-    out.textContent = at !== null ? t("editor.parseError", { ...lineCol(source, at), error: err.message }) : t("editor.parseErrorNoPos", { error: err.message });
-    out.dataset.state = "error";
+    if (at === null) showEditorMessage(t("editor.parseErrorNoPos", { error: err.message }), "error");
+    else {
+      const where = lineCol(source, at);
+      showEditorMessage([{ line: where.line, text: t("editor.parseError", { ...where, error: err.message }) }], "error");
+    }
     return null;
   }
   const errors = validateDefinition(def);
   if (errors.length) {
-    out.textContent = errors.map((e) => t("editor.schemaError", e)).join("\n");
-    out.dataset.state = "error";
+    const located = errors.map((e) => {
+      const line = lineOfPath(source, e.path);
+      return { line, text: t("editor.schemaError", { line, path: e.path, error: t(`def.${e.code}`, e.vars) }) };
+    });
+    showEditorMessage(located, "error");
     return null;
   }
-  out.textContent = t("editor.ok");
-  out.dataset.state = "ok";
+  showEditorMessage(t("editor.ok"));
   return { executor: "registry", maxSteps: 32, abort: "none", ...def };
 }
 
-function useCustom(def) {
+/** Make an edited or imported definition the page's script, and keep it for the next visit and in the URL. */
+function useCustom(def, { hash = null } = {}) {
   state.scenarioId = "custom";
   state.def = def;
+  state.custom = def;
+  state.customHash = hash;
+  save(CUSTOM_KEY, { def, base: state.baseId });
   fillScenarioSelect();
   newRun();
+  if (!hash) shareCustom(def);
+}
+
+/** Put the custom script into the address (#script=…), once packed. */
+function shareCustom(def) {
+  encodeScript({ def, base: state.baseId }).then((encoded) => {
+    if (state.custom !== def) return; // another script took its place meanwhile
+    state.customHash = `#script=${encoded}`;
+    syncUrl();
+  });
+}
+
+function revertEditor() {
+  const scenario = scenarioById(state.baseId) ?? SCENARIOS[0];
+  setEditorText(scenario.def);
+  showEditorMessage(t("editor.reverted", { title: scenarioTitle(scenario) }));
 }
 
 // --- pasted transcripts, import and export ------------------------------------------------------
@@ -257,6 +476,20 @@ function readPasted() {
     out.textContent = err.notArray ? t("check.notArray") : t("check.parseError", { line: err.line ?? 1, error: err.message });
     return null;
   }
+}
+
+/**
+ * Continue from a transcript: it becomes the input of the next run, and the script goes on after the responses
+ * it already holds (it is not replayed from its start on top of them). A transcript that ends with unanswered
+ * calls is passed as it is: answering them first is the loop's job (SPEC §8), not the page's.
+ */
+function continueFrom(messages) {
+  const a = responsesIn(messages);
+  const base = cloneDef(scenarioById(state.baseId)?.def ?? state.def);
+  const def = { ...base, messages, script: base.script.slice(a) };
+  setEditorText(def);
+  useCustom(def);
+  $("check-error").textContent = t("check.imported", { n: messages.length, a, next: a + 1 });
 }
 
 function download(name, text, type) {
@@ -279,6 +512,10 @@ function wire() {
   $("lang-toggle").addEventListener("click", switchLang);
   $("scenario-select").addEventListener("change", (ev) => {
     if (ev.target.value !== "custom") chooseScenario(ev.target.value);
+    else if (state.custom) {
+      setEditorText(state.custom);
+      useCustom(state.custom);
+    }
   });
   for (const name of Object.keys(actions)) $(name).addEventListener("click", actions[name]);
   $("speed").value = state.speed;
@@ -292,24 +529,21 @@ function wire() {
     const def = readEditor();
     if (!def) return;
     useCustom(def);
+    showEditorMessage(t("editor.saved"));
     state.run.run();
   });
-  $("editor-revert").addEventListener("click", () => setEditorText(state.def));
+  $("editor-revert").addEventListener("click", revertEditor);
 
   $("check-button").addEventListener("click", () => {
     const messages = readPasted();
     if (!messages) return;
     state.checked = { messages };
-    state.selectedSeq = null;
+    state.selection = null;
     render();
   });
   $("import-button").addEventListener("click", () => {
     const messages = readPasted();
-    if (!messages) return;
-    const def = { ...cloneDef(state.def), messages };
-    setEditorText(def);
-    useCustom(def);
-    $("check-error").textContent = t("check.imported", { n: messages.length });
+    if (messages) continueFrom(messages);
   });
   $("export-transcript").addEventListener("click", () => {
     const text = currentMessages().map((m) => JSON.stringify(m)).join("\n");
@@ -334,11 +568,78 @@ function wire() {
   });
 }
 
+function showError(text, kind) {
+  const banner = $("banner");
+  banner.hidden = false;
+  banner.textContent = text;
+  banner.dataset.state = "error";
+  banner.dataset.error = kind;
+}
+
+/**
+ * The script to start with: a script in the URL's hash, else the URL's scenario, else the script edited on an
+ * earlier visit, else the README one. Returns false (and says why) when the URL names something that is not there.
+ */
+async function startScript() {
+  const hash = new URLSearchParams(location.hash.slice(1)).get("script");
+  if (hash !== null) {
+    const shared = await decodeScript(hash).catch(() => null);
+    if (!shared || validateDefinition(shared.def).length) {
+      showError(t("url.badScript"), "bad-script");
+      return false;
+    }
+    if (scenarioById(shared.base)) state.baseId = shared.base;
+    setEditorText(shared.def);
+    useCustom(shared.def, { hash: location.hash });
+    return true;
+  }
+  const wanted = params.get("scenario");
+  if (wanted !== null && !scenarioById(wanted)) {
+    showError(t("url.unknownScenario", { id: wanted, list: SCENARIOS.map((s) => s.id).join(", ") }), "unknown-scenario");
+    return false;
+  }
+  const saved = load(CUSTOM_KEY);
+  const valid = saved && typeof saved === "object" && validateDefinition(saved.def).length === 0;
+  if (valid) {
+    state.custom = saved.def;
+    if (scenarioById(saved.base)) state.baseId = saved.base;
+  }
+  if (wanted || !valid || embed.on) return chooseScenario(wanted ?? "readme"), true;
+  state.scenarioId = "custom";
+  state.def = cloneDef(saved.def);
+  fillScenarioSelect();
+  setEditorText(state.def);
+  newRun();
+  shareCustom(state.custom);
+  return true;
+}
+
+/** Where the URL says the run was: `step=<n>` holds after event n, `step=end` runs it out; gates open in the order
+ * the URL's `release` (or the script's own `release`) gives. `autoplay=1` runs it at the chosen speed. */
+function resumeFromUrl() {
+  const step = params.get("step");
+  const order = params.get("release")?.split(",").filter(Boolean) ?? state.def.release ?? null;
+  if (step === "end") {
+    newRun({ autoRelease: order });
+    state.run.setPace(0);
+    state.run.run();
+  } else if (/^[1-9]\d*$/.test(step ?? "")) {
+    newRun({ autoRelease: order });
+    state.run.stepTo(Number(step));
+  } else if (embed.autoplay) {
+    newRun({ autoRelease: order });
+    state.run.run();
+  }
+}
+
 async function main() {
   setLang(initialLang());
-  applyI18n();
+  applyLang();
+  const embedError = applyEmbed(embed);
   fillScenarioSelect();
   wire();
+  wireLoopCheck();
+  await wireLive({ onSaved: () => state.api && newRun() });
   const banner = $("banner");
   banner.textContent = t("loading");
   try {
@@ -351,8 +652,13 @@ async function main() {
     return;
   }
   banner.hidden = true;
+  if (embedError) {
+    showError(t(embedError.key, embedError.vars), "bad-panels");
+    return;
+  }
+  if (!(await startScript())) return;
   document.body.dataset.ready = "true";
-  chooseScenario(params.get("scenario") ?? "readme");
+  resumeFromUrl();
 }
 
 main();

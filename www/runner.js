@@ -2,7 +2,8 @@
 //
 // Stepping works by returning a pending promise from onEvent: the loop awaits it (SPEC §4), so the run is
 // really paused right after the event it just emitted, and Step resolves that promise. Tools are JS
-// callbacks whose completion the learner can drive by hand (a "gate" resolved by a button).
+// callbacks whose completion the learner can drive by hand (a "gate" resolved by a button). The model is
+// wrapped so that every request it receives is recorded as sent, whatever the model (not only ScriptedModel).
 
 const clone = (v) => structuredClone(v);
 
@@ -12,7 +13,7 @@ function toContent(value) {
 }
 
 /** JSON with object keys sorted, so two equal messages compare equal whatever their key order. */
-function canonical(value) {
+export function canonical(value) {
   return JSON.stringify(value, (key, v) =>
     v && typeof v === "object" && !Array.isArray(v) ? Object.fromEntries(Object.keys(v).sort().map((k) => [k, v[k]])) : v,
   );
@@ -30,16 +31,23 @@ export class Run {
   /**
    * @param api   the tiny-pi module (runAgentLoop, ScriptedModel, ToolRegistry, ...)
    * @param def   a scenario definition (see scenarios.js)
-   * @param hooks {onUpdate(): void, pace: ms between events in run mode (0 = no hold)}
+   * @param hooks {onUpdate(): void, pace: ms between events in run mode (0 = no hold),
+   *   model: a model to use instead of replaying def.script (the live model),
+   *   autoRelease: call ids whose gates open by themselves, in this order, once all of them are waiting}
    */
-  constructor(api, def, { onUpdate = () => {}, pace = 0 } = {}) {
+  constructor(api, def, { onUpdate = () => {}, pace = 0, model = null, autoRelease = null } = {}) {
     this.api = api;
     this.def = def;
     this.onUpdate = onUpdate;
     this.pace = pace;
+    this.liveModel = model;
+    this.autoRelease = autoRelease;
+    this.released = []; // call ids in the order their gates were opened (by hand or by autoRelease)
+    this.target = null; // stepTo(n): run without holding until event n, then hold there
     this.status = "ready"; // ready | active | done | failed
     this.mode = "step"; // step: hold every event; run: hold `pace` ms then go on
-    this.events = []; // {seq, type, event, request, callId}
+    this.events = []; // {seq, type, event, request, callId, batchDone?}
+    this.sent = []; // each request the model received, as it received it (copies)
     this.transcript = clone(def.messages);
     this.requests = 0;
     this.executions = 0;
@@ -51,6 +59,8 @@ export class Run {
     this.execs = []; // one per executor call: {callId, name, state, release}
     this.batch = null; // the tool batch in flight: {order: [callId], results: [ToolResultMessage]}
     this.hold = null; // {seq, resolve} while the loop awaits our onEvent promise
+    // When the signal was aborted: after which event, by whom, the tools running then, how many had been called.
+    this.aborted = null; // {seq, by: "hand" | "scenario", running: ["name(id)"], execs}
     this.timer = null;
     this.controller = new AbortController();
     this.disposed = false;
@@ -58,6 +68,11 @@ export class Run {
 
   get held() {
     return this.hold !== null;
+  }
+
+  /** The request number n (from 1) as the model received it. */
+  requestOf(n) {
+    return this.sent[n - 1];
   }
 
   /** Executions still waiting for their gate or running. */
@@ -73,7 +88,7 @@ export class Run {
     let model;
     let tools;
     try {
-      model = new api.ScriptedModel(clone(def.script));
+      model = this.liveModel ?? new api.ScriptedModel(clone(def.script));
       tools = new api.ToolRegistry();
       for (const [name, b] of Object.entries(def.tools)) {
         const tool = { name, execute: (args, ctx) => this.behave(name, ctx.callId, ctx) };
@@ -82,15 +97,21 @@ export class Run {
         tools.register(tool);
       }
     } catch (err) {
-      model?.free();
+      if (model !== this.liveModel) model?.free();
       tools?.free();
       this.fail(err);
       return;
     }
-    this.model = model;
+    // The loop calls `stream` with the model as `this`; the wrapper passes the call on unchanged.
+    const recorded = {
+      stream: (request, streamOptions) => {
+        this.sent.push(clone(request));
+        return model.stream(request, streamOptions);
+      },
+    };
     const options = {
       context: { messages: clone(def.messages) },
-      model,
+      model: recorded,
       tools,
       signal: this.controller.signal,
       onEvent: (e) => this.onLoopEvent(e),
@@ -102,10 +123,10 @@ export class Run {
       options.executeToolCall = async (call, ctx) => {
         if (!Object.hasOwn(def.tools, call.name)) throw new Error(`unknown tool: ${call.name}`);
         const out = await this.behave(call.name, call.id, ctx);
-        return { role: "toolResult", toolCallId: call.id, toolName: call.name, content: out.content, isError: out.isError, timestamp: Date.now() };
+        return { role: "toolResult", toolCallId: call.id, toolName: call.name, content: out.content, ...(out.details !== undefined ? { details: out.details } : {}), isError: out.isError, timestamp: Date.now() };
       };
     }
-    if (def.abort === "before-start") this.controller.abort();
+    if (def.abort === "before-start") this.abortNow("scenario");
 
     let promise;
     try {
@@ -119,7 +140,7 @@ export class Run {
         (err) => this.fail(err),
       )
       .finally(() => {
-        model.free();
+        if (model !== this.liveModel) model.free();
         tools.free();
       });
     this.onUpdate();
@@ -139,6 +160,12 @@ export class Run {
     this.releaseHold();
   }
 
+  /** Run without holding until event n has been emitted, then hold right after it (a shared link's step). */
+  stepTo(n) {
+    this.target = n;
+    this.step();
+  }
+
   pause() {
     if (this.status !== "active") return;
     this.mode = "step";
@@ -150,8 +177,16 @@ export class Run {
 
   abort() {
     if (this.status !== "active" || this.controller.signal.aborted) return;
-    this.controller.abort();
+    this.abortNow("hand");
     this.onUpdate();
+  }
+
+  /** Abort the signal and remember where: after which event, by whom, and which tools were running then. */
+  abortNow(by) {
+    if (this.controller.signal.aborted) return;
+    const running = this.pendingTools.map((x) => `${x.name}(${x.callId})`);
+    this.aborted = { seq: this.events.length, by, running, execs: this.execs.length };
+    this.controller.abort();
   }
 
   setPace(ms) {
@@ -159,7 +194,24 @@ export class Run {
   }
 
   release(exec) {
-    if (exec.release) exec.release();
+    if (!exec.release) return;
+    this.released.push(exec.callId);
+    exec.release();
+  }
+
+  /** Open the gates of autoRelease, in its order, once every one of them is waiting; one macrotask apart, so each
+   * tool_end is emitted before the next call finishes. */
+  async releaseInOrder() {
+    const order = this.autoRelease ?? [];
+    if (this.releasing || order.length === 0) return;
+    const waiting = (id) => this.execs.find((x) => x.callId === id && x.state === "gated");
+    if (!order.every(waiting)) return;
+    this.releasing = true;
+    for (const id of order) {
+      const exec = waiting(id);
+      if (exec) this.release(exec);
+      await new Promise((resolve) => setTimeout(resolve, 0));
+    }
   }
 
   /** Let an abandoned run drain: every hold and gate resolves, the signal aborts, later events are ignored. */
@@ -186,6 +238,14 @@ export class Run {
   onLoopEvent(e) {
     if (this.disposed) return undefined;
     this.record(e);
+    if (this.target !== null) {
+      if (this.events.length < this.target) {
+        this.onUpdate();
+        return undefined;
+      }
+      this.target = null;
+      this.mode = "step";
+    }
     if (this.mode === "run" && this.pace === 0) {
       this.onUpdate();
       return undefined;
@@ -204,8 +264,8 @@ export class Run {
       this.requests += 1;
       rec.request = this.requests;
       // What the loop actually sent with this request is the authoritative transcript so far.
-      const sent = this.model.requests[this.requests - 1];
-      if (sent) this.transcript = sent.messages;
+      const sent = this.sent[this.requests - 1];
+      if (sent) this.transcript = clone(sent.messages);
     }
     this.events.push(rec);
     switch (e.type) {
@@ -222,6 +282,7 @@ export class Run {
           this.batch.results.push(e.result);
           if (this.batch.results.length === this.batch.order.length) {
             for (const id of this.batch.order) this.transcript.push(this.batch.results.find((r) => r.toolCallId === id));
+            rec.batchDone = this.batch.order;
             this.batch = null;
           }
         }
@@ -242,15 +303,17 @@ export class Run {
     const exec = { callId, name, state: "running", release: null };
     this.execs.push(exec);
     this.executions += 1;
-    if (this.def.abort === "during-tool") this.controller.abort();
+    if (this.def.abort === "during-tool") this.abortNow("scenario");
     this.onUpdate();
     if (b.delay > 0) await new Promise((resolve) => setTimeout(resolve, b.delay));
     if (b.gate && !this.disposed) {
       exec.state = "gated";
-      this.onUpdate();
-      await new Promise((resolve) => {
+      const opened = new Promise((resolve) => {
         exec.release = resolve;
       });
+      this.onUpdate();
+      this.releaseInOrder();
+      await opened;
       exec.release = null;
     }
     if (b.progress !== undefined) ctx.reportProgress(toContent(b.progress));
@@ -261,7 +324,7 @@ export class Run {
     }
     exec.state = "finished";
     this.onUpdate();
-    return { content: toContent(b.answer ?? ""), isError: b.isError === true };
+    return { content: toContent(b.answer ?? ""), isError: b.isError === true, ...(b.details !== undefined ? { details: clone(b.details) } : {}) };
   }
 
   finish(result) {
@@ -272,7 +335,7 @@ export class Run {
     this.transcript = result.messages;
     this.reason = result.reason;
     this.steps = result.steps;
-    this.requests = this.model.requests.length;
+    this.requests = this.sent.length;
     this.status = "done";
     this.onUpdate();
   }

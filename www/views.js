@@ -1,7 +1,11 @@
-// Rendering of the three synchronized views, the tools panel and the trace. Everything that comes from a
-// model, a tool or a pasted transcript is inserted as text (textContent / text nodes), never as HTML.
+// Rendering of the synchronized views: timeline, transcript, pairing, findings, tools and trace. Everything that
+// comes from a model, a tool or a pasted transcript is inserted as text (textContent / text nodes), never as HTML.
+//
+// Every item that belongs to something another view also shows carries a link token in `data-link`
+// (see links.js); the items whose token is in the `highlight` set are marked, and a click selects the token.
 
 import { t } from "./i18n.js";
+import { toolCalls } from "./explain.js";
 
 /** Create an element: props are attributes (data-*, class, ...), children are nodes or strings (as text). */
 export function h(tag, props = {}, ...children) {
@@ -19,13 +23,53 @@ export function h(tag, props = {}, ...children) {
 }
 
 const short = (s, n = 90) => (s.length > n ? `${s.slice(0, n - 1)}…` : s);
-const json = (v) => {
+export const json = (v) => {
   try {
     return JSON.stringify(v);
   } catch {
     return String(v);
   }
 };
+
+/** Scroll a list so that an item is in view, without scrolling the page (a phone reader keeps their place). */
+function scrollWithin(container, item) {
+  if (!item || container.scrollHeight <= container.clientHeight) return;
+  const top = item.offsetTop - container.offsetTop;
+  if (top < container.scrollTop) container.scrollTop = top;
+  else if (top + item.offsetHeight > container.scrollTop + container.clientHeight) container.scrollTop = top + item.offsetHeight - container.clientHeight;
+}
+
+/** A click on the item selects its token, unless it lands on a child that selects its own (`data-select`). */
+function selectable(node, token, onSelect) {
+  node.addEventListener("click", (ev) => {
+    if (ev.target instanceof Element && ev.target.closest("[data-select]")) return;
+    onSelect(token);
+  });
+  return node;
+}
+
+const linkClass = (highlight, token) => (highlight.has(token) ? " highlight" : "");
+
+/** Who a message or event belongs to, as the chapter-00 trace says: a skipped result is the loop's. */
+export function ownerOfMessage(m) {
+  if (m?.role === "user") return "user";
+  if (m?.role === "assistant") return "model";
+  if (m?.role === "toolResult") return m.details?.skipped ? "loop" : "tool";
+  return "other";
+}
+
+function ownerOfEvent(rec) {
+  switch (rec.type) {
+    case "model_event":
+    case "assistant_message":
+      return "model";
+    case "tool_end":
+    case "tool_progress":
+      return "tool";
+    default:
+      return "loop";
+  }
+}
 
 // --- keys linking events to the messages they produced ----------------------------------------
 
@@ -66,7 +110,7 @@ function eventDetail(rec) {
       return "";
     }
     case "assistant_message": {
-      const calls = (e.message?.content ?? []).filter((b) => b?.type === "toolCall").map((b) => `${b.name}(${b.id})`);
+      const calls = toolCalls(e.message).map((b) => `${b.name}(${b.id})`);
       return `stopReason=${e.message?.stopReason}${calls.length ? ` ${calls.join(", ")}` : ""}`;
     }
     case "tool_start":
@@ -84,28 +128,46 @@ function eventDetail(rec) {
   }
 }
 
-/** One child per event, with data-type; model events carry their request number and the first one is labelled. */
-export function renderTimeline(list, records, { heldSeq, selectedSeq, onSelect }) {
-  const items = records.map((rec) => {
+/** The name of an event as the status line gives it: `model_event › done (toolUse)`. */
+export function eventLabel(rec) {
+  if (rec.type !== "model_event") return rec.type;
+  const m = rec.event.event ?? {};
+  return `model_event › ${m.type}${m.reason ? ` (${m.reason})` : ""}`;
+}
+
+/**
+ * One child per event (role option, data-type); model events carry their request number and the first one of a
+ * request is labelled. One tab stop (`active`); the arrows, Home and End move it and select as they go.
+ */
+export function renderTimeline(list, records, { heldSeq, selectedSeq, activeSeq, highlight, aborted, onSelect }) {
+  const items = records.map((rec, i) => {
     const isModel = rec.type === "model_event";
     const sub = isModel ? rec.event.event?.type : null;
+    const token = `e:${rec.seq}`;
     const classes = [
       "event",
+      `owner-${ownerOfEvent(rec)}`,
       isModel || rec.type === "assistant_message" ? "in-request" : "",
-      rec.type.startsWith("tool_") ? "tool-event" : "",
       rec.seq === heldSeq ? "held" : "",
       rec.seq === selectedSeq ? "selected" : "",
     ].filter(Boolean);
+    const abortHere = aborted && (aborted.seq === rec.seq || (aborted.seq === 0 && i === 0));
     const item = h(
       "li",
       {
-        class: classes.join(" "),
+        class: classes.join(" ") + linkClass(highlight, token),
+        role: "option",
+        "aria-selected": String(rec.seq === selectedSeq),
         "data-type": rec.type,
         "data-event": sub ?? undefined,
         "data-request": rec.request || undefined,
         "data-call-id": rec.callId,
         "data-seq": rec.seq,
-        tabindex: "0",
+        "data-link": token,
+        "data-focus-key": token,
+        "data-owner": ownerOfEvent(rec),
+        "data-aborted": abortHere ? aborted.by : undefined,
+        tabindex: rec.seq === activeSeq ? "0" : "-1",
         "aria-current": rec.seq === heldSeq ? "step" : undefined,
       },
       isModel && sub === "start" ? h("span", { class: "request-label" }, t("timeline.request", { n: rec.request })) : null,
@@ -113,17 +175,28 @@ export function renderTimeline(list, records, { heldSeq, selectedSeq, onSelect }
       h("span", { class: "kind" }, rec.type),
       sub ? h("span", { class: "sub" }, sub) : null,
       h("span", { class: "detail" }, eventDetail(rec)),
+      abortHere
+        ? h("span", { class: "abort-mark" }, t(aborted.seq === 0 ? "timeline.abortedBefore" : aborted.by === "hand" ? "timeline.abortedHand" : "timeline.abortedScenario"))
+        : null,
     );
-    const select = () => onSelect(rec.seq);
-    item.addEventListener("click", select);
+    item.addEventListener("click", () => onSelect(rec.seq, { toggle: true }));
     item.addEventListener("keydown", (ev) => {
-      if (ev.key === "Enter") select();
+      const moves = { ArrowDown: i + 1, ArrowRight: i + 1, ArrowUp: i - 1, ArrowLeft: i - 1, Home: 0, End: records.length - 1 };
+      if (ev.key === "Enter") onSelect(rec.seq, { toggle: true });
+      else if (ev.key in moves) {
+        ev.preventDefault();
+        const next = records[Math.max(0, Math.min(records.length - 1, moves[ev.key]))];
+        onSelect(next.seq, { focus: true });
+      }
     });
     return item;
   });
   list.dataset.empty = t("timeline.empty");
+  // A listbox must own options: the role comes with the first event.
+  if (items.length) list.setAttribute("role", "listbox");
+  else list.removeAttribute("role");
   list.replaceChildren(...items);
-  list.querySelector(".held")?.scrollIntoView({ block: "nearest" });
+  scrollWithin(list, list.querySelector(".selected") ?? list.querySelector(".held"));
 }
 
 // --- transcript ------------------------------------------------------------------------------------
@@ -134,123 +207,165 @@ export function contentText(content) {
   return content.map((b) => (b?.type === "text" ? b.text : b?.type === "image" ? `[${b.mimeType}]` : json(b))).join("\n");
 }
 
-function blockNodes(content) {
+/** The blocks of a message; a tool call is a button that selects the call (`callToken(id)`), when given. */
+export function blockNodes(content, { callToken, highlight = new Set(), onSelect } = {}) {
   if (typeof content === "string") return [h("div", { class: "block text" }, content)];
   if (!Array.isArray(content)) return [h("div", { class: "block raw" }, json(content))];
-  return content.map((b) => {
+  return content.map((b, i) => {
     if (b?.type === "text") return h("div", { class: "block text" }, b.text);
     if (b?.type === "thinking") return h("div", { class: "block thinking" }, h("span", { class: "tag" }, t("block.thinking")), b.thinking);
-    if (b?.type === "toolCall")
-      return h("div", { class: "block toolcall", "data-call-id": b.id }, h("span", { class: "call-name" }, `${b.name}(${b.id})`), " ", h("code", {}, json(b.arguments)));
+    if (b?.type === "toolCall") {
+      const token = callToken?.(b.id);
+      const name = `${b.name}(${b.id})`;
+      return h(
+        "div",
+        { class: `block toolcall${token ? linkClass(highlight, token) : ""}`, "data-call-id": b.id, "data-link": token },
+        token && onSelect
+          ? h("button", { type: "button", class: "call-name link", "data-select": token, "data-focus-key": `${token}:${i}`, "aria-pressed": String(highlight.has(token)), onclick: () => onSelect(token) }, name)
+          : h("span", { class: "call-name" }, name),
+        " ",
+        h("code", {}, json(b.arguments)),
+      );
+    }
     if (b?.type === "image") return h("div", { class: "block image" }, t("block.image", { mime: b.mimeType, size: String(b.data ?? "").length }));
     return h("div", { class: "block raw" }, json(b));
   });
 }
 
-/** One child per message, with data-role. */
-export function renderTranscript(list, messages, keys, { highlight }) {
+/** One child per message, with data-role and data-owner; the validator's problems about a message as badges. */
+export function renderTranscript(list, messages, keys, { highlight, selected, problems, onSelect }) {
   const items = messages.map((m, i) => {
+    const token = `m:${i}`;
     const badges = [];
     if (m.role === "assistant") badges.push(h("span", { class: `badge stop-${m.stopReason}` }, `stopReason=${m.stopReason}`));
     if (m.role === "toolResult") {
       badges.push(h("span", { class: "badge" }, `${m.toolName}(${m.toolCallId})`));
-      if (m.details?.skipped) badges.push(h("span", { class: "badge skipped" }, `skipped: ${m.details.reason}`));
-      else if (m.isError) badges.push(h("span", { class: "badge error" }, "isError"));
+      if (m.details?.skipped) badges.push(h("span", { class: "badge skipped", title: t(`skip.${m.details.reason}`) }, t("badge.skipped", { reason: m.details.reason })));
+      else if (m.isError) badges.push(h("span", { class: "badge error" }, t("badge.isError")));
     }
-    return h(
+    for (const p of problems.filter((p) => p.index === i))
+      badges.push(h("span", { class: "badge problem", "data-kind": p.kind, "data-call-id": p.toolCallId }, `${t(`kind.${p.kind}`)}: ${p.toolCallId}`));
+    const item = h(
       "li",
-      { class: `message role-${m.role}${highlight.has(keys[i]) ? " highlight" : ""}`, "data-role": String(m.role), "data-key": keys[i], "data-index": i },
-      h("div", { class: "message-head" }, h("span", { class: "index" }, `#${i}`), h("span", { class: "role" }, String(m.role)), ...badges),
-      ...blockNodes(m.content),
+      {
+        class: `message role-${m.role} owner-${ownerOfMessage(m)}${linkClass(highlight, token)}`,
+        "data-role": String(m.role),
+        "data-owner": ownerOfMessage(m),
+        "data-key": keys[i],
+        "data-index": i,
+        "data-link": token,
+      },
+      h(
+        "div",
+        { class: "message-head" },
+        h("button", { type: "button", class: "link", "data-focus-key": token, "aria-pressed": String(selected === token) }, h("span", { class: "index" }, `#${i}`), " ", h("span", { class: "role" }, String(m.role))),
+        ...badges,
+      ),
+      ...blockNodes(m.content, { callToken: m.role === "assistant" ? (id) => `c:${i}:${id}` : null, highlight, onSelect }),
       m.role === "assistant" && m.errorMessage ? h("div", { class: "block error-text" }, m.errorMessage) : null,
     );
+    return selectable(item, token, onSelect);
   });
   list.dataset.empty = t("transcript.empty");
   list.replaceChildren(...items);
-  list.querySelector(".highlight")?.scrollIntoView({ block: "nearest" });
+  scrollWithin(list, list.querySelector(".highlight"));
 }
 
 // --- pairing ---------------------------------------------------------------------------------------
 
-/** Link each tool call to the first later result with its id; results with no such call are orphans. */
-export function pairCalls(messages) {
-  const calls = [];
-  const orphans = [];
+/**
+ * The pairing view's rows, as validateTranscript sees the transcript (its `problems` decide every kind): one row
+ * per distinct call id of each assistant message, then, where they stand, the results that answer no call of the
+ * message before them. A result with no problem answers the call with its id in the last assistant message
+ * before it; the kinds of a row are the validator's problems about that call or that result.
+ */
+export function pairRows(messages, problems) {
+  const kindsAt = (index, id) => problems.filter((p) => p.index === index && p.toolCallId === id).map((p) => p.kind);
+  const rows = [];
+  let open = null; // the last assistant message's rows, by id
   messages.forEach((m, index) => {
-    if (m?.role === "assistant" && Array.isArray(m.content)) {
-      const seen = new Set();
-      for (const b of m.content) {
-        if (b?.type !== "toolCall") continue;
-        calls.push({ callId: b.id, name: b.name, index, resultIndex: null, result: null, duplicate: seen.has(b.id) });
-        seen.add(b.id);
+    if (m?.role === "assistant") {
+      open = new Map();
+      for (const c of toolCalls(m)) {
+        const row = open.get(c.id);
+        if (row) row.count += 1;
+        else {
+          const fresh = { type: "call", callId: c.id, name: c.name, index, count: 1, resultIndex: null, result: null, kinds: [] };
+          open.set(c.id, fresh);
+          rows.push(fresh);
+        }
       }
     } else if (m?.role === "toolResult") {
-      const open = calls.filter((c) => c.callId === m.toolCallId && c.resultIndex === null);
-      if (open.length === 0) {
-        orphans.push({ callId: m.toolCallId, name: m.toolName, index });
-        return;
-      }
-      // Calls of one message that repeat an id share the one result written for that id.
-      for (const c of open.filter((c) => c.index === open[0].index)) Object.assign(c, { resultIndex: index, result: m });
+      const kinds = kindsAt(index, m.toolCallId);
+      const row = open?.get(m.toolCallId);
+      if (kinds.length === 0 && row && row.resultIndex === null) Object.assign(row, { resultIndex: index, result: m });
+      else rows.push({ type: "result", callId: m.toolCallId, name: m.toolName, index, kinds, result: m });
     }
   });
-  for (const c of calls) c.duplicate ||= calls.some((d) => d !== c && d.callId === c.callId && d.index === c.index);
-  return { calls, orphans };
+  for (const row of rows) if (row.type === "call") row.kinds = kindsAt(row.index, row.callId);
+  return rows;
 }
 
-/** One child per tool call (data-call-id, data-paired), then one per orphan result. */
-export function renderPairing(list, messages, keys, { execs, active, problems, highlight }) {
-  const { calls, orphans } = pairCalls(messages);
-  const problemsFor = (id) => problems.filter((p) => p.toolCallId === id).map((p) => h("span", { class: "badge problem" }, p.kind));
-  const items = calls.map((c) => {
+/** The token of a pairing row: its call, or (a result that answers no call) its message. */
+export const rowToken = (row) => (row.type === "call" ? `c:${row.index}:${row.callId}` : `m:${row.index}`);
+
+function kindBadges(kinds, id, inProgress) {
+  return kinds.map((kind) =>
+    h("span", { class: `badge ${inProgress ? "pending" : "problem"}`, "data-kind": kind }, inProgress ? t("findings.inProgress", { id }) : t(`kind.${kind}`)),
+  );
+}
+
+/** One child per row (data-call-id, data-paired, data-state, data-kinds). */
+export function renderPairing(list, rows, { execs, live, inProgress, highlight, selected, onSelect }) {
+  const items = rows.map((row) => {
+    const token = rowToken(row);
+    const pending = row.type === "call" && inProgress.has(`${row.index}:${row.callId}`);
     let state;
     let label;
-    if (c.result) {
-      const r = c.result;
+    if (row.type === "result") {
+      state = "orphan";
+      label = [`#${row.index} ${row.name}(${row.callId})`];
+    } else if (row.result) {
+      const r = row.result;
       state = r.details?.skipped ? "skipped" : r.isError ? "error" : "paired";
-      label = [t("pairing.paired", { index: c.resultIndex })];
-      if (r.details?.skipped) label.push(t("pairing.skipped", { reason: r.details.reason }));
+      label = [t("pairing.paired", { index: row.resultIndex })];
+      if (r.details?.skipped) label.push(t("pairing.skipped", { reason: t(`skip.${r.details.reason}`) }));
       else if (r.isError) label.push(`${t("pairing.error")}: ${short(contentText(r.content), 60)}`);
       else label.push(short(contentText(r.content), 60));
     } else {
-      const exec = active ? [...execs].reverse().find((x) => x.callId === c.callId) : undefined;
-      state = exec ? exec.state : active ? "pending" : "missing";
+      const exec = pending && live ? [...execs].reverse().find((x) => x.callId === row.callId) : undefined;
+      state = exec ? exec.state : pending ? "pending" : "missing";
       label = [t(`pairing.${state}`)];
     }
-    const keyOfCall = keys[c.index];
-    const resultKey = c.resultIndex !== null ? keys[c.resultIndex] : null;
-    return h(
-      "li",
-      {
-        class: `pair state-${state}${highlight.has(keyOfCall) || (resultKey && highlight.has(resultKey)) ? " highlight" : ""}`,
-        "data-call-id": c.callId,
-        "data-paired": c.result ? "true" : "false",
-        "data-state": state,
-      },
-      h("span", { class: "call" }, `#${c.index} ${c.name}(${c.callId})`),
-      h("span", { class: "arrow", "aria-hidden": "true" }, c.result ? "→" : "⋯"),
-      h("span", { class: "result" }, label.join(" · ")),
-      c.duplicate ? h("span", { class: "badge problem" }, t("pairing.duplicate")) : null,
-      ...problemsFor(c.callId),
-    );
-  });
-  for (const o of orphans) {
-    items.push(
+    const callText = row.type === "call" ? `#${row.index} ${row.name}(${row.callId})` : "?";
+    return selectable(
       h(
         "li",
-        { class: "pair state-orphan", "data-call-id": o.callId, "data-paired": "false", "data-state": "orphan", "data-orphan": "true" },
-        h("span", { class: "call" }, "?"),
-        h("span", { class: "arrow", "aria-hidden": "true" }, "→"),
-        h("span", { class: "result" }, `#${o.index} ${o.name}(${o.callId}) · ${t("pairing.orphan")}`),
-        ...problemsFor(o.callId),
+        {
+          class: `pair state-${state}${linkClass(highlight, token)}`,
+          "data-call-id": row.callId,
+          "data-paired": row.type === "call" && row.result ? "true" : "false",
+          "data-state": state,
+          "data-orphan": row.type === "result" ? "true" : undefined,
+          "data-kinds": row.kinds.join(" "),
+          "data-link": token,
+        },
+        h("button", { type: "button", class: "call link", "data-focus-key": `p:${token}`, "aria-pressed": String(selected === token) }, callText),
+        h("span", { class: "arrow", "aria-hidden": "true" }, row.type === "call" && row.result ? "→" : "⋯"),
+        h("span", { class: "result" }, label.join(" · ")),
+        row.count > 1 ? h("span", { class: "badge" }, t("pairing.shared", { n: row.count })) : null,
+        ...kindBadges(row.kinds, row.callId, pending),
       ),
+      token,
+      onSelect,
     );
-  }
+  });
   list.dataset.empty = t("pairing.empty");
   list.replaceChildren(...items);
 }
 
-export function renderFindings(box, validation, { live = false } = {}) {
+/** validateTranscript's answer; mid-run, a call of the current response that has no result yet is not an error. */
+export function renderFindings(box, validation, { inProgress = new Set() } = {}) {
   if (!validation) {
     box.replaceChildren();
     return;
@@ -259,19 +374,22 @@ export function renderFindings(box, validation, { live = false } = {}) {
     box.replaceChildren(h("p", { class: "bad" }, `${t("findings")}: ${validation.error}`));
     return;
   }
-  const head = h(
-    "p",
-    { class: validation.ok ? "good" : "bad" },
-    `${t("findings")}: `,
-    validation.ok ? t("findings.ok") : t("findings.problems", { n: validation.problems.length }),
-  );
+  const pending = (p) => inProgress.has(`${p.index}:${p.toolCallId}`);
+  const real = validation.problems.filter((p) => !pending(p));
+  const waiting = validation.problems.filter(pending);
+  let head;
+  if (real.length) head = h("p", { class: "bad" }, `${t("findings")}: `, t("findings.problems", { n: real.length }));
+  else if (waiting.length) head = h("p", { class: "pending" }, `${t("findings")}: `, t("findings.inProgressHead"));
+  else head = h("p", { class: "good" }, `${t("findings")}: `, t("findings.ok"));
   const items = validation.problems.map((p) =>
-    h("li", { "data-kind": p.kind, "data-call-id": p.toolCallId }, t("findings.item", { kind: p.kind, id: p.toolCallId, index: p.index })),
+    pending(p)
+      ? h("li", { class: "pending", "data-kind": p.kind, "data-call-id": p.toolCallId, "data-state": "in-progress" }, t("findings.inProgress", { id: p.toolCallId }))
+      : h("li", { class: "bad", "data-kind": p.kind, "data-call-id": p.toolCallId }, t("findings.item", { kindText: t(`kind.${p.kind}`), kind: p.kind, id: p.toolCallId, index: p.index })),
   );
-  box.replaceChildren(head, items.length ? h("ul", {}, ...items) : "", live && !validation.ok ? h("p", { class: "note" }, t("findings.live")) : "");
+  box.replaceChildren(head, items.length ? h("ul", {}, ...items) : "", waiting.length ? h("p", { class: "note" }, t("findings.live")) : "");
 }
 
-// --- tools panel -----------------------------------------------------------------------------------
+// --- tools bar -------------------------------------------------------------------------------------
 
 export function renderTools(list, execs, onRelease) {
   list.dataset.empty = t("tools.empty");
@@ -290,8 +408,13 @@ export function renderTools(list, execs, onRelease) {
 
 // --- chapter-00 trace ------------------------------------------------------------------------------
 
-export function renderTrace(box, trace) {
-  if (!trace) {
+/**
+ * trace: {records: [{record, msgIndex}], formatted, validation, fromEvents} or {error}; rows link to their message.
+ * A row shows validateTranscript's kinds about its message (as every other view does); the check under the
+ * table is validateTrace's own verdict.
+ */
+export function renderTrace(box, trace, { highlight, selected, inProgressIds, problems, onSelect }) {
+  if (!trace || (!trace.error && trace.records.length === 0)) {
     box.replaceChildren(h("p", { class: "empty" }, t("trace.empty")));
     return;
   }
@@ -299,29 +422,64 @@ export function renderTrace(box, trace) {
     box.replaceChildren(h("p", { class: "bad" }, trace.error));
     return;
   }
-  if (trace.records.length === 0) {
-    box.replaceChildren(h("p", { class: "empty" }, t("trace.empty")));
-    return;
-  }
-  const rows = trace.records.map((r) =>
-    h(
-      "tr",
-      { "data-owner": r.owner, "data-kind": r.kind },
-      h("td", {}, String(r.seq).padStart(2, "0")),
-      h("td", {}, r.kind),
-      h("td", {}, h("span", { class: `owner owner-${r.owner}` }, t(`owner.${r.owner}`) === r.owner ? r.owner : `${r.owner} · ${t(`owner.${r.owner}`)}`)),
-      h("td", {}, r.detail),
-      h("td", {}, r.toolCallId ?? ""),
-    ),
-  );
+  // The record that stands for a message (its assistant_message, or its tool_result) carries its problems.
+  const problemsOf = (r, msgIndex) => {
+    if (r.kind !== "assistant_message" && r.kind !== "tool_result") return [];
+    const ids = String(r.toolCallId ?? "").split(",");
+    return problems.filter((p) => p.index === msgIndex && ids.includes(p.toolCallId));
+  };
+  const rows = trace.records.map(({ record: r, msgIndex }) => {
+    const about = problemsOf(r, msgIndex);
+    const pending = (p) => p.kind === "missing_result" && inProgressIds.has(`${r.seq}:${p.toolCallId}`);
+    const token = `t:${r.seq}`;
+    return selectable(
+      h(
+        "tr",
+        {
+          "data-owner": r.owner,
+          "data-kind": r.kind,
+          "data-link": token,
+          "data-kinds": about.map((p) => p.kind).join(" "),
+          class: linkClass(highlight, token).trim() || undefined,
+        },
+        h("td", {}, h("button", { type: "button", class: "link", "data-focus-key": token, "aria-pressed": String(selected === token) }, String(r.seq).padStart(2, "0"))),
+        h("td", {}, r.kind),
+        h("td", {}, h("span", { class: `owner owner-${r.owner}` }, t(`owner.${r.owner}`) === r.owner ? r.owner : `${r.owner} · ${t(`owner.${r.owner}`)}`)),
+        h("td", {}, r.detail),
+        h(
+          "td",
+          {},
+          r.toolCallId ?? "",
+          ...about.map((p) => h("span", { class: `badge ${pending(p) ? "pending" : "problem"}`, "data-kind": p.kind, "data-call-id": p.toolCallId }, t(`kind.${p.kind}`))),
+        ),
+      ),
+      token,
+      onSelect,
+    );
+  });
   const table = h(
     "table",
     { "data-testid": "trace-table" },
     h("thead", {}, h("tr", {}, ...["trace.seq", "trace.kind", "trace.owner", "trace.detail", "trace.call"].map((k) => h("th", { scope: "col" }, t(k))))),
     h("tbody", {}, ...rows),
   );
-  const check = trace.validation.ok
-    ? h("p", { class: "good" }, t("trace.valid"))
-    : h("div", { class: "bad" }, t("trace.invalid", { n: trace.validation.problems.length }), h("ul", {}, ...trace.validation.problems.map((p) => h("li", {}, `${p.kind} ${p.toolCallId} (seq ${p.seq}): ${p.message}`))));
-  box.replaceChildren(h("div", { class: "table-wrap" }, table), check, h("pre", { class: "trace-text", "data-testid": "trace-text" }, trace.formatted));
+  const pending = (p) => p.kind === "missing_result" && inProgressIds.has(`${p.seq}:${p.toolCallId}`);
+  const real = trace.validation.problems.filter((p) => !pending(p));
+  const waiting = trace.validation.problems.filter(pending);
+  const check = real.length
+    ? h(
+        "div",
+        { class: "bad", "data-testid": "trace-check" },
+        t("trace.invalid", { n: real.length }),
+        h("ul", {}, ...real.map((p) => h("li", { "data-kind": p.kind, "data-call-id": p.toolCallId }, t("trace.problem", { kindText: t(`kind.${p.kind}`), kind: p.kind, id: p.toolCallId, seq: p.seq })))),
+      )
+    : waiting.length
+      ? h("div", { class: "pending", "data-testid": "trace-check" }, ...waiting.map((p) => h("p", { "data-kind": p.kind, "data-call-id": p.toolCallId, "data-state": "in-progress" }, t("trace.inProgress", { id: p.toolCallId }))))
+      : h("p", { class: "good", "data-testid": "trace-check" }, t("trace.valid"));
+  box.replaceChildren(
+    h("p", { class: "help", "data-testid": "trace-source", "data-source": trace.fromEvents ? "events" : "transcript" }, t(trace.fromEvents ? "trace.fromEvents" : "trace.fromTranscript")),
+    h("div", { class: "table-wrap" }, table),
+    check,
+    h("pre", { class: "trace-text", "data-testid": "trace-text", tabindex: "0", "aria-label": t("trace") }, trace.formatted),
+  );
 }

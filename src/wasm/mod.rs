@@ -12,15 +12,15 @@
 //!
 //! | file | its one job |
 //! |---|---|
-//! | `api/options.rs` | input checks the exports share: `context`, `signal`, `maxSteps`, `now`, array arguments |
+//! | `api/options.rs` | input checks the exports share: `context`, `signal`, `maxSteps`, `now`, arrays, a tool source |
 //! | `api/checks.rs` | `validateTranscript`, `prologueTrace`, `formatTrace`, `validateTrace` |
-//! | `api/registry.rs` | `ToolRegistry`: `register` and its checks of a tool, `definitions`, `execute` |
-//! | `api/scripted.rs` | `ScriptedModel` and the stream its `stream()` returns |
+//! | `api/registry.rs` | `ToolRegistry`: `register` and its checks of a tool, `definitions`, `execute`, a run's snapshot |
+//! | `api/scripted.rs` | `ScriptedModel` (its options: the event grammar) and the stream its `stream()` returns |
 //! | `api/run.rs` | `runAgentLoop`: its options read, the core's loop run, the result object made |
 //! | `api/types.d.ts` | the TypeScript types of every export, event and message |
 //!
 //! **`transport/`: how values, calls, promises and streams cross.** It implements the core's traits over JS
-//! values (`Model`, `ToolHandler`, `ToolExecutor`, `Observer`, `SignalSource`).
+//! values (`Model`, `ToolHandler`, `ToolExecutor`, `Observer`, `SignalSource`, `PatternEngine`).
 //!
 //! | file | its one job |
 //! |---|---|
@@ -31,10 +31,11 @@
 //! | `transport/task.rs` | a Rust future run as a JS promise |
 //! | `transport/waiter.rs` | awaiting JS: the `Waiter` `glue.js` reports to, a promise's outcome, a stream's next value |
 //! | `transport/signal.rs` | a JS `AbortSignal` as the core's signal |
+//! | `transport/regexp.rs` | the host's `RegExp` as the core's `PatternEngine` (schema `pattern`s) |
 //! | `transport/mirror.rs` | the JS objects of a run's transcript: every message, call and result handed to JS |
 //! | `transport/tool_output.rs` | how what a JS tool returns (or `executeToolCall` resolves with) is read |
 //! | `transport/model.rs` | a JS model: its stream opened, its events pulled, its final message read |
-//! | `transport/tools.rs` | a JS tool or `executeToolCall` called and awaited, and its progress reports |
+//! | `transport/tools.rs` | a JS tool or executor (`executeToolCall`, a tool source) called and awaited, its progress reported |
 //! | `transport/events.rs` | how a loop event reaches `onEvent`, and its returned promise is awaited |
 //!
 //! # Where to change what
@@ -60,8 +61,6 @@
 //!   of them is made or adopted, and its `glue.js` section.
 //! - The `Agent` class: a new `api/agent.rs` over `api/run.rs`'s run.
 //! - `toJSONL` / `parseJSONL`: a new `api/jsonl.rs` beside `api/checks.rs`.
-//! - A host `RegExp` for schema `pattern`s: a new `transport/regexp.rs` implementing the core's pattern
-//!   matcher over `js_sys::RegExp`, handed to the core by `api/registry.rs`.
 
 mod api;
 mod transport;

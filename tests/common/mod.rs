@@ -2,6 +2,8 @@
 //! whose completion is driven by explicit gates (never by sleeps).
 #![allow(dead_code)]
 
+pub mod control;
+
 use std::cell::RefCell;
 use std::collections::HashMap;
 use std::rc::Rc;
@@ -75,6 +77,9 @@ pub fn describe(event: &LoopEvent<'_, ModelEvent>) -> String {
         LoopEvent::ToolProgress { call_id, .. } => format!("tool_progress:{call_id}"),
         LoopEvent::ToolEnd { result } => format!("tool_end:{}", result.tool_call_id),
         LoopEvent::ToolSkipped { result } => format!("tool_skipped:{}", result.tool_call_id),
+        LoopEvent::QueuedMessage { message, queue } => {
+            format!("queued_message:{}:{}", queue.as_str(), message.role())
+        }
         LoopEvent::TurnEnd { reason, steps } => format!(
             "turn_end:{}:{steps}",
             serde_json::to_value(reason).unwrap().as_str().unwrap()
@@ -145,6 +150,7 @@ impl ToolExecutor for GatedTools {
                 is_error: false,
                 timestamp: None,
                 extra: Default::default(),
+                terminate: false,
             })
         }
         .boxed_local()
@@ -155,16 +161,16 @@ impl ToolExecutor for GatedTools {
 pub fn readme_registry() -> ToolRegistry {
     let mut registry = ToolRegistry::new();
     registry
-        .register(Tool {
-            definition: ToolDefinition {
+        .register(Tool::new(
+            ToolDefinition {
                 name: "read".into(),
                 description: "Read a file".into(),
                 parameters: json!({"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]}),
             },
-            handler: Rc::new(|_args: Value, _ctx: ToolCallContext| async {
-                Ok(ToolOutput { content: vec![MediaBlock::text("# tiny-pi\nA small agent runtime.")], details: None, is_error: false })
+            Rc::new(|_args: Value, _ctx: ToolCallContext| async {
+                Ok(ToolOutput { content: vec![MediaBlock::text("# tiny-pi\nA small agent runtime.")], details: None, is_error: false, terminate: false })
             }),
-        })
+        ))
         .unwrap();
     registry
 }
@@ -181,6 +187,8 @@ pub struct Setup<'a> {
     pub observer: &'a dyn Observer<ModelEvent>,
     pub signal: AbortSignal,
     pub max_steps: u32,
+    /// SPEC §7's options; none by default.
+    pub control: LoopControl<'a>,
 }
 
 impl<'a> Setup<'a> {
@@ -197,6 +205,7 @@ impl<'a> Setup<'a> {
             observer,
             signal: AbortSignal::none(),
             max_steps: DEFAULT_MAX_STEPS,
+            control: LoopControl::default(),
         }
     }
 
@@ -210,15 +219,16 @@ impl<'a> Setup<'a> {
             max_steps: self.max_steps,
             observer: self.observer,
             clock: fixed_clock(),
+            control: self.control,
         }
     }
 
     pub fn run(self) -> RunResult {
-        futures::executor::block_on(run_agent_loop(self.options()))
+        futures::executor::block_on(run_agent_loop(self.options())).expect("a whole transcript")
     }
 }
 
-pub fn roles(messages: &[AgentMessage]) -> Vec<&'static str> {
+pub fn roles(messages: &[AgentMessage]) -> Vec<&str> {
     messages.iter().map(AgentMessage::role).collect()
 }
 

@@ -1,10 +1,12 @@
 // Shared setup for the playground's end-to-end tests: the static server, Debian's Chromium through
 // playwright-core (no browser download), console-error capture and screenshots.
 
-import { mkdtemp, mkdir, rm, access } from "node:fs/promises";
+import { mkdtemp, mkdir, rm, access, readFile } from "node:fs/promises";
+import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { join, dirname } from "node:path";
 import { fileURLToPath } from "node:url";
+import { before, after } from "node:test";
 import { chromium } from "playwright-core";
 import { startServer } from "../../scripts/serve.mjs";
 
@@ -32,13 +34,13 @@ async function timed(what, fn) {
   return value;
 }
 
-/** Start scripts/serve.mjs (www/ at /, pkg/ at /pkg/) on a free port: {url, close()}. */
+/** Start scripts/serve.mjs (the static site dist/: the page at /, the package's browser build at /pkg/web/) on a free port: {url, close()}. */
 export async function startPageServer() {
-  const pkgEntry = join(ROOT, "pkg", "web", "tiny_pi.js");
+  const pkgEntry = join(ROOT, "dist", "pkg", "web", "tiny_pi.js");
   try {
     await access(pkgEntry);
   } catch {
-    throw new Error(`${pkgEntry} is missing: build the package first (node scripts/build.mjs), then run the e2e tests again.`);
+    throw new Error(`${pkgEntry} is missing: build the package and the site first (node scripts/build.mjs && node scripts/site.mjs), then run the e2e tests again.`);
   }
   return timed("starting the page server", () => startServer({ port: 0 }));
 }
@@ -74,8 +76,9 @@ export async function launchBrowser() {
  * Open the page with every console error, page error and dialog recorded in `problems`
  * (a test asserts it stays empty: an alert() from the XSS case would land here too).
  */
-export async function openPage(context, baseUrl, query = "") {
+export async function openPage(context, baseUrl, query = "", { viewport } = {}) {
   const page = await context.newPage();
+  if (viewport) await page.setViewportSize(viewport);
   const problems = [];
   page.on("console", (msg) => {
     if (msg.type() === "error") problems.push(`console.error: ${msg.text()}`);
@@ -124,4 +127,79 @@ export function waitForCount(page, testid, n, selector = "*") {
 
 export function waitForText(page, testid, text) {
   return page.waitForFunction(([id, want]) => document.querySelector(`[data-testid="${id}"]`)?.textContent === want, [testid, text]);
+}
+
+/**
+ * Open the page, run fn(page), and fail if anything reached the console as an error (or a dialog opened).
+ * An optional viewport {width, height} applies before the page loads.
+ */
+export async function withPage(context, baseUrl, query, fn, { viewport } = {}) {
+  const { page, problems } = await openPage(context, baseUrl, query, { viewport });
+  try {
+    await fn(page);
+    if (problems.length) throw new Error(`the page logged errors or opened a dialog: ${problems.join("; ")}`);
+  } finally {
+    await page.close();
+  }
+}
+
+/** Wait until the run is over (the status line's data-run says so). */
+export function waitForDone(page) {
+  return page.waitForSelector('[data-testid="status"][data-run="done"], [data-testid="status"][data-run="failed"]');
+}
+
+/** Press Run and release every gated tool as it appears, until the run is over. */
+export async function runToEnd(page) {
+  await page.click('[data-testid="run"]');
+  while (true) {
+    const state = await page.waitForFunction(() => {
+      const gate = document.querySelector('[data-testid^="release-"]');
+      if (gate) return gate.dataset.testid;
+      const run = document.querySelector('[data-testid="status"]').dataset.run;
+      return run === "done" || run === "failed" ? "done" : false;
+    });
+    const what = await state.jsonValue();
+    if (what === "done") return;
+    await page.click(`[data-testid="${what}"]`);
+  }
+}
+
+/** Press Step until the loop is held right after event `seq`. */
+export async function stepTo(page, seq) {
+  for (;;) {
+    const held = Number(await page.evaluate(() => document.querySelector('[data-testid="timeline"] > li.held')?.dataset.seq ?? 0));
+    if (held >= seq) return;
+    await page.click('[data-testid="step"]');
+    await page.waitForSelector(`[data-testid="timeline"] > li.held[data-seq="${held + 1}"]`);
+  }
+}
+
+/**
+ * The server and browser of one test file: started before its tests, closed after them.
+ * `withPage(query, fn, options)` opens a page of it (see withPage above).
+ */
+export function pageSuite() {
+  const suite = {
+    withPage: (query, fn, options) => withPage(suite.browser.context, suite.server.url, query, fn, options),
+  };
+  before(async () => {
+    suite.server = await startPageServer();
+    suite.browser = await launchBrowser();
+  });
+  after(async () => {
+    await suite.browser?.close();
+    await suite.server?.close();
+  });
+  return suite;
+}
+
+const AXE = await readFile(createRequire(import.meta.url).resolve("axe-core/axe.min.js"), "utf8");
+
+/** Run axe-core in the page (or frame); returns its serious and critical violations, each with where it was found. */
+export async function axeFindings(page) {
+  await page.evaluate(AXE);
+  const violations = await page.evaluate(async () => (await window.axe.run(document, { resultTypes: ["violations"] })).violations);
+  return violations
+    .filter((v) => v.impact === "serious" || v.impact === "critical")
+    .map((v) => `${v.impact} ${v.id}: ${v.help} (${v.nodes.length}x, e.g. ${v.nodes[0].target.join(" ")}: ${v.nodes[0].failureSummary})`);
 }

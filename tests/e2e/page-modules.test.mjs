@@ -1,11 +1,20 @@
 // The playground's pure modules, in Node (no browser): scenario data, the editor's checks, transcript
-// parsing, call/result pairing and the links between events and messages.
+// parsing, the links between events and messages, the decision table, the strings of both languages, and
+// the runner's request recording (with the package's Node build).
 
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { SCENARIOS, validateDefinition, jsonErrorIndex, parseTranscript } from "../../www/scenarios.js";
-import { detectLang } from "../../www/i18n.js";
-import { pairCalls, messageKeys, eventKey } from "../../www/views.js";
+import { readFile, readdir } from "node:fs/promises";
+import { createRequire } from "node:module";
+import { SCENARIOS, validateDefinition, jsonErrorIndex, parseTranscript, lineOfPath, responsesIn } from "../../www/scenarios.js";
+import { detectLang, keysOf, textOf } from "../../www/i18n.js";
+import { messageKeys, eventKey, pairRows } from "../../www/views.js";
+import { DECISION_ROWS, decisionRow, whyOf } from "../../www/explain.js";
+import { orderTrace, traceMessageIndex, buildLinks } from "../../www/links.js";
+import { requestDiff } from "../../www/panels.js";
+import { Run } from "../../www/runner.js";
+
+const WWW = new URL("../../www/", import.meta.url);
 
 test("every scenario definition passes the editor's own check, and the ids are unique", () => {
   for (const s of SCENARIOS) assert.deepEqual(validateDefinition(s.def), [], s.id);
@@ -79,23 +88,6 @@ const result = (id, name = "read") => ({ role: "toolResult", toolCallId: id, too
 const user = { role: "user", content: "go", timestamp: 0 };
 const assistant = (...content) => ({ role: "assistant", content, stopReason: "toolUse", timestamp: 0 });
 
-test("pairing links each call to the first later result with its id; the rest are unpaired or orphans", () => {
-  const { calls, orphans } = pairCalls([user, result("early"), assistant(call("a"), call("b"), call("early")), result("b"), result("a"), result("x")]);
-  assert.deepEqual(
-    calls.map((c) => [c.callId, c.resultIndex]),
-    [["a", 4], ["b", 3], ["early", null]],
-  );
-  assert.deepEqual(orphans.map((o) => [o.callId, o.index]), [["early", 1], ["x", 5]]);
-});
-
-test("calls that repeat an id in one message share the one result and are marked", () => {
-  const { calls } = pairCalls([user, assistant(call("c"), call("c")), result("c")]);
-  assert.deepEqual(calls.map((c) => [c.resultIndex, c.duplicate]), [[2, true], [2, true]]);
-  // An id used again by a later message is a new call with its own result.
-  const later = pairCalls([user, assistant(call("c")), result("c"), assistant(call("c")), result("c")]).calls;
-  assert.deepEqual(later.map((c) => [c.resultIndex, c.duplicate]), [[2, false], [4, false]]);
-});
-
 test("an event's key names the message it produced", () => {
   const messages = [user, assistant(call("call-1")), result("call-1"), { ...assistant(), stopReason: "stop" }];
   assert.deepEqual(messageKeys(messages, 1), ["in:0", "a:1", "r:1:call-1", "a:2"]);
@@ -104,4 +96,210 @@ test("an event's key names the message it produced", () => {
   assert.equal(eventKey({ type: "assistant_message", request: 1 }), "a:1");
   assert.equal(eventKey({ type: "tool_end", request: 1, callId: "call-1" }), "r:1:call-1");
   assert.equal(eventKey({ type: "turn_end", request: 2 }), null);
+});
+
+test("the pairing rows take every kind from validateTranscript's problems, per assistant message", () => {
+  const messages = [user, result("early"), assistant(call("a"), call("b"), call("a")), result("b"), result("a"), result("x"), assistant(call("b")), result("b")];
+  const problems = [
+    { kind: "result_before_call", toolCallId: "early", index: 1 },
+    { kind: "duplicate_call_id", toolCallId: "a", index: 2 },
+    { kind: "orphan_result", toolCallId: "x", index: 5 },
+  ];
+  const rows = pairRows(messages, problems);
+  assert.deepEqual(
+    rows.map((r) => [r.type, r.callId, r.index, r.resultIndex ?? null, r.count ?? 1, r.kinds]),
+    [
+      ["result", "early", 1, null, 1, ["result_before_call"]],
+      ["call", "a", 2, 4, 2, ["duplicate_call_id"]],
+      ["call", "b", 2, 3, 1, []],
+      ["result", "x", 5, null, 1, ["orphan_result"]],
+      ["call", "b", 6, 7, 1, []],
+    ],
+  );
+  // A call the validator says is missing its result stays unpaired, whatever a later message holds.
+  const missing = pairRows([user, assistant(call("c")), user, assistant(call("d")), result("c")], [
+    { kind: "missing_result", toolCallId: "c", index: 1 },
+    { kind: "missing_result", toolCallId: "d", index: 3 },
+    { kind: "orphan_result", toolCallId: "c", index: 4 },
+  ]);
+  assert.deepEqual(missing.map((r) => [r.type, r.callId, r.resultIndex ?? null, r.kinds]), [
+    ["call", "c", null, ["missing_result"]],
+    ["call", "d", null, ["missing_result"]],
+    ["result", "c", null, ["orphan_result"]],
+  ]);
+});
+
+test("the decision table has SPEC §4's eight rows, and a response falls on the row its stopReason and calls say", () => {
+  assert.deepEqual(DECISION_ROWS.map((r) => r.id), ["stop", "stop-calls", "tooluse", "tooluse-repeated-id", "tooluse-no-calls", "length", "error", "aborted"]);
+  const reply = (stopReason, ...content) => ({ role: "assistant", content, stopReason, timestamp: 0 });
+  const cases = [
+    [reply("stop"), "stop"],
+    [reply("stop", call("a")), "stop-calls"],
+    [reply("toolUse", call("a"), call("b")), "tooluse"],
+    [reply("toolUse", call("a"), call("a")), "tooluse-repeated-id"],
+    [reply("toolUse"), "tooluse-no-calls"],
+    [reply("length"), "length"],
+    [reply("length", call("a"), call("a")), "length"],
+    [reply("error", call("a")), "error"],
+    [reply("aborted"), "aborted"],
+  ];
+  for (const [message, row] of cases) assert.equal(decisionRow(message)?.id, row, JSON.stringify(message));
+  // Every scenario's first response lands on a row.
+  for (const s of SCENARIOS) assert.ok(decisionRow(s.def.script[0]), s.id);
+});
+
+test("a why-line is keyed by event kind, sub-type and reason, most specific first", () => {
+  const skipped = { seq: 4, type: "tool_skipped", request: 1, event: { type: "tool_skipped", result: { toolName: "read", toolCallId: "call-1", details: { skipped: true, reason: "length" } } } };
+  const response = { role: "assistant", content: [call("call-1")], stopReason: "length", timestamp: 0 };
+  const why = whyOf(skipped, { response });
+  assert.deepEqual(why.keys, ["why.tool_skipped.length", "why.tool_skipped"]);
+  assert.equal(why.vars.call, "read(call-1)");
+  assert.equal(why.vars.row, "length");
+  const done = whyOf({ seq: 5, type: "model_event", request: 1, event: { type: "model_event", event: { type: "done", reason: "toolUse" } } });
+  assert.deepEqual(done.keys, ["why.model_event.done", "why.model_event"]);
+});
+
+test("the trace is placed at its events: a concurrent batch keeps its real start and end order", () => {
+  const batch = { role: "assistant", content: [call("slow"), call("fast")], stopReason: "toolUse", timestamp: 0 };
+  const messages = [user, batch, result("slow"), result("fast")];
+  const keys = messageKeys(messages, 1);
+  // As prologueTrace gives it: transcript order, an executed result as tool_start + tool_result.
+  const rec = (kind, owner, toolCallId) => ({ seq: 0, kind, owner, detail: "", toolCallId });
+  const records = [
+    rec("user_message", "user"),
+    rec("model_start", "model"),
+    rec("assistant_message", "model", "slow,fast"),
+    rec("tool_start", "loop", "slow"),
+    rec("tool_result", "tool", "slow"),
+    rec("tool_start", "loop", "fast"),
+    rec("tool_result", "tool", "fast"),
+  ].map((r, i) => ({ ...r, seq: i + 1 }));
+  assert.deepEqual(traceMessageIndex(records), [0, 1, 1, 2, 2, 3, 3]);
+  const ev = (seq, type, extra) => ({ seq, type, request: 1, event: { type, ...extra }, ...extra });
+  const events = [
+    { seq: 1, type: "model_event", request: 1, event: { type: "model_event", event: { type: "start" } } },
+    { seq: 2, type: "assistant_message", request: 1, event: { type: "assistant_message" } },
+    ev(3, "tool_start", { callId: "slow" }),
+    ev(4, "tool_start", { callId: "fast" }),
+    ev(5, "tool_end", { callId: "fast" }),
+    ev(6, "tool_end", { callId: "slow" }),
+  ];
+  const ordered = orderTrace(records, keys, events);
+  assert.equal(ordered.fromEvents, true);
+  assert.deepEqual(
+    ordered.records.map(({ record }) => `${record.seq} ${record.kind} ${record.toolCallId ?? ""}`.trim()),
+    ["1 user_message", "2 model_start", "3 assistant_message slow,fast", "4 tool_start slow", "5 tool_start fast", "6 tool_result fast", "7 tool_result slow"],
+  );
+  // With no events (a pasted transcript) the order is the transcript's.
+  const pasted = orderTrace(records, messageKeys(messages, messages.length), []);
+  assert.equal(pasted.fromEvents, false);
+  assert.deepEqual(pasted.records.map(({ record }) => record.kind), records.map((r) => r.kind));
+
+  // Links: the fast call's group holds its block, its result message, its events and its trace records.
+  const rows = pairRows(messages, []);
+  const links = buildLinks({ messages, keys, events, rows, trace: ordered });
+  assert.deepEqual([...links.related("c:1:fast")].sort(), ["c:1:fast", "e:4", "e:5", "m:3", "t:5", "t:6"]);
+  assert.deepEqual([...links.related("e:1")].sort(), ["e:1", "e:2", "m:1", "t:2", "t:3"]);
+});
+
+test("an editor error points at the line of the field it names (or of its nearest parent)", () => {
+  const source = JSON.stringify({ script: [{ role: "assistant", stopReason: "x", content: [] }], tools: { read: { delay: -1 } } }, null, 2);
+  const lineOf = (needle) => source.split("\n").findIndex((l) => l.includes(needle)) + 1;
+  assert.equal(lineOfPath(source, "script[0].stopReason"), lineOf('"stopReason"'));
+  assert.equal(lineOfPath(source, "tools.read.delay"), lineOf('"delay"'));
+  assert.equal(lineOfPath(source, "script[0].timestamp"), lineOf('"role"') - 1, "a missing field: its object's line");
+  assert.equal(lineOfPath(source, "messages"), 1);
+  assert.equal(lineOfPath("{oops", "script"), 1);
+  assert.equal(responsesIn([user, assistant(call("a")), result("a"), assistant()]), 2);
+});
+
+test("request N is compared with request N-1: new and changed messages, prompt and tools", () => {
+  const first = { systemPrompt: "s", messages: [user], tools: [{ name: "read" }] };
+  const second = { systemPrompt: "s", messages: [user, assistant(call("a")), result("a")], tools: [{ name: "read" }] };
+  assert.deepEqual(requestDiff(first), { messages: ["input"], system: "same", tools: "same" });
+  assert.deepEqual(requestDiff(second, first), { messages: ["same", "new", "new"], system: "same", tools: "same" });
+  const rewritten = { systemPrompt: "t", messages: [{ ...user, content: "other" }], tools: [] };
+  assert.deepEqual(requestDiff(rewritten, first), { messages: ["changed"], system: "changed", tools: "changed" });
+});
+
+test("the runner records each request as the model received it, for any model (not only ScriptedModel)", async () => {
+  const require = createRequire(import.meta.url);
+  const pkg = require("../../pkg/node/tiny_pi.js");
+  const script = SCENARIOS.find((s) => s.id === "readme").def.script;
+  // A plain JS model in place of ScriptedModel: the runner wraps whatever `stream` it has.
+  class PlainModel {
+    constructor(replies) {
+      this.replies = structuredClone(replies);
+    }
+    stream() {
+      const message = this.replies.shift();
+      return (async function* () {
+        yield { type: "start" };
+        yield { type: "done", reason: message.stopReason, message };
+      })();
+    }
+    free() {}
+  }
+  const api = { ...pkg, ScriptedModel: PlainModel };
+  const def = structuredClone(SCENARIOS.find((s) => s.id === "readme").def);
+  const run = new Run(api, def);
+  const finished = new Promise((resolve) => {
+    run.onUpdate = () => run.status !== "active" && resolve();
+  });
+  run.run();
+  await finished;
+  assert.equal(run.status, "done", run.failure ?? "");
+  assert.equal(run.sent.length, 2);
+  assert.deepEqual(run.sent[1].messages.map((m) => m.role), ["user", "assistant", "toolResult"]);
+  assert.equal(run.sent[1].systemPrompt, def.systemPrompt);
+  assert.deepEqual(run.sent[1].tools.map((t) => t.name), ["read"]);
+  assert.deepEqual(run.requestOf(1).messages.map((m) => m.role), ["user"], "an earlier request is not changed by later appends");
+  assert.deepEqual(run.transcript.at(-1), script[1]);
+});
+
+// --- the strings of both languages ------------------------------------------------------------
+
+test("every UI string has a text in both languages, and every key the page asks for exists", async () => {
+  const zh = keysOf("zh");
+  const en = keysOf("en");
+  assert.deepEqual(zh.filter((k) => !en.includes(k)), [], "keys only in Chinese");
+  assert.deepEqual(en.filter((k) => !zh.includes(k)), [], "keys only in English");
+  for (const k of zh) assert.ok(textOf("zh", k).trim() && textOf("en", k).trim(), `empty text: ${k}`);
+
+  // Literal keys in the page's code and markup.
+  const files = (await readdir(WWW)).filter((f) => f.endsWith(".js") || f.endsWith(".html"));
+  const used = new Set();
+  for (const f of files) {
+    const src = await readFile(new URL(f, WWW), "utf8");
+    for (const m of src.matchAll(/\bt\("([\w.-]+)"/g)) used.add(m[1]);
+    for (const m of src.matchAll(/data-i18n(?:-title|-aria)?="([\w.-]+)"/g)) used.add(m[1]);
+  }
+  assert.ok(used.size > 50, `found the page's keys (${used.size})`);
+  for (const k of used) assert.ok(zh.includes(k), `missing key: ${k}`);
+
+  // Keys built from data: each kind, reason and row the package or the table can produce.
+  const dts = await readFile(new URL("../../src/wasm/api/types.d.ts", import.meta.url), "utf8");
+  const union = (name) => [...dts.match(new RegExp(`type ${name} = ([^;]+);`))[1].matchAll(/"([\w-]+)"/g)].map((m) => m[1]);
+  const families = [
+    ...union("TranscriptProblemKind").map((k) => `kind.${k}`),
+    ...union("SkipReason").flatMap((r) => [`skip.${r}`, `why.tool_skipped.${r}`]),
+    ...union("RunReason").flatMap((r) => [`reason.${r}`, `why.turn_end.${r}`]),
+    ...union("TraceOwner").map((o) => `owner.${o}`),
+    ...DECISION_ROWS.flatMap((r) => [`dt.calls.${r.calls}`, `dt.runs.${r.runs}`, `dt.appended.${r.appended}`, `why.assistant_message.${r.id}`]),
+    ...["running", "gated", "finished", "rejected"].flatMap((s) => [`tools.state.${s}`, `pairing.${s}`]),
+    ...["start", "text_delta", "thinking_delta", "toolcall_delta", "toolcall_end", "done", "error"].map((s) => `why.model_event.${s}`),
+    ...["model_event", "model_event.end", "assistant_message", "tool_start", "tool_progress", "tool_end", "tool_skipped", "turn_end"].map((s) => `wait.${s}`),
+  ];
+  const src = await readFile(new URL("scenarios.js", WWW), "utf8");
+  for (const m of src.matchAll(/code: "(\w+)"/g)) families.push(`def.${m[1]}`);
+  for (const k of families) assert.ok(zh.includes(k), `missing key: ${k}`);
+});
+
+test("Chinese strings use full-width punctuation next to Chinese text", () => {
+  const han = "\\p{Script=Han}";
+  const halfWidth = new RegExp(`${han}[(),:;!?]|[(),:;!?]${han}|${han} [(:;]`, "u");
+  const bad = keysOf("zh").filter((k) => halfWidth.test(textOf("zh", k)));
+  assert.deepEqual(bad.map((k) => `${k}: ${textOf("zh", k)}`), []);
+  const scenarioTexts = SCENARIOS.flatMap((s) => [s.title.zh, s.about.zh]);
+  assert.deepEqual(scenarioTexts.filter((x) => halfWidth.test(x)), [], "the scenarios' Chinese titles and descriptions");
 });

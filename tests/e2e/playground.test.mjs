@@ -2,36 +2,16 @@
 // Run: node --test tests/e2e/   (needs pkg/ built: node scripts/build.mjs)
 // Every wait is on a DOM condition; screenshots of each end state go to test-results/screenshots/.
 
-import { test, before, after } from "node:test";
+import { test } from "node:test";
 import assert from "node:assert/strict";
 import { readFile } from "node:fs/promises";
-import { startPageServer, launchBrowser, openPage, screenshot, childValues, count, waitForCount, waitForText } from "./harness.mjs";
+import { pageSuite, runToEnd, screenshot, childValues, count, waitForCount, waitForText } from "./harness.mjs";
 import { SCENARIOS } from "../../www/scenarios.js";
 import { EXPECTED_EVENTS } from "../app/round-trip.mjs";
 
-let server;
-let browser;
-
-before(async () => {
-  server = await startPageServer();
-  browser = await launchBrowser();
-});
-
-after(async () => {
-  await browser?.close();
-  await server?.close();
-});
-
 /** Open the page and fail the test if anything reached the console as an error (or a dialog opened). */
-async function withPage(query, fn) {
-  const { page, problems } = await openPage(browser.context, server.url, query);
-  try {
-    await fn(page);
-    assert.deepEqual(problems, [], "the page logged errors or opened a dialog");
-  } finally {
-    await page.close();
-  }
-}
+const suite = pageSuite();
+const withPage = (query, fn) => suite.withPage(query, fn);
 
 // The seed's 13 events of the README round trip, as every app target checks them.
 const README_EVENTS = EXPECTED_EVENTS;
@@ -186,18 +166,9 @@ test("every scenario runs to the end the course expects", async () => {
     for (const scenario of SCENARIOS) {
       await page.selectOption('[data-testid="scenario-select"]', scenario.id);
       await waitForCount(page, "timeline", 0, "li");
-      await page.click('[data-testid="run"]');
       // Gated tools wait for the learner: release each one as it appears.
-      while (true) {
-        const state = await page.waitForFunction(() => {
-          const gate = document.querySelector('[data-testid^="release-"]');
-          if (gate) return gate.dataset.testid;
-          return document.querySelector('[data-testid="status"]').textContent.startsWith("Finished") ? "done" : false;
-        });
-        const what = await state.jsonValue();
-        if (what === "done") break;
-        await page.click(`[data-testid="${what}"]`);
-      }
+      await runToEnd(page);
+      assert.match(await page.textContent('[data-testid="status"]'), /^Finished/);
       const { expect } = scenario;
       for (const id of ["reason", "steps", "requests", "executions"]) {
         assert.equal(await page.textContent(`[data-testid="${id}"]`), String(expect[id]), `${scenario.id}: ${id}`);
@@ -253,7 +224,7 @@ test("keyboard and language: space steps, r runs, the UI switches between Chines
   });
 });
 
-test("import a transcript, edit the script, continue from it, and export transcript and events", async () => {
+test("import a transcript, continue from it, and export transcript and events", async () => {
   await withPage("?scenario=readme&lang=en&speed=instant", async (page) => {
     const input = [
       { role: "user", content: "请读取 README.md，并告诉我项目名。", timestamp: 1 },
@@ -267,13 +238,13 @@ test("import a transcript, edit the script, continue from it, and export transcr
     assert.deepEqual(await childValues(page, "transcript", "data-role"), ["user", "assistant", "toolResult"]);
     assert.equal(await count(page, "timeline"), 0, "imported, not run yet");
 
-    // The imported messages are the input; the script needs only the final answer now.
+    // The imported messages are the input, and the script goes on after the response they already hold
+    // (issue 18: continuing never replays the script from its start): only the final answer is left.
     await page.click('summary:has-text("Edit the script")');
     const def = JSON.parse(await page.inputValue('[data-testid="editor"]'));
     assert.equal(def.messages.length, 3, "the editor shows the imported input");
-    def.script = [def.script[1]];
-    await page.fill('[data-testid="editor"]', JSON.stringify(def));
-    await page.click('[data-testid="editor-apply"]');
+    assert.deepEqual(def.script.map((m) => m.stopReason), ["stop"], "the script left after one response");
+    await page.click('[data-testid="run"]');
     await waitForText(page, "reason", "stop");
     await page.waitForFunction(() => document.querySelector('[data-testid="status"]').textContent.startsWith("Finished"));
     assert.equal(await page.textContent('[data-testid="steps"]'), "1");

@@ -1,6 +1,6 @@
 // The package used unchanged by four kinds of app, each installed-by-path (see app-fixture.mjs):
 // a Node app (ESM and CommonJS, run as child processes), a TypeScript app (tsc --strict against the
-// installed .d.ts), a Vite app (vite build, loaded in headless Chromium) and a plain browser page
+// installed .d.ts), a Vite app (vite build, and the dev server, loaded in headless Chromium) and a plain browser page
 // (the package's web build + init(), served statically, loaded in headless Chromium).
 // The app sources live in tests/app/ and are copied next to the fixture's node_modules.
 import assert from "node:assert/strict";
@@ -8,6 +8,7 @@ import { execFile } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
 import { after, before, describe, test } from "node:test";
+import { pathToFileURL } from "node:url";
 import { promisify } from "node:util";
 import { EXPECTED_EVENTS } from "../app/round-trip.mjs";
 import { appSrcDir, ensureFixture, toolPath } from "./app-fixture.mjs";
@@ -92,6 +93,25 @@ describe("browser apps in headless Chromium", () => {
     const server = await serveStatic(outDir);
     try {
       const page = await step("load the Vite build in Chromium", () => runPage(browser.context, `${server.url}/index.html`));
+      assert.deepEqual(page.errors, []);
+      assert.equal(page.status, "done", JSON.stringify(page.result));
+      assert.deepEqual(page.result, EXPECTED);
+    } finally {
+      await server.close();
+    }
+  });
+
+  test("Vite dev server: the same page served by `vite` (dependency pre-bundling and all), no config", { timeout: 120_000 }, async () => {
+    const { createServer } = await import(pathToFileURL(await toolPath("vite/dist/node/index.js")).href);
+    // `force`: Vite keeps its pre-bundled deps across runs by lockfile hash; a rebuilt tiny-pi of the same
+    // version would be served stale.
+    const server = await createServer({
+      root: path.join(appDir, "vite"), configFile: false, logLevel: "warn",
+      optimizeDeps: { force: true }, server: { host: "127.0.0.1", port: 0 },
+    });
+    await server.listen();
+    try {
+      const page = await step("load the Vite dev server's page in Chromium", () => runPage(browser.context, `${server.resolvedUrls.local[0]}index.html`));
       assert.deepEqual(page.errors, []);
       assert.equal(page.status, "done", JSON.stringify(page.result));
       assert.deepEqual(page.result, EXPECTED);

@@ -156,7 +156,9 @@ const cases = [
   ["a toolResult without toolCallId", () => rejects(loop({ ...good, context: ctx([userMsg("hi"), { role: "toolResult", toolName: "read", content: [], isError: false, timestamp: 3 }]) }), /toolCallId/)],
   ["tools a plain object", () => rejects(loop({ ...good, tools: {} }), /tools/)],
   ["tools an array", () => rejects(loop({ ...good, tools: [] }), /tools/)],
-  ["tools a look-alike", () => rejects(loop({ ...good, tools: { definitions: () => [], execute: exec } }), /tools/)],
+  // A look-alike with both definitions() and execute() is a tool source (issue 19); one without execute is not.
+  ["tools a look-alike", () => rejects(loop({ ...good, tools: { definitions: () => [] } }), /tools/)],
+  ["tools a source whose execute is not a function", () => rejects(loop({ ...good, tools: { definitions: () => [], execute: 1 } }), /options\.tools\.execute/)],
   ["onEvent a number", () => rejects(loop({ ...good, onEvent: 5 }), /onEvent/)],
   ["onEvent an object", () => rejects(loop({ ...good, onEvent: {} }), /onEvent/)],
   ["signal a look-alike", () => rejects(loop({ ...good, signal: { aborted: false, addEventListener() {} } }), /signal/)],
@@ -170,6 +172,9 @@ const cases = [
   ["new ScriptedModel([null])", () => rejects(() => new tp.ScriptedModel([null]), /messages/)],
   ["new ScriptedModel([a message whose role is user])", () => rejects(() => new tp.ScriptedModel([{ role: "user", content: [text("hi")], stopReason: "stop", timestamp: 1 }]), /role|assistant/)],
   ["new ScriptedModel([assistant, content a string])", () => rejects(() => new tp.ScriptedModel([{ role: "assistant", content: "x", stopReason: "stop", timestamp: 1 }]), /content/)],
+  ["new ScriptedModel([], 5)", () => rejects(() => new tp.ScriptedModel([], 5), /options/)],
+  ['new ScriptedModel([], { events: "full" })', () => rejects(() => new tp.ScriptedModel([], { events: "full" }), /options\.events/)],
+  ["new ScriptedModel([], { events: {} })", () => rejects(() => new tp.ScriptedModel([], { events: {} }), /options\.events/)],
 
   // ToolRegistry.register
   ["register()", () => rejects(() => reg.register(), /tool/)],
@@ -177,6 +182,8 @@ const cases = [
   ["register without name", () => rejects(() => reg.register({ execute: exec }), /name/)],
   ["register with an empty name", () => rejects(() => reg.register({ name: "", execute: exec }), /name/)],
   ["register with a numeric name", () => rejects(() => reg.register({ name: 42, execute: exec }), /name/)],
+  ["register with a name providers reject", () => rejects(() => reg.register({ name: "has space!", execute: exec }), /tool\.name must match/)],
+  ["register with a 10,000-character name", () => rejects(() => reg.register({ name: "n".repeat(10_000), execute: exec }), /tool\.name must match/)],
   ["register without execute", () => rejects(() => reg.register({ name: "x" }), /execute/)],
   ["register with execute a string", () => rejects(() => reg.register({ name: "x", execute: "run" }), /execute/)],
   ["register with a numeric description", () => rejects(() => reg.register({ name: "x", description: 42, execute: exec }), /description/)],

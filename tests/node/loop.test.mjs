@@ -288,13 +288,13 @@ describe("tool batches", () => {
     assert.ok(tp.validateTranscript(result.messages).ok);
   });
 
-  test("a thrown primitive reads as String(value) in the error result; a thrown function by its type", T, async () => {
+  test("a thrown primitive reads as String(value) in the error result; a thrown function as its tag", T, async () => {
     const unprintable = () => {};
     unprintable.toString = () => {
       throw new Error("no string for you");
     };
     const thrown = [42, 1e21, null, undefined, true, Symbol("odd"), unprintable];
-    const expected = [...thrown.slice(0, -1).map(String), "function thrown"];
+    const expected = [...thrown.slice(0, -1).map(String), "[object Function]"];
     const calls = thrown.map((_, i) => toolCall(`p${i}`, "prim"));
     const model = new tp.ScriptedModel([assistantMsg(calls, "toolUse"), assistantMsg([text("ok")], "stop")]);
     const executeToolCall = async (call) => {

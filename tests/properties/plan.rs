@@ -1,6 +1,8 @@
 //! What a generated run looks like: the model's script (one `ResponsePlan` per request), what each tool
 //! execution does, how the observer behaves, the order gates are released in, where the run is aborted,
-//! and `max_steps`. Plans are plain data so proptest can print and shrink them.
+//! `max_steps`, SPEC §7's loop control (hooks, queues, execution modes, timeouts, custom roles) and
+//! §8's approvals (each tool's need, the decision an app gives each call, and which are given up front).
+//! Plans are plain data so proptest can print and shrink them.
 
 use proptest::collection::vec;
 use proptest::prelude::*;
@@ -113,6 +115,8 @@ pub struct Outcome {
     /// Custom executor only: the reply carries its own timestamp / a forged `toolCallId` the loop must not trust.
     pub reply_timestamp: bool,
     pub forged_id: bool,
+    /// The output (or the custom executor's reply) asks the run to terminate.
+    pub terminate: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -157,11 +161,209 @@ pub struct RunPlan {
     pub abort: AbortPlan,
     /// `None`: the default, `DEFAULT_MAX_STEPS`.
     pub max_steps: Option<u32>,
+    pub control: ControlPlan,
+}
+
+// ---- loop control (SPEC §7) ----
+
+/// What `beforeToolCall` does with the n-th call it sees (`moves[n % len]`).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum BeforeMove {
+    Allow,
+    /// `{block: true}`, with the reason `blocked <id>` or none.
+    Block {
+        reason: bool,
+    },
+    Throw,
+    /// Waits on a gate, then allows.
+    Gate,
+}
+
+/// What `afterToolCall` does with the n-th call it sees.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum AfterMove {
+    Keep,
+    /// Replaces content, details and isError.
+    Patch,
+    Terminate(bool),
+    Throw,
+    /// Waits on a gate, then keeps the result.
+    Gate,
+}
+
+/// What `prepareRequest` does before the n-th request.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum PrepareMove {
+    Keep,
+    /// A system prompt of its own.
+    SystemPrompt,
+    /// The same messages plus a user reminder at the end, and no tools.
+    Remind,
+    /// The messages plus a result no call asked for: the run must end before the request.
+    Orphan,
+    Throw,
+    Gate,
+}
+
+/// What a queue gives at its n-th ask.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum QueueMove {
+    Empty,
+    /// 1 or 2 user messages.
+    Users(u8),
+    /// A message of the custom role `note` (refused when the run does not list it).
+    Note,
+    /// A custom message of a role no run lists.
+    Stranger,
+    /// An assistant message: no queue may hold one.
+    Assistant,
+    Throw,
+    /// Waits on a gate, then gives one user message.
+    Gate,
+}
+
+/// The role the runs may list as custom.
+pub const NOTE: &str = "note";
+
+#[derive(Debug, Clone)]
+pub struct ControlPlan {
+    /// `toolExecution`.
+    pub mode: ExecutionMode,
+    pub tool_timeout_ms: Option<u32>,
+    /// alpha, beta and gamma's `executionMode` and `timeoutMs`.
+    pub tools: Vec<(ExecutionMode, Option<u32>)>,
+    pub before: Option<Vec<BeforeMove>>,
+    pub after: Option<Vec<AfterMove>>,
+    pub prepare: Option<Vec<PrepareMove>>,
+    pub steering: Option<Vec<QueueMove>>,
+    pub follow_up: Option<Vec<QueueMove>>,
+    /// The run lists `note` as a custom role (and its input holds a note).
+    pub custom_roles: bool,
+    /// SPEC §8: tools that need approval, and the decisions.
+    pub approval: Option<ApprovalPlan>,
+}
+
+// ---- approvals (SPEC §8) ----
+
+/// What a tool says about its calls' need for approval.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum NeedPlan {
+    Never,
+    Always,
+    /// A function of the arguments: a call needs approval when its arguments have a `path`. `later`: the
+    /// answer comes after a yield (a promise); `throws`: the function throws (the call then needs approval).
+    ByPath {
+        later: bool,
+        throws: bool,
+    },
+}
+
+/// The decision an app gives a call.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Decide {
+    Approve,
+    /// With the reason `no to <id>`, or none.
+    Deny {
+        reason: bool,
+    },
+}
+
+#[derive(Debug, Clone)]
+pub struct ApprovalPlan {
+    /// alpha, beta and gamma's `needsApproval`.
+    pub needs: Vec<NeedPlan>,
+    /// The decision for a call id: `decisions[slot(id)]` (the same for every call with that id).
+    pub decisions: Vec<Decide>,
+    /// Whether a call id's decision is given up front: `given[slot(id)]`; the others pause the run.
+    pub given: Vec<bool>,
+}
+
+impl ApprovalPlan {
+    /// The need of a call to `name` (a name no tool has: none).
+    pub fn need_of(&self, name: &str) -> NeedPlan {
+        TOOL_NAMES[..3]
+            .iter()
+            .position(|n| *n == name)
+            .map_or(NeedPlan::Never, |i| self.needs[i])
+    }
+
+    /// The decision an app gives the call `id`.
+    pub fn decision(&self, id: &str) -> Approval {
+        match self.decisions[slot(id, self.decisions.len())] {
+            Decide::Approve => Approval::Approve,
+            Decide::Deny { reason } => Approval::Deny {
+                reason: reason.then(|| format!("no to {id}")),
+            },
+        }
+    }
+
+    /// Whether the decision about `id` is given up front.
+    pub fn given(&self, id: &str) -> bool {
+        self.given[slot(id, self.given.len())]
+    }
+
+    /// Every decision given up front, about the call ids of `plan`.
+    pub fn up_front(&self, plan: &RunPlan) -> Approvals {
+        let mut approvals = Approvals::new();
+        for id in plan.call_ids().iter().filter(|id| self.given(id)) {
+            approvals.insert(id.clone(), self.decision(id));
+        }
+        approvals
+    }
+}
+
+/// A stable spread of call ids over a plan's vectors.
+fn slot(id: &str, len: usize) -> usize {
+    let hash = (id.bytes()).fold(17u32, |h, b| h.wrapping_mul(31).wrapping_add(u32::from(b)));
+    hash as usize % len
+}
+
+/// What a `ByPath` need answers for these arguments (when it does not throw).
+pub fn has_path(arguments: &Value) -> bool {
+    arguments.get("path").is_some()
+}
+
+impl ControlPlan {
+    /// How the registry runs a call to `name` (a name it does not know: the defaults).
+    pub fn tool_settings(&self, name: &str) -> (ExecutionMode, Option<u32>) {
+        TOOL_NAMES[..3]
+            .iter()
+            .position(|n| *n == name)
+            .map_or((ExecutionMode::Parallel, None), |i| self.tools[i])
+    }
+
+    pub fn custom_roles(&self) -> Vec<String> {
+        if self.custom_roles {
+            vec![NOTE.into()]
+        } else {
+            vec![]
+        }
+    }
 }
 
 impl RunPlan {
     pub fn max_steps(&self) -> u32 {
         self.max_steps.unwrap_or(DEFAULT_MAX_STEPS)
+    }
+
+    /// The ids of every call the script has.
+    pub fn call_ids(&self) -> Vec<String> {
+        let calls = (self.responses.iter()).flat_map(|r| r.message.tool_calls());
+        calls.map(|call| call.id.clone()).collect()
+    }
+
+    /// The decisions the run is given up front (none without an approval plan).
+    pub fn approvals(&self) -> Approvals {
+        (self.control.approval.as_ref()).map_or_else(Approvals::new, |a| a.up_front(self))
+    }
+
+    /// This plan with every decision given up front.
+    pub fn all_given(&self) -> RunPlan {
+        let mut plan = self.clone();
+        if let Some(approval) = &mut plan.control.approval {
+            approval.given = vec![true];
+        }
+        plan
     }
 }
 
@@ -343,6 +545,7 @@ pub fn outcome() -> impl Strategy<Value = Outcome> {
         often,
         sometimes,
         rarely,
+        prop::bool::weighted(0.08),
     )
         .prop_map(
             |(
@@ -354,6 +557,7 @@ pub fn outcome() -> impl Strategy<Value = Outcome> {
                 reply_timestamp,
                 forged_id,
                 late_progress,
+                terminate,
             )| Outcome {
                 kind,
                 gated,
@@ -363,8 +567,154 @@ pub fn outcome() -> impl Strategy<Value = Outcome> {
                 late_progress,
                 reply_timestamp,
                 forged_id,
+                terminate,
             },
         )
+}
+
+/// Present one time in `1 / odds`, with 1 to 5 moves.
+fn sometimes<T: Clone + std::fmt::Debug + 'static>(
+    odds: u32,
+    moves: impl Strategy<Value = T> + 'static,
+) -> impl Strategy<Value = Option<Vec<T>>> {
+    ((0..odds), vec(moves, 1..6)).prop_map(|(n, moves)| (n == 0).then_some(moves))
+}
+
+fn timeout() -> impl Strategy<Value = Option<u32>> {
+    (0u32..8, 1u32..100).prop_map(|(n, ms)| (n == 0).then_some(ms))
+}
+
+fn mode(sequential_in: u32) -> impl Strategy<Value = ExecutionMode> {
+    (0..sequential_in).prop_map(|n| match n {
+        0 => ExecutionMode::Sequential,
+        _ => ExecutionMode::Parallel,
+    })
+}
+
+/// What a queue gives: nothing, with weight `empty` against 9 for everything else.
+fn queue_move(empty: u32) -> impl Strategy<Value = QueueMove> {
+    let given = weighted(&[
+        (2, QueueMove::Users(1)),
+        (1, QueueMove::Users(2)),
+        (1, QueueMove::Note),
+        (1, QueueMove::Stranger),
+        (1, QueueMove::Assistant),
+        (1, QueueMove::Throw),
+        (2, QueueMove::Gate),
+    ]);
+    ((0..empty + 9), given).prop_map(move |(n, given)| match n < empty {
+        true => QueueMove::Empty,
+        false => given,
+    })
+}
+
+pub fn control_plan() -> impl Strategy<Value = ControlPlan> {
+    let before = weighted(&[
+        (6, BeforeMove::Allow),
+        (1, BeforeMove::Block { reason: true }),
+        (1, BeforeMove::Block { reason: false }),
+        (1, BeforeMove::Throw),
+        (2, BeforeMove::Gate),
+    ]);
+    let after = weighted(&[
+        (6, AfterMove::Keep),
+        (2, AfterMove::Patch),
+        (1, AfterMove::Terminate(true)),
+        (1, AfterMove::Terminate(false)),
+        (1, AfterMove::Throw),
+        (2, AfterMove::Gate),
+    ]);
+    let prepare = weighted(&[
+        (8, PrepareMove::Keep),
+        (2, PrepareMove::SystemPrompt),
+        (2, PrepareMove::Remind),
+        (1, PrepareMove::Orphan),
+        (1, PrepareMove::Throw),
+        (2, PrepareMove::Gate),
+    ]);
+    let steering = queue_move(14);
+    // Asked only after a `stop`, which is rarer: more often with something to give.
+    let follow_up = queue_move(4);
+    (
+        (mode(6), timeout(), vec((mode(10), timeout()), 3)),
+        (
+            sometimes(3, before),
+            sometimes(3, after),
+            sometimes(4, prepare),
+        ),
+        (
+            sometimes(3, steering),
+            sometimes(2, follow_up),
+            any::<bool>(),
+        ),
+        approval_plan(),
+    )
+        .prop_map(
+            |(
+                (mode, tool_timeout_ms, tools),
+                (before, after, prepare),
+                (steering, follow_up, custom_roles),
+                approval,
+            )| ControlPlan {
+                mode,
+                tool_timeout_ms,
+                tools,
+                before,
+                after,
+                prepare,
+                steering,
+                follow_up,
+                custom_roles,
+                approval,
+            },
+        )
+}
+
+/// Approvals in every other run: each tool's need, the decisions, and which are given up front.
+pub fn approval_plan() -> impl Strategy<Value = Option<ApprovalPlan>> {
+    let need = weighted(&[
+        (3, NeedPlan::Never),
+        (2, NeedPlan::Always),
+        (
+            1,
+            NeedPlan::ByPath {
+                later: false,
+                throws: false,
+            },
+        ),
+        (
+            2,
+            NeedPlan::ByPath {
+                later: true,
+                throws: false,
+            },
+        ),
+        (
+            1,
+            NeedPlan::ByPath {
+                later: true,
+                throws: true,
+            },
+        ),
+    ]);
+    let decide = weighted(&[
+        (3, Decide::Approve),
+        (1, Decide::Deny { reason: true }),
+        (1, Decide::Deny { reason: false }),
+    ]);
+    (
+        any::<bool>(),
+        vec(need, 3),
+        vec(decide, 1..4),
+        vec(prop::bool::weighted(0.5), 1..4),
+    )
+        .prop_map(|(on, needs, decisions, given)| {
+            on.then_some(ApprovalPlan {
+                needs,
+                decisions,
+                given,
+            })
+        })
 }
 
 fn observer_move() -> impl Strategy<Value = ObserverMove> {
@@ -384,6 +734,12 @@ fn abort_plan() -> impl Strategy<Value = AbortPlan> {
         2 => AbortPlan::AtEvent(n),
         _ => AbortPlan::AtStall(n % 8),
     })
+}
+
+/// A custom-role message, as an app would keep one.
+pub fn note(text: &str) -> AgentMessage {
+    AgentMessage::from_value_with_roles(json!({"role": NOTE, "text": text, "level": 1}), &[NOTE])
+        .expect("a note reads")
 }
 
 /// A valid transcript to start from: a user message, sometimes after a finished exchange that used
@@ -442,6 +798,7 @@ pub fn run_plan() -> impl Strategy<Value = RunPlan> {
             1..=10 => Some(1 + (n - 1) % 5),
             _ => None,
         }),
+        control_plan(),
     )
         .prop_map(
             |(
@@ -454,9 +811,18 @@ pub fn run_plan() -> impl Strategy<Value = RunPlan> {
                 choices,
                 abort,
                 max_steps,
+                control,
             )| RunPlan {
                 system_prompt,
-                input,
+                // A run that lists the custom role starts with a note among its messages.
+                input: match control.custom_roles {
+                    true => {
+                        let mut input = input;
+                        input.insert(input.len() - 1, note("build finished"));
+                        input
+                    }
+                    false => input,
+                },
                 responses: responses
                     .into_iter()
                     .enumerate()
@@ -468,6 +834,7 @@ pub fn run_plan() -> impl Strategy<Value = RunPlan> {
                 choices,
                 abort,
                 max_steps,
+                control,
             },
         )
 }

@@ -1,7 +1,14 @@
 //! Runs one plan for real: a test model whose streams may block on gates, throw, end early, or honour the
 //! signal; executors whose calls block on gates; an observer that records every event (and may throw,
-//! reject, or make the loop wait). Nothing sleeps: the driver runs the pool until it stalls, then opens one
-//! gate chosen by the plan, and again, until the run has finished.
+//! reject, or make the loop wait); hooks and queues that answer as planned (and may wait on gates); timers
+//! on a clock only the driver moves. Nothing sleeps: the driver runs the pool until it stalls, then opens
+//! one gate or fires the next timer, as the plan chooses, and again, until the run has finished.
+//!
+//! Everything the loop does lands in one timeline (events, requests, hook calls, need asks, executions,
+//! progress, timers, the abort), so the oracle can tell what the loop knew at each point.
+//!
+//! A run may also be resumed (SPEC §8): every time it pauses, the driver runs it again from its transcript
+//! with the decisions about the pending calls, in the same world, until it ends otherwise.
 
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
@@ -25,6 +32,7 @@ pub enum Ev {
     Progress(String, Vec<MediaBlock>),
     ToolEnd(ToolResultMessage),
     Skipped(ToolResultMessage),
+    Queued(AgentMessage, Queue),
     TurnEnd(RunReason, u32),
 }
 
@@ -41,6 +49,7 @@ impl Ev {
             Ev::Progress(id, _) => format!("tool_progress:{id}"),
             Ev::ToolEnd(r) => format!("tool_end:{}", r.tool_call_id),
             Ev::Skipped(r) => format!("tool_skipped:{}", r.tool_call_id),
+            Ev::Queued(m, q) => format!("queued_message:{}:{}", q.as_str(), m.role()),
             Ev::TurnEnd(reason, steps) => format!("turn_end:{reason:?}:{steps}"),
         }
     }
@@ -68,14 +77,108 @@ pub struct Execution {
     pub call: ToolCall,
     pub progress_sent: usize,
     pub handler_ran: bool,
+    /// `None` while running, and for good when the call timed out (its future was dropped).
     pub reply: Option<Result<ToolReply, String>>,
+    /// The signal the executor was handed.
+    pub signal: AbortSignal,
 }
 
-/// A point in the run's one shared timeline (observer events and executor starts interleaved).
+/// One call of `beforeToolCall`: what it was shown and what it answered.
+#[derive(Debug, Clone)]
+pub struct BeforeLog {
+    pub call: ToolCall,
+    pub step: u32,
+    pub messages: usize,
+    /// The hook's signal, and the run's, when it was called.
+    pub signal_aborted: bool,
+    pub run_aborted: bool,
+    pub answer: Result<Option<Block>, String>,
+}
+
+/// One call of `afterToolCall`.
+#[derive(Debug, Clone)]
+pub struct AfterLog {
+    pub call: ToolCall,
+    pub result: ToolResultMessage,
+    pub step: u32,
+    pub messages: usize,
+    pub signal_aborted: bool,
+    pub run_aborted: bool,
+    pub answer: Result<Option<ResultPatch>, String>,
+}
+
+/// One call of `prepareRequest`.
+#[derive(Debug, Clone)]
+pub struct PrepareLog {
+    pub system_prompt: Option<String>,
+    pub request: Vec<AgentMessage>,
+    pub tools: Vec<ToolDefinition>,
+    pub context: Vec<AgentMessage>,
+    pub step: u32,
+    pub answer: Result<Option<RequestPatch>, String>,
+}
+
+/// One ask of a tool's `needsApproval` function (SPEC §8).
+#[derive(Debug, Clone)]
+pub struct NeedLog {
+    pub tool: &'static str,
+    pub arguments: Value,
+    pub answer: Result<bool, String>,
+}
+
+/// One ask of a queue.
+#[derive(Debug, Clone)]
+pub struct AskLog {
+    pub queue: Queue,
+    pub answer: Result<Vec<AgentMessage>, String>,
+}
+
+/// One timer the loop set: its timeout, and when it is due on the driver's clock.
+pub struct TimerLog {
+    pub ms: u32,
+    due: u64,
+    fire: Option<Box<dyn FnOnce()>>,
+}
+
+/// A point in the run's one shared timeline.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Entry {
+    /// `events[n]` was emitted.
     Event(usize),
+    /// `executions[n]` began.
     ExecStart(usize),
+    /// The model was asked for `requests[n]`.
+    Request(usize),
+    /// `befores[n]`, `afters[n]`, `prepares[n]`, `asks[n]`, `needs[n]` were called.
+    Before(usize),
+    After(usize),
+    Prepare(usize),
+    Ask(usize),
+    Need(usize),
+    /// `executions[n]` reported progress (late reports are not counted).
+    ProgressSent(usize),
+    /// `timers[n]` was set, fired, cleared.
+    TimerSet(usize),
+    TimerFired(usize),
+    TimerCleared(usize),
+    /// The run's signal aborted.
+    Abort,
+}
+
+impl Entry {
+    /// Whether this is something the loop did (rather than a tool, a timer or the driver).
+    pub fn is_action(self) -> bool {
+        matches!(
+            self,
+            Entry::Event(_)
+                | Entry::Request(_)
+                | Entry::Before(_)
+                | Entry::After(_)
+                | Entry::Prepare(_)
+                | Entry::Ask(_)
+                | Entry::Need(_)
+        )
+    }
 }
 
 #[derive(Default)]
@@ -96,9 +199,72 @@ pub struct World {
     /// Progress callbacks kept by tools that have finished; the driver calls them at the next stall.
     late_progress: RefCell<Vec<(String, ProgressSink)>>,
     clock: Cell<f64>,
+    pub befores: RefCell<Vec<BeforeLog>>,
+    pub afters: RefCell<Vec<AfterLog>>,
+    pub prepares: RefCell<Vec<PrepareLog>>,
+    pub asks: RefCell<Vec<AskLog>>,
+    pub timers: RefCell<Vec<TimerLog>>,
+    /// The driver's clock for timers, in ms.
+    timer_clock: Cell<u64>,
+    /// Each execution's progress sink, as the executor was handed it.
+    sinks: RefCell<Vec<ProgressSink>>,
+    pub needs: RefCell<Vec<NeedLog>>,
+    /// Resuming runs: a paused run's `turn_end` is counted here, not logged as an event (so that the
+    /// events of a run paused and resumed line up with those of the same run never paused).
+    resuming: Cell<bool>,
+    pub pauses: Cell<usize>,
 }
 
 impl World {
+    fn entry(&self, entry: Entry) {
+        self.timeline.borrow_mut().push(entry);
+    }
+
+    /// Aborts the run's signal (once), marking the timeline.
+    fn abort(&self) {
+        if !self.controller.signal().aborted() {
+            self.entry(Entry::Abort);
+            self.controller.abort();
+        }
+    }
+
+    /// Fires the timer due first, moving the clock to it. `false` when none is pending.
+    fn fire_next_timer(&self) -> bool {
+        let next = (self.timers.borrow().iter().enumerate())
+            .filter(|(_, t)| t.fire.is_some())
+            .min_by_key(|(i, t)| (t.due, *i))
+            .map(|(i, _)| i);
+        let Some(index) = next else {
+            return false;
+        };
+        let fire = {
+            let mut timers = self.timers.borrow_mut();
+            self.timer_clock
+                .set(self.timer_clock.get().max(timers[index].due));
+            timers[index].fire.take().unwrap()
+        };
+        self.entry(Entry::TimerFired(index));
+        fire();
+        // Every call still running reports, from outside the loop's polls (a JS tool's own timer): the
+        // loop must drop what the call that just timed out reports from now on.
+        let sinks = self.sinks.borrow();
+        let running: Vec<(usize, String, ProgressSink)> = (self.executions.borrow().iter())
+            .enumerate()
+            .filter(|(_, e)| e.reply.is_none())
+            .map(|(i, e)| (i, e.call.id.clone(), sinks[i].clone()))
+            .collect();
+        drop(sinks);
+        for (i, id, sink) in running {
+            self.entry(Entry::ProgressSent(i));
+            sink(vec![MediaBlock::text(format!("{id} outside"))]);
+        }
+        true
+    }
+
+    fn timers_pending(&self) -> bool {
+        self.timers.borrow().iter().any(|t| t.fire.is_some())
+    }
+
     /// A gate: the returned receiver resolves when the driver opens it.
     fn gate(&self, label: String) -> oneshot::Receiver<()> {
         let (tx, rx) = oneshot::channel();
@@ -155,6 +321,7 @@ impl Model for TestModel {
         signal: &AbortSignal,
     ) -> Result<TestStream, String> {
         let index = self.world.requests.borrow().len();
+        self.world.entry(Entry::Request(index));
         let mut log = RequestLog {
             system_prompt: request.system_prompt.map(str::to_owned),
             messages: request.messages.to_vec(),
@@ -347,6 +514,7 @@ async fn tool_body(
     let id = world.executions.borrow()[index].call.id.clone();
     let report = |when: &str| {
         world.executions.borrow_mut()[index].progress_sent += 1;
+        world.entry(Entry::ProgressSent(index));
         progress(vec![MediaBlock::text(format!("{id} {when}"))]);
     };
     if plan.progress_at_start {
@@ -400,7 +568,9 @@ impl ToolExecutor for Executor {
                 progress_sent: 0,
                 handler_ran: false,
                 reply: None,
+                signal: context.signal.clone(),
             });
+            self.world.sinks.borrow_mut().push(context.progress.clone());
             executions.len() - 1
         };
         self.world
@@ -435,6 +605,7 @@ impl ToolExecutor for Executor {
                             is_error,
                             timestamp: plan.reply_timestamp.then_some(7.0),
                             extra,
+                            terminate: plan.terminate,
                         }
                     })
                 }
@@ -444,12 +615,91 @@ impl ToolExecutor for Executor {
         }
         .boxed_local()
     }
+
+    /// The registry's settings and refusals; a custom executor keeps the defaults.
+    fn settings(&self, call: &ToolCall) -> CallSettings {
+        match self.kind {
+            ExecutorKind::Registry => self.registry.settings(call),
+            ExecutorKind::Custom => CallSettings::default(),
+        }
+    }
+
+    fn refuses(&self, call: &ToolCall) -> bool {
+        match self.kind {
+            ExecutorKind::Registry => self.registry.refuses(call),
+            ExecutorKind::Custom => false,
+        }
+    }
+
+    /// The registry's (asked only for calls it accepts); a custom executor asks the tool's need for any
+    /// call to a tool the registry knows, whatever its arguments.
+    fn needs_approval<'a>(&'a self, call: &'a ToolCall) -> Option<HookFuture<'a, bool>> {
+        match self.kind {
+            ExecutorKind::Registry => self.registry.needs_approval(call),
+            ExecutorKind::Custom => match &self.registry.get(&call.name)?.needs_approval {
+                NeedsApproval::Never => None,
+                NeedsApproval::Always => Some(Box::pin(async { Ok(true) })),
+                NeedsApproval::Ask(check) => Some(check.needs_approval(&call.arguments)),
+            },
+        }
+    }
 }
 
-fn registry(world: &Rc<World>, outcomes: &[Outcome]) -> ToolRegistry {
+/// A `needsApproval` function as the plan has it (`NeedPlan::ByPath`), logging each ask.
+struct NeedCheck {
+    world: Rc<World>,
+    tool: &'static str,
+    later: bool,
+    throws: bool,
+}
+
+impl ApprovalCheck for NeedCheck {
+    fn needs_approval<'a>(&'a self, arguments: &'a Value) -> HookFuture<'a, bool> {
+        let answer = match self.throws {
+            true => Err(format!("needsApproval of {} failed", self.tool)),
+            false => Ok(has_path(arguments)),
+        };
+        let n = {
+            let mut needs = self.world.needs.borrow_mut();
+            needs.push(NeedLog {
+                tool: self.tool,
+                arguments: arguments.clone(),
+                answer: answer.clone(),
+            });
+            needs.len() - 1
+        };
+        self.world.entry(Entry::Need(n));
+        let later = self.later;
+        Box::pin(async move {
+            if later {
+                YieldOnce(false).await;
+            }
+            answer
+        })
+    }
+}
+
+/// Ready at its second poll, having woken itself: an answer that comes later without anyone's help.
+struct YieldOnce(bool);
+
+impl std::future::Future for YieldOnce {
+    type Output = ();
+    fn poll(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<()> {
+        if std::mem::replace(&mut self.0, true) {
+            return std::task::Poll::Ready(());
+        }
+        cx.waker().wake_by_ref();
+        std::task::Poll::Pending
+    }
+}
+
+fn registry(world: &Rc<World>, outcomes: &[Outcome], control: &ControlPlan) -> ToolRegistry {
     let mut registry = ToolRegistry::new();
     for definition in definitions() {
-        let (world, outcomes) = (world.clone(), outcomes.to_vec());
+        let (owner, world, outcomes) = (world, world.clone(), outcomes.to_vec());
         let handler = move |_arguments: Value, context: ToolCallContext| {
             // The execution this call belongs to: the latest one with its id (ids are unique in a batch).
             let index = {
@@ -462,20 +712,36 @@ fn registry(world: &Rc<World>, outcomes: &[Outcome]) -> ToolRegistry {
                 index
             };
             let plan = outcomes[index % outcomes.len()].clone();
-            tool_body(world.clone(), index, plan, context.signal, context.progress).map(|r| {
+            let terminate = plan.terminate;
+            tool_body(world.clone(), index, plan, context.signal, context.progress).map(move |r| {
                 r.map(|(content, is_error)| ToolOutput {
                     content,
-                    details: None,
                     is_error,
+                    details: None,
+                    terminate,
                 })
             })
         };
-        registry
-            .register(Tool {
-                definition,
-                handler: Rc::new(handler),
-            })
-            .expect("test tool registers");
+        let (execution_mode, timeout_ms) = control.tool_settings(&definition.name);
+        let name = TOOL_NAMES[..3]
+            .iter()
+            .find(|n| **n == definition.name)
+            .expect("a tool of the plan");
+        let need = (control.approval.as_ref()).map_or(NeedPlan::Never, |a| a.need_of(name));
+        let mut tool = Tool::new(definition, Rc::new(handler));
+        tool.execution_mode = execution_mode;
+        tool.timeout_ms = timeout_ms;
+        tool.needs_approval = match need {
+            NeedPlan::Never => NeedsApproval::Never,
+            NeedPlan::Always => NeedsApproval::Always,
+            NeedPlan::ByPath { later, throws } => NeedsApproval::Ask(Rc::new(NeedCheck {
+                world: owner.clone(),
+                tool: name,
+                later,
+                throws,
+            })),
+        };
+        registry.register(tool).expect("test tool registers");
     }
     registry
 }
@@ -502,6 +768,14 @@ impl Observer<ModelEvent> for Recorder {
             }
             LoopEvent::ToolEnd { result } => Ev::ToolEnd(result.clone()),
             LoopEvent::ToolSkipped { result } => Ev::Skipped(result.clone()),
+            LoopEvent::QueuedMessage { message, queue } => Ev::Queued(message.clone(), queue),
+            LoopEvent::TurnEnd {
+                reason: RunReason::Paused,
+                ..
+            } if self.world.resuming.get() => {
+                self.world.pauses.set(self.world.pauses.get() + 1);
+                return Ok(None);
+            }
             LoopEvent::TurnEnd { reason, steps } => {
                 self.world
                     .aborted_at_end
@@ -516,7 +790,7 @@ impl Observer<ModelEvent> for Recorder {
         };
         self.world.timeline.borrow_mut().push(Entry::Event(n));
         if self.abort_at == Some(n) {
-            self.world.controller.abort();
+            self.world.abort();
         }
         let error = || {
             let error = format!("observer failed on event {n}");
@@ -545,16 +819,298 @@ impl Observer<ModelEvent> for Recorder {
     }
 }
 
+// ---- loop control ----
+
+/// SPEC §7's hooks, answering as the plan says and logging each call in the timeline.
+pub struct Hooks {
+    world: Rc<World>,
+    plan: ControlPlan,
+}
+
+/// The n-th move of `moves`, for the hook called `n` times before.
+fn nth<T: Copy>(moves: &Option<Vec<T>>, n: usize) -> T {
+    let moves = moves.as_ref().expect("a hook the plan has");
+    moves[n % moves.len()]
+}
+
+/// `answer`, once the gate (if any) is open.
+fn answer_after<T: 'static>(
+    gate: Option<oneshot::Receiver<()>>,
+    answer: Result<T, String>,
+) -> HookFuture<'static, T> {
+    async move {
+        if let Some(gate) = gate {
+            let _ = gate.await;
+        }
+        answer
+    }
+    .boxed_local()
+}
+
+impl BeforeToolCall for Hooks {
+    fn before_tool_call<'a>(
+        &'a self,
+        call: &'a ToolCall,
+        context: HookContext<'a>,
+    ) -> HookFuture<'a, Option<Block>> {
+        let n = self.world.befores.borrow().len();
+        let next = nth(&self.plan.before, n);
+        let answer = match next {
+            BeforeMove::Allow | BeforeMove::Gate => Ok(None),
+            BeforeMove::Block { reason } => Ok(Some(Block {
+                reason: reason.then(|| format!("blocked {}", call.id)),
+            })),
+            BeforeMove::Throw => Err(format!("before failed for {}", call.id)),
+        };
+        self.world.befores.borrow_mut().push(BeforeLog {
+            call: call.clone(),
+            step: context.step,
+            messages: context.messages.len(),
+            signal_aborted: context.signal.aborted(),
+            run_aborted: self.world.controller.signal().aborted(),
+            answer: answer.clone(),
+        });
+        self.world.entry(Entry::Before(n));
+        let gate = (next == BeforeMove::Gate).then(|| self.world.gate(format!("before {n}")));
+        answer_after(gate, answer)
+    }
+}
+
+impl AfterToolCall for Hooks {
+    fn after_tool_call<'a>(
+        &'a self,
+        call: &'a ToolCall,
+        result: &'a ToolResultMessage,
+        context: HookContext<'a>,
+    ) -> HookFuture<'a, Option<ResultPatch>> {
+        let n = self.world.afters.borrow().len();
+        let next = nth(&self.plan.after, n);
+        let answer = match next {
+            AfterMove::Keep | AfterMove::Gate => Ok(None),
+            AfterMove::Patch => Ok(Some(ResultPatch {
+                content: Some(vec![MediaBlock::text(format!("{} patched", call.id))]),
+                details: Some(json!({"patched": n})),
+                is_error: Some(n % 2 == 0),
+                terminate: None,
+            })),
+            AfterMove::Terminate(flag) => Ok(Some(ResultPatch {
+                terminate: Some(flag),
+                ..ResultPatch::default()
+            })),
+            AfterMove::Throw => Err(format!("after failed for {}", call.id)),
+        };
+        self.world.afters.borrow_mut().push(AfterLog {
+            call: call.clone(),
+            result: result.clone(),
+            step: context.step,
+            messages: context.messages.len(),
+            signal_aborted: context.signal.aborted(),
+            run_aborted: self.world.controller.signal().aborted(),
+            answer: answer.clone(),
+        });
+        self.world.entry(Entry::After(n));
+        let gate = (next == AfterMove::Gate).then(|| self.world.gate(format!("after {n}")));
+        answer_after(gate, answer)
+    }
+}
+
+/// The result no call asked for that `PrepareMove::Orphan` sends.
+pub fn orphan() -> AgentMessage {
+    AgentMessage::ToolResult(ToolResultMessage {
+        tool_call_id: "orphan".into(),
+        tool_name: "alpha".into(),
+        content: vec![MediaBlock::text("from nowhere")],
+        details: None,
+        is_error: false,
+        timestamp: 0.0,
+        extra: Default::default(),
+    })
+}
+
+impl PrepareRequest for Hooks {
+    fn prepare_request<'a>(
+        &'a self,
+        request: ModelRequest<'a>,
+        context: HookContext<'a>,
+    ) -> HookFuture<'a, Option<RequestPatch>> {
+        let n = self.world.prepares.borrow().len();
+        let next = nth(&self.plan.prepare, n);
+        let step = context.step;
+        let with = |extra: AgentMessage| {
+            let mut messages = request.messages.to_vec();
+            messages.push(extra);
+            messages
+        };
+        let answer = match next {
+            PrepareMove::Keep | PrepareMove::Gate => Ok(None),
+            PrepareMove::SystemPrompt => Ok(Some(RequestPatch {
+                system_prompt: Some(format!("patched prompt {step}")),
+                ..RequestPatch::default()
+            })),
+            PrepareMove::Remind => Ok(Some(RequestPatch {
+                messages: Some(with(AgentMessage::user(format!("reminder {step}"), 0.5))),
+                tools: Some(vec![]),
+                ..RequestPatch::default()
+            })),
+            PrepareMove::Orphan => Ok(Some(RequestPatch {
+                messages: Some(with(orphan())),
+                ..RequestPatch::default()
+            })),
+            PrepareMove::Throw => Err(format!("prepare failed at step {step}")),
+        };
+        self.world.prepares.borrow_mut().push(PrepareLog {
+            system_prompt: request.system_prompt.map(str::to_owned),
+            request: request.messages.to_vec(),
+            tools: request.tools.to_vec(),
+            context: context.messages.to_vec(),
+            step,
+            answer: answer.clone(),
+        });
+        self.world.entry(Entry::Prepare(n));
+        let gate = (next == PrepareMove::Gate).then(|| self.world.gate(format!("prepare {n}")));
+        answer_after(gate, answer)
+    }
+}
+
+/// A steering or follow-up queue giving what the plan says, logging each ask.
+pub struct QueueSource {
+    world: Rc<World>,
+    queue: Queue,
+    moves: Option<Vec<QueueMove>>,
+}
+
+impl MessageQueue for QueueSource {
+    fn take_messages(&self) -> HookFuture<'_, Vec<AgentMessage>> {
+        let index = self.world.asks.borrow().len();
+        let n = (self.world.asks.borrow().iter())
+            .filter(|a| a.queue == self.queue)
+            .count();
+        let next = nth(&self.moves, n);
+        let text = |j: u8| format!("{} {index}.{j}", self.queue.as_str());
+        let user = |j: u8| AgentMessage::user(text(j), 4.0);
+        let answer = match next {
+            QueueMove::Empty => Ok(vec![]),
+            QueueMove::Users(k) => Ok((0..k).map(user).collect()),
+            QueueMove::Gate => Ok(vec![user(0)]),
+            QueueMove::Note => Ok(vec![note(&text(0))]),
+            QueueMove::Stranger => Ok(vec![AgentMessage::Custom(CustomMessage {
+                role: "stranger".into(),
+                fields: Default::default(),
+            })]),
+            QueueMove::Assistant => Ok(vec![
+                user(0),
+                AgentMessage::Assistant(AssistantMessage::new(
+                    vec![AssistantBlock::text("queued by mistake")],
+                    StopReason::Stop,
+                )),
+            ]),
+            QueueMove::Throw => Err(format!("{} failed at ask {index}", self.queue.as_str())),
+        };
+        self.world.asks.borrow_mut().push(AskLog {
+            queue: self.queue,
+            answer: answer.clone(),
+        });
+        self.world.entry(Entry::Ask(index));
+        let gate = (next == QueueMove::Gate).then(|| self.world.gate(format!("ask {index}")));
+        answer_after(gate, answer)
+    }
+}
+
+/// Timers on the driver's clock: the driver fires the next one when the plan picks it.
+pub struct WorldTimers(Rc<World>);
+
+/// Clears a timer that has not fired when its registration is dropped.
+struct ClearTimer(std::rc::Weak<World>, usize);
+
+impl Drop for ClearTimer {
+    fn drop(&mut self) {
+        let Some(world) = self.0.upgrade() else {
+            return;
+        };
+        let cleared = world.timers.borrow_mut()[self.1].fire.take().is_some();
+        if cleared {
+            world.entry(Entry::TimerCleared(self.1));
+        }
+    }
+}
+
+impl Timers for WorldTimers {
+    fn set_timeout(&self, ms: u32, fire: Box<dyn FnOnce()>) -> Registration {
+        let world = &self.0;
+        let index = world.timers.borrow().len();
+        world.timers.borrow_mut().push(TimerLog {
+            ms,
+            due: world.timer_clock.get() + u64::from(ms),
+            fire: Some(fire),
+        });
+        world.entry(Entry::TimerSet(index));
+        Registration::new(ClearTimer(Rc::downgrade(world), index))
+    }
+}
+
+/// The shipped `ScriptedModel`, logging each request as the test model does.
+pub struct Logged {
+    world: Rc<World>,
+    inner: ScriptedModel,
+    script: Vec<AssistantMessage>,
+}
+
+impl Model for Logged {
+    type Stream = tiny_pi::model::ScriptedStream;
+
+    fn stream(
+        &self,
+        request: ModelRequest<'_>,
+        signal: &AbortSignal,
+    ) -> Result<Self::Stream, String> {
+        let k = self.world.requests.borrow().len();
+        self.world.entry(Entry::Request(k));
+        let stream = self.inner.stream(request, signal);
+        let delivered = stream.as_ref().ok().and(self.script.get(k).cloned());
+        self.world.requests.borrow_mut().push(RequestLog {
+            system_prompt: request.system_prompt.map(str::to_owned),
+            messages: request.messages.to_vec(),
+            tools: request.tools.to_vec(),
+            signal_aborted: signal.aborted(),
+            emitted: delivered
+                .as_ref()
+                .map(ModelEvent::script)
+                .unwrap_or_default(),
+            delivered,
+            thrown: stream.as_ref().err().cloned(),
+        });
+        stream
+    }
+}
+
 // ---- the driver ----
 
 pub struct Finished {
     pub world: Rc<World>,
+    /// The last run's result.
     pub result: RunResult,
+    /// Every run's result, in order (one unless the run was resumed).
+    pub runs: Vec<RunResult>,
+}
+
+/// How the driver answers a paused run.
+#[derive(Clone, Copy, PartialEq)]
+pub enum Pauses {
+    /// It does not: the run ends paused.
+    End,
+    /// It runs it again with the decisions given up front and those about the pending calls.
+    Resume,
 }
 
 /// Runs `plan` with the test model (gated, throwing, truncated, abort-honouring streams).
 pub fn run(plan: &RunPlan) -> Result<Finished, String> {
+    run_with(plan, Pauses::End)
+}
+
+/// `run`, answering pauses as `pauses` says.
+pub fn run_with(plan: &RunPlan, pauses: Pauses) -> Result<Finished, String> {
     let world = Rc::new(World::default());
+    world.resuming.set(pauses == Pauses::Resume);
     let model = Rc::new(TestModel {
         world: world.clone(),
         responses: plan.responses.clone(),
@@ -562,28 +1118,16 @@ pub fn run(plan: &RunPlan) -> Result<Finished, String> {
     drive(plan, world, model)
 }
 
-/// Runs `plan`'s messages through the shipped `ScriptedModel` instead (streams always complete); the
-/// model's own record of each request stands in for the test model's log.
+/// Runs `plan`'s messages through the shipped `ScriptedModel` instead (streams always complete).
 pub fn run_scripted(plan: &RunPlan) -> Result<Finished, String> {
     let world = Rc::new(World::default());
     let script: Vec<AssistantMessage> = plan.responses.iter().map(|r| r.message.clone()).collect();
-    let model = Rc::new(ScriptedModel::new(script.clone()));
-    let finished = drive(plan, world, model.clone())?;
-    *finished.world.requests.borrow_mut() = model
-        .requests()
-        .into_iter()
-        .enumerate()
-        .map(|(k, request)| RequestLog {
-            system_prompt: request.system_prompt,
-            messages: request.messages,
-            tools: request.tools,
-            signal_aborted: false,
-            emitted: script.get(k).map(ModelEvent::script).unwrap_or_default(),
-            delivered: script.get(k).cloned(),
-            thrown: None,
-        })
-        .collect();
-    Ok(finished)
+    let model = Rc::new(Logged {
+        world: world.clone(),
+        inner: ScriptedModel::new(script.clone()),
+        script,
+    });
+    drive(plan, world, model)
 }
 
 /// Runs the loop to its end under a `LocalPool`. `Err` when the run hangs (stalled with no gate left).
@@ -594,7 +1138,7 @@ where
 {
     let executor = Executor {
         world: world.clone(),
-        registry: registry(&world, &plan.outcomes),
+        registry: registry(&world, &plan.outcomes, &plan.control),
         kind: plan.executor,
         outcomes: plan.outcomes.clone(),
     };
@@ -608,12 +1152,13 @@ where
         abort_at,
     };
     if plan.abort == AbortPlan::BeforeStart {
-        world.controller.abort();
+        world.abort();
     }
     let context = AgentContext {
         system_prompt: plan.system_prompt.clone(),
         messages: plan.input.clone(),
     };
+    let context_prompt = plan.system_prompt.clone();
     let clock_world = world.clone();
     let clock: Clock = Rc::new(move || {
         let now = clock_world.clock.get() + 1.0;
@@ -623,22 +1168,80 @@ where
     let signal = world.controller.signal();
     let max_steps = plan.max_steps();
     let result = Rc::new(RefCell::new(None));
+    let hooks = Hooks {
+        world: world.clone(),
+        plan: plan.control.clone(),
+    };
+    let queue = |queue, moves: &Option<Vec<QueueMove>>| {
+        moves.is_some().then(|| QueueSource {
+            world: world.clone(),
+            queue,
+            moves: moves.clone(),
+        })
+    };
+    let steering = queue(Queue::Steering, &plan.control.steering);
+    let follow_up = queue(Queue::FollowUp, &plan.control.follow_up);
+    let timers = WorldTimers(world.clone());
+    let control = plan.control.clone();
+    let up_front = plan.approvals();
+    let resuming = world.resuming.get();
+    let runs = Rc::new(RefCell::new(Vec::new()));
 
     let mut pool = LocalPool::new();
     let slot = result.clone();
+    let all = runs.clone();
     pool.spawner()
         .spawn_local(async move {
-            let options = LoopOptions {
-                context,
-                model: &*model,
-                tools: definitions(),
-                executor: &executor,
-                signal,
-                max_steps,
-                observer: &recorder,
-                clock,
-            };
-            *slot.borrow_mut() = Some(run_agent_loop(options).await);
+            let (mut context, mut approvals, mut start_steps) = (context, up_front.clone(), 0);
+            loop {
+                let options = LoopOptions {
+                    context,
+                    model: &*model,
+                    tools: definitions(),
+                    executor: &executor,
+                    signal: signal.clone(),
+                    max_steps,
+                    observer: &recorder,
+                    clock: clock.clone(),
+                    control: LoopControl {
+                        tool_execution: control.mode,
+                        tool_timeout_ms: control.tool_timeout_ms,
+                        before_tool_call: control.before.is_some().then_some(&hooks as _),
+                        after_tool_call: control.after.is_some().then_some(&hooks as _),
+                        prepare_request: control.prepare.is_some().then_some(&hooks as _),
+                        steering: steering.as_ref().map(|q| q as _),
+                        follow_up: follow_up.as_ref().map(|q| q as _),
+                        custom_roles: control.custom_roles(),
+                        timers: &timers,
+                        approvals,
+                        start_steps,
+                    },
+                };
+                let result = run_agent_loop(options).await.unwrap();
+                all.borrow_mut().push(result.clone());
+                match (&result.pending, resuming) {
+                    // Resumed with the decisions about the calls that wait (the app's answer).
+                    (Some(pending), true) if all.borrow().len() < 50 => {
+                        let plan = control.approval.as_ref().expect("only approvals pause");
+                        approvals = up_front.clone();
+                        for call in pending.iter().filter(|c| c.needs_approval) {
+                            approvals.insert(
+                                call.tool_call_id.clone(),
+                                plan.decision(&call.tool_call_id),
+                            );
+                        }
+                        context = AgentContext {
+                            system_prompt: context_prompt.clone(),
+                            messages: result.messages,
+                        };
+                        start_steps = result.steps;
+                    }
+                    _ => {
+                        *slot.borrow_mut() = Some(result);
+                        break;
+                    }
+                }
+            }
         })
         .expect("spawn");
 
@@ -660,14 +1263,16 @@ where
             }
             continue;
         }
-        if plan.abort == AbortPlan::AtStall(stall) {
-            world.controller.abort();
+        if plan.abort == AbortPlan::AtStall(stall) && !world.controller.signal().aborted() {
+            world.abort();
             continue;
         }
         let mut gates = world.gates.borrow_mut();
-        // A gate whose waiter is gone (it honoured an abort) cannot unblock anything.
+        // A gate whose waiter is gone (it honoured an abort, it timed out) cannot unblock anything.
         gates.retain(|(_, tx)| !tx.is_canceled());
-        if gates.is_empty() {
+        // The next timer to fire is one more choice beside the gates.
+        let choices = gates.len() + usize::from(world.timers_pending());
+        if choices == 0 {
             let events: Vec<String> = world.events.borrow().iter().map(Ev::label).collect();
             return Err(format!(
                 "the run hung: stalled with no gate left to open; events so far: {events:?}"
@@ -676,10 +1281,20 @@ where
         if stall > 10_000 {
             return Err("the run did not finish after 10,000 gate releases".into());
         }
-        let pick = plan.choices[stall % plan.choices.len()] as usize % gates.len();
-        let (_, tx) = gates.remove(pick);
-        let _ = tx.send(());
+        let pick = plan.choices[stall % plan.choices.len()] as usize % choices;
+        if pick < gates.len() {
+            let (_, tx) = gates.remove(pick);
+            let _ = tx.send(());
+        } else {
+            drop(gates);
+            world.fire_next_timer();
+        }
     }
     let result = result.borrow_mut().take().unwrap();
-    Ok(Finished { world, result })
+    let runs = runs.borrow().clone();
+    Ok(Finished {
+        world,
+        result,
+        runs,
+    })
 }

@@ -10,8 +10,10 @@ use wasm_bindgen::{JsCast, JsValue};
 use crate::agent_loop::{AgentContext, DEFAULT_MAX_STEPS};
 use crate::message::AgentMessage;
 use crate::signal::AbortSignal;
-use crate::tools::Clock;
-use crate::wasm::transport::convert::{array_from_js, error_message, get, is_object, type_of};
+use crate::tools::{Clock, ToolDefinition};
+use crate::wasm::transport::convert::{
+    array_from_js, error_message, get, is_object, optional_function, type_of,
+};
 use crate::wasm::transport::glue::{read_clock_js, show_js};
 use crate::wasm::transport::signal::JsSignal;
 
@@ -56,6 +58,27 @@ pub fn model(model: JsValue) -> Result<(JsValue, Function), String> {
     Ok((model, stream))
 }
 
+/// A tool source of the caller's own as `options.tools`: any object with `definitions()` and
+/// `execute(call, context)`, like a `ToolRegistry`'s own methods (a conformance runner's tools, say). Its
+/// definitions, read once, and its `execute`; `None` when it lacks either method.
+pub fn tool_source(tools: &JsValue) -> Result<Option<(Vec<ToolDefinition>, Function)>, String> {
+    let definitions = optional_function(tools, "definitions", "options.tools.definitions")?;
+    let execute = optional_function(tools, "execute", "options.tools.execute")?;
+    let (Some(definitions), Some(execute)) = (definitions, execute) else {
+        return Ok(None);
+    };
+    let listed = definitions
+        .call0(tools)
+        .map_err(|e| format!("options.tools.definitions() threw: {}", error_message(&e)))?;
+    let definitions = array_from_js(
+        &listed,
+        "options.tools.definitions()",
+        "an array of tool definitions",
+        "toolDefinitions",
+    )?;
+    Ok(Some((definitions, execute)))
+}
+
 /// An array argument read as the shape `shape` (a name in `crate::shape::SHAPES`); `what` names it.
 pub fn array<T: DeserializeOwned>(value: &JsValue, what: &str, shape: &str) -> Result<T, String> {
     array_from_js(value, what, "an array", shape)
@@ -98,7 +121,8 @@ pub fn max_steps(value: &JsValue) -> Result<u32, String> {
     }
 }
 
-fn describe(value: &JsValue) -> String {
+/// A bad value as an error names it: a number as itself, a string quoted, else its type.
+pub fn describe(value: &JsValue) -> String {
     match value.as_f64() {
         Some(_) => show_js(value),
         None => value

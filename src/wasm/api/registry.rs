@@ -20,6 +20,7 @@ use crate::wasm::transport::convert::{
     from_js, get, is_object, optional_function, to_js, type_error, type_of,
 };
 use crate::wasm::transport::mirror::tool_result;
+use crate::wasm::transport::regexp::HostPatterns;
 use crate::wasm::transport::task::spawn_promise;
 use crate::wasm::transport::tools::JsTool;
 
@@ -42,7 +43,8 @@ impl Default for JsToolRegistry {
 impl JsToolRegistry {
     #[wasm_bindgen(constructor)]
     pub fn new() -> JsToolRegistry {
-        JsToolRegistry(RefCell::default())
+        let registry = ToolRegistry::with_patterns(Rc::new(HostPatterns));
+        JsToolRegistry(RefCell::new(Rc::new(registry)))
     }
 
     /// Adds a tool; throws a `TypeError` naming the bad field.
@@ -98,24 +100,18 @@ impl JsToolRegistry {
     }
 }
 
-/// `options.tools`: the snapshot of the `ToolRegistry` given, or an empty registry when absent.
-pub fn registry_option(tools: &JsValue) -> Result<Rc<ToolRegistry>, String> {
-    if tools.is_undefined() || tools.is_null() {
-        return Ok(Rc::default());
-    }
-    let not_a_registry = || {
-        format!(
-            "options.tools must be a ToolRegistry (got {})",
-            type_of(tools)
-        )
-    };
+/// The snapshot of a `ToolRegistry` given as `options.tools`: `None` when `tools` is not one (it has no
+/// `__tinyPiRegistry` method), `Some(None)` when it only looks like one (or is busy).
+pub fn registry_snapshot(tools: &JsValue) -> Option<Option<Rc<ToolRegistry>>> {
     let handle = optional_function(tools, "__tinyPiRegistry", "options.tools")
         .ok()
-        .flatten()
-        .and_then(|f| f.call0(tools).ok())
-        .ok_or_else(not_a_registry)?;
-    let handle = RegistryHandle::try_from_js_value(handle).map_err(|_| not_a_registry())?;
-    Ok(handle.0)
+        .flatten()?;
+    let snapshot = handle
+        .call0(tools)
+        .ok()
+        .and_then(|handle| RegistryHandle::try_from_js_value(handle).ok())
+        .map(|handle| handle.0);
+    Some(snapshot)
 }
 
 fn parse_tool(tool: &JsValue) -> Result<Tool, String> {
@@ -148,14 +144,14 @@ fn parse_tool(tool: &JsValue) -> Result<Tool, String> {
     let execute = optional_function(tool, "execute", "tool.execute")?
         .ok_or_else(|| "tool.execute must be a function".to_string())?;
     let handler = Rc::new(JsTool::new(&name, tool.clone(), execute));
-    Ok(Tool {
-        definition: ToolDefinition {
+    Ok(Tool::new(
+        ToolDefinition {
             name,
             description,
             parameters,
         },
         handler,
-    })
+    ))
 }
 
 /// `execute`'s context: its signal, and `reportProgress` called with each report's content.

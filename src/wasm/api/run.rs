@@ -7,7 +7,7 @@ use js_sys::{Object, Promise};
 use wasm_bindgen::prelude::*;
 
 use super::options;
-use super::registry::registry_option;
+use super::registry::registry_snapshot;
 use crate::agent_loop::{run_agent_loop, AgentContext, LoopOptions};
 use crate::event::RunResult;
 use crate::signal::AbortSignal;
@@ -23,10 +23,9 @@ use crate::wasm::transport::tools::JsExecutor;
 
 /// Runs the agent loop until the model stops, the output is truncated, an error or abort ends it, or the
 /// step limit is reached. Rejects with a `TypeError` naming the field when an option is malformed.
-#[wasm_bindgen(js_name = runAgentLoop, unchecked_return_type = "Promise<RunResult>")]
-pub fn run_agent_loop_js(
-    #[wasm_bindgen(unchecked_param_type = "RunOptions")] options: JsValue,
-) -> Promise {
+/// (Declared in `types.d.ts`: it is generic over the model's assistant message type.)
+#[wasm_bindgen(js_name = runAgentLoop, skip_typescript)]
+pub fn run_agent_loop_js(options: JsValue) -> Promise {
     spawn_promise(async move {
         let run = RunInput::parse(&options).map_err(type_error)?;
         let executor: &dyn ToolExecutor = match &run.executor {
@@ -42,8 +41,10 @@ pub fn run_agent_loop_js(
             max_steps: run.max_steps,
             observer: &run.observer,
             clock: run.clock,
+            control: Default::default(),
         })
-        .await;
+        .await
+        .map_err(|error| type_error(format!("options.{error}")))?;
         Ok(run_result(&result, &run.mirror))
     })
 }
@@ -77,7 +78,7 @@ struct RunInput {
     context: AgentContext,
     model: JsModel,
     registry: Rc<ToolRegistry>,
-    /// The registry's definitions, made once for the core and (as JS) for every request.
+    /// The tools' definitions, made once for the core and (as JS) for every request.
     definitions: Vec<ToolDefinition>,
     executor: Option<JsExecutor>,
     signal: AbortSignal,
@@ -95,18 +96,26 @@ impl RunInput {
                 type_of(options)
             ));
         }
-        let registry = registry_option(&get(options, "tools", "options.tools")?)?;
-        let definitions = registry.definitions();
+        let tools = tools_option(&get(options, "tools", "options.tools")?)?;
+        let execute_tool_call =
+            optional_function(options, "executeToolCall", "options.executeToolCall")?.map(
+                |execute| JsExecutor {
+                    execute,
+                    this: JsValue::UNDEFINED,
+                    what: "executeToolCall",
+                },
+            );
+        let definitions = tools.definitions;
         let mirror = SharedMirror::default();
         let (model, stream) = options::model(get(options, "model", "options.model")?)?;
         let model = JsModel::new(model, stream, to_js(&definitions), mirror.clone());
         Ok(RunInput {
             context: options::context(&get(options, "context", "options.context")?)?,
             model,
-            registry,
+            registry: tools.registry,
             definitions,
-            executor: optional_function(options, "executeToolCall", "options.executeToolCall")?
-                .map(JsExecutor),
+            // executeToolCall replaces whatever runs the tools (SPEC §3).
+            executor: execute_tool_call.or(tools.executor),
             signal: options::signal(&get(options, "signal", "options.signal")?, "options.signal")?,
             max_steps: options::max_steps(&get(options, "maxSteps", "options.maxSteps")?)?,
             observer: JsObserver {
@@ -116,5 +125,49 @@ impl RunInput {
             clock: options::clock(optional_function(options, "now", "options.now")?),
             mirror,
         })
+    }
+}
+
+/// `options.tools`: a `ToolRegistry` (its snapshot), or a tool source of the caller's own, whose definitions
+/// are read once and whose `execute` runs the calls with the source as `this`.
+struct ToolsInput {
+    registry: Rc<ToolRegistry>,
+    definitions: Vec<ToolDefinition>,
+    executor: Option<JsExecutor>,
+}
+
+fn tools_option(tools: &JsValue) -> Result<ToolsInput, String> {
+    if tools.is_undefined() || tools.is_null() {
+        return Ok(registry_input(Rc::default()));
+    }
+    let refused = || {
+        format!(
+            "options.tools must be a ToolRegistry or an object with definitions() and execute(call, context) (got {})",
+            type_of(tools)
+        )
+    };
+    if !is_object(tools) {
+        return Err(refused());
+    }
+    if let Some(snapshot) = registry_snapshot(tools) {
+        return snapshot.map(registry_input).ok_or_else(refused);
+    }
+    let (definitions, execute) = options::tool_source(tools)?.ok_or_else(refused)?;
+    Ok(ToolsInput {
+        registry: Rc::default(),
+        definitions,
+        executor: Some(JsExecutor {
+            execute,
+            this: tools.clone(),
+            what: "options.tools.execute",
+        }),
+    })
+}
+
+fn registry_input(registry: Rc<ToolRegistry>) -> ToolsInput {
+    ToolsInput {
+        definitions: registry.definitions(),
+        registry,
+        executor: None,
     }
 }

@@ -1,5 +1,5 @@
 //! `ScriptedModel`: the core's offline, deterministic model as a JS object whose `stream()` returns an async
-//! iterator of pi-ai events with `result()`.
+//! iterator of pi-ai events with `result()`, in the compact grammar or pi-ai's full one.
 
 use js_sys::{Object, Promise, Reflect, Symbol};
 use serde::Deserialize;
@@ -7,10 +7,12 @@ use wasm_bindgen::prelude::*;
 
 use super::options;
 use crate::message::{AgentMessage, AssistantMessage};
-use crate::model::{Model, ModelRequest, ScriptedStream};
+use crate::model::{EventGrammar, Model, ModelRequest, ScriptedStream};
 use crate::signal::AbortSignal;
 use crate::tools::ToolDefinition;
-use crate::wasm::transport::convert::{array_from_js, from_js, get, is_object, to_js, type_error};
+use crate::wasm::transport::convert::{
+    array_from_js, from_js, get, is_object, to_js, type_error, type_of,
+};
 use crate::wasm::transport::glue::iterator_result_js;
 
 /// The offline, deterministic model: replays assistant messages, one per request, and records what each
@@ -34,6 +36,7 @@ impl JsScriptedModel {
     #[wasm_bindgen(constructor)]
     pub fn new(
         #[wasm_bindgen(unchecked_param_type = "AssistantMessage[]")] messages: JsValue,
+        #[wasm_bindgen(unchecked_optional_param_type = "ScriptedModelOptions")] options: JsValue,
     ) -> Result<JsScriptedModel, JsValue> {
         let script: Vec<AssistantMessage> = array_from_js(
             &messages,
@@ -42,7 +45,10 @@ impl JsScriptedModel {
             "assistants",
         )
         .map_err(type_error)?;
-        Ok(JsScriptedModel(crate::model::ScriptedModel::new(script)))
+        let grammar = grammar_option(&options).map_err(type_error)?;
+        Ok(JsScriptedModel(
+            crate::model::ScriptedModel::new(script).with_grammar(grammar),
+        ))
     }
 
     /// Replays the next scripted message as a stream of pi-ai events. Throws past the end of the script.
@@ -84,6 +90,32 @@ impl JsScriptedModel {
     pub fn requests(&self) -> JsValue {
         to_js(&self.0.requests())
     }
+}
+
+/// `{ events?: "compact" | "pi-ai" }`, absent meaning the compact grammar.
+fn grammar_option(options: &JsValue) -> Result<EventGrammar, String> {
+    if options.is_undefined() || options.is_null() {
+        return Ok(EventGrammar::default());
+    }
+    if !is_object(options) {
+        return Err(format!(
+            "ScriptedModel: options must be an object (got {})",
+            type_of(options)
+        ));
+    }
+    let events = get(options, "events", "ScriptedModel: options.events")?;
+    if events.is_undefined() {
+        return Ok(EventGrammar::default());
+    }
+    events
+        .as_string()
+        .and_then(|name| EventGrammar::parse(&name))
+        .ok_or_else(|| {
+            format!(
+                "ScriptedModel: options.events must be \"compact\" or \"pi-ai\" (got {})",
+                options::describe(&events)
+            )
+        })
 }
 
 /// One scripted response: an async iterator of model events with `result()`.

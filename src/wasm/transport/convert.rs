@@ -240,8 +240,9 @@ pub fn to_js<T: Serialize + ?Sized>(value: &T) -> JsValue {
     }
 }
 
-/// The message of a thrown value: `error.message` for errors, the string itself, or a short description.
-/// Never the stack.
+/// The message of a thrown value: `error.message` for errors (and objects with a string `message`), the
+/// string itself; else the value as `glue.js`'s `show` writes it: a primitive as `String(value)`, an object as
+/// its JSON (cut short). Never the stack.
 pub fn error_message(error: &JsValue) -> String {
     if let Some(error) = error.dyn_ref::<js_sys::Error>() {
         return String::from(error.message());
@@ -255,9 +256,7 @@ pub fn error_message(error: &JsValue) -> String {
                 return message;
             }
         }
-        return format!("{} thrown", type_of(error));
     }
-    // A thrown primitive reads as JS's String(value) would: 42, true, null, undefined.
     show_js(error)
 }
 

@@ -70,6 +70,10 @@ impl JsObserver {
                     .keep_result(&result.tool_call_id, &js);
                 emit(EventShape::Result, &js, none)
             }
+            // No queue is passed from JS yet (the §7 bridge adds the event's own shape with `queue`).
+            LoopEvent::QueuedMessage { message, .. } => {
+                emit(EventShape::Message, &to_js(message), none)
+            }
             LoopEvent::TurnEnd { reason, steps } => emit(
                 EventShape::TurnEnd,
                 key(reason.as_str()),

@@ -163,12 +163,30 @@ export function encodeInto(text, memory, ptr, capacity) {
   return encoder.encodeInto(text, new Uint8Array(memory.buffer, ptr, capacity)).written;
 }
 
-/** A primitive as JS's `String(value)` writes it: `42`, `1e+21`, `null`, `Symbol(s)` (wasm-bindgen's
- * `Debug` would wrap it in `JsValue(...)`). Objects and functions are not passed; if one were, a throwing
- * `toString` gives its type. Never throws. */
+// A thrown object's text is cut here (before it crosses into wasm): an error result is read by a model.
+const SHOWN = 200;
+
+/**
+ * A value that is not an `Error`, as text: a primitive as JS's `String(value)` writes it (`42`, `1e+21`,
+ * `null`, `Symbol(s)`; wasm-bindgen's `Debug` would wrap it in `JsValue(...)`); an object or a function as its
+ * JSON, or as `Object.prototype.toString` gives it (`[object Function]`) when it has none (a function, a cycle,
+ * a BigInt, a throwing `toJSON`), cut to `SHOWN` characters with `…`. Never throws (a revoked proxy gives its
+ * type).
+ */
 export function show(value) {
   try {
-    return String(value);
+    if ((typeof value !== "object" && typeof value !== "function") || value === null) return String(value);
+    let text;
+    try {
+      text = JSON.stringify(value);
+    } catch {
+      // no JSON: the tag below
+    }
+    if (typeof text !== "string") text = Object.prototype.toString.call(value);
+    if (text.length <= SHOWN) return text;
+    // Not between the halves of a surrogate pair.
+    const end = /[\uD800-\uDBFF]/.test(text[SHOWN - 1]) ? SHOWN - 1 : SHOWN;
+    return `${text.slice(0, end)}…`;
   } catch {
     return typeof value;
   }

@@ -1,6 +1,7 @@
 //! Every JS function the bridge imports beyond js-sys: `glue.js`'s (its sections are named after the modules
-//! that call them) and two built-ins imported without js-sys's exception trap. Declarations only: what they
-//! do is in `glue.js`, what they answer is read by their callers.
+//! that call them), two built-ins imported without js-sys's exception trap, and `RegExp` imported with the
+//! `catch` js-sys's lacks. Declarations only: what they do is in `glue.js`, what they answer is read by
+//! their callers.
 //!
 //! A JS exception must never unwind through wasm frames: it skips their cleanup (a borrow stays taken, the
 //! shadow stack pointer stays lowered) and a few thousand of them trap the instance. So every import here
@@ -38,7 +39,8 @@ extern "C" {
     /// Cannot throw: `text` is a string and `ptr..ptr + capacity` lies in `memory`.
     #[wasm_bindgen(js_name = encodeInto)]
     pub fn encode_into_js(text: &JsString, memory: &JsValue, ptr: u32, capacity: u32) -> u32;
-    /// `String(value)` for a primitive. Cannot throw.
+    /// A value that is not an `Error` as text: `String(value)` for a primitive, JSON (cut short) for an
+    /// object. Cannot throw.
     #[wasm_bindgen(js_name = show)]
     pub fn show_js(value: &JsValue) -> String;
 
@@ -141,4 +143,19 @@ extern "C" {
     /// `Array.isArray`, which throws for a revoked proxy.
     #[wasm_bindgen(catch, js_namespace = Array, js_name = isArray)]
     pub fn is_array_checked(value: &JsValue) -> Result<bool, JsValue>;
+
+    // ---- regexp.rs
+
+    /// The host's `RegExp`, for schema `pattern`s.
+    #[wasm_bindgen(js_name = RegExp)]
+    pub type HostRegExp;
+
+    /// `new RegExp(pattern, flags)`: an invalid pattern's SyntaxError comes back as `Err`, never as an
+    /// exception unwinding through wasm.
+    #[wasm_bindgen(constructor, js_class = "RegExp", catch)]
+    pub fn new(pattern: &str, flags: &str) -> Result<HostRegExp, JsValue>;
+
+    /// Caught too: a match that exhausts the host's stack throws a RangeError.
+    #[wasm_bindgen(method, js_class = "RegExp", catch)]
+    pub fn test(this: &HostRegExp, text: &str) -> Result<bool, JsValue>;
 }

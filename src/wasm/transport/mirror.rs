@@ -124,7 +124,7 @@ impl Mirror {
                         .and_then(|slot| slot.result.take());
                     kept.unwrap_or_else(|| tool_result(r))
                 }
-                AgentMessage::User(_) => to_js(message),
+                AgentMessage::User(_) | AgentMessage::Custom(_) => to_js(message),
             };
             self.sent.push(&js);
         }

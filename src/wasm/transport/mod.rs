@@ -10,6 +10,7 @@ pub mod convert;
 pub mod task;
 pub mod waiter;
 
+pub mod regexp;
 pub mod signal;
 
 pub mod mirror;

@@ -1,5 +1,5 @@
 //! How what a JS tool returns is read: a registered tool's output (`{ content, details?, isError? }`) and a
-//! caller's `executeToolCall` reply. Each is read the first way that applies, and every way reads the same
+//! caller's `executeToolCall` (or tool source's `execute`) reply. Each is read the first way that applies, and every way reads the same
 //! value the same (Node tests and `tests/reading.rs` check it):
 //!
 //! 1. The usual output, one text block with perhaps plain `details` and a boolean `isError`, is taken apart
@@ -14,7 +14,7 @@ use std::fmt;
 use serde_json::Value;
 use wasm_bindgen::JsValue;
 
-use super::convert::{from_js, from_json_text, json_text, rust_string};
+use super::convert::{from_json_text, json_text, rust_string};
 use super::glue::{
     simple_output_js, take_short_simple_text_js, take_simple_details_js, take_simple_text_js,
 };
@@ -32,9 +32,10 @@ pub fn read(output: &JsValue, tool: &str) -> Result<ToolOutput, String> {
     ToolOutput::from_json_lean(&text).map_or_else(|| from_json_text(&text, &what, "toolOutput"), Ok)
 }
 
-/// What `options.executeToolCall` resolved with.
-pub fn read_reply(reply: &JsValue) -> Result<ToolReply, String> {
-    from_js(reply, "executeToolCall result", "toolReply")
+/// What `options.executeToolCall` (or a tool source's `execute`; `executor` names which) resolved with.
+pub fn read_reply(reply: &JsValue, executor: &str) -> Result<ToolReply, String> {
+    let what = ResultOf(executor);
+    from_json_text(&json_text(reply, &what)?, &what, "toolReply")
 }
 
 /// `{ content: [{ type: "text", text }], details?: {...}, isError?: boolean }`, taken apart by `glue.js`:
@@ -67,6 +68,8 @@ fn simple_parts(bits: OutputBits, what: &dyn fmt::Display) -> Option<ToolOutput>
         content: vec![MediaBlock::text(text)],
         details,
         is_error: bits.has(OutputBit::IsError),
+        // `simpleOutput` answers 0 for an output with a `terminate` key: the JSON path reads it.
+        terminate: false,
     })
 }
 

@@ -1,6 +1,6 @@
 //! JS tools: a registered tool's `execute(args, {callId, signal, reportProgress})`, and a caller's
-//! `executeToolCall(call, {signal, reportProgress})`, each called in one `glue.js` call (`callTool`) and
-//! awaited. A call's `reportProgress` reports until the call settles. What a tool returns is read by
+//! `executeToolCall(call, {signal, reportProgress})` or tool source's `execute` (same arguments, the source
+//! as `this`), each called in one `glue.js` call (`callTool`) and awaited. A call's `reportProgress` reports until the call settles. What a tool returns is read by
 //! `tool_output.rs`.
 
 use std::cell::{Cell, RefCell};
@@ -170,8 +170,15 @@ impl ToolHandler for JsTool {
     }
 }
 
-/// `options.executeToolCall`: replaces the registry for a run.
-pub struct JsExecutor(pub Function);
+/// `options.executeToolCall`, or the `execute` method of a tools object that is not a `ToolRegistry`:
+/// replaces the registry for a run.
+pub struct JsExecutor {
+    pub execute: Function,
+    /// `this` of the call: undefined for `executeToolCall`, the tools object for its `execute`.
+    pub this: JsValue,
+    /// How errors name it.
+    pub what: &'static str,
+}
 
 impl ToolExecutor for JsExecutor {
     fn execute<'a>(
@@ -181,16 +188,16 @@ impl ToolExecutor for JsExecutor {
     ) -> LocalBoxFuture<'a, Result<ToolReply, String>> {
         Box::pin(async move {
             let outcome = call_js(
-                &self.0,
-                &JsValue::UNDEFINED,
+                &self.execute,
+                &self.this,
                 json_arg(&call.tagged()),
                 None,
                 &context.signal,
                 context.progress,
-                "executeToolCall".into(),
+                self.what.into(),
             )
             .await;
-            tool_output::read_reply(&outcome?)
+            tool_output::read_reply(&outcome?, self.what)
         })
     }
 }

@@ -123,6 +123,15 @@ void runAgentLoop({ context: { messages: input } });
 // @ts-expect-error a ScriptedModel replays assistant messages
 new ScriptedModel("hello");
 
+const piAiGrammar = new ScriptedModel(script, { events: "pi-ai" });
+piAiGrammar.free();
+
+// @ts-expect-error a ScriptedModel's grammar is "compact" or "pi-ai"
+new ScriptedModel(script, { events: "full" });
+
+// @ts-expect-error context.tools is never sent: the model is offered options.tools
+void runAgentLoop({ context: { messages: input, tools: defs }, model });
+
 // @ts-expect-error a tool needs an execute function
 tools.register({ name: "broken" });
 

@@ -1,25 +1,40 @@
-// A TypeScript app that wires pi-ai to tiny-pi: pi-ai messages go into a ScriptedModel, and pi-ai's own
-// stream (streamSimple over the faux provider) is a tiny-pi model with no cast on the stream side.
+// A TypeScript app that wires pi-ai to tiny-pi with no cast either way: pi-ai messages go into a ScriptedModel,
+// and pi-ai's own stream (streamSimple over the faux provider) is a tiny-pi model. (The README's adapter is
+// compiled verbatim by tests/node/readme.test.mjs.)
 import { runAgentLoop, ScriptedModel } from "tiny-pi";
-import type { AgentMessage, ModelStream } from "tiny-pi";
+import type { AgentMessage, Model, ModelRequest, ModelStream, RunResult, UserMessage } from "tiny-pi";
 import { fauxAssistantMessage, registerFauxProvider, streamSimple } from "@mariozechner/pi-ai";
-import type { AssistantMessageEventStream, Context as PiContext } from "@mariozechner/pi-ai";
+import type { AssistantMessage as PiAssistantMessage, AssistantMessageEventStream, Context, Message } from "@mariozechner/pi-ai";
 
-const input: AgentMessage[] = [{ role: "user", content: "hi", timestamp: 1 }];
+// A question only: it fits a transcript of any assistant message type.
+const input: UserMessage[] = [{ role: "user", content: "hi", timestamp: 1 }];
 
 new ScriptedModel([fauxAssistantMessage("hi from pi-ai")]);
 
 const faux = registerFauxProvider();
 const piStream: AssistantMessageEventStream = streamSimple(faux.getModel(), { messages: [] });
-const asModelStream: ModelStream = piStream;
+const asModelStream: ModelStream<PiAssistantMessage> = piStream;
 
-await runAgentLoop({
+// A request to a pi-ai model is a pi-ai Context, and a pi-ai transcript is a tiny-pi one.
+const asContext = (request: ModelRequest<PiAssistantMessage>): Context => request;
+const piMessages: Message[] = [];
+const asTranscript: AgentMessage<PiAssistantMessage>[] = piMessages;
+
+// The model typed by its assistant messages: the adapter needs no cast, and the run is typed with pi-ai's messages.
+const model: Model<PiAssistantMessage> = { stream: (req, opts) => streamSimple(faux.getModel(), req, opts) };
+const result: RunResult<PiAssistantMessage> = await runAgentLoop({
   context: { messages: input },
-  model: {
-    // The request's messages and tools are handed to pi-ai as its Context (tiny-pi's message types
-    // are a subset of pi-ai's, so this direction needs a cast); the stream comes back with no cast.
-    stream: (req, opts) => streamSimple(faux.getModel(), { systemPrompt: req.systemPrompt, messages: req.messages, tools: req.tools } as PiContext, { signal: opts.signal }),
+  model,
+  onEvent: (e) => {
+    if (e.type === "assistant_message") console.log(e.message.usage.totalTokens);
   },
 });
+for (const m of result.messages) if (m.role === "assistant") console.log(m.provider, m.usage.output);
 
-export { asModelStream };
+// Inline, the type argument says what the model answers with.
+await runAgentLoop<PiAssistantMessage>({
+  context: { messages: input },
+  model: { stream: (req, opts) => streamSimple(faux.getModel(), req, opts) },
+});
+
+export { asContext, asModelStream, asTranscript };

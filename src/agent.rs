@@ -1,0 +1,711 @@
+//! The Agent (SPEC §9): a stateful conversation over `run_agent_loop`. It holds the transcript, the steering
+//! and follow-up queues and, after a paused run, the calls that wait for a decision; every run is a
+//! `run_agent_loop` with those, and no rule of the loop is written again here.
+//!
+//! What each method does in each state is one table, `AgentState::on`:
+//!
+//! | state \ action | prompt | resume | steer / followUp | abort | reset |
+//! |---|---|---|---|---|---|
+//! | idle | append, run → running | `NotPaused` | queue for the next run | nothing | clear |
+//! | running | `Running` | `Running` | queue: the run takes it at SPEC §7's points | abort the run's signal | `Running` |
+//! | paused | `Paused` | run with the decisions → running | queue for the resumed run | answer the pending calls `interrupted` → idle | clear → idle |
+//!
+//! A run that ends goes back to idle, or to paused when it paused. An abort while paused answers the calls
+//! that wait (as `repair_transcript` does, reason `interrupted`): the app chose not to run them, and the
+//! conversation can go on with a `prompt`. (An app that means to decide later keeps the agent paused, or
+//! saves it with `to_jsonl`.)
+//!
+//! ```ignore-wasm32
+//! use std::rc::Rc;
+//! use tiny_pi::*;
+//!
+//! let model = ScriptedModel::new(vec![
+//!     AssistantMessage::new(vec![AssistantBlock::text("Hello!")], StopReason::Stop),
+//!     AssistantMessage::new(vec![AssistantBlock::text("You said hi.")], StopReason::Stop),
+//! ]);
+//! let agent = Agent::new(AgentOptions::new(model, ToolRegistry::new(), Rc::new(|| 0.0))).unwrap();
+//! futures::executor::block_on(agent.prompt_text("hi")).unwrap();
+//! let second = futures::executor::block_on(agent.prompt_text("what did I say?")).unwrap();
+//! assert_eq!(second.messages.len(), 4, "the conversation goes on");
+//! let restored = Agent::from_jsonl(
+//!     &agent.to_jsonl(),
+//!     AgentOptions::new(ScriptedModel::new(vec![]), ToolRegistry::new(), Rc::new(|| 0.0)),
+//! )
+//! .unwrap();
+//! assert_eq!(restored.messages(), agent.messages());
+//! ```
+//!
+//! Single-threaded like the loop: a cheap handle over `Rc`/`RefCell`, whose run futures are `'static` so a
+//! host can hold them (the wasm bridge turns each into a JS promise). A state change happens when a method
+//! is called, not when its future is first polled: two `prompt`s in a row, the second is refused.
+
+use std::cell::{Cell, RefCell};
+use std::fmt;
+use std::future::Future;
+use std::rc::Rc;
+
+use futures::channel::oneshot;
+use futures::future::LocalBoxFuture;
+use futures::FutureExt;
+
+use crate::agent_loop::{
+    may_queue, open_calls, run_agent_loop, AgentContext, LoopOptions, Observed, Observer,
+    DEFAULT_MAX_STEPS,
+};
+use crate::approval::{needed, Approvals, PendingCall};
+use crate::control::{
+    AfterToolCall, BeforeToolCall, ExecutionMode, HookFuture, LoopControl, MessageQueue, NoTimers,
+    PrepareRequest, Timers,
+};
+use crate::event::{LoopEvent, RunReason, RunResult};
+use crate::message::AgentMessage;
+use crate::model::{Model, ModelStream};
+use crate::session::{parse_jsonl, to_jsonl};
+use crate::signal::AbortController;
+use crate::tools::{Clock, ToolDefinition, ToolExecutor, ToolRegistry};
+use crate::transcript::{repair_transcript, Unanswered};
+
+/// What the agent is doing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AgentState {
+    /// No run; `prompt` starts one.
+    Idle,
+    /// A run is in progress.
+    Running,
+    /// The last run paused: calls wait for a decision (`pending`); `resume` continues it.
+    Paused,
+}
+
+/// What is asked of the agent: its methods, and the end of its run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AgentAction {
+    /// `prompt`.
+    Prompt,
+    /// `resume`.
+    Resume,
+    /// `steer` or `follow_up`.
+    Queue,
+    /// `abort`.
+    Abort,
+    /// `reset`.
+    Reset,
+    /// The run ended.
+    RunEnded {
+        /// With reason `paused`.
+        paused: bool,
+    },
+}
+
+/// What the agent does about an action, as the table says.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum AgentEffect {
+    /// Start a run (after a prompt: with its input appended; after a resume: with the decisions).
+    Run,
+    /// Queue the message.
+    Queue,
+    /// Abort the running run's signal; the run ends as the loop ends it.
+    AbortRun,
+    /// Answer the pending calls with skipped results, reason `interrupted`.
+    Interrupt,
+    /// Forget the conversation, the queues and the pending calls.
+    Clear,
+    /// Keep the run's transcript (and, paused, its pending calls).
+    Settle,
+    /// Nothing to do.
+    Nothing,
+    /// Refuse: the method fails with this error and nothing changes.
+    Refuse(AgentError),
+}
+
+impl AgentState {
+    /// The state table: the state after `action`, and what the agent does.
+    pub fn on(self, action: AgentAction) -> (AgentState, AgentEffect) {
+        use AgentAction as A;
+        use AgentEffect as E;
+        use AgentState::{Idle, Paused, Running};
+        match (self, action) {
+            (Idle, A::Prompt) => (Running, E::Run),
+            (Running, A::Prompt | A::Resume | A::Reset) => {
+                (Running, E::Refuse(AgentError::Running))
+            }
+            (Paused, A::Prompt) => (Paused, E::Refuse(AgentError::Paused)),
+            (Paused, A::Resume) => (Running, E::Run),
+            (Idle, A::Resume) => (Idle, E::Refuse(AgentError::NotPaused)),
+            (state, A::Queue) => (state, E::Queue),
+            (Idle, A::Abort) => (Idle, E::Nothing),
+            (Running, A::Abort) => (Running, E::AbortRun),
+            (Paused, A::Abort) => (Idle, E::Interrupt),
+            (Idle | Paused, A::Reset) => (Idle, E::Clear),
+            (Running, A::RunEnded { paused: true }) => (Paused, E::Settle),
+            (Running, A::RunEnded { paused: false }) => (Idle, E::Settle),
+            // Only a run ends a run.
+            (state @ (Idle | Paused), A::RunEnded { .. }) => (state, E::Nothing),
+        }
+    }
+}
+
+/// Why an agent refused a call.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum AgentError {
+    /// A run is in progress (`prompt`, `resume`, `reset`).
+    Running,
+    /// The agent is paused (`prompt`): its last message has calls that wait for a decision.
+    Paused,
+    /// Nothing to resume (`resume` while not paused).
+    NotPaused,
+    /// Bad input: a message that may not be prompted or queued, a transcript with a call that has no
+    /// result (outside its last message), JSONL that does not read. The message names the field.
+    Input(String),
+}
+
+impl fmt::Display for AgentError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            AgentError::Running => f.write_str(
+                "a run is already in progress: use steer() or followUp() to add messages to it, or \
+                 waitForIdle() first",
+            ),
+            AgentError::Paused => f.write_str(
+                "the agent is paused on tool calls that wait for a decision: resume(approvals) or \
+                 abort() first",
+            ),
+            AgentError::NotPaused => f.write_str("nothing to resume: the agent is not paused"),
+            AgentError::Input(message) => f.write_str(message),
+        }
+    }
+}
+
+impl std::error::Error for AgentError {}
+
+/// A listener's id, for `unsubscribe`.
+pub type ListenerId = u32;
+
+/// What an agent is made with: the model and tools, and every option of a run but the queues (the agent's
+/// own `steer` / `follow_up` are its queues).
+pub struct AgentOptions<M> {
+    /// What every run asks.
+    pub model: M,
+    /// The definitions sent on every request.
+    pub tools: Vec<ToolDefinition>,
+    /// Runs the calls (a `ToolRegistry`, or the app's own executor).
+    pub executor: Rc<dyn ToolExecutor>,
+    /// Timestamps for the messages the agent and its runs write.
+    pub clock: Clock,
+    /// `context.systemPrompt` of every run.
+    pub system_prompt: Option<String>,
+    /// Per run; a resumed run goes on counting from the paused one.
+    pub max_steps: u32,
+    /// The conversation to start from. When its last assistant message has calls without results, the agent
+    /// starts paused on them.
+    pub messages: Vec<AgentMessage>,
+    /// `toolExecution` (SPEC §7's options, as `LoopControl` has them, owned).
+    pub tool_execution: ExecutionMode,
+    /// `toolTimeoutMs`.
+    pub tool_timeout_ms: Option<u32>,
+    /// `beforeToolCall`.
+    pub before_tool_call: Option<Rc<dyn BeforeToolCall>>,
+    /// `afterToolCall`.
+    pub after_tool_call: Option<Rc<dyn AfterToolCall>>,
+    /// `prepareRequest`.
+    pub prepare_request: Option<Rc<dyn PrepareRequest>>,
+    /// `customRoles`: also the roles `prompt`, `steer` and `follow_up` accept besides `user`, and those
+    /// `from_jsonl` reads.
+    pub custom_roles: Vec<String>,
+    /// What timeouts are measured with.
+    pub timers: Rc<dyn Timers>,
+}
+
+impl<M> AgentOptions<M> {
+    /// An agent over `model` and the tools of `registry`, with every other option at its default.
+    pub fn new(model: M, registry: ToolRegistry, clock: Clock) -> Self {
+        AgentOptions {
+            model,
+            tools: registry.definitions(),
+            executor: Rc::new(registry),
+            clock,
+            system_prompt: None,
+            max_steps: DEFAULT_MAX_STEPS,
+            messages: Vec::new(),
+            tool_execution: ExecutionMode::Parallel,
+            tool_timeout_ms: None,
+            before_tool_call: None,
+            after_tool_call: None,
+            prepare_request: None,
+            custom_roles: Vec::new(),
+            timers: Rc::new(NoTimers),
+        }
+    }
+}
+
+/// A stateful conversation over `run_agent_loop` (SPEC §9). See the module for its state table.
+pub struct Agent<M: Model> {
+    inner: Rc<Inner<M>>,
+}
+
+/// The model's event type, which listeners receive.
+type Event<M> = <<M as Model>::Stream as ModelStream>::Event;
+
+struct Inner<M: Model> {
+    options: AgentOptions<M>,
+    conversation: RefCell<Conversation>,
+    steering: Inbox,
+    follow_up: Inbox,
+    listeners: Listeners<Event<M>>,
+}
+
+/// The state and what goes with it.
+struct Conversation {
+    state: AgentState,
+    messages: Vec<AgentMessage>,
+    /// Paused: the calls that wait, and the steps the paused run made (the resumed run counts on).
+    pending: Vec<PendingCall>,
+    steps: u32,
+    /// Running: the run's abort controller.
+    controller: Option<AbortController>,
+    /// Running: `wait_for_idle` futures to wake when it ends.
+    idle: Vec<oneshot::Sender<()>>,
+}
+
+impl<M: Model + 'static> Agent<M> {
+    /// An agent over `options`. Refused when `options.messages` has a call without a result anywhere but
+    /// in its last assistant message; when that message has some, the agent starts paused on them.
+    pub fn new(options: AgentOptions<M>) -> Result<Self, AgentError> {
+        let open = open_calls(&options.messages).map_err(|e| AgentError::Input(e.to_string()))?;
+        let pending = pending_now(&*options.executor, &options.messages, &open);
+        let state = match pending.is_empty() {
+            true => AgentState::Idle,
+            false => AgentState::Paused,
+        };
+        let conversation = Conversation {
+            state,
+            messages: Vec::new(),
+            pending,
+            steps: 0,
+            controller: None,
+            idle: Vec::new(),
+        };
+        let mut options = options;
+        let messages = std::mem::take(&mut options.messages);
+        let agent = Agent {
+            inner: Rc::new(Inner {
+                options,
+                conversation: RefCell::new(conversation),
+                steering: Inbox::default(),
+                follow_up: Inbox::default(),
+                listeners: Listeners::default(),
+            }),
+        };
+        agent.inner.conversation.borrow_mut().messages = messages;
+        Ok(agent)
+    }
+
+    /// An agent over `options` whose conversation is the JSONL `text` (`to_jsonl`'s): paused when its last
+    /// message has calls without results.
+    pub fn from_jsonl(text: &str, mut options: AgentOptions<M>) -> Result<Self, AgentError> {
+        options.messages = parse_jsonl(text, &options.custom_roles)
+            .map_err(|e| AgentError::Input(e.to_string()))?;
+        Self::new(options)
+    }
+
+    /// The conversation as JSON Lines (`parse_jsonl`, `Agent::from_jsonl` read it back).
+    pub fn to_jsonl(&self) -> String {
+        to_jsonl(&self.inner.conversation.borrow().messages)
+    }
+
+    /// Appends `input` (user and custom-role messages) and runs; the run's result. Refused while a run is
+    /// in progress (`steer` / `follow_up` add to it) or while paused (`resume` / `abort` first).
+    pub fn prompt(
+        &self,
+        input: Vec<AgentMessage>,
+    ) -> impl Future<Output = Result<RunResult, AgentError>> + 'static {
+        let started = self
+            .check_input(&input)
+            .and_then(|()| self.start(AgentAction::Prompt, input));
+        self.run(started, Approvals::new())
+    }
+
+    /// `prompt` with one user message of `text`, stamped by the agent's clock.
+    pub fn prompt_text(
+        &self,
+        text: &str,
+    ) -> impl Future<Output = Result<RunResult, AgentError>> + 'static {
+        self.prompt(vec![AgentMessage::user(text, (self.inner.options.clock)())])
+    }
+
+    /// Continues a paused run with `approvals` (SPEC §8): its pending calls are answered or run, and the run
+    /// goes on, counting its steps from the paused run's. A call still without a decision pauses it again.
+    pub fn resume(
+        &self,
+        approvals: Approvals,
+    ) -> impl Future<Output = Result<RunResult, AgentError>> + 'static {
+        let started = self.start(AgentAction::Resume, Vec::new());
+        self.run(started, approvals)
+    }
+
+    /// Queues a message the running loop takes after its current batch (or, with no run, the next run
+    /// does). Only user and custom-role messages may be queued.
+    pub fn steer(&self, message: AgentMessage) -> Result<(), AgentError> {
+        self.queue(&self.inner.steering, message)
+    }
+
+    /// Queues a message the running loop takes when the model would stop (or, with no run, the next run
+    /// does).
+    pub fn follow_up(&self, message: AgentMessage) -> Result<(), AgentError> {
+        self.queue(&self.inner.follow_up, message)
+    }
+
+    /// Running: aborts the run's signal. Paused: answers the pending calls with skipped results, reason
+    /// `interrupted`, and goes idle. Idle: nothing.
+    pub fn abort(&self) {
+        let Ok(effect) = self.act(AgentAction::Abort) else {
+            return;
+        };
+        match effect {
+            AgentEffect::AbortRun => {
+                let controller = self.inner.conversation.borrow().controller.clone();
+                // Outside the borrow: the abort may call back into the app.
+                if let Some(controller) = controller {
+                    controller.abort();
+                }
+            }
+            AgentEffect::Interrupt => {
+                let now = (self.inner.options.clock)();
+                let mut conversation = self.inner.conversation.borrow_mut();
+                let repaired = repair_transcript(&conversation.messages, now);
+                conversation.messages = repaired.messages;
+                conversation.pending.clear();
+                conversation.steps = 0;
+            }
+            _ => {}
+        }
+    }
+
+    /// Resolves once no run is in progress (at once if none is).
+    pub fn wait_for_idle(&self) -> impl Future<Output = ()> + 'static {
+        let mut conversation = self.inner.conversation.borrow_mut();
+        let waiting = (conversation.state == AgentState::Running).then(|| {
+            let (wake, woken) = oneshot::channel();
+            conversation.idle.push(wake);
+            woken
+        });
+        async move {
+            if let Some(woken) = waiting {
+                let _ = woken.await;
+            }
+        }
+    }
+
+    /// Forgets the conversation, the queued messages and the pending calls. Refused while a run is in
+    /// progress (`abort` and `wait_for_idle` first).
+    pub fn reset(&self) -> Result<(), AgentError> {
+        self.act(AgentAction::Reset)?;
+        let mut conversation = self.inner.conversation.borrow_mut();
+        conversation.messages.clear();
+        conversation.pending.clear();
+        conversation.steps = 0;
+        drop(conversation);
+        self.inner.steering.0.borrow_mut().clear();
+        self.inner.follow_up.0.borrow_mut().clear();
+        Ok(())
+    }
+
+    /// Adds a listener of every event of every run, in order, awaited like `onEvent` (one that fails is
+    /// reported as the run's `observer_error`, and the run goes on).
+    pub fn subscribe(&self, listener: Rc<dyn Observer<Event<M>>>) -> ListenerId {
+        self.inner.listeners.add(listener)
+    }
+
+    /// Removes a listener; `false` if it was not there.
+    pub fn unsubscribe(&self, id: ListenerId) -> bool {
+        self.inner.listeners.remove(id)
+    }
+
+    /// The conversation so far: as the last run left it, with the input of the run in progress.
+    pub fn messages(&self) -> Vec<AgentMessage> {
+        self.inner.conversation.borrow().messages.clone()
+    }
+
+    /// The model the agent's runs ask.
+    pub fn model(&self) -> &M {
+        &self.inner.options.model
+    }
+
+    /// Idle, running or paused.
+    pub fn state(&self) -> AgentState {
+        self.inner.conversation.borrow().state
+    }
+
+    /// Whether a run is in progress.
+    pub fn is_running(&self) -> bool {
+        self.state() == AgentState::Running
+    }
+
+    /// Paused: the calls of the last message, in call order (`needs_approval` says which wait).
+    pub fn pending(&self) -> Option<Vec<PendingCall>> {
+        let conversation = self.inner.conversation.borrow();
+        (conversation.state == AgentState::Paused).then(|| conversation.pending.clone())
+    }
+
+    /// Applies the table to `action`: the effect, or the error of a refusal (then nothing changes).
+    fn act(&self, action: AgentAction) -> Result<AgentEffect, AgentError> {
+        let mut conversation = self.inner.conversation.borrow_mut();
+        match conversation.state.on(action) {
+            (_, AgentEffect::Refuse(error)) => Err(error),
+            (next, effect) => {
+                conversation.state = next;
+                Ok(effect)
+            }
+        }
+    }
+
+    fn check_input(&self, input: &[AgentMessage]) -> Result<(), AgentError> {
+        let roles = &self.inner.options.custom_roles;
+        match input.iter().position(|m| !may_queue(m, roles)) {
+            None => Ok(()),
+            Some(index) => Err(AgentError::Input(format!(
+                "input[{index}]: a message with role \"{}\" may not be prompted or queued: only user \
+                 messages and messages of a role in customRoles may",
+                input[index].role()
+            ))),
+        }
+    }
+
+    fn queue(&self, inbox: &Inbox, message: AgentMessage) -> Result<(), AgentError> {
+        self.check_input(std::slice::from_ref(&message))?;
+        self.act(AgentAction::Queue)?;
+        inbox.0.borrow_mut().push(message);
+        Ok(())
+    }
+
+    /// Starts a run now (the table says whether): what it starts from.
+    fn start(&self, action: AgentAction, input: Vec<AgentMessage>) -> Result<Start, AgentError> {
+        let before = self.state();
+        self.act(action)?;
+        let mut conversation = self.inner.conversation.borrow_mut();
+        conversation.messages.extend(input);
+        let controller = AbortController::new();
+        conversation.controller = Some(controller.clone());
+        let start_steps = match action {
+            AgentAction::Resume => conversation.steps,
+            _ => 0,
+        };
+        Ok(Start {
+            before,
+            messages: conversation.messages.clone(),
+            controller,
+            start_steps,
+        })
+    }
+
+    /// The run itself, as a future that owns what it needs.
+    fn run(
+        &self,
+        start: Result<Start, AgentError>,
+        approvals: Approvals,
+    ) -> LocalBoxFuture<'static, Result<RunResult, AgentError>> {
+        let inner = self.inner.clone();
+        Box::pin(async move {
+            let start = start?;
+            let mut settle = Settle {
+                inner: &*inner,
+                before: Some(start.before),
+            };
+            let options = &inner.options;
+            let result = run_agent_loop(LoopOptions {
+                context: AgentContext {
+                    system_prompt: options.system_prompt.clone(),
+                    messages: start.messages,
+                },
+                model: &options.model,
+                tools: options.tools.clone(),
+                executor: &*options.executor,
+                signal: start.controller.signal(),
+                max_steps: options.max_steps,
+                observer: &inner.listeners,
+                clock: options.clock.clone(),
+                control: LoopControl {
+                    tool_execution: options.tool_execution,
+                    tool_timeout_ms: options.tool_timeout_ms,
+                    before_tool_call: options.before_tool_call.as_deref(),
+                    after_tool_call: options.after_tool_call.as_deref(),
+                    prepare_request: options.prepare_request.as_deref(),
+                    steering: Some(&inner.steering),
+                    follow_up: Some(&inner.follow_up),
+                    custom_roles: options.custom_roles.clone(),
+                    timers: &*options.timers,
+                    approvals,
+                    start_steps: start.start_steps,
+                },
+            })
+            .await;
+            match result {
+                Ok(result) => {
+                    settle.ended(&result);
+                    Ok(result)
+                }
+                // The agent's transcripts are whole by construction; kept for the type's sake.
+                Err(error) => Err(AgentError::Input(error.to_string())),
+            }
+        })
+    }
+}
+
+/// What a run starts from.
+struct Start {
+    /// The state before the run, to go back to if the run is dropped unfinished.
+    before: AgentState,
+    messages: Vec<AgentMessage>,
+    controller: AbortController,
+    start_steps: u32,
+}
+
+/// Ends a run's part in the agent's state: with its result (`ended`), or, when the run's future is dropped
+/// before it ends (a Rust caller may), back to the state before it with the transcript as it was.
+struct Settle<'a, M: Model> {
+    inner: &'a Inner<M>,
+    /// `None` once ended.
+    before: Option<AgentState>,
+}
+
+impl<M: Model> Settle<'_, M> {
+    fn ended(&mut self, result: &RunResult) {
+        self.before = None;
+        let mut conversation = self.inner.conversation.borrow_mut();
+        let paused = result.reason == RunReason::Paused;
+        let (next, _) = conversation.state.on(AgentAction::RunEnded { paused });
+        conversation.state = next;
+        conversation.messages.clone_from(&result.messages);
+        conversation.pending = result.pending.clone().unwrap_or_default();
+        conversation.steps = result.steps;
+        self.wake(conversation);
+    }
+
+    fn wake(&self, mut conversation: std::cell::RefMut<'_, Conversation>) {
+        conversation.controller = None;
+        let idle = std::mem::take(&mut conversation.idle);
+        drop(conversation);
+        for wake in idle {
+            let _ = wake.send(());
+        }
+    }
+}
+
+impl<M: Model> Drop for Settle<'_, M> {
+    fn drop(&mut self) {
+        if let Some(before) = self.before.take() {
+            let mut conversation = self.inner.conversation.borrow_mut();
+            conversation.state = before;
+            self.wake(conversation);
+        }
+    }
+}
+
+/// The pending calls of a transcript's open batch (`open`), their need asked at once: a need that can only
+/// be answered later counts as `true` (the call is shown as waiting; resuming asks again).
+fn pending_now(
+    executor: &dyn ToolExecutor,
+    messages: &[AgentMessage],
+    open: &[Unanswered],
+) -> Vec<PendingCall> {
+    let Some(AgentMessage::Assistant(message)) = open.first().map(|call| &messages[call.index])
+    else {
+        return Vec::new();
+    };
+    let calls = open.iter().filter_map(|unanswered| {
+        (message.tool_calls()).find(|call| call.id == unanswered.tool_call_id)
+    });
+    calls
+        .map(|call| PendingCall {
+            tool_call_id: call.id.clone(),
+            tool_name: call.name.clone(),
+            arguments: call.arguments.clone(),
+            needs_approval: (executor.needs_approval(call))
+                .is_some_and(|answer| answer.now_or_never().map_or(true, needed)),
+        })
+        .collect()
+}
+
+/// One of the agent's queues: what `steer` / `follow_up` put in, until a run takes it.
+#[derive(Default)]
+struct Inbox(RefCell<Vec<AgentMessage>>);
+
+impl MessageQueue for Inbox {
+    fn take_messages(&self) -> HookFuture<'_, Vec<AgentMessage>> {
+        let taken = std::mem::take(&mut *self.0.borrow_mut());
+        Box::pin(async move { Ok(taken) })
+    }
+}
+
+/// A listener, by its id.
+type Listener<E> = (ListenerId, Rc<dyn Observer<E>>);
+
+/// The agent's listeners, as one observer of its runs.
+struct Listeners<E> {
+    /// Replaced, never changed in place: a listener may (un)subscribe while the list is being called.
+    list: RefCell<Rc<[Listener<E>]>>,
+    next: Cell<ListenerId>,
+}
+
+impl<E> Default for Listeners<E> {
+    fn default() -> Self {
+        Listeners {
+            list: RefCell::new(Rc::new([])),
+            next: Cell::new(0),
+        }
+    }
+}
+
+impl<E> Listeners<E> {
+    fn add(&self, listener: Rc<dyn Observer<E>>) -> ListenerId {
+        let id = self.next.get();
+        self.next.set(id + 1);
+        let list: Rc<[_]> = (self.list.borrow().iter().cloned())
+            .chain([(id, listener)])
+            .collect();
+        *self.list.borrow_mut() = list;
+        id
+    }
+
+    fn remove(&self, id: ListenerId) -> bool {
+        let list: Rc<[_]> = (self.list.borrow().iter())
+            .filter(|(known, _)| *known != id)
+            .cloned()
+            .collect();
+        let removed = list.len() < self.list.borrow().len();
+        *self.list.borrow_mut() = list;
+        removed
+    }
+}
+
+impl<E> Observer<E> for Listeners<E> {
+    /// Each listener in turn gets the event; then whatever they returned is awaited, in the same order.
+    /// The first error (thrown, then rejected) is the one reported.
+    fn on_event(&self, event: LoopEvent<'_, E>) -> Observed {
+        let list = self.list.borrow().clone();
+        if let [(_, only)] = &*list {
+            return only.on_event(event);
+        }
+        let mut waits = Vec::new();
+        let mut first_error = None;
+        for (_, listener) in list.iter() {
+            match listener.on_event(event) {
+                Ok(None) => {}
+                Ok(Some(wait)) => waits.push(wait),
+                Err(error) => {
+                    first_error.get_or_insert(error);
+                }
+            }
+        }
+        if waits.is_empty() {
+            return first_error.map_or(Ok(None), Err);
+        }
+        Ok(Some(Box::pin(async move {
+            for wait in waits {
+                if let Err(error) = wait.await {
+                    first_error.get_or_insert(error);
+                }
+            }
+            first_error.map_or(Ok(()), Err)
+        })))
+    }
+}

@@ -1,0 +1,496 @@
+//! Answering one response's calls. A batch (a `toolUse` response with unique ids, SPEC §7) that the
+//! approval gate let through (SPEC §8) runs in three phases: `prepare_calls` (each call's settings, timeout
+//! and signal) and `screen_calls` (in call order: the denied calls, and `beforeToolCall`); then `execute_calls` (all at once, or one at a time); and each call, as it ends, through
+//! `finish_call` and `after_tool_call` before its `tool_end`. The other rows of the table answer every call
+//! with a skipped result (`skip`). Either way the results come back in call order, to be appended once
+//! every call is answered.
+
+use std::cell::Cell;
+use std::collections::BTreeSet;
+use std::future::{poll_fn, Future};
+use std::pin::Pin;
+use std::rc::Rc;
+use std::task::{Context, Poll};
+
+use futures::channel::{mpsc, oneshot};
+use futures::future::LocalBoxFuture;
+use futures::stream::{FuturesUnordered, StreamExt};
+use futures::FutureExt;
+use serde_json::json;
+
+use super::Emitter;
+use crate::control::{
+    AfterToolCall, BeforeToolCall, Block, ExecutionMode, HookContext, LoopControl, Timers,
+};
+use crate::event::{LoopEvent, SkipReason};
+use crate::message::{AgentMessage, MediaBlock, ToolCall, ToolResultMessage};
+use crate::signal::{AbortController, AbortSignal, Registration};
+use crate::tools::{Clock, ExecutionContext, ToolExecutor, ToolReply};
+
+/// A call of the batch, as phase 1 leaves it.
+enum Slot {
+    /// To be run in phase 2.
+    Run(Runnable),
+    /// Answered: blocked in phase 1, skipped at its turn, or finished in phase 3.
+    Answered(ToolResultMessage),
+}
+
+/// What running one call needs.
+struct Runnable {
+    /// The call's timeout and own signal; without one, the call's signal is the run's.
+    timeout: Option<Timeout>,
+    /// Whether the hooks see this call (its executor does not refuse it outright).
+    hooked: bool,
+}
+
+/// A call's timeout, and its own signal: a child of the run's that also aborts when the timer fires.
+struct Timeout {
+    ms: u32,
+    controller: AbortController,
+    signal: AbortSignal,
+}
+
+impl Runnable {
+    /// The call's own signal.
+    fn signal<'s>(&'s self, run: &'s AbortSignal) -> &'s AbortSignal {
+        self.timeout.as_ref().map_or(run, |timeout| &timeout.signal)
+    }
+}
+
+/// What the running calls of a batch yield next.
+enum Arrival {
+    /// A running call reported progress.
+    Progress(usize, Vec<MediaBlock>),
+    /// A call finished.
+    Finished(usize, Outcome),
+}
+
+/// How an executed call ended.
+enum Outcome {
+    /// The executor's reply, or (`Err`) its rejection.
+    Replied(Result<ToolReply, String>),
+    /// Its timer fired first, after so many milliseconds.
+    TimedOut(u32),
+}
+
+/// Where a running call's progress goes: its index in the batch and what it reported.
+type Reports = mpsc::UnboundedSender<(usize, Vec<MediaBlock>)>;
+
+/// What answering one message's calls needs: the run's observer, executor, options, signal and clock,
+/// and the transcript so far for the hooks. (The calls are borrowed from the transcript; the results are
+/// appended to it afterwards.)
+pub(super) struct Batch<'r, 'a, E> {
+    pub emitter: &'r mut Emitter<'a, E>,
+    pub executor: &'a dyn ToolExecutor,
+    pub control: &'r LoopControl<'a>,
+    pub signal: &'r AbortSignal,
+    pub clock: &'r Clock,
+    /// The number of the request whose response is being answered.
+    pub step: u32,
+    pub messages: &'r [AgentMessage],
+}
+
+impl<E> Batch<'_, '_, E> {
+    /// Answers every call of a `toolUse` response: phase 1 (with `denials`, from the approval gate: each
+    /// call's denial text, or none), then phases 2 and 3 in the batch's mode. The results in call order, and
+    /// whether a call asked to terminate.
+    pub async fn answer(
+        &mut self,
+        calls: &[&ToolCall],
+        denials: Vec<Option<String>>,
+    ) -> (Vec<ToolResultMessage>, bool) {
+        let (mut slots, mode) = self.prepare_calls(calls);
+        self.screen_calls(calls, &mut slots, denials).await;
+        let terminated = self.execute_calls(calls, &mut slots, mode).await;
+        let results = slots
+            .into_iter()
+            .map(|slot| match slot {
+                Slot::Answered(result) => result,
+                Slot::Run(_) => unreachable!("phase 2 answers every call it runs"),
+            })
+            .collect();
+        (results, terminated)
+    }
+
+    /// Phase 1, in call order: each call's settings, signal and timeout, and whether the hooks see it. The
+    /// batch is sequential when the run says so or any call's tool does.
+    fn prepare_calls(&self, calls: &[&ToolCall]) -> (Vec<Slot>, ExecutionMode) {
+        let control = self.control;
+        let hooks = control.before_tool_call.is_some() || control.after_tool_call.is_some();
+        let mut mode = control.tool_execution;
+        let slots = (calls.iter())
+            .map(|call| {
+                let settings = self.executor.settings(call);
+                if settings.execution_mode == ExecutionMode::Sequential {
+                    mode = ExecutionMode::Sequential;
+                }
+                let timeout = (settings.timeout_ms).or(control.tool_timeout_ms).map(|ms| {
+                    let controller = AbortController::with_parent(self.signal);
+                    Timeout {
+                        ms,
+                        signal: controller.signal(),
+                        controller,
+                    }
+                });
+                Slot::Run(Runnable {
+                    timeout,
+                    hooked: hooks && !self.executor.refuses(call),
+                })
+            })
+            .collect();
+        (slots, mode)
+    }
+
+    /// Phase 1, in call order, one call at a time: a denied call (SPEC §8) is answered with a skipped
+    /// result, reason `denied`, and no hook sees it; a call the hooks see goes to `beforeToolCall`, which
+    /// may block it (reason `blocked`). Either is announced by `tool_skipped` at once and never runs.
+    async fn screen_calls(
+        &mut self,
+        calls: &[&ToolCall],
+        slots: &mut [Slot],
+        mut denials: Vec<Option<String>>,
+    ) {
+        let hook = self.control.before_tool_call;
+        if hook.is_none() && denials.is_empty() {
+            return;
+        }
+        for (index, (call, slot)) in calls.iter().zip(slots.iter_mut()).enumerate() {
+            let Slot::Run(runnable) = slot else {
+                continue;
+            };
+            let skip = match (denials.get_mut(index).and_then(Option::take), hook) {
+                (Some(text), _) => Some((SkipReason::Denied, text)),
+                (None, Some(hook)) if runnable.hooked => {
+                    let blocked = self.before_tool_call(hook, call, runnable).await;
+                    blocked.map(|text| (SkipReason::Blocked, text))
+                }
+                (None, _) => None,
+            };
+            if let Some((reason, text)) = skip {
+                *slot = Slot::Answered(self.skip_one(call, reason, text).await);
+            }
+        }
+    }
+
+    /// `beforeToolCall` for one call: the skipped result's text when it blocks the call or throws.
+    async fn before_tool_call(
+        &self,
+        hook: &dyn BeforeToolCall,
+        call: &ToolCall,
+        runnable: &Runnable,
+    ) -> Option<String> {
+        let context = HookContext {
+            signal: runnable.signal(self.signal),
+            step: self.step,
+            messages: self.messages,
+        };
+        match hook.before_tool_call(call, context).await {
+            Ok(None) => None,
+            Ok(Some(Block { reason })) => {
+                Some(reason.unwrap_or_else(|| SkipReason::Blocked.explanation().into()))
+            }
+            Err(message) => Some(format!("beforeToolCall failed: {message}")),
+        }
+    }
+
+    /// Phase 2. Parallel: a `tool_start` for every call that runs, then all at once, `tool_end` in
+    /// completion order. Sequential: one call at a time in call order, each `tool_start` right before
+    /// its call runs and its `tool_end` before the next `tool_start`; once the run is aborted, a call
+    /// not yet started is skipped (reason `aborted`) instead. Whether a call asked to terminate.
+    async fn execute_calls(
+        &mut self,
+        calls: &[&ToolCall],
+        slots: &mut [Slot],
+        mode: ExecutionMode,
+    ) -> bool {
+        let (reports, mut received) = mpsc::unbounded();
+        match mode {
+            ExecutionMode::Parallel => {
+                for (call, slot) in calls.iter().zip(slots.iter()) {
+                    if let Slot::Run(_) = slot {
+                        self.emitter.emit(LoopEvent::ToolStart { call }).await;
+                    }
+                }
+                let running = (calls.iter().zip(slots.iter()).enumerate())
+                    .filter_map(|(index, (call, slot))| match slot {
+                        Slot::Run(runnable) => Some(self.launch(index, call, runnable, &reports)),
+                        Slot::Answered(_) => None,
+                    })
+                    .collect();
+                drop(reports);
+                self.collect(calls, slots, running, &mut received).await
+            }
+            ExecutionMode::Sequential => {
+                let mut terminated = false;
+                for (index, call) in calls.iter().enumerate() {
+                    let Slot::Run(runnable) = &slots[index] else {
+                        continue;
+                    };
+                    if self.signal.aborted() {
+                        let text = SkipReason::Aborted.explanation();
+                        let result = self.skip_one(call, SkipReason::Aborted, text.into()).await;
+                        slots[index] = Slot::Answered(result);
+                        continue;
+                    }
+                    self.emitter.emit(LoopEvent::ToolStart { call }).await;
+                    let running = [self.launch(index, call, runnable, &reports)]
+                        .into_iter()
+                        .collect();
+                    terminated |= self.collect(calls, slots, running, &mut received).await;
+                }
+                terminated
+            }
+        }
+    }
+
+    /// Starts one call: its executor gets the call's signal and a progress sink, and its timer (if it has
+    /// a timeout) starts now. When the timer fires, the call's signal aborts and the call is answered as
+    /// timed out; whatever the tool does later (settling, progress) is ignored.
+    fn launch<'c>(
+        &self,
+        index: usize,
+        call: &'c ToolCall,
+        runnable: &Runnable,
+        reports: &Reports,
+    ) -> Running<'c>
+    where
+        Self: 'c,
+    {
+        let timers = self.control.timers;
+        let timer = (runnable.timeout.as_ref()).map(|timeout| Timer::start(timers, timeout));
+        let open = timer.as_ref().map(|timer| timer.open.clone());
+        let reports = reports.clone();
+        let context = ExecutionContext {
+            signal: runnable.signal(self.signal).clone(),
+            progress: Rc::new(move |content| {
+                // The receiver is gone only after the batch ended; late progress is dropped.
+                if open.as_ref().map_or(true, |open| open.get()) {
+                    let _ = reports.unbounded_send((index, content));
+                }
+            }),
+            clock: self.clock.clone(),
+        };
+        Running {
+            index,
+            execution: self.executor.execute(call, context),
+            timer,
+        }
+    }
+
+    /// Waits for the running calls: progress goes out as `tool_progress`; each finished call is finished
+    /// (phase 3), announced by `tool_end` and answered in its slot. Whether one asked to terminate.
+    async fn collect<'c>(
+        &mut self,
+        calls: &[&ToolCall],
+        slots: &mut [Slot],
+        mut running: FuturesUnordered<Running<'c>>,
+        received: &mut mpsc::UnboundedReceiver<(usize, Vec<MediaBlock>)>,
+    ) -> bool {
+        let mut terminated = false;
+        let mut finished = None;
+        loop {
+            // A call is polled before the progress queue, and its end held back until the queue is empty,
+            // so that progress a tool reports just before finishing still goes out before its `tool_end`.
+            let arrival = poll_fn(|cx| {
+                if finished.is_none() {
+                    if let Poll::Ready(Some(done)) = running.poll_next_unpin(cx) {
+                        finished = Some(done);
+                    }
+                }
+                if let Poll::Ready(Some((index, content))) = received.poll_next_unpin(cx) {
+                    return Poll::Ready(Some(Arrival::Progress(index, content)));
+                }
+                match finished.take() {
+                    Some((index, outcome)) => Poll::Ready(Some(Arrival::Finished(index, outcome))),
+                    None if running.is_empty() => Poll::Ready(None),
+                    None => Poll::Pending,
+                }
+            })
+            .await;
+            match arrival {
+                None => return terminated,
+                // A sink kept past its call's end reports nothing: no progress after `tool_end`.
+                Some(Arrival::Progress(index, _)) if matches!(slots[index], Slot::Answered(_)) => {}
+                Some(Arrival::Progress(index, content)) => {
+                    let event = LoopEvent::ToolProgress {
+                        call_id: &calls[index].id,
+                        content: &content,
+                    };
+                    self.emitter.emit(event).await;
+                }
+                Some(Arrival::Finished(index, outcome)) => {
+                    let Slot::Run(runnable) = &slots[index] else {
+                        unreachable!("a call finishes once");
+                    };
+                    let (mut result, mut terminate) =
+                        finish_call(calls[index], outcome, self.clock);
+                    if let Some(hook) = self.control.after_tool_call.filter(|_| runnable.hooked) {
+                        let (call, signal) = (calls[index], runnable.signal(self.signal));
+                        let finished = (&mut result, &mut terminate);
+                        self.after_tool_call(hook, call, signal, finished).await;
+                    }
+                    self.emitter
+                        .emit(LoopEvent::ToolEnd { result: &result })
+                        .await;
+                    terminated |= terminate;
+                    slots[index] = Slot::Answered(result);
+                }
+            }
+        }
+    }
+
+    /// Phase 3, the hook: `afterToolCall` for an executed call the hooks see. A patch replaces fields of
+    /// the result and may set `terminate`; a throw makes the result an error result (what the tool asked
+    /// about `terminate` still holds).
+    async fn after_tool_call(
+        &self,
+        hook: &dyn AfterToolCall,
+        call: &ToolCall,
+        signal: &AbortSignal,
+        (result, terminate): (&mut ToolResultMessage, &mut bool),
+    ) {
+        let context = HookContext {
+            signal,
+            step: self.step,
+            messages: self.messages,
+        };
+        match hook.after_tool_call(call, result, context).await {
+            Ok(None) => {}
+            Ok(Some(patch)) => patch.apply(result, terminate),
+            Err(message) => {
+                let text = format!("afterToolCall failed: {message}");
+                *result = ToolResultMessage::error(call, text, result.timestamp);
+            }
+        }
+    }
+
+    /// Answers each distinct call id with a skipped result, announced by `tool_skipped`.
+    pub async fn skip(
+        &mut self,
+        calls: &[&ToolCall],
+        reason: SkipReason,
+    ) -> Vec<ToolResultMessage> {
+        let mut answered = BTreeSet::new();
+        let mut results = Vec::new();
+        for call in calls
+            .iter()
+            .filter(|call| answered.insert(call.id.as_str()))
+        {
+            let text = reason.explanation();
+            results.push(self.skip_one(call, reason, text.into()).await);
+        }
+        results
+    }
+
+    /// One skipped result with its text, announced by `tool_skipped`.
+    async fn skip_one(
+        &mut self,
+        call: &ToolCall,
+        reason: SkipReason,
+        text: String,
+    ) -> ToolResultMessage {
+        let result = skipped_with(call, reason, text, (self.clock)());
+        self.emitter
+            .emit(LoopEvent::ToolSkipped { result: &result })
+            .await;
+        result
+    }
+}
+
+/// Phase 3 for one executed call: its result (a reply, a rejection as an error result, a timeout), and
+/// whether the call asked to terminate. (`afterToolCall` comes after, for a call the hooks see.)
+fn finish_call(call: &ToolCall, outcome: Outcome, clock: &Clock) -> (ToolResultMessage, bool) {
+    match outcome {
+        // The clock is read only when the executor did not stamp the result.
+        Outcome::Replied(Ok(reply)) => {
+            let terminate = reply.terminate;
+            (reply.into_result(call, || clock()), terminate)
+        }
+        Outcome::Replied(Err(message)) => (ToolResultMessage::error(call, message, clock()), false),
+        Outcome::TimedOut(ms) => (timed_out(call, ms, clock()), false),
+    }
+}
+
+/// One running call: its executor's future and, with a timeout, its timer. A plain future rather than an
+/// `async` block, because one is made per call: kept small, it costs the loop nothing when there is no
+/// timer.
+struct Running<'c> {
+    index: usize,
+    execution: LocalBoxFuture<'c, Result<ToolReply, String>>,
+    timer: Option<Timer>,
+}
+
+impl Future for Running<'_> {
+    type Output = (usize, Outcome);
+
+    /// The timer is looked at first: once it has fired, the tool is not polled again. (Timers that drop
+    /// the callback unfired never fire.)
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let this = &mut *self;
+        if let Some(timer) = &mut this.timer {
+            if let Poll::Ready(Ok(())) = timer.fired.poll_unpin(cx) {
+                return Poll::Ready((this.index, Outcome::TimedOut(timer.ms)));
+            }
+        }
+        (this.execution.poll_unpin(cx)).map(|reply| (this.index, Outcome::Replied(reply)))
+    }
+}
+
+/// A running call's timer. Dropped (the call finished first), it is cleared.
+struct Timer {
+    ms: u32,
+    fired: oneshot::Receiver<()>,
+    /// Cleared when the timer fires: progress after that is ignored.
+    open: Rc<Cell<bool>>,
+    _registration: Registration,
+}
+
+impl Timer {
+    /// Starts the timer of a call with a timeout; when it fires, it aborts the call's signal.
+    fn start(timers: &dyn Timers, timeout: &Timeout) -> Timer {
+        let (fire, fired) = oneshot::channel();
+        let open = Rc::new(Cell::new(true));
+        let (closing, controller) = (open.clone(), timeout.controller.clone());
+        let ms = timeout.ms;
+        let registration = timers.set_timeout(
+            ms,
+            Box::new(move || {
+                closing.set(false);
+                controller.abort();
+                let _ = fire.send(());
+            }),
+        );
+        Timer {
+            ms,
+            fired,
+            open,
+            _registration: registration,
+        }
+    }
+}
+
+/// The result answering a call the loop did not run, with its reason's sentence.
+pub fn skipped(call: &ToolCall, reason: SkipReason, now: f64) -> ToolResultMessage {
+    skipped_with(call, reason, reason.explanation(), now)
+}
+
+/// A skipped result with its own text (a blocking hook's reason).
+fn skipped_with(
+    call: &ToolCall,
+    reason: SkipReason,
+    text: impl Into<String>,
+    now: f64,
+) -> ToolResultMessage {
+    ToolResultMessage {
+        details: Some(json!({ "skipped": true, "reason": reason.as_str() })),
+        ..ToolResultMessage::error(call, text, now)
+    }
+}
+
+/// The result answering a call that ran longer than its timeout of `ms` milliseconds.
+pub fn timed_out(call: &ToolCall, ms: u32, now: f64) -> ToolResultMessage {
+    ToolResultMessage {
+        details: Some(json!({ "timedOut": true, "timeoutMs": ms })),
+        ..ToolResultMessage::error(call, format!("Tool call timed out after {ms} ms."), now)
+    }
+}

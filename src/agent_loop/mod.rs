@@ -1,0 +1,416 @@
+//! The agent loop (SPEC §4, §7, §8): ask the model, decide, answer the calls, append each result paired to
+//! its call, ask again. Reads top-down like pi-agent-core's `agent-loop.ts`:
+//!
+//! `open_batch` (a transcript that ends with unanswered calls: SPEC §8) → `drive` → `next_response`
+//! (`request.rs`: `prepare_request`, `stream_response`) → `answer` → `decide` (`decide.rs`: the decision
+//! table) → `approval_gate` (`approval.rs`: pause, or go on with the decisions) → `Batch::answer`
+//! (`batch.rs`: `deny_calls` → `prepare_calls` → `execute_calls` → `finish_call`) or `Batch::skip` →
+//! `after_batch` / `after_stop` (the checks, then the queues: `queue.rs`) → `finish`.
+
+mod approval;
+mod batch;
+mod decide;
+mod queue;
+mod request;
+
+use futures::future::LocalBoxFuture;
+
+use crate::approval::PendingCall;
+use crate::control::{HookContext, LoopControl};
+use crate::event::{LoopEvent, Queue, RunReason, RunResult};
+use crate::message::{AgentMessage, AssistantMessage, ToolCall};
+use crate::model::{Model, ModelRequest, ModelStream};
+use crate::signal::AbortSignal;
+use crate::tools::{Clock, ToolDefinition, ToolExecutor};
+use crate::transcript::{
+    validate_transcript_with, Problem, ProblemKind, Unanswered, ValidateOptions,
+};
+use approval::{approval_gate, Gate};
+use batch::Batch;
+use decide::{decide, Decision};
+
+pub use batch::{skipped, timed_out};
+pub(crate) use queue::may_queue;
+
+pub const DEFAULT_MAX_STEPS: u32 = 32;
+
+/// The system prompt and the messages a run starts from. The run works on its own copy.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct AgentContext {
+    pub system_prompt: Option<String>,
+    pub messages: Vec<AgentMessage>,
+}
+
+/// What an observer answers for one event: `Ok(None)` when it is done, `Ok(Some(wait))` when the loop must
+/// await `wait` before it goes on (a JS `onEvent` returning a promise), `Err` when it threw.
+pub type Observed = Result<Option<LocalBoxFuture<'static, Result<(), String>>>, String>;
+
+/// Receives every event of a run, in order.
+pub trait Observer<E> {
+    fn on_event(&self, event: LoopEvent<'_, E>) -> Observed;
+}
+
+/// An observer that ignores everything.
+pub struct NoObserver;
+
+impl<E> Observer<E> for NoObserver {
+    fn on_event(&self, _: LoopEvent<'_, E>) -> Observed {
+        Ok(None)
+    }
+}
+
+/// Everything a run needs. `tools` are the definitions sent on every request; `executor` runs the calls
+/// (a `ToolRegistry`, or the caller's own executor); `control` holds SPEC §7's hooks, queues, execution
+/// mode and timeouts (`LoopControl::default()`: none of them).
+pub struct LoopOptions<'a, M: Model> {
+    pub context: AgentContext,
+    pub model: &'a M,
+    pub tools: Vec<ToolDefinition>,
+    pub executor: &'a dyn ToolExecutor,
+    pub signal: AbortSignal,
+    pub max_steps: u32,
+    pub observer: &'a dyn Observer<<M::Stream as ModelStream>::Event>,
+    pub clock: Clock,
+    pub control: LoopControl<'a>,
+}
+
+/// Why a run does not start (SPEC §8): its input has a call without a result somewhere other than in its
+/// last assistant message (where unanswered calls are a paused run's, which the run finishes first).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct InputError {
+    /// The first such call, as `validate_transcript` reports it (`missing_result`).
+    pub problem: Problem,
+}
+
+impl std::fmt::Display for InputError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "context.messages[{}]: tool call \"{}\" has no result ({}); only the calls of the last \
+             assistant message may wait for one (a paused run)",
+            self.problem.index,
+            self.problem.tool_call_id,
+            self.problem.kind.as_str()
+        )
+    }
+}
+
+impl std::error::Error for InputError {}
+
+/// How a run ends: the reason, and for `Error` what went wrong.
+#[derive(Debug, Clone, PartialEq)]
+enum End {
+    Stop,
+    Length,
+    Error(String),
+    Aborted,
+    MaxSteps,
+    Terminated,
+    /// A batch waits for decisions (SPEC §8).
+    Paused(Vec<PendingCall>),
+}
+
+/// What the loop does once a response's results (if any) are appended.
+enum After {
+    /// A batch ran: check, then ask the steering queue and go on.
+    Batch { terminated: bool },
+    /// The model stopped: ask the queues, or end with `stop`.
+    Stop,
+    /// The table ended the run.
+    End(End),
+}
+
+/// Runs the loop to its end. Every way a run can go wrong is a reason in the result; only an input with a
+/// call that has no result outside its last assistant message is refused, before anything happens.
+///
+/// When `context.messages` ends with an assistant message some of whose calls have no result (a paused
+/// run, or a transcript saved mid-batch), the run finishes that batch first, before any request (SPEC §8):
+/// the calls left are answered as the decision table answers that message (a `toolUse` message's through
+/// the approval gate and the three phases of a batch; another row's with its skipped results), without
+/// a second `assistant_message` event.
+pub async fn run_agent_loop<M: Model>(
+    options: LoopOptions<'_, M>,
+) -> Result<RunResult, InputError> {
+    let open = open_calls(&options.context.messages)?
+        .first()
+        .map(|call| call.index);
+    let LoopOptions {
+        context,
+        model,
+        tools,
+        executor,
+        signal,
+        max_steps,
+        observer,
+        clock,
+        control,
+    } = options;
+    let has_custom = context
+        .messages
+        .iter()
+        .any(|m| matches!(m, AgentMessage::Custom(_)));
+    let mut run = Run {
+        model,
+        executor,
+        system_prompt: context.system_prompt,
+        tools,
+        signal,
+        max_steps,
+        clock,
+        messages: context.messages,
+        has_custom,
+        steps: control.start_steps,
+        control,
+        emitter: Emitter {
+            observer,
+            first_error: None,
+        },
+    };
+    let end = run.drive(open).await;
+    Ok(run.finish(end).await)
+}
+
+/// The calls of the last assistant message that wait for results (a paused run's last batch), if the
+/// transcript ends with such calls; an error for a call without a result anywhere else.
+pub(crate) fn open_calls(messages: &[AgentMessage]) -> Result<Vec<Unanswered>, InputError> {
+    let view = ValidateOptions {
+        allow_pending: true,
+    };
+    let validation = validate_transcript_with(messages, view);
+    let mut problems = validation.problems.into_iter();
+    match problems.find(|p| p.kind == ProblemKind::MissingResult) {
+        Some(problem) => Err(InputError { problem }),
+        None => Ok(validation.pending),
+    }
+}
+
+struct Run<'a, M: Model> {
+    model: &'a M,
+    executor: &'a dyn ToolExecutor,
+    system_prompt: Option<String>,
+    tools: Vec<ToolDefinition>,
+    signal: AbortSignal,
+    max_steps: u32,
+    clock: Clock,
+    control: LoopControl<'a>,
+    messages: Vec<AgentMessage>,
+    /// Whether the transcript holds a custom-role message (then requests carry a filtered copy).
+    has_custom: bool,
+    steps: u32,
+    emitter: Emitter<'a, <M::Stream as ModelStream>::Event>,
+}
+
+impl<M: Model> Run<'_, M> {
+    /// The open batch first (`open`: its message's index), then one model request per step until a row
+    /// of the table, a check, a hook or a pause ends the run.
+    async fn drive(&mut self, open: Option<usize>) -> End {
+        if let Some(at) = open {
+            if let Some(end) = self.answer(at).await {
+                return end;
+            }
+        }
+        loop {
+            if let Some(end) = self.checkpoint() {
+                return end;
+            }
+            let message = match self.next_response().await {
+                Ok(message) => message,
+                Err(end) => return end,
+            };
+            self.messages.push(AgentMessage::Assistant(message));
+            let Some(AgentMessage::Assistant(message)) = self.messages.last() else {
+                unreachable!("the message was just appended");
+            };
+            self.emitter
+                .emit(LoopEvent::AssistantMessage { message })
+                .await;
+            if let Some(end) = self.answer(self.messages.len() - 1).await {
+                return end;
+            }
+        }
+    }
+
+    /// Answers the calls of the assistant message at `at` that have no result yet (all of them, for a
+    /// response just appended) as its row of the table says, appends the results, then does what comes
+    /// after that row. `Some(end)` when the run ends.
+    async fn answer(&mut self, at: usize) -> Option<End> {
+        let AgentMessage::Assistant(message) = &self.messages[at] else {
+            unreachable!("the loop answers assistant messages");
+        };
+        // The calls are borrowed from the transcript; the batch gets every other part of the run, and the
+        // results are appended once every call is answered.
+        let answered = &self.messages[at + 1..];
+        let calls: Vec<&ToolCall> = (message.tool_calls())
+            .filter(|call| !answered.iter().any(|m| answers(m, call)))
+            .collect();
+        let decision = decide(message, &calls);
+        let gate = match decision {
+            Decision::Execute => {
+                let approvals = &mut self.control.approvals;
+                approval_gate(self.executor, approvals, &calls).await
+            }
+            _ => Gate::Open(Vec::new()),
+        };
+        let mut batch = Batch {
+            emitter: &mut self.emitter,
+            executor: self.executor,
+            control: &self.control,
+            signal: &self.signal,
+            clock: &self.clock,
+            step: self.steps,
+            messages: &self.messages,
+        };
+        let (results, after) = match (decision, gate) {
+            (_, Gate::Pause(pending)) => (Vec::new(), After::End(End::Paused(pending))),
+            (Decision::Execute, Gate::Open(denials)) => {
+                let (results, terminated) = batch.answer(&calls, denials).await;
+                (results, After::Batch { terminated })
+            }
+            (Decision::Skip(reason, end), _) => (batch.skip(&calls, reason).await, After::End(end)),
+            (Decision::Done, _) => (Vec::new(), After::Stop),
+            (Decision::Finish(end), _) => (Vec::new(), After::End(end)),
+        };
+        self.messages
+            .extend(results.into_iter().map(AgentMessage::ToolResult));
+        match after {
+            After::Batch { terminated } => self.after_batch(terminated).await,
+            After::Stop => self.after_stop().await,
+            After::End(end) => Some(end),
+        }
+    }
+
+    /// No new request once aborted (before the first, and after each appended batch or queue), or at
+    /// `max_steps`.
+    fn checkpoint(&self) -> Option<End> {
+        if self.signal.aborted() {
+            Some(End::Aborted)
+        } else if self.steps >= self.max_steps {
+            Some(End::MaxSteps)
+        } else {
+            None
+        }
+    }
+
+    /// One request: built (custom-role messages left out), shown to `prepareRequest`, made and streamed.
+    /// A hook that throws or breaks the pairing ends the run before the request, which is then not
+    /// counted; so does an abort while the hook ran.
+    async fn next_response(&mut self) -> Result<AssistantMessage, End> {
+        let messages = request::request_messages(&self.messages, self.has_custom);
+        let built = ModelRequest {
+            system_prompt: self.system_prompt.as_deref(),
+            messages: &messages,
+            tools: &self.tools,
+        };
+        let patch = match self.control.prepare_request {
+            None => None,
+            Some(hook) => {
+                let context = HookContext {
+                    signal: &self.signal,
+                    step: self.steps + 1,
+                    messages: &self.messages,
+                };
+                let patch = request::prepare_request(hook, built, context).await?;
+                if self.signal.aborted() {
+                    return Err(End::Aborted);
+                }
+                patch
+            }
+        };
+        let request = match &patch {
+            Some(patch) => patch.apply(built),
+            None => built,
+        };
+        self.steps += 1;
+        request::stream_response(self.model, request, &self.signal, &mut self.emitter)
+            .await
+            .map_err(End::Error)
+    }
+
+    /// After a batch was appended the loop checks, in this order: aborted, terminated, `max_steps`. When
+    /// it is about to make another request anyway, it asks the steering queue first.
+    async fn after_batch(&mut self, terminated: bool) -> Option<End> {
+        if self.signal.aborted() {
+            return Some(End::Aborted);
+        }
+        if terminated {
+            return Some(End::Terminated);
+        }
+        if self.steps >= self.max_steps {
+            return Some(End::MaxSteps);
+        }
+        match self.queue(Queue::Steering) {
+            Some(steering) => self.take_queued(Queue::Steering, steering).await.err(),
+            None => None,
+        }
+    }
+
+    /// After a `stop` with no calls: the steering queue, then the follow-up queue; the first that gives
+    /// messages makes the loop go on, else the run ends with `stop`. A queue is not asked once the run is
+    /// aborted or at `max_steps` (nothing queued is lost by a run that ends).
+    async fn after_stop(&mut self) -> Option<End> {
+        for queue in [Queue::Steering, Queue::FollowUp] {
+            let Some(source) = self.queue(queue) else {
+                continue;
+            };
+            if self.signal.aborted() || self.steps >= self.max_steps {
+                return Some(End::Stop);
+            }
+            match self.take_queued(queue, source).await {
+                Ok(0) => {}
+                Ok(_) => return None,
+                Err(end) => return Some(end),
+            }
+        }
+        Some(End::Stop)
+    }
+
+    async fn finish(mut self, end: End) -> RunResult {
+        let (reason, error, pending) = match end {
+            End::Stop => (RunReason::Stop, None, None),
+            End::Length => (RunReason::Length, None, None),
+            End::Error(error) => (RunReason::Error, Some(error), None),
+            End::Aborted => (RunReason::Aborted, None, None),
+            End::MaxSteps => (RunReason::MaxSteps, None, None),
+            End::Terminated => (RunReason::Terminated, None, None),
+            End::Paused(pending) => (RunReason::Paused, None, Some(pending)),
+        };
+        self.emitter
+            .emit(LoopEvent::TurnEnd {
+                reason,
+                steps: self.steps,
+            })
+            .await;
+        RunResult {
+            reason,
+            messages: self.messages,
+            steps: self.steps,
+            error,
+            observer_error: self.emitter.first_error,
+            pending,
+        }
+    }
+}
+
+/// Whether `message` is a result answering `call`.
+fn answers(message: &AgentMessage, call: &ToolCall) -> bool {
+    matches!(message, AgentMessage::ToolResult(result) if result.tool_call_id == call.id)
+}
+
+/// Sends events to the observer, awaiting it when it asks; keeps the first error it throws.
+struct Emitter<'a, E> {
+    observer: &'a dyn Observer<E>,
+    first_error: Option<String>,
+}
+
+impl<E> Emitter<'_, E> {
+    async fn emit(&mut self, event: LoopEvent<'_, E>) {
+        let outcome = match self.observer.on_event(event) {
+            Ok(None) => Ok(()),
+            Ok(Some(pending)) => pending.await,
+            Err(error) => Err(error),
+        };
+        if let Err(error) = outcome {
+            self.first_error.get_or_insert(error);
+        }
+    }
+}

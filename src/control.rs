@@ -1,0 +1,273 @@
+//! Loop control (SPEC §7): what a run may be given beyond part one. Hooks around each tool call and each
+//! request, the steering and follow-up queues, how calls are executed, their timeouts, and the timers
+//! behind them. Every part is optional: `LoopControl::default()` is a part-one run, event for event.
+//!
+//! Hooks, queues and timers are traits, so a host implements them its own way (the wasm bridge calls JS
+//! functions and uses JS timers; native tests drive them by hand). A hook answers with a future of
+//! `Result`: an `Err` is a hook that threw, its message. A Rust app lends its hooks to the run:
+//!
+//! ```ignore-wasm32
+//! use std::rc::Rc;
+//! use serde_json::{json, Value};
+//! use tiny_pi::*;
+//!
+//! /// Blocks every call to `delete`.
+//! struct NoDeletes;
+//!
+//! impl BeforeToolCall for NoDeletes {
+//!     fn before_tool_call<'a>(
+//!         &'a self,
+//!         call: &'a ToolCall,
+//!         _context: HookContext<'a>,
+//!     ) -> HookFuture<'a, Option<Block>> {
+//!         let verdict = (call.name == "delete").then(|| Block {
+//!             reason: Some("Deleting is not allowed.".into()),
+//!         });
+//!         Box::pin(async move { Ok(verdict) })
+//!     }
+//! }
+//!
+//! let mut tools = ToolRegistry::new();
+//! let definition = ToolDefinition {
+//!     name: "delete".into(),
+//!     description: "Delete a file".into(),
+//!     parameters: json!({"type": "object"}),
+//! };
+//! let handler = |_: Value, _: ToolCallContext| async { Ok(ToolOutput::default()) };
+//! tools.register(Tool::new(definition, Rc::new(handler))).unwrap();
+//! let model = ScriptedModel::new(vec![
+//!     AssistantMessage::new(
+//!         vec![AssistantBlock::tool_call("c1", "delete", json!({"path": "a"}))],
+//!         StopReason::ToolUse,
+//!     ),
+//!     AssistantMessage::new(vec![AssistantBlock::text("I may not.")], StopReason::Stop),
+//! ]);
+//! let result = futures::executor::block_on(run_agent_loop(LoopOptions {
+//!     context: AgentContext {
+//!         system_prompt: None,
+//!         messages: vec![AgentMessage::user("Clean up.", 0.0)],
+//!     },
+//!     model: &model,
+//!     tools: tools.definitions(),
+//!     executor: &tools,
+//!     signal: AbortSignal::none(),
+//!     max_steps: DEFAULT_MAX_STEPS,
+//!     observer: &NoObserver,
+//!     clock: Rc::new(|| 0.0),
+//!     control: LoopControl {
+//!         before_tool_call: Some(&NoDeletes),
+//!         ..LoopControl::default()
+//!     },
+//! }))
+//! .unwrap();
+//! let AgentMessage::ToolResult(blocked) = &result.messages[2] else { unreachable!() };
+//! assert_eq!(blocked.content, vec![MediaBlock::text("Deleting is not allowed.")]);
+//! assert_eq!(blocked.details, Some(json!({"skipped": true, "reason": "blocked"})));
+//! ```
+
+use futures::future::LocalBoxFuture;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::approval::Approvals;
+use crate::message::{AgentMessage, MediaBlock, ToolCall, ToolResultMessage};
+use crate::model::ModelRequest;
+use crate::signal::{AbortSignal, Registration};
+use crate::tools::ToolDefinition;
+
+/// What a hook or a queue answers: a value, or (`Err`) the message of a hook that threw.
+pub type HookFuture<'a, T> = LocalBoxFuture<'a, Result<T, String>>;
+
+/// What every hook gets beside its subject. Lent: a hook that keeps any of it must copy it.
+#[derive(Debug, Clone, Copy)]
+pub struct HookContext<'a> {
+    /// For a tool hook, the call's own signal (it also aborts when the call times out); for
+    /// `prepareRequest`, the run's.
+    pub signal: &'a AbortSignal,
+    /// For a tool hook, the number of the request whose response is being answered (1 for the first);
+    /// for `prepareRequest`, the number the request about to be made will have.
+    pub step: u32,
+    /// The transcript so far, custom-role messages included (a batch's results are not in it yet).
+    pub messages: &'a [AgentMessage],
+}
+
+/// How the calls of a batch run: all at once, or one at a time in call order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum ExecutionMode {
+    /// Every call of the batch at once; `tool_end` in completion order.
+    #[default]
+    Parallel,
+    /// One call at a time, in call order.
+    Sequential,
+}
+
+/// How one call is to be run, as its executor knows it (the registry: from the tool's registration).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct CallSettings {
+    /// `Sequential` makes the whole batch sequential.
+    pub execution_mode: ExecutionMode,
+    /// The call's own timeout; `None` leaves it to the run's `tool_timeout_ms`.
+    pub timeout_ms: Option<u32>,
+}
+
+/// `beforeToolCall`'s `{block: true, reason?}`: the call is answered with a skipped result, reason
+/// `blocked`, and never runs.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Block {
+    /// The skipped result's text; `None` gives `Tool call was blocked.`
+    pub reason: Option<String>,
+}
+
+/// What `afterToolCall` may change in a call's result before its `tool_end`. `None` keeps the field.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ResultPatch {
+    pub content: Option<Vec<MediaBlock>>,
+    pub details: Option<Value>,
+    pub is_error: Option<bool>,
+    /// Replaces what the tool asked for (`true` ends the run after the batch; `false` overrules a tool
+    /// that asked to terminate).
+    pub terminate: Option<bool>,
+}
+
+impl ResultPatch {
+    /// Writes the patch into `result` and the call's terminate flag.
+    pub fn apply(self, result: &mut ToolResultMessage, terminate: &mut bool) {
+        if let Some(content) = self.content {
+            result.content = content;
+        }
+        if let Some(details) = self.details {
+            result.details = Some(details);
+        }
+        if let Some(is_error) = self.is_error {
+            result.is_error = is_error;
+        }
+        if let Some(flag) = self.terminate {
+            *terminate = flag;
+        }
+    }
+}
+
+/// What `prepareRequest` may replace in the request the loop built. `None` keeps the field. The
+/// transcript is never changed; replaced `messages` must still pair every call with one result after it.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct RequestPatch {
+    pub system_prompt: Option<String>,
+    pub messages: Option<Vec<AgentMessage>>,
+    pub tools: Option<Vec<ToolDefinition>>,
+}
+
+impl RequestPatch {
+    /// `request` with this patch's fields in place of its own.
+    pub fn apply<'a>(&'a self, request: ModelRequest<'a>) -> ModelRequest<'a> {
+        ModelRequest {
+            system_prompt: self.system_prompt.as_deref().or(request.system_prompt),
+            messages: self.messages.as_deref().unwrap_or(request.messages),
+            tools: self.tools.as_deref().unwrap_or(request.tools),
+        }
+    }
+}
+
+/// `beforeToolCall`: asked in phase 1 of a batch, in call order, one call at a time, for every call its
+/// executor would not refuse outright. `Ok(Some(block))` blocks the call; an `Err` (the hook threw) blocks it
+/// with the text `beforeToolCall failed: <message>`.
+pub trait BeforeToolCall {
+    fn before_tool_call<'a>(
+        &'a self,
+        call: &'a ToolCall,
+        context: HookContext<'a>,
+    ) -> HookFuture<'a, Option<Block>>;
+}
+
+/// `afterToolCall`: asked for every executed call the hooks see (timed-out and failed ones included), as it
+/// finishes and before its `tool_end`. An `Err` (the hook threw) makes the result an error result with the
+/// text `afterToolCall failed: <message>`; what the tool asked about `terminate` still holds then.
+pub trait AfterToolCall {
+    fn after_tool_call<'a>(
+        &'a self,
+        call: &'a ToolCall,
+        result: &'a ToolResultMessage,
+        context: HookContext<'a>,
+    ) -> HookFuture<'a, Option<ResultPatch>>;
+}
+
+/// `prepareRequest`: asked before every model request with the request the loop built. An `Err` (the hook
+/// threw), or replaced messages that break the pairing, end the run with reason `error`; the request is
+/// not made and not counted.
+pub trait PrepareRequest {
+    fn prepare_request<'a>(
+        &'a self,
+        request: ModelRequest<'a>,
+        context: HookContext<'a>,
+    ) -> HookFuture<'a, Option<RequestPatch>>;
+}
+
+/// `getSteeringMessages` / `getFollowUpMessages`: asked only at the two points SPEC §7 names. Only user and
+/// custom-role messages may be queued; anything else, or an `Err` (the function threw), ends the run with
+/// reason `error`, and nothing of what it returned is appended.
+pub trait MessageQueue {
+    fn take_messages(&self) -> HookFuture<'_, Vec<AgentMessage>>;
+}
+
+/// The host's timers, for per-call timeouts.
+pub trait Timers {
+    /// Calls `fire` once, `ms` milliseconds from now, unless the returned registration is dropped first.
+    fn set_timeout(&self, ms: u32, fire: Box<dyn FnOnce()>) -> Registration;
+}
+
+/// Timers that never fire: the default, for runs that set no timeout.
+pub struct NoTimers;
+
+impl Timers for NoTimers {
+    fn set_timeout(&self, _ms: u32, fire: Box<dyn FnOnce()>) -> Registration {
+        drop(fire);
+        Registration::none()
+    }
+}
+
+/// The options of SPEC §7 and §8. The default changes nothing: no hook, no queue, parallel execution, no
+/// timeout, no decisions, steps counted from 0.
+pub struct LoopControl<'a> {
+    /// `toolExecution`: `Sequential` runs every batch one call at a time.
+    pub tool_execution: ExecutionMode,
+    /// `toolTimeoutMs`: the timeout of every call whose executor names none of its own.
+    pub tool_timeout_ms: Option<u32>,
+    /// `beforeToolCall`: may block a call before it runs.
+    pub before_tool_call: Option<&'a dyn BeforeToolCall>,
+    /// `afterToolCall`: may change a call's result, or ask the run to end, before its `tool_end`.
+    pub after_tool_call: Option<&'a dyn AfterToolCall>,
+    /// `prepareRequest`: may change what each model request carries.
+    pub prepare_request: Option<&'a dyn PrepareRequest>,
+    /// `getSteeringMessages`.
+    pub steering: Option<&'a dyn MessageQueue>,
+    /// `getFollowUpMessages`.
+    pub follow_up: Option<&'a dyn MessageQueue>,
+    /// `customRoles`: the roles of the app's own messages the run keeps and never sends.
+    pub custom_roles: Vec<String>,
+    /// What timeouts are measured with; `NoTimers` (never fires) by default.
+    pub timers: &'a dyn Timers,
+    /// `approvals` (SPEC §8): the decisions about calls that need approval. A batch with such a call and
+    /// no decision for it pauses the run.
+    pub approvals: Approvals,
+    /// `startSteps` (SPEC §8): the steps already made by the runs this one continues (a paused run's
+    /// `steps`), so that `max_steps` spans the conversation; the result's `steps` counts on from it.
+    pub start_steps: u32,
+}
+
+impl Default for LoopControl<'_> {
+    fn default() -> Self {
+        LoopControl {
+            tool_execution: ExecutionMode::Parallel,
+            tool_timeout_ms: None,
+            before_tool_call: None,
+            after_tool_call: None,
+            prepare_request: None,
+            steering: None,
+            follow_up: None,
+            custom_roles: Vec::new(),
+            timers: &NoTimers,
+            approvals: Approvals::new(),
+            start_steps: 0,
+        }
+    }
+}

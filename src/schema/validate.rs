@@ -1,0 +1,384 @@
+//! A value against a compiled `Schema`: the checks of each node in order, stopping at the first failure,
+//! which names the path of the failing value.
+
+use std::fmt;
+
+use serde_json::{Map, Number, Value};
+
+use super::{type_name, Check, Id, Limit, Properties, Schema, Tagged};
+
+/// Where a value sits in the document, written out only when an error names it: formatting the path of
+/// every property and item checked would cost more than checking them.
+#[derive(Clone, Copy)]
+enum Path<'a> {
+    Root(&'a str),
+    Key(&'a Path<'a>, &'a str),
+    Index(&'a Path<'a>, usize),
+    /// A property's name, checked by `propertyNames`.
+    Name(&'a Path<'a>, &'a str),
+}
+
+impl fmt::Display for Path<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Path::Root(name) => f.write_str(name),
+            Path::Key(parent, key) => write!(f, "{parent}.{key}"),
+            Path::Index(parent, index) => write!(f, "{parent}[{index}]"),
+            Path::Name(parent, key) => write!(f, "{parent} (property name \"{key}\")"),
+        }
+    }
+}
+
+pub(super) fn validate(schema: &Schema, value: &Value, path: &str) -> Result<(), String> {
+    schema.check(schema.entry, value, &Path::Root(path))
+}
+
+impl Schema {
+    fn check(&self, id: Id, value: &Value, path: &Path<'_>) -> Result<(), String> {
+        for check in &self.nodes[id] {
+            self.one(check, value, path)?;
+        }
+        Ok(())
+    }
+
+    fn one(&self, check: &Check, value: &Value, path: &Path<'_>) -> Result<(), String> {
+        match (check, value) {
+            (Check::Never, _) => Err(format!("{path}: no value is allowed here")),
+            (Check::Ref(id), _) => self.check(*id, value, path),
+            (Check::Type(kinds), _) => check_type(kinds, value, path),
+            (Check::Enum(all @ Value::Array(options)), _) => {
+                match options.iter().any(|o| equal(o, value)) {
+                    true => Ok(()),
+                    false => Err(format!("{path}: must be one of {all}, got {value}")),
+                }
+            }
+            (Check::Const(constant), _) => match equal(constant, value) {
+                true => Ok(()),
+                false => Err(format!("{path}: must be {constant}, got {value}")),
+            },
+            (Check::Limit(limit, bound), _) => check_limit(*limit, *bound, value, path),
+            (Check::MultipleOf(divisor), Value::Number(n)) => match multiple_of(n, *divisor) {
+                true => Ok(()),
+                false => Err(format!("{path}: must be a multiple of {divisor}, got {n}")),
+            },
+            (Check::Pattern(pattern, source), Value::String(s)) => match pattern.is_match(s) {
+                true => Ok(()),
+                false => Err(format!("{path}: does not match {source}")),
+            },
+            (Check::Items(prefix, rest), Value::Array(items)) => {
+                self.items(prefix, *rest, items, path)
+            }
+            (Check::UniqueItems, Value::Array(items)) => unique(items, path),
+            (Check::Contains(id, min, max), Value::Array(items)) => {
+                self.contains(*id, *min, *max, items, path)
+            }
+            (Check::Required(names), Value::Object(_)) => {
+                match names.iter().find(|n| value.get(n).is_none()) {
+                    Some(name) => Err(format!("{path}: missing required property \"{name}\"")),
+                    None => Ok(()),
+                }
+            }
+            (Check::Properties(properties), Value::Object(object)) => {
+                self.properties(properties, object, path)
+            }
+            (Check::PropertyNames(id), Value::Object(object)) => {
+                object.keys().try_for_each(|key| {
+                    self.check(*id, &Value::String(key.clone()), &Path::Name(path, key))
+                })
+            }
+            (Check::DependentRequired(dependencies), Value::Object(_)) => {
+                for (name, required) in dependencies.iter().filter(|(n, _)| value.get(n).is_some())
+                {
+                    if let Some(missing) = required.iter().find(|r| value.get(r).is_none()) {
+                        return Err(format!(
+                            "{path}: missing property \"{missing}\", required with \"{name}\""
+                        ));
+                    }
+                }
+                Ok(())
+            }
+            (Check::DependentSchemas(dependencies), Value::Object(_)) => {
+                for (_, id) in dependencies.iter().filter(|(n, _)| value.get(n).is_some()) {
+                    self.check(*id, value, path)?;
+                }
+                Ok(())
+            }
+            (Check::AllOf(all), _) => all.iter().try_for_each(|id| self.check(*id, value, path)),
+            (Check::AnyOf(any), _) => self.any_of(any, value, path),
+            (Check::OneOf(one), _) => self.one_of(one, value, path),
+            (Check::Tagged(tagged), Value::Object(_)) => self.tagged(tagged, value, path),
+            (Check::Tagged(tagged), _) => self.one_of(&tagged.one_of, value, path),
+            (Check::Not(id), _) => match self.check(*id, value, path) {
+                Ok(()) => Err(format!("{path}: must not match the schema in \"not\"")),
+                Err(_) => Ok(()),
+            },
+            (Check::If(test, then, otherwise), _) => {
+                let branch = match self.check(*test, value, path) {
+                    Ok(()) => then,
+                    Err(_) => otherwise,
+                };
+                match branch {
+                    Some(id) => self.check(*id, value, path),
+                    None => Ok(()),
+                }
+            }
+            // A keyword for another type of value.
+            _ => Ok(()),
+        }
+    }
+
+    fn is_false(&self, id: Id) -> bool {
+        matches!(self.nodes[id].as_slice(), [Check::Never])
+    }
+
+    #[inline(never)]
+    fn items(
+        &self,
+        prefix: &[Id],
+        rest: Option<Id>,
+        items: &[Value],
+        path: &Path<'_>,
+    ) -> Result<(), String> {
+        for (i, item) in items.iter().enumerate() {
+            let id = match prefix.get(i) {
+                Some(id) => *id,
+                None => match rest {
+                    Some(id) if self.is_false(id) => {
+                        return Err(format!("{path}: must have at most {} items", prefix.len()))
+                    }
+                    Some(id) => id,
+                    None => break,
+                },
+            };
+            self.check(id, item, &Path::Index(path, i))?;
+        }
+        Ok(())
+    }
+
+    #[inline(never)]
+    fn contains(
+        &self,
+        id: Id,
+        min: u64,
+        max: Option<u64>,
+        items: &[Value],
+        path: &Path<'_>,
+    ) -> Result<(), String> {
+        let mut found = 0;
+        for (i, item) in items.iter().enumerate() {
+            if self.check(id, item, &Path::Index(path, i)).is_ok() {
+                found += 1;
+            }
+        }
+        if found < min {
+            return Err(format!(
+                "{path}: must contain at least {min} item{} matching \"contains\", found {found}",
+                if min == 1 { "" } else { "s" }
+            ));
+        }
+        match max {
+            Some(max) if found > max => Err(format!(
+                "{path}: must contain at most {max} items matching \"contains\", found {found}"
+            )),
+            _ => Ok(()),
+        }
+    }
+
+    #[inline(never)]
+    fn properties(
+        &self,
+        properties: &Properties,
+        object: &Map<String, Value>,
+        path: &Path<'_>,
+    ) -> Result<(), String> {
+        for (key, item) in object {
+            let item_path = Path::Key(path, key);
+            let mut matched = false;
+            if let Some((_, id)) = properties.named.iter().find(|(name, _)| name == key) {
+                self.check(*id, item, &item_path)?;
+                matched = true;
+            }
+            for (pattern, id) in &properties.patterns {
+                if pattern.is_match(key) {
+                    self.check(*id, item, &item_path)?;
+                    matched = true;
+                }
+            }
+            match (matched, properties.additional) {
+                (false, Some(id)) if self.is_false(id) => {
+                    return Err(format!("{path}: unexpected property \"{key}\""))
+                }
+                (false, Some(id)) => self.check(id, item, &item_path)?,
+                _ => {}
+            }
+        }
+        Ok(())
+    }
+
+    /// Each branch is validated once: re-validating to explain a failure doubles the work per nesting level.
+    #[inline(never)]
+    fn any_of(&self, any: &[Id], value: &Value, path: &Path<'_>) -> Result<(), String> {
+        let mut failures = Vec::new();
+        for id in any {
+            match self.check(*id, value, path) {
+                Ok(()) => return Ok(()),
+                Err(failure) => failures.push(failure),
+            }
+        }
+        Err(none_matched(failures, path, "anyOf"))
+    }
+
+    #[inline(never)]
+    fn one_of(&self, one: &[Id], value: &Value, path: &Path<'_>) -> Result<(), String> {
+        let mut failures = Vec::new();
+        let mut matching = Vec::new();
+        for id in one {
+            match self.check(*id, value, path) {
+                Ok(()) => matching.push(*id),
+                Err(failure) => failures.push(failure),
+            }
+        }
+        match matching.as_slice() {
+            [] => Err(none_matched(failures, path, "oneOf")),
+            [_] => Ok(()),
+            _ => Err(format!(
+                "{path}: matches {} schemas of oneOf, expected exactly one",
+                matching.len()
+            )),
+        }
+    }
+
+    /// `oneOf` with a `discriminator` (OpenAPI's keyword): the tag picks the one variant to check, so an
+    /// error names the field inside it instead of listing why every variant failed.
+    #[inline(never)]
+    fn tagged(&self, tagged: &Tagged, value: &Value, path: &Path<'_>) -> Result<(), String> {
+        let tag = &tagged.tag;
+        let given = match value.get(tag) {
+            None => return Err(format!("{path}: missing required property \"{tag}\"")),
+            Some(Value::String(given)) => given,
+            Some(other) => {
+                return Err(format!(
+                    "{path}.{tag}: expected string, got {}",
+                    type_name(other)
+                ))
+            }
+        };
+        match tagged.variants.iter().find(|(name, _)| name == given) {
+            Some((_, id)) => self.check(*id, value, path),
+            None => {
+                let expected: Vec<&str> = tagged.variants.iter().map(|(n, _)| n.as_str()).collect();
+                Err(format!(
+                    "{path}.{tag}: unknown {tag} \"{given}\", expected one of {}",
+                    expected.join(", ")
+                ))
+            }
+        }
+    }
+}
+
+/// The first branch's reason, kept short (a nested schema must not grow the message without end), and how
+/// many others failed.
+#[inline(never)]
+fn none_matched(failures: Vec<String>, path: &Path<'_>, keyword: &str) -> String {
+    let first: String = failures
+        .first()
+        .map_or("", |f| f)
+        .chars()
+        .take(300)
+        .collect();
+    let others = match failures.len() {
+        0 | 1 => String::new(),
+        n => format!("; and {} more", n - 1),
+    };
+    format!("{path}: matches none of {keyword} ({first}{others})")
+}
+
+#[inline(never)]
+fn check_type(kinds: &[&str], value: &Value, path: &Path<'_>) -> Result<(), String> {
+    let got = type_name(value);
+    match kinds
+        .iter()
+        .any(|k| *k == got || (*k == "number" && got == "integer"))
+    {
+        true => Ok(()),
+        false => Err(format!(
+            "{path}: expected {}, got {got}",
+            kinds.join(" or ")
+        )),
+    }
+}
+
+#[inline(never)]
+fn check_limit(limit: Limit, bound: f64, value: &Value, path: &Path<'_>) -> Result<(), String> {
+    let (size, what) = match (limit, value) {
+        (
+            Limit::Minimum | Limit::Maximum | Limit::ExclusiveMinimum | Limit::ExclusiveMaximum,
+            Value::Number(n),
+        ) => (n.as_f64().unwrap_or(f64::NAN), ""),
+        (Limit::MinLength | Limit::MaxLength, Value::String(s)) => {
+            (s.chars().count() as f64, "characters long")
+        }
+        (Limit::MinItems | Limit::MaxItems, Value::Array(a)) => (a.len() as f64, "items"),
+        (Limit::MinProperties | Limit::MaxProperties, Value::Object(o)) => {
+            (o.len() as f64, "properties")
+        }
+        _ => return Ok(()),
+    };
+    let (holds, relation) = match limit {
+        Limit::Minimum => (size >= bound, ">="),
+        Limit::Maximum => (size <= bound, "<="),
+        Limit::ExclusiveMinimum => (size > bound, ">"),
+        Limit::ExclusiveMaximum => (size < bound, "<"),
+        Limit::MinLength | Limit::MinItems | Limit::MinProperties => (size >= bound, "at least"),
+        _ => (size <= bound, "at most"),
+    };
+    match (holds, what) {
+        (true, _) => Ok(()),
+        (false, "") => Err(format!("{path}: must be {relation} {bound}, got {value}")),
+        (false, "characters long") => Err(format!("{path}: must be {relation} {bound} {what}")),
+        (false, _) => Err(format!("{path}: must have {relation} {bound} {what}")),
+    }
+}
+
+/// Exact for integers; for fractions, the quotient is an integer up to a few units of float rounding
+/// (0.0075 / 0.0001 is 74.99999999999999 in binary floating point).
+#[inline(never)]
+fn multiple_of(n: &Number, divisor: f64) -> bool {
+    // An integral divisor (it converts back unchanged) and an integer: exactly.
+    let whole = divisor as i64;
+    if let (Some(x), true) = (n.as_i64(), whole as f64 == divisor) {
+        return x % whole == 0;
+    }
+    let quotient = n.as_f64().unwrap_or(f64::NAN) / divisor;
+    quotient.is_finite()
+        && (quotient - quotient.round()).abs() <= quotient.abs() * 4.0 * f64::EPSILON
+}
+
+#[inline(never)]
+fn unique(items: &[Value], path: &Path<'_>) -> Result<(), String> {
+    for (j, item) in items.iter().enumerate() {
+        if let Some(i) = items[..j].iter().position(|earlier| equal(earlier, item)) {
+            return Err(format!(
+                "{path}: items must be unique, but [{i}] and [{j}] are equal"
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// JSON equality: numbers by value (`1` equals `1.0`), objects regardless of key order.
+fn equal(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Number(x), Value::Number(y)) => match (x.as_i64(), y.as_i64()) {
+            (Some(x), Some(y)) => x == y,
+            _ => x == y || x.as_f64() == y.as_f64(),
+        },
+        (Value::Array(x), Value::Array(y)) => {
+            x.len() == y.len() && x.iter().zip(y).all(|(x, y)| equal(x, y))
+        }
+        (Value::Object(x), Value::Object(y)) => {
+            x.len() == y.len() && x.iter().all(|(k, v)| b.get(k).is_some_and(|w| equal(v, w)))
+        }
+        _ => a == b,
+    }
+}

@@ -1,0 +1,147 @@
+//! Objects keep their keys in the order they arrived (issue 17, item 2): a tool's JSON Schema reaches the
+//! model with its properties as declared, and arguments, details and every extra field come out of a run
+//! as they went in. Each object here has keys that are not sorted, so a sorting map would fail.
+
+#![cfg(not(target_arch = "wasm32"))] // native tests; the browser tests are tests/web.rs
+
+mod common;
+
+use std::rc::Rc;
+
+use common::{fixed_clock, Recorder, Setup};
+use serde_json::{json, Value};
+use tiny_pi::*;
+
+/// The keys of `value` at `pointer`, in order.
+fn keys(value: &Value, pointer: &str) -> Vec<String> {
+    let object = value.pointer(pointer).and_then(Value::as_object);
+    let object = object.unwrap_or_else(|| panic!("{pointer} is not an object in {value}"));
+    object.keys().cloned().collect()
+}
+
+fn schema() -> Value {
+    // Written as JSON text: `json!` would already keep the order, text proves the reader does.
+    serde_json::from_str(
+        r#"{"type": "object", "properties": {"zeta": {"type": "string"}, "alpha": {"type": "integer", "minimum": 0}},
+            "required": ["zeta"], "additionalProperties": false}"#,
+    )
+    .unwrap()
+}
+
+#[test]
+fn schemas_arguments_details_and_extra_fields_keep_their_key_order_through_a_run() {
+    let transcript: Vec<AgentMessage> = serde_json::from_str(
+        r#"[{"role": "user", "content": "go", "timestamp": 1, "zz": 1, "aa": 2},
+            {"role": "assistant", "content": [{"type": "toolCall", "id": "c1", "name": "pick",
+              "arguments": {"zeta": "z", "alpha": 1}, "yy": true, "bb": false}],
+             "stopReason": "toolUse", "timestamp": 2, "usage": {"output": 3, "input": 2}, "api": "x"}]"#,
+    )
+    .unwrap();
+    let AgentMessage::Assistant(first) = transcript[1].clone() else {
+        panic!("an assistant message")
+    };
+    let model = ScriptedModel::new(vec![
+        first,
+        AssistantMessage::new(vec![AssistantBlock::text("done")], StopReason::Stop),
+    ]);
+    let mut registry = ToolRegistry::new();
+    registry
+        .register(Tool::new(
+            ToolDefinition {
+                name: "pick".into(),
+                description: String::new(),
+                parameters: schema(),
+            },
+            Rc::new(|args: Value, _ctx: ToolCallContext| async move {
+                Ok(ToolOutput {
+                    content: vec![MediaBlock::text("ok")],
+                    details: Some(json!({"echo": args, "verdict": "fine", "at": 1})),
+                    ..Default::default()
+                })
+            }),
+        ))
+        .unwrap();
+    let recorder = Recorder::default();
+    let mut setup = Setup::new(&model, &registry, &recorder);
+    setup.context = AgentContext {
+        system_prompt: None,
+        messages: vec![transcript[0].clone()],
+    };
+    let result = setup.run();
+    assert_eq!(result.reason, RunReason::Stop, "{:?}", result.error);
+
+    // The model saw the schema as declared.
+    let requests = serde_json::to_value(model.requests()).unwrap();
+    assert_eq!(
+        keys(&requests, "/0/tools/0/parameters"),
+        ["type", "properties", "required", "additionalProperties"]
+    );
+    assert_eq!(
+        keys(&requests, "/0/tools/0/parameters/properties"),
+        ["zeta", "alpha"]
+    );
+    assert_eq!(
+        keys(&requests, "/0/tools/0/parameters/properties/alpha"),
+        ["type", "minimum"]
+    );
+
+    // The transcript comes back with every object's keys as they went in.
+    let out = serde_json::to_value(&result.messages).unwrap();
+    assert_eq!(
+        keys(&out, "/0"),
+        ["role", "content", "timestamp", "zz", "aa"]
+    );
+    assert_eq!(
+        keys(&out, "/1"),
+        ["role", "content", "stopReason", "timestamp", "usage", "api"]
+    );
+    assert_eq!(keys(&out, "/1/usage"), ["output", "input"]);
+    assert_eq!(
+        keys(&out, "/1/content/0"),
+        ["type", "id", "name", "arguments", "yy", "bb"]
+    );
+    assert_eq!(keys(&out, "/1/content/0/arguments"), ["zeta", "alpha"]);
+    assert_eq!(keys(&out, "/2/details"), ["echo", "verdict", "at"]);
+    assert_eq!(keys(&out, "/2/details/echo"), ["zeta", "alpha"]);
+}
+
+#[test]
+fn a_custom_executors_extra_fields_keep_their_order_when_its_pairing_fields_are_dropped() {
+    // A reply as a custom executor may give it: pairing fields among its own (the loop writes those).
+    let extra: Extra = serde_json::from_str(
+        r#"{"role": "toolResult", "zeta": 1, "toolCallId": "wrong", "alpha": 2, "toolName": "wrong", "omega": 3}"#,
+    )
+    .unwrap();
+    let reply = ToolReply {
+        content: vec![],
+        details: None,
+        is_error: false,
+        timestamp: Some(3.0),
+        extra,
+        ..Default::default()
+    };
+    let call = ToolCall {
+        id: "c1".into(),
+        name: "pick".into(),
+        arguments: json!({}),
+        extra: Extra::new(),
+    };
+    let clock = fixed_clock();
+    let result = reply.into_result(&call, || clock());
+    let out = serde_json::to_value(result.tagged()).unwrap();
+    assert_eq!([&out["toolCallId"], &out["toolName"]], ["c1", "pick"]);
+    assert_eq!(
+        keys(&out, ""),
+        [
+            "role",
+            "toolCallId",
+            "toolName",
+            "content",
+            "isError",
+            "timestamp",
+            "zeta",
+            "alpha",
+            "omega"
+        ]
+    );
+}

@@ -1,0 +1,117 @@
+// What the page says about each step, as data: the decision table of SPEC §4 and the keys of the one-line
+// explanations (their text, in both languages, is in i18n.js). A new skip reason, run reason or event kind
+// is one entry in each language there; a §7 phase is one entry in PHASES below.
+//
+// The page does not decide anything the loop decides: the row that fired is read off the response the
+// way the table itself is written (its stopReason and its calls), and the rest comes from the events.
+
+/**
+ * SPEC §4, one row per line of the table, in its order. `calls` says which responses a row covers:
+ * none (no call), unique (calls, every id once), repeated (calls, an id twice), some (one call or more),
+ * any (with or without calls). The other columns are i18n keys under `dt.`.
+ */
+export const DECISION_ROWS = [
+  { id: "stop", stopReason: "stop", calls: "none", runs: "no", appended: "none", ends: "stop" },
+  { id: "stop-calls", stopReason: "stop", calls: "some", runs: "no", appended: "skipped", skip: "unexpected-stop", ends: "error" },
+  { id: "tooluse", stopReason: "toolUse", calls: "unique", runs: "all", appended: "real", ends: "continue" },
+  { id: "tooluse-repeated-id", stopReason: "toolUse", calls: "repeated", runs: "no", appended: "skippedPerId", skip: "duplicate-call-id", ends: "error" },
+  { id: "tooluse-no-calls", stopReason: "toolUse", calls: "none", runs: "no", appended: "none", ends: "error" },
+  { id: "length", stopReason: "length", calls: "any", runs: "no", appended: "skipped", skip: "length", ends: "length" },
+  { id: "error", stopReason: "error", calls: "any", runs: "no", appended: "skipped", skip: "error", ends: "error" },
+  { id: "aborted", stopReason: "aborted", calls: "any", runs: "no", appended: "skipped", skip: "aborted", ends: "aborted" },
+];
+
+/**
+ * The phases a `tooluse` batch goes through. Part one has one (every call runs at once); SPEC §7 splits it
+ * into prepare / execute / finish, each an entry here with its i18n keys `phase.<id>` and `phase.<id>.what`.
+ */
+export const PHASES = [];
+
+export function toolCalls(message) {
+  return Array.isArray(message?.content) ? message.content.filter((b) => b?.type === "toolCall") : [];
+}
+
+function callsCover(kind, calls) {
+  const ids = calls.map((c) => c.id);
+  const repeated = new Set(ids).size < ids.length;
+  switch (kind) {
+    case "none":
+      return calls.length === 0;
+    case "some":
+      return calls.length > 0;
+    case "unique":
+      return calls.length > 0 && !repeated;
+    case "repeated":
+      return repeated;
+    default:
+      return true;
+  }
+}
+
+/** The row of the table a final assistant message falls under (null for a stopReason the table lacks). */
+export function decisionRow(message) {
+  const calls = toolCalls(message);
+  return DECISION_ROWS.find((row) => row.stopReason === message?.stopReason && callsCover(row.calls, calls)) ?? null;
+}
+
+/** `name(id)` of a call or a result, as the timeline writes it. */
+export const callLabel = (name, id) => `${name}(${id})`;
+
+/**
+ * The explanation of one recorded event: an i18n key and its values. Keys, most specific first:
+ * `why.<type>.<sub or reason>`, then `why.<type>`; app.js takes the first that has a text.
+ * `context` gives what the event alone does not say: the response of this request and the run's request count.
+ */
+export function whyOf(rec, { response, requestOf } = {}) {
+  const e = rec.event;
+  const row = response ? decisionRow(response) : null;
+  const vars = { n: rec.request, row: row?.id ?? "?" };
+  switch (e.type) {
+    case "model_event": {
+      const m = e.event ?? {};
+      const sent = requestOf?.(rec.request);
+      Object.assign(vars, {
+        sub: m.type,
+        reason: m.reason ?? "",
+        messages: sent?.messages?.length ?? "?",
+        tools: sent?.tools?.length ?? "?",
+        call: m.toolCall ? callLabel(m.toolCall.name, m.toolCall.id) : "",
+      });
+      return { keys: [`why.model_event.${m.type}`, "why.model_event"], vars };
+    }
+    case "assistant_message":
+      return { keys: [`why.assistant_message.${row?.id}`, "why.assistant_message"], vars };
+    case "tool_start":
+      return { keys: ["why.tool_start"], vars: { ...vars, call: callLabel(e.call?.name, e.call?.id) } };
+    case "tool_progress":
+      return { keys: ["why.tool_progress"], vars: { ...vars, call: e.callId } };
+    case "tool_end": {
+      const call = callLabel(e.result?.toolName, e.result?.toolCallId);
+      const done = rec.batchDone;
+      const order = done ? done.join(" → ") : "";
+      const key = done ? "why.tool_end.last" : "why.tool_end";
+      return { keys: [e.result?.isError ? `${key}.error` : key, key], vars: { ...vars, call, order } };
+    }
+    case "tool_skipped": {
+      const reason = e.result?.details?.reason;
+      const call = callLabel(e.result?.toolName, e.result?.toolCallId);
+      return { keys: [`why.tool_skipped.${reason}`, "why.tool_skipped"], vars: { ...vars, call, id: e.result?.toolCallId, reason } };
+    }
+    case "turn_end":
+      return { keys: [`why.turn_end.${e.reason}`, "why.turn_end"], vars: { ...vars, reason: e.reason, steps: e.steps } };
+    default:
+      return { keys: [`why.${e.type}`, "why.unknown"], vars: { ...vars, type: e.type } };
+  }
+}
+
+/** What the loop does once a hold on this event is released: the most specific key that has a text. */
+export function waitOf(rec, { response } = {}) {
+  const e = rec.event;
+  const row = response ? decisionRow(response) : null;
+  const sub = e.type === "model_event" ? e.event?.type : undefined;
+  const keys =
+    e.type === "model_event"
+      ? [sub === "done" || sub === "error" ? "wait.model_event.end" : "wait.model_event"]
+      : [`wait.${e.type}.${row?.id}`, `wait.${e.type}`];
+  return { keys: [...keys, "wait.unknown"], vars: { row: row?.id ?? "?" } };
+}
