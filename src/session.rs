@@ -7,8 +7,9 @@
 //! moves between a Rust app and a JS one unchanged. (One limit, serde_json's: a number with 17 significant
 //! digits, such as `0.30000000000000004`, may be read back one unit in the last place off, and then written
 //! so; so may an integer past 10^19 that JS writes in full. Integers up to 2^53, and numbers of up to 15
-//! significant digits below 10^19, every timestamp and cost a provider writes, read back exactly. serde_json's exact float reader costs 12 KB gzipped in the wasm package; a
-//! JS host reads and writes the objects with `JSON.parse` and `JSON.stringify`, which are exact.)
+//! significant digits below 10^19, every timestamp and cost a provider writes, read back exactly. serde_json's
+//! exact float reader is left out because of its size in the wasm package (bench/RESULTS.md); a JS host reads
+//! and writes the objects with `JSON.parse` and `JSON.stringify`, which are exact.)
 //!
 //! Lines that are empty or only whitespace are skipped (a trailing newline, a blank line an editor left);
 //! line numbers count them (`jsonl_lines`).
