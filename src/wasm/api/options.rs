@@ -8,18 +8,19 @@ use serde::de::DeserializeOwned;
 use wasm_bindgen::{JsCast, JsValue};
 
 use crate::agent_loop::{AgentContext, DEFAULT_MAX_STEPS};
+use crate::control::ExecutionMode;
 use crate::message::AgentMessage;
 use crate::signal::AbortSignal;
 use crate::tools::{Clock, ToolDefinition};
 use crate::wasm::transport::convert::{
-    array_from_js, error_message, get, is_object, optional_function, type_of,
+    array_from_js, error_message, get, is_object, messages_from_js, optional_function, type_of,
 };
-use crate::wasm::transport::glue::{read_clock_js, show_js};
+use crate::wasm::transport::glue::read_clock_js;
 use crate::wasm::transport::signal::JsSignal;
 
 /// `options.context`: the system prompt, and the messages deep-copied (converting is the copy: the caller's
-/// array and objects are never touched again).
-pub fn context(context: &JsValue) -> Result<AgentContext, String> {
+/// array and objects are never touched again), read with the run's custom roles.
+pub fn context(context: &JsValue, custom_roles: &[String]) -> Result<AgentContext, String> {
     if !is_object(context) {
         return Err(format!(
             "options.context must be an object with a messages array (got {})",
@@ -40,7 +41,7 @@ pub fn context(context: &JsValue) -> Result<AgentContext, String> {
     let messages = get(context, "messages", "options.context.messages")?;
     Ok(AgentContext {
         system_prompt,
-        messages: array(&messages, "options.context.messages", "messages")?,
+        messages: messages_from_js(&messages, "options.context.messages", custom_roles)?,
     })
 }
 
@@ -121,16 +122,7 @@ pub fn max_steps(value: &JsValue) -> Result<u32, String> {
     }
 }
 
-/// A bad value as an error names it: a number as itself, a string quoted, else its type.
-pub fn describe(value: &JsValue) -> String {
-    match value.as_f64() {
-        Some(_) => show_js(value),
-        None => value
-            .as_string()
-            .map(|s| format!("string \"{s}\""))
-            .unwrap_or_else(|| type_of(value)),
-    }
-}
+pub use crate::wasm::transport::convert::describe;
 
 /// `options.now`, falling back to `Date.now()` when absent or when it does not give a finite number.
 pub fn clock(now: Option<Function>) -> Clock {
@@ -140,4 +132,57 @@ pub fn clock(now: Option<Function>) -> Clock {
             .filter(|t| t.is_finite())
             .unwrap_or_else(js_sys::Date::now)
     })
+}
+
+/// `options.toolExecution` or a tool's `executionMode` (`what` names it): `"parallel"` (the default) or
+/// `"sequential"`.
+pub fn execution_mode(value: &JsValue, what: &str) -> Result<ExecutionMode, String> {
+    match value.as_string().as_deref() {
+        _ if value.is_undefined() || value.is_null() => Ok(ExecutionMode::Parallel),
+        Some("parallel") => Ok(ExecutionMode::Parallel),
+        Some("sequential") => Ok(ExecutionMode::Sequential),
+        _ => Err(format!(
+            "{what} must be \"parallel\" or \"sequential\" (got {})",
+            describe(value)
+        )),
+    }
+}
+
+/// The most a JS timer can wait, in milliseconds (a longer `setTimeout` fires at once).
+const MAX_TIMEOUT_MS: f64 = 2_147_483_647.0;
+
+/// `options.toolTimeoutMs` or a tool's `timeoutMs` (`what` names it): a positive integer of milliseconds a
+/// JS timer can wait; `None` when absent.
+pub fn timeout_ms(value: &JsValue, what: &str) -> Result<Option<u32>, String> {
+    if value.is_undefined() || value.is_null() {
+        return Ok(None);
+    }
+    match value.as_f64() {
+        Some(ms) if ms >= 1.0 && ms.fract() == 0.0 && ms <= MAX_TIMEOUT_MS => Ok(Some(ms as u32)),
+        _ => Err(format!(
+            "{what} must be a positive integer number of milliseconds, at most {MAX_TIMEOUT_MS} (got {})",
+            describe(value)
+        )),
+    }
+}
+
+/// `options.customRoles`: the roles of the app's own messages (SPEC §7), each a non-empty string that is
+/// none of SPEC's roles.
+pub fn custom_roles(value: &JsValue) -> Result<Vec<String>, String> {
+    const WHAT: &str = "options.customRoles";
+    if value.is_undefined() || value.is_null() {
+        return Ok(Vec::new());
+    }
+    let roles: Vec<serde_json::Value> =
+        array_from_js(value, WHAT, "an array of role names", "any")?;
+    (roles.into_iter().enumerate())
+        .map(|(index, role)| match role {
+            serde_json::Value::String(role) if matches!(role.as_str(), "user" | "assistant" | "toolResult") => Err(format!(
+                "{WHAT}[{index}]: \"{role}\" is one of SPEC's own roles (user, assistant, toolResult), not a custom one"
+            )),
+            serde_json::Value::String(role) if !role.is_empty() => Ok(role),
+            serde_json::Value::String(_) => Err(format!("{WHAT}[{index}] must be a non-empty string (got \"\")")),
+            other => Err(format!("{WHAT}[{index}] must be a non-empty string (got {other})")),
+        })
+        .collect()
 }

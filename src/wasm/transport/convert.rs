@@ -16,6 +16,7 @@ use super::glue::{
     encode_into_js, is_array_checked, parse_json_js, set_own, show_js, stringify_js, take_kept_js,
 };
 use super::protocol::SHORT_TEXT_UNITS;
+use crate::message::AgentMessage;
 
 /// Whether `value` is an array (false for anything that throws when asked).
 pub fn is_array(value: &JsValue) -> bool {
@@ -301,6 +302,42 @@ pub fn optional_function(
 /// Sets `object[name] = value` on a fresh plain object we own (cannot throw).
 pub fn set(object: &JsValue, name: &'static str, value: &JsValue) {
     set_own(object, key(name), value);
+}
+
+/// A bad value as an error names it: a number as itself, a string quoted, else its type.
+pub fn describe(value: &JsValue) -> String {
+    match value.as_f64() {
+        Some(_) => show_js(value),
+        None => value
+            .as_string()
+            .map(|s| format!("string \"{s}\""))
+            .unwrap_or_else(|| type_of(value)),
+    }
+}
+
+/// An array of messages (`what` names it), each read with `custom_roles` (SPEC §7: a message of such a role
+/// is kept verbatim; any other unknown role is an error naming it).
+pub fn messages_from_js(
+    value: &JsValue,
+    what: &str,
+    custom_roles: &[String],
+) -> Result<Vec<AgentMessage>, String> {
+    if custom_roles.is_empty() {
+        return array_from_js(value, what, "an array", "messages");
+    }
+    let values: Vec<serde_json::Value> = array_from_js(value, what, "an array", "any")?;
+    let read = |(index, value): (usize, serde_json::Value)| {
+        AgentMessage::from_value_with_roles(value.clone(), custom_roles).map_err(|error| {
+            let at = format!("{what}[{index}]");
+            // A message of one of SPEC's roles: the field that breaks its shape. (Another role: the error
+            // lists the roles there are.)
+            let role = value.get("role").and_then(serde_json::Value::as_str);
+            let spec_role = matches!(role, Some("user" | "assistant" | "toolResult"));
+            let explained = spec_role.then(|| crate::shape::explain("message", &value, &at));
+            explained.flatten().unwrap_or(format!("{at}: {error}"))
+        })
+    };
+    values.into_iter().enumerate().map(read).collect()
 }
 
 #[cfg(test)]

@@ -13,7 +13,7 @@ use wasm_bindgen::JsValue;
 
 use super::convert::{error_message, from_js, type_error};
 use super::glue::{call_tool_js, take_kept_js};
-use super::signal::js_signal;
+use super::signal;
 use super::tool_output;
 use super::waiter::settle_with;
 use crate::message::{MediaBlock, ToolCall};
@@ -111,7 +111,11 @@ async fn call_js(
     what: Rc<str>,
 ) -> Result<JsValue, String> {
     let route = Route::new(progress, what);
-    let signal = js_signal(signal).map_or(JsValue::UNDEFINED, |s| JsValue::from(s.clone()));
+    // A call with a timeout has its own signal: a JS one follows it while the call runs.
+    let handed = signal::handed(signal);
+    let signal = handed
+        .as_ref()
+        .map_or(JsValue::UNDEFINED, |(s, _)| s.clone());
     let outcome = settle_with(|waiter, id| {
         let pending = REPORT_TO.with(|routes| {
             call_tool_js(f, this, &arg, call_id, &signal, routes, route.0, waiter, id)
@@ -119,7 +123,7 @@ async fn call_js(
         (!pending).then(take_kept_js)
     })
     .await;
-    drop(route);
+    drop((route, handed));
     outcome.map_err(|e| error_message(&e))
 }
 
