@@ -41,7 +41,9 @@ export type AgentMessage<A extends AssistantMessage = AssistantMessage> = UserMe
 
 /** A message of one of the run's `customRoles` `R` (SPEC §7): kept in the transcript verbatim, never sent to
  * the model unless `prepareRequest` puts it back (converted). No such message without custom roles. */
-export type CustomMessage<R extends string = never> = [R] extends [never] ? never : { role: R; [field: string]: unknown };
+export type CustomMessage<R extends string = never> = [R] extends [never] ? never : { role: NoInferRole<R>; [field: string]: unknown };
+/** `R`, not inferred from here (a run's custom roles are what `customRoles` lists). */
+type NoInferRole<R> = [R][R extends unknown ? 0 : never];
 
 // ---- The model boundary (SPEC §2) ----
 
@@ -274,9 +276,12 @@ export interface RunResult<A extends AssistantMessage = AssistantMessage, R exte
  * Runs the agent loop until the model stops, the output is truncated, an error or abort ends it, or the
  * step limit is reached. Rejects with a `TypeError` naming the field when an option is malformed.
  * `A` is the model's assistant message type, taken from `options.model`; `R` the custom roles, taken from
- * `options.customRoles`.
+ * `options.customRoles` (the first signature: a run without custom roles has no custom messages).
  */
-export function runAgentLoop<A extends AssistantMessage = AssistantMessage, R extends string = never>(options: RunOptions<A, R>): Promise<RunResult<A, R>>;
+export function runAgentLoop<A extends AssistantMessage = AssistantMessage, R extends string = never>(
+  options: RunOptions<A, R> & { customRoles: readonly R[] },
+): Promise<RunResult<A, R>>;
+export function runAgentLoop<A extends AssistantMessage = AssistantMessage>(options: RunOptions<A>): Promise<RunResult<A>>;
 
 // ---- Checks (SPEC §5) ----
 
