@@ -121,6 +121,24 @@ describe("beforeToolCall", () => {
     assert.deepEqual(results(result.messages).map((r) => r.isError), [true, true, false]);
   });
 
+  test("a run that starts with unanswered calls (SPEC §8) shows the hooks and tool_start the transcript's own blocks", T, async () => {
+    const calls = [toolCall("a", "echo"), toolCall("b", "echo")];
+    const seen = [];
+    const events = [];
+    const result = await tp.runAgentLoop({
+      context: { messages: [userMsg("go"), useTools(...calls)] },
+      model: new tp.ScriptedModel([stop()]),
+      tools: registry(),
+      onEvent: (e) => events.push(e),
+      beforeToolCall: (call) => void seen.push(call),
+    });
+    assert.equal(result.reason, "stop");
+    const blocks = result.messages[1].content;
+    assert.deepEqual(seen.map((c) => c.id), ["a", "b"]);
+    seen.forEach((call, i) => assert.equal(call, blocks[i], `call ${i} is the transcript's block`));
+    events.filter((e) => e.type === "tool_start").forEach((e, i) => assert.equal(e.call, blocks[i]));
+  });
+
   test("gets the caller's signal when the run has one", T, async () => {
     const controller = new AbortController();
     let signal;

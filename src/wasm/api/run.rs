@@ -35,8 +35,7 @@ pub fn run_agent_loop_js(options: JsValue) -> Promise {
             Some(executor) => executor,
             None => &*run.registry,
         };
-        // The input crosses first: any user or custom-role message the run appends later is a queued one.
-        run.mirror.borrow_mut().catch_up(&run.context.messages);
+        run.mirror.borrow_mut().start(&run.context.messages);
         let result = run_agent_loop(LoopOptions {
             context: run.context,
             model: &run.model,

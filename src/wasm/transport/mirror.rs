@@ -91,6 +91,12 @@ impl Mirror {
             true => model_object.clone(),
             false => frozen_js(&message.tagged()),
         };
+        self.answer_calls_of(&js, message);
+        self.assistant = Some(js);
+    }
+
+    /// Makes the calls of `message` (its JS object `js`) the ones answered next.
+    fn answer_calls_of(&mut self, js: &JsValue, message: &AssistantMessage) {
         self.ids.clear();
         self.calls.clear();
         for (index, block) in message.content.iter().enumerate() {
@@ -105,7 +111,6 @@ impl Mirror {
             }
         }
         self.answering = js.clone();
-        self.assistant = Some(js);
     }
 
     /// The JS object of the assistant message being reported (kept when it was read).
@@ -212,13 +217,13 @@ impl Mirror {
         }
     }
 
-    /// Converts the messages that have not crossed yet (each at most once; a transcript only grows). Called
-    /// with the run's input first, so that any user or custom-role message past it is a queued one.
+    /// Converts the messages that have not crossed yet (each at most once; a transcript only grows).
     pub fn catch_up(&mut self, messages: &[AgentMessage]) {
         let known = (self.sent.length() as usize).min(messages.len());
         if known == messages.len() && known == self.sent.length() as usize {
             return;
         }
+
         self.view = None;
         self.sent.set_length(known as u32);
         self.custom.retain(|&index| (index as usize) < known);
@@ -244,6 +249,17 @@ impl Mirror {
         }
         for slot in &mut self.calls {
             slot.result = None;
+        }
+    }
+
+    /// Takes the run's input, before anything else: any user or custom-role message past it is a queued one.
+    /// When it ends with an assistant message, that message's calls may still wait for results (a paused
+    /// run's, SPEC §8): their objects are its blocks.
+    pub fn start(&mut self, input: &[AgentMessage]) {
+        self.catch_up(input);
+        if let Some(AgentMessage::Assistant(last)) = input.last() {
+            let js = self.sent.get(self.sent.length() - 1);
+            self.answer_calls_of(&js, last);
         }
     }
 }
