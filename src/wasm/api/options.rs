@@ -5,6 +5,7 @@ use std::rc::Rc;
 
 use js_sys::Function;
 use serde::de::DeserializeOwned;
+use serde_json::Value;
 use wasm_bindgen::{JsCast, JsValue};
 
 use crate::agent_loop::{AgentContext, DEFAULT_MAX_STEPS};
@@ -173,16 +174,21 @@ pub fn custom_roles(value: &JsValue) -> Result<Vec<String>, String> {
     if value.is_undefined() || value.is_null() {
         return Ok(Vec::new());
     }
-    let roles: Vec<serde_json::Value> =
-        array_from_js(value, WHAT, "an array of role names", "any")?;
-    (roles.into_iter().enumerate())
-        .map(|(index, role)| match role {
-            serde_json::Value::String(role) if matches!(role.as_str(), "user" | "assistant" | "toolResult") => Err(format!(
-                "{WHAT}[{index}]: \"{role}\" is one of SPEC's own roles (user, assistant, toolResult), not a custom one"
-            )),
-            serde_json::Value::String(role) if !role.is_empty() => Ok(role),
-            serde_json::Value::String(_) => Err(format!("{WHAT}[{index}] must be a non-empty string (got \"\")")),
-            other => Err(format!("{WHAT}[{index}] must be a non-empty string (got {other})")),
-        })
-        .collect()
+    let Value::Array(listed) = array_from_js(value, WHAT, "an array of role names", "any")? else {
+        return Err(format!("{WHAT} must be an array of role names"));
+    };
+    let mut roles = Vec::with_capacity(listed.len());
+    for (index, role) in listed.into_iter().enumerate() {
+        let spec_role = matches!(&role, Value::String(r) if matches!(r.as_str(), "user" | "assistant" | "toolResult"));
+        match role {
+            Value::String(role) if spec_role => {
+                return Err(format!(
+                    "{WHAT}[{index}]: \"{role}\" is one of SPEC's own roles (user, assistant, toolResult), not a custom one"
+                ))
+            }
+            Value::String(role) if !role.is_empty() => roles.push(role),
+            other => return Err(format!("{WHAT}[{index}] must be a non-empty string (got {other})")),
+        }
+    }
+    Ok(roles)
 }

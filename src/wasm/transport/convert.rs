@@ -234,11 +234,14 @@ fn strip_position(message: &str) -> String {
 }
 
 pub fn to_js<T: Serialize + ?Sized>(value: &T) -> JsValue {
-    // Serializing our own types cannot fail (string keys only; non-finite numbers become null).
-    match serde_json::to_string(value) {
-        Ok(text) => parse_json_js(&text),
-        Err(_) => JsValue::UNDEFINED,
-    }
+    parse_json_js(&json_of(value))
+}
+
+/// `value` as JSON text, to be parsed in JS (`to_js`, or frozen: `mirror.rs`).
+pub fn json_of<T: Serialize + ?Sized>(value: &T) -> String {
+    // Serializing our own types cannot fail (string keys only; non-finite numbers become null, which
+    // `JSON.parse` reads as null too).
+    serde_json::to_string(value).unwrap_or_else(|_| "null".into())
 }
 
 /// The message of a thrown value: `error.message` for errors (and objects with a string `message`), the
@@ -325,19 +328,15 @@ pub fn messages_from_js(
     if custom_roles.is_empty() {
         return array_from_js(value, what, "an array", "messages");
     }
-    let values: Vec<serde_json::Value> = array_from_js(value, what, "an array", "any")?;
-    let read = |(index, value): (usize, serde_json::Value)| {
-        AgentMessage::from_value_with_roles(value.clone(), custom_roles).map_err(|error| {
-            let at = format!("{what}[{index}]");
-            // A message of one of SPEC's roles: the field that breaks its shape. (Another role: the error
-            // lists the roles there are.)
-            let role = value.get("role").and_then(serde_json::Value::as_str);
-            let spec_role = matches!(role, Some("user" | "assistant" | "toolResult"));
-            let explained = spec_role.then(|| crate::shape::explain("message", &value, &at));
-            explained.flatten().unwrap_or(format!("{at}: {error}"))
-        })
+    let serde_json::Value::Array(values) = array_from_js(value, what, "an array", "any")? else {
+        return Err(format!("{what} must be an array"));
     };
-    values.into_iter().enumerate().map(read).collect()
+    let mut messages = Vec::with_capacity(values.len());
+    for (index, value) in values.into_iter().enumerate() {
+        let message = AgentMessage::from_value_with_roles(value, custom_roles);
+        messages.push(message.map_err(|error| format!("{what}[{index}]: {error}"))?);
+    }
+    Ok(messages)
 }
 
 #[cfg(test)]

@@ -15,7 +15,7 @@ use serde::Serialize;
 use serde_json::Value;
 use wasm_bindgen::{JsCast, JsValue};
 
-use super::convert::name_js;
+use super::convert::{json_of, name_js};
 use super::glue::{
     adopt_message_js, call_block_js, frozen_copy_js, parse_frozen_js, tool_result_js,
 };
@@ -266,11 +266,7 @@ impl Mirror {
 
 /// `value` as a deeply frozen JS value (one JSON text parsed in JS).
 fn frozen_js<T: Serialize + ?Sized>(value: &T) -> JsValue {
-    // Serializing our own types cannot fail (string keys only; non-finite numbers become null).
-    match serde_json::to_string(value) {
-        Ok(text) => parse_frozen_js(&text),
-        Err(_) => JsValue::UNDEFINED,
-    }
+    parse_frozen_js(&json_of(value))
 }
 
 /// A tool result as a JS object, deeply frozen when `frozen` (one a run hands out): the same object
