@@ -4,13 +4,13 @@
 use std::rc::Rc;
 
 use js_sys::Function;
-use serde::de::DeserializeOwned;
 use serde_json::Value;
 use wasm_bindgen::{JsCast, JsValue};
 
 use crate::agent_loop::{AgentContext, DEFAULT_MAX_STEPS};
 use crate::control::ExecutionMode;
 use crate::message::AgentMessage;
+use crate::reading::ReadValue;
 use crate::signal::AbortSignal;
 use crate::tools::{Clock, ToolDefinition};
 use crate::wasm::transport::convert::{
@@ -82,7 +82,7 @@ pub fn tool_source(tools: &JsValue) -> Result<Option<(Vec<ToolDefinition>, Funct
 }
 
 /// An array argument read as the shape `shape` (a name in `crate::shape::SHAPES`); `what` names it.
-pub fn array<T: DeserializeOwned>(value: &JsValue, what: &str, shape: &str) -> Result<T, String> {
+pub fn array<T: ReadValue>(value: &JsValue, what: &str, shape: &str) -> Result<T, String> {
     array_from_js(value, what, "an array", shape)
 }
 

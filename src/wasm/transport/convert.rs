@@ -8,7 +8,6 @@ use std::cell::RefCell;
 use std::fmt;
 
 use js_sys::{Function, JsString, Reflect};
-use serde::de::DeserializeOwned;
 use serde::Serialize;
 use wasm_bindgen::{JsCast, JsValue};
 
@@ -17,6 +16,7 @@ use super::glue::{
 };
 use super::protocol::SHORT_TEXT_UNITS;
 use crate::message::AgentMessage;
+use crate::reading::{from_json, ReadValue};
 
 /// Whether `value` is an array (false for anything that throws when asked).
 pub fn is_array(value: &JsValue) -> bool {
@@ -105,12 +105,12 @@ pub fn type_error(message: impl AsRef<str>) -> JsValue {
 
 /// Reads `what` (a path like `options.context.messages`) into a Rust value of the shape `shape` (a name in
 /// `crate::shape::SHAPES`); the error names the bad field.
-pub fn from_js<T: DeserializeOwned>(value: &JsValue, what: &str, shape: &str) -> Result<T, String> {
+pub fn from_js<T: ReadValue>(value: &JsValue, what: &str, shape: &str) -> Result<T, String> {
     from_json_text(&json_text(value, &what)?, &what, shape)
 }
 
 /// `from_js` of a value that must be an array; anything else is refused as "`what` must be `expected`".
-pub fn array_from_js<T: DeserializeOwned>(
+pub fn array_from_js<T: ReadValue>(
     value: &JsValue,
     what: &str,
     expected: &str,
@@ -172,12 +172,12 @@ pub fn rust_string(text: &JsString) -> Option<String> {
 }
 
 /// The second half of `from_js`, for a caller that already has the JSON text.
-pub fn from_json_text<T: DeserializeOwned>(
+pub fn from_json_text<T: ReadValue>(
     text: &str,
     what: &dyn fmt::Display,
     shape: &str,
 ) -> Result<T, String> {
-    let error = match serde_json::from_str(text) {
+    let error = match from_json(text) {
         Ok(value) => return Ok(value),
         Err(error) => error,
     };
@@ -185,7 +185,7 @@ pub fn from_json_text<T: DeserializeOwned>(
     // TextDecoder would make it, instead of refusing the whole value.
     let repaired = replace_lone_surrogates(text);
     if repaired != text {
-        if let Ok(value) = serde_json::from_str(&repaired) {
+        if let Ok(value) = from_json(&repaired) {
             return Ok(value);
         }
     }
@@ -193,7 +193,7 @@ pub fn from_json_text<T: DeserializeOwned>(
     let located = serde_json::from_str(&repaired)
         .ok()
         .and_then(|json| crate::shape::explain(shape, &json, &what.to_string()));
-    Err(located.unwrap_or_else(|| format!("{what}: {}", strip_position(&error.to_string()))))
+    Err(located.unwrap_or_else(|| format!("{what}: {}", strip_position(&error))))
 }
 
 /// `JSON.stringify` writes a lone surrogate as an escape (`\ud83d`); each such escape becomes `\ufffd`.
