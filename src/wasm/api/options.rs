@@ -149,8 +149,9 @@ pub fn execution_mode(value: &JsValue, what: &str) -> Result<ExecutionMode, Stri
     }
 }
 
-/// The most a JS timer can wait, in milliseconds (a longer `setTimeout` fires at once).
-const MAX_TIMEOUT_MS: f64 = 2_147_483_647.0;
+/// The most a JS timer can wait, in milliseconds (a longer `setTimeout` fires at once). An integer: an
+/// `f64` in the error message would link Rust's float formatting into the wasm module for it alone.
+const MAX_TIMEOUT_MS: u32 = 2_147_483_647;
 
 /// `options.toolTimeoutMs` or a tool's `timeoutMs` (`what` names it): a positive integer of milliseconds a
 /// JS timer can wait; `None` when absent.
@@ -159,7 +160,7 @@ pub fn timeout_ms(value: &JsValue, what: &str) -> Result<Option<u32>, String> {
         return Ok(None);
     }
     match value.as_f64() {
-        Some(ms) if ms >= 1.0 && ms.fract() == 0.0 && ms <= MAX_TIMEOUT_MS => Ok(Some(ms as u32)),
+        Some(ms) if ms >= 1.0 && ms.fract() == 0.0 && ms <= f64::from(MAX_TIMEOUT_MS) => Ok(Some(ms as u32)),
         _ => Err(format!(
             "{what} must be a positive integer number of milliseconds, at most {MAX_TIMEOUT_MS} (got {})",
             describe(value)
