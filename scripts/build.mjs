@@ -201,6 +201,31 @@ if (wasmOptArgs) {
   });
 }
 
+// ---- JS without comments ----------------------------------------------------
+// `js_comments = false` (wasm-pack.toml): the JS the package ships (wasm-bindgen's glue and the bridge's
+// snippets) loses its comments, written out again by the TypeScript compiler, which drops comments and
+// keeps the code. A page that loads web/ as it is (the in-browser lessons) downloads 40% less JS
+// (bench/RESULTS.md); the doc comments stay in the .d.ts, and the sources keep theirs. wasm-bindgen's first-line
+// `@ts-self-types` pragma tells TypeScript and Deno where the types are: it is kept.
+if (config.profile?.js_comments === false) {
+  await step("remove comments from the shipped JS", async () => {
+    const ts = (await import("typescript")).default;
+    for (const b of builtFolders) {
+      const dir = path.join(outDir, b.folder);
+      const files = [path.join(dir, `${stem}.js`), ...listFiles(path.join(dir, "snippets")).filter((f) => f.endsWith(".js"))];
+      for (const file of files) {
+        const text = fs.readFileSync(file, "utf8");
+        const pragma = text.match(/^\/\* @ts-self-types="[^"]*" \*\/\n/)?.[0] ?? "";
+        const { outputText } = ts.transpileModule(text, {
+          fileName: path.basename(file),
+          compilerOptions: { target: ts.ScriptTarget.ESNext, module: ts.ModuleKind.Preserve, verbatimModuleSyntax: true, removeComments: true },
+        });
+        fs.writeFileSync(file, pragma + outputText);
+      }
+    }
+  });
+}
+
 // ---- per-folder entries -----------------------------------------------------
 // entry[folder] = what the folder exports: { types, import, require? }
 const entries = await step("write wrappers and remove stray wasm-pack files", async () => {

@@ -4,13 +4,20 @@
 //! are moved out of its map; what is left is `extra`. (serde's derive with `flatten` and internally tagged
 //! enums buffers every object again per level: measured slower and more code, bench/RESULTS.md.)
 //! Errors carry no path: a refused value is walked again against `crate::shape` to name the bad field.
+//! `from_json` is that way in for every shape the wasm bridge reads (`ReadValue`).
 //!
 //! The lean readers at the end read only what SPEC §1 defines, for a host that keeps the original value
 //! itself (the wasm bridge keeps the model's JS object); whatever they read, the full readers read the same
 //! (`tests/reading.rs`).
+//!
+//! Nothing here asks serde_json for a Rust type (a derived reader, `String`, `Vec`): only for a `Value`, or
+//! for "any value" in the lean readers. A typed read links serde's "invalid type" messages, and with them
+//! Rust's float and string-escape formatting, which weigh more in the wasm module than all the readers.
 
-use serde::de::IgnoredAny;
-use serde::{Deserialize, Deserializer};
+use std::fmt;
+
+use serde::de::{self, DeserializeSeed, IgnoredAny, MapAccess, SeqAccess, Visitor};
+use serde::Deserializer;
 use serde_json::Value;
 
 use crate::message::{
@@ -18,8 +25,43 @@ use crate::message::{
     ImageContent, MediaBlock, StopReason, TextContent, ThinkingContent, ToolCall,
     ToolResultMessage, UserContent, UserMessage,
 };
+use crate::model::RecordedRequest;
 use crate::schema::type_name;
-use crate::tools::{ToolOutput, ToolReply};
+use crate::tools::{any_object, ToolDefinition, ToolOutput, ToolReply};
+use crate::trace::{Owner, TraceKind, TraceRecord};
+
+/// A shape read from a parsed JSON value by the full readers: how `from_json` reads it.
+pub trait ReadValue: Sized {
+    fn read_value(value: Value) -> Result<Self, String>;
+}
+
+/// `text` parsed once into a `Value`, then read as `T`; the error is serde_json's (with its position) for
+/// text that is not JSON, else the reader's.
+pub fn from_json<T: ReadValue>(text: &str) -> Result<T, String> {
+    T::read_value(parse(text)?)
+}
+
+/// One parser for every shape `from_json` reads (not a copy inlined into each).
+#[inline(never)]
+fn parse(text: &str) -> Result<Value, String> {
+    serde_json::from_str(text).map_err(|e| e.to_string())
+}
+
+impl ReadValue for Value {
+    fn read_value(value: Value) -> Result<Self, String> {
+        Ok(value)
+    }
+}
+
+/// Each item read as `T`; an item's error is the array's.
+impl<T: ReadValue> ReadValue for Vec<T> {
+    fn read_value(value: Value) -> Result<Self, String> {
+        match value {
+            Value::Array(items) => items.into_iter().map(T::read_value).collect(),
+            other => Err(format!("expected an array, got {}", type_name(&other))),
+        }
+    }
+}
 
 /// "`key`: expected `wanted`, got <the JSON type of `got`>".
 fn mismatch(key: &str, wanted: &str, got: &Value) -> String {
@@ -128,7 +170,18 @@ fn unknown_tag(key: &str, tag: &str, expected: &str) -> String {
     format!("{key}: unknown {key} \"{tag}\", expected one of {expected}")
 }
 
-/// Implements `Deserialize` through `from_value`.
+/// Implements `ReadValue` through `from_value`.
+macro_rules! read_value {
+    ($($ty:ty),*) => {$(
+        impl ReadValue for $ty {
+            fn read_value(value: Value) -> Result<Self, String> {
+                Self::from_value(value)
+            }
+        }
+    )*};
+}
+
+/// Implements `Deserialize` (and `ReadValue`) through `from_value`.
 macro_rules! deserialize_via_value {
     ($($ty:ty),*) => {$(
         impl<'de> serde::Deserialize<'de> for $ty {
@@ -137,7 +190,9 @@ macro_rules! deserialize_via_value {
                 Self::from_value(value).map_err(serde::de::Error::custom)
             }
         }
-    )*};
+    )*
+    read_value!($($ty),*);
+    };
 }
 deserialize_via_value!(
     ToolOutput,
@@ -155,6 +210,8 @@ deserialize_via_value!(
     CustomMessage,
     AgentMessage
 );
+// serde's derive reads these natively (the readers below read them as it does).
+read_value!(ToolDefinition, TraceRecord, RecordedRequest);
 
 impl TextContent {
     pub fn from_value(value: Value) -> Result<Self, String> {
@@ -380,77 +437,6 @@ impl ToolOutput {
             terminate: f.optional_bool("terminate")?.unwrap_or(false),
         })
     }
-
-    /// Reads a tool's output from JSON text when it is plainly one (see `LeanOutput`), without building a
-    /// value per block first; `None` otherwise, and the full reader decides. Whatever this reads, the full
-    /// reader reads the same (`tests/reading.rs`).
-    pub fn from_json_lean(text: &str) -> Option<ToolOutput> {
-        let lean: LeanOutput = serde_json::from_str(text).ok()?;
-        if lean.terminate.is_some() {
-            return None;
-        }
-        let is_error = match lean.is_error {
-            None => false,
-            Some(Value::Bool(b)) => b,
-            Some(_) => return None,
-        };
-        Some(ToolOutput {
-            content: lean
-                .content
-                .into_iter()
-                .map(LeanMedia::block)
-                .collect::<Option<_>>()?,
-            details: lean.details.filter(|d| !d.is_null()),
-            is_error,
-            terminate: false,
-        })
-    }
-}
-
-/// A tool's output as JSON, read only when plainly `{ content, details?, isError? }` with blocks that carry no
-/// field beyond SPEC's: then nothing is skipped, and nothing needs a map of extras. (An output that asks to
-/// `terminate` is rare: the full reader reads it.)
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct LeanOutput {
-    content: Vec<LeanMedia>,
-    #[serde(default, deserialize_with = "present")]
-    details: Option<Value>,
-    #[serde(default, deserialize_with = "present")]
-    is_error: Option<Value>,
-    #[serde(default, deserialize_with = "there")]
-    terminate: Option<IgnoredAny>,
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
-struct LeanMedia {
-    #[serde(rename = "type")]
-    kind: String,
-    // `null` is there too: in a block of the other kind it is a field to keep.
-    #[serde(default, deserialize_with = "present")]
-    text: Option<Value>,
-    #[serde(default, deserialize_with = "present")]
-    data: Option<Value>,
-    #[serde(default, deserialize_with = "present")]
-    mime_type: Option<Value>,
-}
-
-impl LeanMedia {
-    fn block(self) -> Option<MediaBlock> {
-        use Value::String as S;
-        match (self.kind.as_str(), self.text, self.data, self.mime_type) {
-            ("text", Some(S(text)), None, None) => Some(MediaBlock::text(text)),
-            ("image", None, Some(S(data)), Some(S(mime_type))) => {
-                Some(MediaBlock::Image(ImageContent {
-                    data,
-                    mime_type,
-                    extra: Extra::new(),
-                }))
-            }
-            _ => None,
-        }
-    }
 }
 
 impl ToolReply {
@@ -474,67 +460,457 @@ impl ToolReply {
     }
 }
 
+/// A string field that may be absent, but not `null` (as serde's derive reads a `String` with a default).
+fn string_if_there(f: &mut Fields, key: &str) -> Result<Option<String>, String> {
+    match f.take(key) {
+        None => Ok(None),
+        Some(Value::String(text)) => Ok(Some(text)),
+        Some(other) => Err(mismatch(key, "a string", &other)),
+    }
+}
+
+impl ToolDefinition {
+    /// `name` a string, `description` a string if there, `parameters` any value if there (else
+    /// `{ "type": "object" }`); other fields are dropped.
+    pub fn from_value(value: Value) -> Result<Self, String> {
+        let mut f = Fields::of(value)?;
+        Ok(ToolDefinition {
+            name: f.string("name")?,
+            description: string_if_there(&mut f, "description")?.unwrap_or_default(),
+            parameters: f.take("parameters").unwrap_or_else(any_object),
+        })
+    }
+}
+
+impl RecordedRequest {
+    /// A model request as JSON (`systemPrompt`, `messages`, `tools`), owned; other fields are dropped.
+    pub fn from_value(value: Value) -> Result<Self, String> {
+        let mut f = Fields::of(value)?;
+        Ok(RecordedRequest {
+            system_prompt: f.optional_string("systemPrompt")?,
+            messages: f
+                .array("messages", AgentMessage::from_value)?
+                .ok_or("missing field `messages`")?,
+            tools: f
+                .array("tools", ToolDefinition::from_value)?
+                .unwrap_or_default(),
+        })
+    }
+}
+
+impl TraceRecord {
+    /// One record of a trace (`format_trace`, `validate_trace`); other fields are dropped.
+    pub fn from_value(value: Value) -> Result<Self, String> {
+        let mut f = Fields::of(value)?;
+        let seq = match f.take("seq") {
+            None => return Err("missing field `seq`".into()),
+            Some(seq) => match seq.as_u64().map(usize::try_from) {
+                Some(Ok(n)) => n,
+                _ => return Err(mismatch("seq", "a non-negative integer", &seq)),
+            },
+        };
+        let kind = f.string("kind")?;
+        let owner = f.string("owner")?;
+        Ok(TraceRecord {
+            seq,
+            kind: TraceKind::parse(&kind).ok_or_else(|| {
+                unknown_tag(
+                    "kind",
+                    &kind,
+                    "user_message, model_start, assistant_message, tool_start, tool_result",
+                )
+            })?,
+            owner: Owner::parse(&owner)
+                .ok_or_else(|| unknown_tag("owner", &owner, "user, model, loop, tool"))?,
+            detail: f.string("detail")?,
+            tool_call_id: f.optional_string("toolCallId")?,
+        })
+    }
+}
+
 // ---------------------------------------------------------------------------------------------------------
 // Reading lean: only what SPEC §1 defines, for a host that keeps the original message itself.
+//
+// serde_json is asked for every value as "any value" (`deserialize_any`), and the reader takes only the JSON
+// types it expects: any other stops the read, and the full reader decides. Each object is read field by
+// field, straight into the shapes of `crate::message`; fields the reader does not name are read past
+// unbuilt. One visitor (`Lean`) reads every value, told what to take: serde_json's `deserialize_any` is
+// large, and a visitor type per shape would make a copy of it for each.
 
-/// `Some` for any value that is there, `null` included (serde's `Option` reads `null` as absent).
-pub(crate) fn present<'de, D: Deserializer<'de>>(
-    deserializer: D,
-) -> Result<Option<Value>, D::Error> {
-    Value::deserialize(deserializer).map(Some)
+/// What a lean read takes from one JSON value that is a string, number, boolean or `null`.
+#[derive(Clone, Copy)]
+enum Want {
+    /// Any of them.
+    Any,
+    /// The string `"assistant"`.
+    Role,
+    /// A content block's `type`.
+    Kind,
+    StopReason,
 }
 
-/// `Some` for a field that is there, whatever its value (not built).
-fn there<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<IgnoredAny>, D::Error> {
-    IgnoredAny::deserialize(deserializer).map(Some)
+/// What it took.
+enum Scalar {
+    Text(String),
+    Number(f64),
+    Bool(bool),
+    Null,
+    Role,
+    Kind(Kind),
+    StopReason(StopReason),
 }
 
-/// An assistant message as JSON, with every field it does not name skipped unbuilt.
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct LeanMessage {
-    role: String,
-    content: Vec<LeanBlock>,
-    stop_reason: StopReason,
-    #[serde(default)]
-    error_message: Option<String>,
-    #[serde(default, deserialize_with = "present")]
-    timestamp: Option<Value>,
+/// What a lean read takes from one JSON object or array.
+#[derive(Clone, Copy)]
+enum Take {
+    AssistantMessage,
+    AssistantBlocks,
+    AssistantBlock,
+    ToolOutput,
+    MediaBlocks,
+    MediaBlock,
 }
 
-/// Any assistant block: the fields of all three kinds, the kind picking which must be there.
-#[derive(Deserialize)]
-struct LeanBlock {
-    #[serde(rename = "type")]
-    kind: String,
-    text: Option<String>,
-    thinking: Option<String>,
-    id: Option<String>,
-    name: Option<String>,
-    #[serde(default, deserialize_with = "present")]
-    arguments: Option<Value>,
+/// What it took.
+enum Taken {
+    AssistantMessage(AssistantMessage),
+    AssistantBlocks(Vec<AssistantBlock>),
+    AssistantBlock(AssistantBlock),
+    ToolOutput(ToolOutput),
+    MediaBlocks(Vec<MediaBlock>),
+    MediaBlock(MediaBlock),
 }
 
-impl LeanBlock {
-    fn block(self) -> Option<AssistantBlock> {
-        Some(match self.kind.as_str() {
-            "text" => AssistantBlock::Text(TextContent {
-                text: self.text?,
-                extra: Extra::new(),
-            }),
-            "thinking" => AssistantBlock::Thinking(ThinkingContent {
-                thinking: self.thinking?,
-                extra: Extra::new(),
-            }),
-            "toolCall" => AssistantBlock::ToolCall(ToolCall {
-                id: self.id?,
-                name: self.name?,
-                arguments: self.arguments.unwrap_or_else(empty_object),
-                extra: Extra::new(),
-            }),
+/// A content block's `type`.
+enum Kind {
+    Text,
+    Thinking,
+    ToolCall,
+    Image,
+}
+
+impl Kind {
+    fn parse(text: &str) -> Option<Self> {
+        Some(match text {
+            "text" => Kind::Text,
+            "thinking" => Kind::Thinking,
+            "toolCall" => Kind::ToolCall,
+            "image" => Kind::Image,
             _ => return None,
         })
     }
+}
+
+/// Ends a lean read early: the value is not plainly what the reader takes (the full reader will say why).
+fn stop<E: de::Error>() -> E {
+    E::custom("not a lean value")
+}
+
+/// Reads one JSON object or array, taking what it is told to.
+struct Lean(Take);
+
+impl<'de> DeserializeSeed<'de> for Lean {
+    type Value = Taken;
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Taken, D::Error> {
+        deserializer.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for Lean {
+    type Value = Taken;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a plain object or array")
+    }
+    fn visit_str<E: de::Error>(self, _v: &str) -> Result<Taken, E> {
+        Err(stop())
+    }
+    fn visit_u64<E: de::Error>(self, _v: u64) -> Result<Taken, E> {
+        Err(stop())
+    }
+    fn visit_i64<E: de::Error>(self, _v: i64) -> Result<Taken, E> {
+        Err(stop())
+    }
+    fn visit_f64<E: de::Error>(self, _v: f64) -> Result<Taken, E> {
+        Err(stop())
+    }
+    fn visit_bool<E: de::Error>(self, _v: bool) -> Result<Taken, E> {
+        Err(stop())
+    }
+    fn visit_unit<E: de::Error>(self) -> Result<Taken, E> {
+        Err(stop())
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, items: A) -> Result<Taken, A::Error> {
+        match self.0 {
+            Take::AssistantBlocks => list(items, Take::AssistantBlock, |taken| match taken {
+                Taken::AssistantBlock(block) => Some(block),
+                _ => None,
+            })
+            .map(Taken::AssistantBlocks),
+            Take::MediaBlocks => list(items, Take::MediaBlock, |taken| match taken {
+                Taken::MediaBlock(block) => Some(block),
+                _ => None,
+            })
+            .map(Taken::MediaBlocks),
+            _ => Err(stop()),
+        }
+    }
+    fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Taken, A::Error> {
+        match self.0 {
+            Take::AssistantMessage => assistant_message(map).map(Taken::AssistantMessage),
+            Take::AssistantBlock => assistant_block(map).map(Taken::AssistantBlock),
+            Take::ToolOutput => tool_output(map).map(Taken::ToolOutput),
+            Take::MediaBlock => media_block(map).map(Taken::MediaBlock),
+            _ => Err(stop()),
+        }
+    }
+}
+
+/// Each item of an array, taken as `take`.
+fn list<'de, A: SeqAccess<'de>, T>(
+    mut items: A,
+    take: Take,
+    item: fn(Taken) -> Option<T>,
+) -> Result<Vec<T>, A::Error> {
+    let mut all = Vec::new();
+    while let Some(taken) = items.next_element_seed(Lean(take))? {
+        all.push(item(taken).ok_or_else(stop)?);
+    }
+    Ok(all)
+}
+
+/// A whole JSON text read lean as `take`; `None` when it is not plainly such a value.
+fn lean(text: &str, take: Take) -> Option<Taken> {
+    let mut deserializer = serde_json::Deserializer::from_str(text);
+    let taken = Lean(take).deserialize(&mut deserializer).ok()?;
+    deserializer.end().ok()?;
+    Some(taken)
+}
+
+/// An object's key, as the index `field` gives it among the fields a reader takes (`None` for any other key).
+/// A `match` on the key per reader: a search through a list of names was a tenth of a message's read.
+struct Key(fn(&str) -> Option<usize>);
+
+impl<'de> DeserializeSeed<'de> for Key {
+    type Value = Option<usize>;
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Option<usize>, D::Error> {
+        deserializer.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for Key {
+    type Value = Option<usize>;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a key")
+    }
+    fn visit_str<E: de::Error>(self, key: &str) -> Result<Option<usize>, E> {
+        Ok((self.0)(key))
+    }
+}
+
+/// The next field of an object that `field` names, by its index; other fields are read past (or, `strict`,
+/// stop the read), and so does a field given twice.
+fn next_field<'de, A: MapAccess<'de>>(
+    map: &mut A,
+    field: fn(&str) -> Option<usize>,
+    seen: &mut u32,
+    strict: bool,
+) -> Result<Option<usize>, A::Error> {
+    while let Some(key) = map.next_key_seed(Key(field))? {
+        match key {
+            Some(i) if *seen & (1 << i) == 0 => {
+                *seen |= 1 << i;
+                return Ok(Some(i));
+            }
+            None if !strict => {
+                map.next_value::<IgnoredAny>()?;
+            }
+            _ => return Err(stop()),
+        }
+    }
+    Ok(None)
+}
+
+/// The value of the field just named, a scalar as `want`. (Read as a `Value`: serde_json's reader of
+/// values is there anyway, and a visitor of our own would be another copy of its parser.)
+fn scalar<'de, A: MapAccess<'de>>(map: &mut A, want: Want) -> Result<Scalar, A::Error> {
+    match (want, map.next_value::<Value>()?) {
+        (Want::Any, Value::String(text)) => Some(Scalar::Text(text)),
+        (Want::Any, Value::Number(n)) => n.as_f64().map(Scalar::Number),
+        (Want::Any, Value::Bool(b)) => Some(Scalar::Bool(b)),
+        (Want::Any, Value::Null) => Some(Scalar::Null),
+        (Want::Role, Value::String(text)) => (text == "assistant").then_some(Scalar::Role),
+        (Want::Kind, Value::String(text)) => Kind::parse(&text).map(Scalar::Kind),
+        (Want::StopReason, Value::String(text)) => StopReason::parse(&text).map(Scalar::StopReason),
+        _ => None,
+    }
+    .ok_or_else(stop)
+}
+
+/// The value of the field just named, an object or array as `take`.
+fn field<'de, A: MapAccess<'de>>(map: &mut A, take: Take) -> Result<Taken, A::Error> {
+    map.next_value_seed(Lean(take))
+}
+
+/// A string field that may be `null` (`None`).
+fn text_or_null<'de, A: MapAccess<'de>>(map: &mut A) -> Result<Option<String>, A::Error> {
+    match scalar(map, Want::Any)? {
+        Scalar::Text(text) => Ok(Some(text)),
+        Scalar::Null => Ok(None),
+        _ => Err(stop()),
+    }
+}
+
+/// An assistant message: its role, content, stop reason, error message and timestamp.
+fn assistant_message<'de, A: MapAccess<'de>>(mut map: A) -> Result<AssistantMessage, A::Error> {
+    let fields = |key: &str| match key {
+        "role" => Some(0),
+        "content" => Some(1),
+        "stopReason" => Some(2),
+        "errorMessage" => Some(3),
+        "timestamp" => Some(4),
+        _ => None,
+    };
+    let (mut role, mut content, mut stop_reason) = (None, None, None);
+    let (mut error_message, mut timestamp, mut seen) = (None, 0.0, 0);
+    while let Some(i) = next_field(&mut map, fields, &mut seen, false)? {
+        match i {
+            0 => match scalar(&mut map, Want::Role)? {
+                Scalar::Role => role = Some(()),
+                _ => return Err(stop()),
+            },
+            1 => match field(&mut map, Take::AssistantBlocks)? {
+                Taken::AssistantBlocks(blocks) => content = Some(blocks),
+                _ => return Err(stop()),
+            },
+            2 => match scalar(&mut map, Want::StopReason)? {
+                Scalar::StopReason(reason) => stop_reason = Some(reason),
+                _ => return Err(stop()),
+            },
+            3 => error_message = text_or_null(&mut map)?,
+            _ => match scalar(&mut map, Want::Any)? {
+                Scalar::Number(n) => timestamp = n,
+                _ => return Err(stop()),
+            },
+        }
+    }
+    match (role, content, stop_reason) {
+        (Some(()), Some(content), Some(stop_reason)) => Ok(AssistantMessage {
+            content,
+            stop_reason,
+            error_message,
+            timestamp,
+            extra: Extra::new(),
+        }),
+        _ => Err(stop()),
+    }
+}
+
+/// Any assistant block: the fields of all three kinds are read (each a string or `null`, `arguments` any
+/// value), the kind picking which must be there.
+fn assistant_block<'de, A: MapAccess<'de>>(mut map: A) -> Result<AssistantBlock, A::Error> {
+    let fields = |key: &str| match key {
+        "type" => Some(0),
+        "text" => Some(1),
+        "thinking" => Some(2),
+        "id" => Some(3),
+        "name" => Some(4),
+        "arguments" => Some(5),
+        _ => None,
+    };
+    let (mut kind, mut arguments, mut seen) = (None, None, 0);
+    let mut texts: [Option<String>; 4] = Default::default();
+    while let Some(i) = next_field(&mut map, fields, &mut seen, false)? {
+        match i {
+            0 => match scalar(&mut map, Want::Kind)? {
+                Scalar::Kind(k) => kind = Some(k),
+                _ => return Err(stop()),
+            },
+            5 => arguments = Some(map.next_value::<Value>()?),
+            _ => texts[i - 1] = text_or_null(&mut map)?,
+        }
+    }
+    let [text, thinking, id, name] = texts;
+    Ok(match (kind, text, thinking, id, name) {
+        (Some(Kind::Text), Some(text), ..) => AssistantBlock::text(text),
+        (Some(Kind::Thinking), _, Some(thinking), ..) => AssistantBlock::thinking(thinking),
+        (Some(Kind::ToolCall), _, _, Some(id), Some(name)) => AssistantBlock::ToolCall(ToolCall {
+            id,
+            name,
+            arguments: arguments.unwrap_or_else(empty_object),
+            extra: Extra::new(),
+        }),
+        _ => return Err(stop()),
+    })
+}
+
+/// A block of a tool's output with no field beyond SPEC's: then nothing is skipped, and nothing needs a map
+/// of extras.
+fn media_block<'de, A: MapAccess<'de>>(mut map: A) -> Result<MediaBlock, A::Error> {
+    let fields = |key: &str| match key {
+        "type" => Some(0),
+        "text" => Some(1),
+        "data" => Some(2),
+        "mimeType" => Some(3),
+        _ => None,
+    };
+    let (mut kind, mut seen) = (None, 0);
+    let mut texts: [Option<String>; 3] = Default::default();
+    while let Some(i) = next_field(&mut map, fields, &mut seen, true)? {
+        let want = if i == 0 { Want::Kind } else { Want::Any };
+        match (i, scalar(&mut map, want)?) {
+            (0, Scalar::Kind(k)) => kind = Some(k),
+            (1.., Scalar::Text(text)) => texts[i - 1] = Some(text),
+            _ => return Err(stop()),
+        }
+    }
+    match (kind, texts) {
+        (Some(Kind::Text), [Some(text), None, None]) => Ok(MediaBlock::text(text)),
+        (Some(Kind::Image), [None, Some(data), Some(mime_type)]) => {
+            Ok(MediaBlock::Image(ImageContent {
+                data,
+                mime_type,
+                extra: Extra::new(),
+            }))
+        }
+        _ => Err(stop()),
+    }
+}
+
+/// A tool's output that is plainly `{ content, details?, isError? }` with plain blocks. (An output that asks
+/// to `terminate` is rare: the full reader reads it.)
+fn tool_output<'de, A: MapAccess<'de>>(mut map: A) -> Result<ToolOutput, A::Error> {
+    let fields = |key: &str| match key {
+        "content" => Some(0),
+        "details" => Some(1),
+        "isError" => Some(2),
+        "terminate" => Some(3),
+        _ => None,
+    };
+    let (mut content, mut details, mut is_error, mut seen) = (None, None, false, 0);
+    while let Some(i) = next_field(&mut map, fields, &mut seen, false)? {
+        match i {
+            0 => match field(&mut map, Take::MediaBlocks)? {
+                Taken::MediaBlocks(blocks) => content = Some(blocks),
+                _ => return Err(stop()),
+            },
+            1 => details = Some(map.next_value::<Value>()?).filter(|d| !d.is_null()),
+            2 => match scalar(&mut map, Want::Any)? {
+                Scalar::Bool(b) => is_error = b,
+                _ => return Err(stop()),
+            },
+            _ => return Err(stop()),
+        }
+    }
+    Ok(ToolOutput {
+        content: content.ok_or_else(stop)?,
+        details,
+        is_error,
+        terminate: false,
+    })
 }
 
 impl AssistantMessage {
@@ -545,25 +921,21 @@ impl AssistantMessage {
     /// unknown block, no `"role": "assistant"`, half a surrogate pair): the full reader then decides.
     /// Whatever this reads, the full reader reads the same, extras aside (`tests/reading.rs`).
     pub fn from_json_lean(text: &str) -> Option<AssistantMessage> {
-        let lean: LeanMessage = serde_json::from_str(text).ok()?;
-        if lean.role != "assistant" {
-            return None;
+        match lean(text, Take::AssistantMessage)? {
+            Taken::AssistantMessage(message) => Some(message),
+            _ => None,
         }
-        let timestamp = match lean.timestamp {
-            None => 0.0,
-            Some(Value::Number(n)) => n.as_f64()?,
-            Some(_) => return None,
-        };
-        Some(AssistantMessage {
-            content: lean
-                .content
-                .into_iter()
-                .map(LeanBlock::block)
-                .collect::<Option<_>>()?,
-            stop_reason: lean.stop_reason,
-            error_message: lean.error_message,
-            timestamp,
-            extra: Extra::new(),
-        })
+    }
+}
+
+impl ToolOutput {
+    /// Reads a tool's output from JSON text when it is plainly one (see `tool_output`), without building
+    /// a value per block first; `None` otherwise, and the full reader decides. Whatever this reads, the
+    /// full reader reads the same (`tests/reading.rs`).
+    pub fn from_json_lean(text: &str) -> Option<ToolOutput> {
+        match lean(text, Take::ToolOutput)? {
+            Taken::ToolOutput(output) => Some(output),
+            _ => None,
+        }
     }
 }

@@ -30,6 +30,19 @@ pub enum Owner {
 }
 
 impl TraceKind {
+    pub const ALL: [TraceKind; 5] = [
+        TraceKind::UserMessage,
+        TraceKind::ModelStart,
+        TraceKind::AssistantMessage,
+        TraceKind::ToolStart,
+        TraceKind::ToolResult,
+    ];
+
+    /// The kind named `text` in a trace's JSON.
+    pub fn parse(text: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|kind| kind.as_str() == text)
+    }
+
     pub fn as_str(self) -> &'static str {
         match self {
             TraceKind::UserMessage => "user_message",
@@ -42,6 +55,13 @@ impl TraceKind {
 }
 
 impl Owner {
+    pub const ALL: [Owner; 4] = [Owner::User, Owner::Model, Owner::Loop, Owner::Tool];
+
+    /// The owner named `text` in a trace's JSON.
+    pub fn parse(text: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|owner| owner.as_str() == text)
+    }
+
     pub fn as_str(self) -> &'static str {
         match self {
             Owner::User => "user",

@@ -29,6 +29,49 @@ impl fmt::Display for Path<'_> {
     }
 }
 
+/// A bound, written as Rust's `{}` writes an `f64` (the shortest digits that read back the same, never
+/// an exponent), from serde_json's float writer: Rust's own float formatting is not linked into the wasm
+/// module for these messages alone.
+struct Plain(f64);
+
+impl fmt::Display for Plain {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // "-1.5e-7", "25.0", "1e21": a sign, digits around a point, an exponent.
+        let Some(number) = Number::from_f64(self.0) else {
+            return f.write_str(match self.0 {
+                x if x.is_nan() => "NaN",
+                x if x > 0.0 => "inf",
+                _ => "-inf",
+            });
+        };
+        let text = number.to_string();
+        let (sign, text) = match text.strip_prefix('-') {
+            Some(rest) => ("-", rest),
+            None => ("", text.as_str()),
+        };
+        let (mantissa, exponent) = match text.split_once('e') {
+            Some((m, e)) => (m, e.parse::<i64>().unwrap_or(0)),
+            None => (text, 0),
+        };
+        let (whole, fraction) = mantissa.split_once('.').unwrap_or((mantissa, ""));
+        let all = format!("{whole}{fraction}");
+        // The digits without the zeros at either end, and where the point goes among them.
+        let first = all.find(|c| c != '0').unwrap_or(all.len());
+        let digits = all[first..].trim_end_matches('0');
+        let point = whole.len() as i64 + exponent - first as i64;
+        let zeros = |n: i64| "0".repeat(n.max(0) as usize);
+        f.write_str(sign)?;
+        match point {
+            _ if digits.is_empty() => f.write_str("0"),
+            p if p <= 0 => write!(f, "0.{}{digits}", zeros(-p)),
+            p if p as usize >= digits.len() => {
+                write!(f, "{digits}{}", zeros(p - digits.len() as i64))
+            }
+            p => write!(f, "{}.{}", &digits[..p as usize], &digits[p as usize..]),
+        }
+    }
+}
+
 pub(super) fn validate(schema: &Schema, value: &Value, path: &str) -> Result<(), String> {
     schema.check(schema.entry, value, &Path::Root(path))
 }
@@ -59,7 +102,10 @@ impl Schema {
             (Check::Limit(limit, bound), _) => check_limit(*limit, *bound, value, path),
             (Check::MultipleOf(divisor), Value::Number(n)) => match multiple_of(n, *divisor) {
                 true => Ok(()),
-                false => Err(format!("{path}: must be a multiple of {divisor}, got {n}")),
+                false => Err(format!(
+                    "{path}: must be a multiple of {}, got {n}",
+                    Plain(*divisor)
+                )),
             },
             (Check::Pattern(pattern, source), Value::String(s)) => match pattern.is_match(s) {
                 true => Ok(()),
@@ -332,6 +378,7 @@ fn check_limit(limit: Limit, bound: f64, value: &Value, path: &Path<'_>) -> Resu
         Limit::MinLength | Limit::MinItems | Limit::MinProperties => (size >= bound, "at least"),
         _ => (size <= bound, "at most"),
     };
+    let bound = Plain(bound);
     match (holds, what) {
         (true, _) => Ok(()),
         (false, "") => Err(format!("{path}: must be {relation} {bound}, got {value}")),
@@ -380,5 +427,55 @@ fn equal(a: &Value, b: &Value) -> bool {
             x.len() == y.len() && x.iter().all(|(k, v)| b.get(k).is_some_and(|w| equal(v, w)))
         }
         _ => a == b,
+    }
+}
+
+#[cfg(all(test, not(target_arch = "wasm32")))]
+mod tests {
+    use proptest::prelude::*;
+
+    use super::Plain;
+
+    #[test]
+    fn bounds_are_written_as_rust_writes_them() {
+        for x in [
+            0.0,
+            -0.0,
+            1.0,
+            -1.0,
+            0.5,
+            10.0,
+            1e21,
+            1e-7,
+            1.5e300,
+            -2.5e-10,
+            123.456,
+            1e15,
+            1e16,
+            0.1,
+            f64::MAX,
+            f64::MIN_POSITIVE,
+            5e-324,
+            9007199254740993.0,
+        ] {
+            assert_eq!(Plain(x).to_string(), format!("{x}"), "{x:e}");
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(20000))]
+
+        /// Any float reads back as itself, in plain decimals, with Rust's digits but perhaps the last
+        /// (where two shortest texts read back the same, the writers may pick either).
+        #[test]
+        fn any_float_is_written_plainly_and_reads_back(bits in any::<u64>()) {
+            let x = f64::from_bits(bits);
+            let (ours, rusts) = (Plain(x).to_string(), format!("{x}"));
+            if x.is_finite() {
+                prop_assert_eq!(ours.parse::<f64>().ok(), Some(x), "{}", ours);
+            }
+            prop_assert_eq!(ours.len(), rusts.len(), "{} {}", ours, rusts);
+            prop_assert_eq!(&ours[..ours.len() - 1], &rusts[..rusts.len() - 1]);
+        }
     }
 }

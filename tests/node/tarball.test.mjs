@@ -59,6 +59,18 @@ test("every entry point loads the one .wasm in web/; it is most of the package",
   assert.ok(pack.size < wasm, `packed ${pack.size} bytes`);
 });
 
+test("the shipped JS has no comments (js_comments = false), the .d.ts keeps the docs, the types pragma stays", () => {
+  const js = [...files.keys()].filter((f) => /^(node|web)\/(tiny_pi\.js|snippets\/.*\.js)$/.test(f));
+  assert.equal(js.length, 4, js.join(", "));
+  for (const file of js) {
+    const text = read(file);
+    // A comment line, a JSDoc block, or a comment after code (`glue.js` and wasm-bindgen's glue have many).
+    assert.doesNotMatch(text, /^\s*(\/\/|\/\*\*)|;\s+\/\/ /m, file);
+  }
+  for (const file of ["web/tiny_pi.js", "node/tiny_pi.js"]) assert.match(read(file), /^\/\* @ts-self-types="\.\/tiny_pi\.d\.ts" \*\/$/m, file);
+  assert.match(read("web/tiny_pi.d.ts"), /\/\*\*\n/, "the declarations keep their doc comments");
+});
+
 test("package.json: engines, files, sideEffects, keywords, license, and no placeholder URL", () => {
   assert.deepEqual(pkg.engines, { node: ">=20.19" });
   assert.equal(pkg.license, "MIT");

@@ -4,22 +4,24 @@
 use std::rc::Rc;
 
 use js_sys::Function;
-use serde::de::DeserializeOwned;
+use serde_json::Value;
 use wasm_bindgen::{JsCast, JsValue};
 
 use crate::agent_loop::{AgentContext, DEFAULT_MAX_STEPS};
+use crate::control::ExecutionMode;
 use crate::message::AgentMessage;
+use crate::reading::ReadValue;
 use crate::signal::AbortSignal;
 use crate::tools::{Clock, ToolDefinition};
 use crate::wasm::transport::convert::{
-    array_from_js, error_message, get, is_object, optional_function, type_of,
+    array_from_js, error_message, get, is_object, messages_from_js, optional_function, type_of,
 };
-use crate::wasm::transport::glue::{read_clock_js, show_js};
+use crate::wasm::transport::glue::read_clock_js;
 use crate::wasm::transport::signal::JsSignal;
 
 /// `options.context`: the system prompt, and the messages deep-copied (converting is the copy: the caller's
-/// array and objects are never touched again).
-pub fn context(context: &JsValue) -> Result<AgentContext, String> {
+/// array and objects are never touched again), read with the run's custom roles.
+pub fn context(context: &JsValue, custom_roles: &[String]) -> Result<AgentContext, String> {
     if !is_object(context) {
         return Err(format!(
             "options.context must be an object with a messages array (got {})",
@@ -40,7 +42,7 @@ pub fn context(context: &JsValue) -> Result<AgentContext, String> {
     let messages = get(context, "messages", "options.context.messages")?;
     Ok(AgentContext {
         system_prompt,
-        messages: array(&messages, "options.context.messages", "messages")?,
+        messages: messages_from_js(&messages, "options.context.messages", custom_roles)?,
     })
 }
 
@@ -80,7 +82,7 @@ pub fn tool_source(tools: &JsValue) -> Result<Option<(Vec<ToolDefinition>, Funct
 }
 
 /// An array argument read as the shape `shape` (a name in `crate::shape::SHAPES`); `what` names it.
-pub fn array<T: DeserializeOwned>(value: &JsValue, what: &str, shape: &str) -> Result<T, String> {
+pub fn array<T: ReadValue>(value: &JsValue, what: &str, shape: &str) -> Result<T, String> {
     array_from_js(value, what, "an array", shape)
 }
 
@@ -121,16 +123,7 @@ pub fn max_steps(value: &JsValue) -> Result<u32, String> {
     }
 }
 
-/// A bad value as an error names it: a number as itself, a string quoted, else its type.
-pub fn describe(value: &JsValue) -> String {
-    match value.as_f64() {
-        Some(_) => show_js(value),
-        None => value
-            .as_string()
-            .map(|s| format!("string \"{s}\""))
-            .unwrap_or_else(|| type_of(value)),
-    }
-}
+pub use crate::wasm::transport::convert::describe;
 
 /// `options.now`, falling back to `Date.now()` when absent or when it does not give a finite number.
 pub fn clock(now: Option<Function>) -> Clock {
@@ -140,4 +133,63 @@ pub fn clock(now: Option<Function>) -> Clock {
             .filter(|t| t.is_finite())
             .unwrap_or_else(js_sys::Date::now)
     })
+}
+
+/// `options.toolExecution` or a tool's `executionMode` (`what` names it): `"parallel"` (the default) or
+/// `"sequential"`.
+pub fn execution_mode(value: &JsValue, what: &str) -> Result<ExecutionMode, String> {
+    match value.as_string().as_deref() {
+        _ if value.is_undefined() || value.is_null() => Ok(ExecutionMode::Parallel),
+        Some("parallel") => Ok(ExecutionMode::Parallel),
+        Some("sequential") => Ok(ExecutionMode::Sequential),
+        _ => Err(format!(
+            "{what} must be \"parallel\" or \"sequential\" (got {})",
+            describe(value)
+        )),
+    }
+}
+
+/// The most a JS timer can wait, in milliseconds (a longer `setTimeout` fires at once). An integer: an
+/// `f64` in the error message would link Rust's float formatting into the wasm module for it alone.
+const MAX_TIMEOUT_MS: u32 = 2_147_483_647;
+
+/// `options.toolTimeoutMs` or a tool's `timeoutMs` (`what` names it): a positive integer of milliseconds a
+/// JS timer can wait; `None` when absent.
+pub fn timeout_ms(value: &JsValue, what: &str) -> Result<Option<u32>, String> {
+    if value.is_undefined() || value.is_null() {
+        return Ok(None);
+    }
+    match value.as_f64() {
+        Some(ms) if ms >= 1.0 && ms.fract() == 0.0 && ms <= f64::from(MAX_TIMEOUT_MS) => Ok(Some(ms as u32)),
+        _ => Err(format!(
+            "{what} must be a positive integer number of milliseconds, at most {MAX_TIMEOUT_MS} (got {})",
+            describe(value)
+        )),
+    }
+}
+
+/// `options.customRoles`: the roles of the app's own messages (SPEC §7), each a non-empty string that is
+/// none of SPEC's roles.
+pub fn custom_roles(value: &JsValue) -> Result<Vec<String>, String> {
+    const WHAT: &str = "options.customRoles";
+    if value.is_undefined() || value.is_null() {
+        return Ok(Vec::new());
+    }
+    let Value::Array(listed) = array_from_js(value, WHAT, "an array of role names", "any")? else {
+        return Err(format!("{WHAT} must be an array of role names"));
+    };
+    let mut roles = Vec::with_capacity(listed.len());
+    for (index, role) in listed.into_iter().enumerate() {
+        let spec_role = matches!(&role, Value::String(r) if matches!(r.as_str(), "user" | "assistant" | "toolResult"));
+        match role {
+            Value::String(role) if spec_role => {
+                return Err(format!(
+                    "{WHAT}[{index}]: \"{role}\" is one of SPEC's own roles (user, assistant, toolResult), not a custom one"
+                ))
+            }
+            Value::String(role) if !role.is_empty() => roles.push(role),
+            other => return Err(format!("{WHAT}[{index}] must be a non-empty string (got {other})")),
+        }
+    }
+    Ok(roles)
 }

@@ -86,7 +86,8 @@ impl JsToolRegistry {
             let registry = registry.map_err(|_| type_error("ToolRegistry is busy"))?;
             let call: ToolCall = from_js(&call, "call", "toolCall").map_err(type_error)?;
             let context = execution_context(&context).map_err(type_error)?;
-            Ok(tool_result(&registry.execute(&call, context).await))
+            // Not the loop's: the caller's to change (SPEC §10 freezes what a run hands out).
+            Ok(tool_result(&registry.execute(&call, context).await, false))
         })
     }
 
@@ -144,14 +145,20 @@ fn parse_tool(tool: &JsValue) -> Result<Tool, String> {
     let execute = optional_function(tool, "execute", "tool.execute")?
         .ok_or_else(|| "tool.execute must be a function".to_string())?;
     let handler = Rc::new(JsTool::new(&name, tool.clone(), execute));
-    Ok(Tool::new(
+    let mut registered = Tool::new(
         ToolDefinition {
             name,
             description,
             parameters,
         },
         handler,
-    ))
+    );
+    // SPEC §7: how its calls run.
+    let mode = get(tool, "executionMode", "tool.executionMode")?;
+    registered.execution_mode = options::execution_mode(&mode, "tool.executionMode")?;
+    let timeout = get(tool, "timeoutMs", "tool.timeoutMs")?;
+    registered.timeout_ms = options::timeout_ms(&timeout, "tool.timeoutMs")?;
+    Ok(registered)
 }
 
 /// `execute`'s context: its signal, and `reportProgress` called with each report's content.

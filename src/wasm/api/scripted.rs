@@ -2,14 +2,12 @@
 //! iterator of pi-ai events with `result()`, in the compact grammar or pi-ai's full one.
 
 use js_sys::{Object, Promise, Reflect, Symbol};
-use serde::Deserialize;
 use wasm_bindgen::prelude::*;
 
 use super::options;
-use crate::message::{AgentMessage, AssistantMessage};
-use crate::model::{EventGrammar, Model, ModelRequest, ScriptedStream};
+use crate::message::AssistantMessage;
+use crate::model::{EventGrammar, Model, ModelRequest, RecordedRequest, ScriptedStream};
 use crate::signal::AbortSignal;
-use crate::tools::ToolDefinition;
 use crate::wasm::transport::convert::{
     array_from_js, from_js, get, is_object, to_js, type_error, type_of,
 };
@@ -19,17 +17,6 @@ use crate::wasm::transport::glue::iterator_result_js;
 /// request saw.
 #[wasm_bindgen(js_name = ScriptedModel)]
 pub struct JsScriptedModel(crate::model::ScriptedModel);
-
-/// A request as JS hands it to `stream()`, read into owned values.
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct OwnedRequest {
-    #[serde(default)]
-    system_prompt: Option<String>,
-    messages: Vec<AgentMessage>,
-    #[serde(default)]
-    tools: Vec<ToolDefinition>,
-}
 
 #[wasm_bindgen(js_class = ScriptedModel)]
 impl JsScriptedModel {
@@ -58,7 +45,7 @@ impl JsScriptedModel {
         #[wasm_bindgen(unchecked_param_type = "ModelRequest")] request: JsValue,
         #[wasm_bindgen(unchecked_param_type = "{ signal?: AbortSignal }")] options: JsValue,
     ) -> Result<JsValue, JsValue> {
-        let request: OwnedRequest =
+        let request: RecordedRequest =
             from_js(&request, "request", "modelRequest").map_err(type_error)?;
         let signal = match is_object(&options) {
             true => options::signal(

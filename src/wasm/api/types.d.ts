@@ -39,6 +39,12 @@ export interface ToolResultMessage<TDetails = unknown> {
  * is a pi-ai stream. */
 export type AgentMessage<A extends AssistantMessage = AssistantMessage> = UserMessage | A | ToolResultMessage;
 
+/** A message of one of the run's `customRoles` `R` (SPEC §7): kept in the transcript verbatim, never sent to
+ * the model unless `prepareRequest` puts it back (converted). No such message without custom roles. */
+export type CustomMessage<R extends string = never> = [R] extends [never] ? never : { role: NoInferRole<R>; [field: string]: unknown };
+/** `R`, not inferred from here (a run's custom roles are what `customRoles` lists). */
+type NoInferRole<R> = [R][R extends unknown ? 0 : never];
+
 // ---- The model boundary (SPEC §2) ----
 
 /** A JSON Schema (draft 2020-12; a draft-07 `$schema` is read as draft-07), checked and compiled at
@@ -59,6 +65,7 @@ export interface ToolDefinition {
  * `streamSimple(piModel, request, options)` takes it as it is. */
 export interface ModelRequest<A extends AssistantMessage = AssistantMessage> {
   systemPrompt?: string;
+  /** The request's own array; it and its messages are frozen (typed mutable so that pi-ai takes it). */
   messages: AgentMessage<A>[];
   tools: ToolDefinition[];
 }
@@ -108,7 +115,12 @@ export interface ToolOutput<TDetails = unknown> {
   content: ToolContent;
   details?: TDetails;
   isError?: boolean;
+  /** Ends the run after this batch (reason `"terminated"`); never stored in the result. */
+  terminate?: boolean;
 }
+
+/** How the calls of a batch run: all at once (the default), or one at a time in call order. */
+export type ExecutionMode = "parallel" | "sequential";
 
 export interface ToolSpec<TArgs = any, TDetails = unknown> {
   /** Unique in the registry, and what every provider accepts: `^[a-zA-Z0-9_-]{1,64}$` (checked by `register`). */
@@ -116,6 +128,11 @@ export interface ToolSpec<TArgs = any, TDetails = unknown> {
   description?: string;
   /** JSON Schema of the arguments; defaults to `{ type: "object" }`. */
   parameters?: JSONSchema;
+  /** `"sequential"`: every batch with a call to this tool runs one call at a time. */
+  executionMode?: ExecutionMode;
+  /** Its calls time out after this many milliseconds (a positive integer, at most 2^31 - 1), before the
+   * run's `toolTimeoutMs`. */
+  timeoutMs?: number;
   execute(
     args: TArgs,
     context: { callId: string; signal?: AbortSignal; reportProgress(content: ToolContent): void },
@@ -125,7 +142,11 @@ export interface ToolSpec<TArgs = any, TDetails = unknown> {
 export type ToolExecutor = (
   call: ToolCall,
   context: { signal?: AbortSignal; reportProgress(content: ToolContent): void },
-) => Promise<Partial<ToolResultMessage> & { content: ToolContent }> | (Partial<ToolResultMessage> & { content: ToolContent });
+) => Promise<ToolReply> | ToolReply;
+
+/** What a `ToolExecutor` answers: a result, perhaps without the fields the loop writes from the call;
+ * `terminate: true` ends the run after this batch. */
+export type ToolReply = Partial<ToolResultMessage> & { content: ToolContent; terminate?: boolean };
 
 /** Tools of the caller's own, shaped like the registry's methods: what a run offers the model and how it
  * runs a call (a conformance runner's scripted tools, say). `execute` is called with the object as `this`. */
@@ -136,26 +157,89 @@ export interface ToolSource {
 
 // ---- The loop (SPEC §4) ----
 
-export type SkipReason = "length" | "error" | "aborted" | "unexpected-stop" | "duplicate-call-id";
-export type RunReason = "stop" | "length" | "error" | "aborted" | "maxSteps";
+export type SkipReason = "length" | "error" | "aborted" | "unexpected-stop" | "duplicate-call-id" | "blocked";
+export type RunReason = "stop" | "length" | "error" | "aborted" | "maxSteps" | "terminated";
 
 /** A result the loop wrote for a call it did not run. */
 export type SkippedToolResult = ToolResultMessage<{ skipped: true; reason: SkipReason }> & { isError: true };
 
-export type LoopEvent<A extends AssistantMessage = AssistantMessage> =
+/** Messages, calls and results the loop hands out are frozen, deeply (`Object.isFrozen`); model events are
+ * the model's own objects, untouched. */
+export type LoopEvent<A extends AssistantMessage = AssistantMessage, R extends string = never> =
   | { type: "model_event"; event: ModelEvent<A> }
   | { type: "assistant_message"; message: A }
   | { type: "tool_start"; call: ToolCall }
   | { type: "tool_progress"; callId: string; content: ToolContent }
   | { type: "tool_end"; result: ToolResultMessage }
   | { type: "tool_skipped"; result: SkippedToolResult }
+  | { type: "queued_message"; message: QueuedMessage<R>; queue: "steering" | "followUp" }
   | { type: "turn_end"; reason: RunReason; steps: number };
 
-export interface RunOptions<A extends AssistantMessage = AssistantMessage> {
+// ---- Loop control (SPEC §7) ----
+
+/** What the steering and follow-up queues may give: user messages and messages of the run's custom roles. */
+export type QueuedMessage<R extends string = never> = UserMessage | CustomMessage<R>;
+
+/** What every hook gets beside its subject. */
+export interface HookContext<A extends AssistantMessage = AssistantMessage, R extends string = never> {
+  /** The call's own signal for tool hooks (it also aborts when the call times out); the run's for
+   * `prepareRequest`. Always a signal: one that never aborts when the run has none. */
+  signal: AbortSignal;
+  /** For tool hooks, the number of the request whose response is being answered (1 for the first); for
+   * `prepareRequest`, the number the request about to be made will have. */
+  step: number;
+  /** The transcript so far (frozen), custom-role messages included; a batch's results are not in it yet. */
+  messages: readonly (AgentMessage<A> | CustomMessage<R>)[];
+}
+
+/** `beforeToolCall`'s answer: block the call (a skipped result, reason `"blocked"`, its text `reason` or
+ * `Tool call was blocked.`), or let it run (nothing, or `{ block: false }`). */
+export type BeforeToolCallResult = { block: true; reason?: string } | { block: false } | void | undefined | null;
+
+/** `afterToolCall`'s answer: nothing, or the fields of the result to replace (absent ones are kept), and
+ * whether the run ends after this batch (`terminate`). */
+export type AfterToolCallResult = { content?: ToolContent; details?: unknown; isError?: boolean; terminate?: boolean } | void | undefined | null;
+
+/** `prepareRequest`'s answer: nothing, or the fields of the request to replace. Replaced `messages` must
+ * still pair every tool call with one result after it, or the run ends with reason `"error"`. */
+export type PrepareRequestResult<A extends AssistantMessage = AssistantMessage> = Partial<ModelRequest<A>> | void | undefined | null;
+
+/** SPEC §7's options of `runAgentLoop`, each optional; a hook or queue may return a promise, which is awaited.
+ * A hook that throws or returns anything else than its answer's shape counts as failed (the `TypeError`
+ * names the field). */
+export interface LoopControlOptions<A extends AssistantMessage = AssistantMessage, R extends string = never> {
+  /** `"sequential"`: every batch runs one call at a time (as does a batch with a call to a tool registered
+   * `executionMode: "sequential"`). Default `"parallel"`. */
+  toolExecution?: ExecutionMode;
+  /** Each call times out after this many milliseconds (a positive integer, at most 2^31 - 1) unless its
+   * tool has its own `timeoutMs`: it is answered `Tool call timed out after N ms.` (`details.timedOut`),
+   * and the signal it got aborts. */
+  toolTimeoutMs?: number;
+  /** Asked before each call runs, in call order (not for a call to an unknown tool or with arguments that
+   * fail the schema). A throw blocks the call too (`beforeToolCall failed: <message>`). */
+  beforeToolCall?: (call: ToolCall, ctx: HookContext<A, R>) => BeforeToolCallResult | Promise<BeforeToolCallResult>;
+  /** Asked as each executed call ends, before its `tool_end`, with its result. A throw makes the result an
+   * error result (`afterToolCall failed: <message>`). */
+  afterToolCall?: (call: ToolCall, result: ToolResultMessage, ctx: HookContext<A, R>) => AfterToolCallResult | Promise<AfterToolCallResult>;
+  /** Asked before every model request with the request the loop built; the transcript is never changed. A
+   * throw ends the run with reason `"error"` before the request. */
+  prepareRequest?: (request: ModelRequest<A>, ctx: HookContext<A, R>) => PrepareRequestResult<A> | Promise<PrepareRequestResult<A>>;
+  /** Asked after a batch when the loop is about to make another request, and after a `stop` answer: what it
+   * gives is appended (each announced by `queued_message`) and the loop goes on. */
+  getSteeringMessages?: () => readonly QueuedMessage<R>[] | void | Promise<readonly QueuedMessage<R>[] | void>;
+  /** Asked after a `stop` answer when steering gave nothing: what it gives is appended and the loop goes on;
+   * nothing ends the run with `"stop"`. */
+  getFollowUpMessages?: () => readonly QueuedMessage<R>[] | void | Promise<readonly QueuedMessage<R>[] | void>;
+  /** The roles of your own messages (not `user`, `assistant` or `toolResult`): kept in the transcript,
+   * ignored by the pairing rules, never sent unless `prepareRequest` puts them back. */
+  customRoles?: readonly R[];
+}
+
+export interface RunOptions<A extends AssistantMessage = AssistantMessage, R extends string = never> extends LoopControlOptions<A, R> {
   context: {
     systemPrompt?: string;
-    /** Copied at the start; the caller's array and objects are never changed. */
-    messages: AgentMessage<A>[];
+    /** Copied at the start; the caller's array and objects are never changed (nor frozen). */
+    messages: (AgentMessage<A> | CustomMessage<R>)[];
     /** Not read: every request carries the definitions of `options.tools`, the registry that runs them.
      * Typed `undefined` so that tools left here (a pi-ai `Context`'s, say), which the model would never see,
      * do not compile. */
@@ -172,14 +256,15 @@ export interface RunOptions<A extends AssistantMessage = AssistantMessage> {
   /** Caps model requests; default 32. */
   maxSteps?: number;
   /** A returned promise is awaited before the loop goes on; a throw or rejection never stops the run. */
-  onEvent?: (event: LoopEvent<A>) => void | Promise<void>;
+  onEvent?: (event: LoopEvent<A, R>) => void | Promise<void>;
   /** Clock for the timestamps the loop writes; default `Date.now`. */
   now?: () => number;
 }
 
-export interface RunResult<A extends AssistantMessage = AssistantMessage> {
+export interface RunResult<A extends AssistantMessage = AssistantMessage, R extends string = never> {
   reason: RunReason;
-  messages: AgentMessage<A>[];
+  /** Your array; the messages in it are frozen. */
+  messages: (AgentMessage<A> | CustomMessage<R>)[];
   /** The number of model requests made. */
   steps: number;
   error?: string;
@@ -190,8 +275,12 @@ export interface RunResult<A extends AssistantMessage = AssistantMessage> {
 /**
  * Runs the agent loop until the model stops, the output is truncated, an error or abort ends it, or the
  * step limit is reached. Rejects with a `TypeError` naming the field when an option is malformed.
- * `A` is the model's assistant message type, taken from `options.model`.
+ * `A` is the model's assistant message type, taken from `options.model`; `R` the custom roles, taken from
+ * `options.customRoles` (the first signature: a run without custom roles has no custom messages).
  */
+export function runAgentLoop<A extends AssistantMessage = AssistantMessage, R extends string = never>(
+  options: RunOptions<A, R> & { customRoles: readonly R[] },
+): Promise<RunResult<A, R>>;
 export function runAgentLoop<A extends AssistantMessage = AssistantMessage>(options: RunOptions<A>): Promise<RunResult<A>>;
 
 // ---- Checks (SPEC §5) ----

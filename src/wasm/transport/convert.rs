@@ -8,7 +8,6 @@ use std::cell::RefCell;
 use std::fmt;
 
 use js_sys::{Function, JsString, Reflect};
-use serde::de::DeserializeOwned;
 use serde::Serialize;
 use wasm_bindgen::{JsCast, JsValue};
 
@@ -16,6 +15,8 @@ use super::glue::{
     encode_into_js, is_array_checked, parse_json_js, set_own, show_js, stringify_js, take_kept_js,
 };
 use super::protocol::SHORT_TEXT_UNITS;
+use crate::message::AgentMessage;
+use crate::reading::{from_json, ReadValue};
 
 /// Whether `value` is an array (false for anything that throws when asked).
 pub fn is_array(value: &JsValue) -> bool {
@@ -104,12 +105,12 @@ pub fn type_error(message: impl AsRef<str>) -> JsValue {
 
 /// Reads `what` (a path like `options.context.messages`) into a Rust value of the shape `shape` (a name in
 /// `crate::shape::SHAPES`); the error names the bad field.
-pub fn from_js<T: DeserializeOwned>(value: &JsValue, what: &str, shape: &str) -> Result<T, String> {
+pub fn from_js<T: ReadValue>(value: &JsValue, what: &str, shape: &str) -> Result<T, String> {
     from_json_text(&json_text(value, &what)?, &what, shape)
 }
 
 /// `from_js` of a value that must be an array; anything else is refused as "`what` must be `expected`".
-pub fn array_from_js<T: DeserializeOwned>(
+pub fn array_from_js<T: ReadValue>(
     value: &JsValue,
     what: &str,
     expected: &str,
@@ -171,12 +172,12 @@ pub fn rust_string(text: &JsString) -> Option<String> {
 }
 
 /// The second half of `from_js`, for a caller that already has the JSON text.
-pub fn from_json_text<T: DeserializeOwned>(
+pub fn from_json_text<T: ReadValue>(
     text: &str,
     what: &dyn fmt::Display,
     shape: &str,
 ) -> Result<T, String> {
-    let error = match serde_json::from_str(text) {
+    let error = match from_json(text) {
         Ok(value) => return Ok(value),
         Err(error) => error,
     };
@@ -184,7 +185,7 @@ pub fn from_json_text<T: DeserializeOwned>(
     // TextDecoder would make it, instead of refusing the whole value.
     let repaired = replace_lone_surrogates(text);
     if repaired != text {
-        if let Ok(value) = serde_json::from_str(&repaired) {
+        if let Ok(value) = from_json(&repaired) {
             return Ok(value);
         }
     }
@@ -192,7 +193,7 @@ pub fn from_json_text<T: DeserializeOwned>(
     let located = serde_json::from_str(&repaired)
         .ok()
         .and_then(|json| crate::shape::explain(shape, &json, &what.to_string()));
-    Err(located.unwrap_or_else(|| format!("{what}: {}", strip_position(&error.to_string()))))
+    Err(located.unwrap_or_else(|| format!("{what}: {}", strip_position(&error))))
 }
 
 /// `JSON.stringify` writes a lone surrogate as an escape (`\ud83d`); each such escape becomes `\ufffd`.
@@ -233,11 +234,14 @@ fn strip_position(message: &str) -> String {
 }
 
 pub fn to_js<T: Serialize + ?Sized>(value: &T) -> JsValue {
-    // Serializing our own types cannot fail (string keys only; non-finite numbers become null).
-    match serde_json::to_string(value) {
-        Ok(text) => parse_json_js(&text),
-        Err(_) => JsValue::UNDEFINED,
-    }
+    parse_json_js(&json_of(value))
+}
+
+/// `value` as JSON text, to be parsed in JS (`to_js`, or frozen: `mirror.rs`).
+pub fn json_of<T: Serialize + ?Sized>(value: &T) -> String {
+    // Serializing our own types cannot fail (string keys only; non-finite numbers become null, which
+    // `JSON.parse` reads as null too).
+    serde_json::to_string(value).unwrap_or_else(|_| "null".into())
 }
 
 /// The message of a thrown value: `error.message` for errors (and objects with a string `message`), the
@@ -301,6 +305,38 @@ pub fn optional_function(
 /// Sets `object[name] = value` on a fresh plain object we own (cannot throw).
 pub fn set(object: &JsValue, name: &'static str, value: &JsValue) {
     set_own(object, key(name), value);
+}
+
+/// A bad value as an error names it: a number as itself, a string quoted, else its type.
+pub fn describe(value: &JsValue) -> String {
+    match value.as_f64() {
+        Some(_) => show_js(value),
+        None => value
+            .as_string()
+            .map(|s| format!("string \"{s}\""))
+            .unwrap_or_else(|| type_of(value)),
+    }
+}
+
+/// An array of messages (`what` names it), each read with `custom_roles` (SPEC §7: a message of such a role
+/// is kept verbatim; any other unknown role is an error naming it).
+pub fn messages_from_js(
+    value: &JsValue,
+    what: &str,
+    custom_roles: &[String],
+) -> Result<Vec<AgentMessage>, String> {
+    if custom_roles.is_empty() {
+        return array_from_js(value, what, "an array", "messages");
+    }
+    let serde_json::Value::Array(values) = array_from_js(value, what, "an array", "any")? else {
+        return Err(format!("{what} must be an array"));
+    };
+    let mut messages = Vec::with_capacity(values.len());
+    for (index, value) in values.into_iter().enumerate() {
+        let message = AgentMessage::from_value_with_roles(value, custom_roles);
+        messages.push(message.map_err(|error| format!("{what}[{index}]: {error}"))?);
+    }
+    Ok(messages)
 }
 
 #[cfg(test)]

@@ -27,7 +27,7 @@ export const Opened = Object.freeze({
 export const StepKind = Object.freeze({ Value: 0, Done: 1, Threw: 2, NotResult: 3 });
 
 /** Which event literal `emit` makes. */
-export const EventShape = Object.freeze({ Event: 0, Message: 1, Call: 2, Progress: 3, Result: 4, TurnEnd: 5 });
+export const EventShape = Object.freeze({ Event: 0, Message: 1, Call: 2, Progress: 3, Result: 4, TurnEnd: 5, Queued: 6 });
 
 /** The bits of `simpleOutput`'s answer (0: not of the simple shape). */
 export const OutputBit = Object.freeze({ Simple: 1, EmptyDetails: 2, IsError: 4, DetailsJson: 8, ShortText: 16 });
@@ -114,7 +114,7 @@ export async function pump(opened, waiter, id) {
 // have nothing to hand back, and a plain answer costs Rust no further call to find that out.
 let kept;
 
-/** What the last `emit` (answering `true`), `openStream`, `callTool`/`callResult` (answering `false`) or
+/** What the last `emit` (answering `true`), `openStream`, `callTool`/`callResult`/`callHook` (answering `false`) or
  * `stringify` (answering `null`) left, once. */
 export function takeKept() {
   const value = kept;
@@ -192,6 +192,32 @@ export function show(value) {
   }
 }
 
+// ---- signal.rs: signals handed to JS, and the run's signal listened to ----------------------------------
+
+/** A new `AbortController`: a call's own signal (SPEC §7), or the one that never aborts, for hooks. */
+export function newController() {
+  return new AbortController();
+}
+
+/** `controller.abort()`. Never throws: what an abort listener throws is the host's to report, not Rust's. */
+export function abortController(controller) {
+  try {
+    controller.abort();
+  } catch {
+    // a listener's error: reported by the host
+  }
+}
+
+/** Adds (`on`) or removes `listener` as an abort listener of `signal`. Never throws. */
+export function listenAbort(signal, listener, on) {
+  try {
+    if (on) signal.addEventListener("abort", listener, { once: true });
+    else signal.removeEventListener("abort", listener);
+  } catch {
+    // something that only claims to be an AbortSignal: the child reads its parent's flag instead
+  }
+}
+
 // ---- model.rs: a model stream, opened in one call -------------------------------------------------------
 // `model.stream(request, options)`, its iterator and `next`, and whether it has a `result()`. Rust words the
 // errors; this only says which step failed (an `Opened` number).
@@ -206,7 +232,7 @@ export function show(value) {
 export function openStream(model, streamMethod, systemPrompt, messages, tools, signal) {
   let step = Opened.StreamThrew;
   try {
-    const request = systemPrompt === undefined ? { messages, tools } : { systemPrompt, messages, tools };
+    const request = modelRequest(systemPrompt, messages, tools);
     const stream = streamMethod.call(model, request, signal === undefined ? {} : { signal });
     let method;
     // Only an object is iterable here (a string has a `Symbol.iterator` too).
@@ -248,6 +274,11 @@ export function openStream(model, streamMethod, systemPrompt, messages, tools, s
     kept = error;
     return step;
   }
+}
+
+/** `{ systemPrompt, messages, tools }`, the system prompt left out when undefined. */
+function modelRequest(systemPrompt, messages, tools) {
+  return systemPrompt === undefined ? { messages, tools } : { systemPrompt, messages, tools };
 }
 
 /** `opened.result()` of a stream `openStream` opened, settled under `id` as `callTool` settles. */
@@ -362,10 +393,47 @@ export function takeSimpleDetails() {
 // ---- mirror.rs: the JS objects of a run's transcript ----------------------------------------------------
 // Objects are made with their keys written out (a literal per shape): storing keys one by one from
 // arguments would make every such store megamorphic, many times the cost of a literal (bench/RESULTS.md).
+// Every message, call and result handed out is frozen, deeply, once, where it is made or adopted (SPEC §10).
+
+/** Freezes `value` and every object reachable through its own enumerable properties. */
+function deepFreeze(value) {
+  Object.freeze(value);
+  for (const item of Object.values(value)) {
+    if (typeof item === "object" && item !== null) deepFreeze(item);
+  }
+}
+
+/** `JSON.parse` of JSON text Rust wrote, deeply frozen (our own objects: nothing here can throw). */
+export function parseFrozen(text) {
+  const value = JSON.parse(text);
+  if (typeof value === "object" && value !== null) deepFreeze(value);
+  return value;
+}
+
+/** `array.slice()`, frozen: a request's own messages array, or a hook context's transcript. */
+export function frozenCopy(array) {
+  return Object.freeze(array.slice());
+}
 
 /**
- * `message.content[index]` if it is still the tool call `id` (`type: "toolCall"`), else undefined. The
- * model's object could have changed since it was read; a throwing getter or proxy counts as changed.
+ * Makes the model's final message the loop's own: frozen in place, deeply, if it says it is an assistant
+ * message. False when it does not, or cannot be frozen (a proxy that refuses; then Rust makes its own copy).
+ * Never throws.
+ */
+export function adoptMessage(message) {
+  try {
+    if (typeof message !== "object" || message === null || message.role !== "assistant") return false;
+    deepFreeze(message);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * `message.content[index]` if it is the tool call `id` (`type: "toolCall"`), else undefined. The message is
+ * frozen, so this checks only that it is the message the call was read from; a throwing getter or proxy
+ * counts as another.
  */
 export function callBlock(message, index, id) {
   try {
@@ -377,8 +445,9 @@ export function callBlock(message, index, id) {
 }
 
 /** A tool result as `serde` would write it (`role`, `toolCallId`, `toolName`, `content`, `details` when
- * there are some, `isError`, `timestamp`), made in one call instead of a JSON text parsed again. */
-export function toolResult(toolCallId, toolName, text, content, details, emptyDetails, isError, timestamp) {
+ * there are some, `isError`, `timestamp`), made in one call instead of a JSON text parsed again; deeply
+ * frozen when `frozen` (one the loop hands out). */
+export function toolResult(toolCallId, toolName, text, content, details, emptyDetails, isError, timestamp, frozen) {
   // `text` given: the content is that one text block (the usual case, made here rather than by its own call).
   if (text !== undefined) content = [{ type: "text", text }];
   const result = { role: "toolResult", toolCallId, toolName, content };
@@ -386,6 +455,7 @@ export function toolResult(toolCallId, toolName, text, content, details, emptyDe
   else if (details !== undefined) result.details = details;
   result.isError = isError;
   result.timestamp = timestamp;
+  if (frozen) deepFreeze(result);
   return result;
 }
 
@@ -406,6 +476,8 @@ function eventObject(shape, type, a, b) {
       return { type, result: a };
     case EventShape.TurnEnd:
       return { type, reason: a, steps: b };
+    case EventShape.Queued:
+      return { type, message: a, queue: b };
     default:
       throw new TypeError(`tiny-pi bridge: no event shape numbered ${shape}`);
   }
@@ -426,6 +498,33 @@ export function emit(onEvent, shape, type, a, b) {
   if (typeof returned !== "object" || returned === null) return false;
   kept = returned;
   return true;
+}
+
+// ---- hooks.rs: a hook called, in one call ----------------------------------------------------------------
+
+/**
+ * Calls hook `f` with `arity` arguments: `f()` (0, a queue), `f(a, context)` (2) or `f(a, b, context)` (3),
+ * the context being `{ signal, step, messages }`, frozen; settles what it returns under `id` as `callTool`
+ * does (a throw is settled as a rejection).
+ */
+export function callHook(f, arity, a, b, signal, step, messages, waiter, id) {
+  let returned;
+  try {
+    if (arity === 0) {
+      returned = f();
+    } else {
+      const context = Object.freeze({ signal, step, messages });
+      returned = arity === 2 ? f(a, context) : f(a, b, context);
+    }
+  } catch (error) {
+    returned = Promise.reject(error);
+  }
+  return settleOrKeep(returned, waiter, id);
+}
+
+/** The request `prepareRequest` is shown, frozen: `{ systemPrompt, messages, tools }` as the model gets it. */
+export function frozenRequest(systemPrompt, messages, tools) {
+  return Object.freeze(modelRequest(systemPrompt, messages, tools));
 }
 
 // ---- for the API layer: the caller's clock, and a scripted stream's steps -------------------------------

@@ -19,6 +19,7 @@ import type {
   ToolCall,
   ToolResultMessage,
   TraceRecord,
+  UserMessage,
 } from "tiny-pi";
 
 type RunOptions = Parameters<typeof runAgentLoop>[0];
@@ -64,6 +65,11 @@ function describe(e: LoopEvent): string {
     }
     case "tool_skipped":
       return e.result.toolCallId;
+    case "queued_message": {
+      const queue: "steering" | "followUp" = e.queue;
+      const user: UserMessage = e.message;
+      return `${queue}:${user.role}`;
+    }
     case "turn_end":
       return `${e.reason}/${e.steps}`;
     default: {
@@ -90,7 +96,7 @@ const options: RunOptions = {
   },
 };
 const result: RunResult = await runAgentLoop(options);
-const reason: "stop" | "length" | "error" | "aborted" | "maxSteps" = result.reason;
+const reason: "stop" | "length" | "error" | "aborted" | "maxSteps" | "terminated" = result.reason;
 const steps: number = result.steps;
 const error: string | undefined = result.error;
 const requests: ModelRequest[] = model.requests;
@@ -135,6 +141,59 @@ void runAgentLoop({ context: { messages: input, tools: defs }, model });
 // @ts-expect-error a tool needs an execute function
 tools.register({ name: "broken" });
 
+// SPEC §7: the loop-control options, each hook typed by its arguments and its answer.
+const controlled = await runAgentLoop({
+  context: { messages: [...input, { role: "note", text: "from the app" }] },
+  model,
+  tools,
+  toolExecution: "sequential",
+  toolTimeoutMs: 30_000,
+  customRoles: ["note"],
+  beforeToolCall: async (call, ctx) => {
+    const aborted: boolean = ctx.signal.aborted;
+    const step: number = ctx.step;
+    return call.name === "delete" ? { block: true, reason: `not at step ${step}` } : undefined;
+  },
+  afterToolCall: (_call, result) => (result.isError ? { content: [{ type: "text", text: "failed" }], terminate: true } : undefined),
+  prepareRequest: (request, ctx) => ({ systemPrompt: `${request.systemPrompt ?? ""} (${ctx.messages.length} messages)` }),
+  getSteeringMessages: () => [],
+  getFollowUpMessages: async () => [{ role: "note", text: "queued" }, { role: "user", content: "go on", timestamp: 5 }],
+  onEvent: (e) => {
+    if (e.type === "queued_message") {
+      // Narrowed: a user message or one of the run's custom roles.
+      const message = e.message;
+      const body: unknown = message.role === "note" ? message.text : message.content;
+    }
+  },
+});
+for (const m of controlled.messages) {
+  if (m.role === "note") {
+    const note: unknown = m.text;
+  } else if (m.role === "assistant") {
+    const stop: string = m.stopReason;
+  }
+}
+const terminated: boolean = controlled.reason === "terminated";
+tools.register({ name: "slow", executionMode: "sequential", timeoutMs: 500, execute: async () => ({ content: [], terminate: true }) });
+
+// @ts-expect-error block is true or false
+void runAgentLoop({ context: { messages: input }, model, beforeToolCall: () => ({ block: 1 }) });
+
+// @ts-expect-error isError is a boolean
+void runAgentLoop({ context: { messages: input }, model, afterToolCall: () => ({ isError: "yes" }) });
+
+// @ts-expect-error toolExecution is "parallel" or "sequential"
+void runAgentLoop({ context: { messages: input }, model, toolExecution: "serial" });
+
+// @ts-expect-error only user and custom-role messages may be queued
+void runAgentLoop({ context: { messages: input }, model, getSteeringMessages: () => script });
+
+// @ts-expect-error a message of a role that is not listed in customRoles
+void runAgentLoop({ context: { messages: [{ role: "note", text: "x" }] }, model });
+
+// @ts-expect-error a tool's executionMode is "parallel" or "sequential"
+tools.register({ name: "odd", executionMode: "serial", execute: async () => ({ content: [] }) });
+
 const check = validateTranscript(result.messages);
 for (const p of check.problems) {
   const kind: "missing_result" | "result_before_call" | "orphan_result" | "duplicate_result" | "duplicate_call_id" = p.kind;
@@ -146,4 +205,4 @@ const text: string = formatTrace(records);
 const traceOk: boolean = validateTrace(records).ok;
 tools.free();
 
-export { badStop, defs, error, noId, owners, reason, requests, steps, text, traceOk };
+export { badStop, defs, error, noId, owners, reason, requests, steps, terminated, text, traceOk };
