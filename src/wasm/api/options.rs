@@ -5,6 +5,7 @@ use std::rc::Rc;
 
 use js_sys::Function;
 use serde::de::DeserializeOwned;
+use serde_json::Value;
 use wasm_bindgen::{JsCast, JsValue};
 
 use crate::agent_loop::{AgentContext, DEFAULT_MAX_STEPS};
@@ -12,7 +13,8 @@ use crate::message::AgentMessage;
 use crate::signal::AbortSignal;
 use crate::tools::{Clock, ToolDefinition};
 use crate::wasm::transport::convert::{
-    array_from_js, error_message, get, is_object, optional_function, type_of,
+    array_from_js, error_message, from_json_text, get, is_array, is_object, json_text,
+    optional_function, type_of,
 };
 use crate::wasm::transport::glue::{read_clock_js, show_js};
 use crate::wasm::transport::signal::JsSignal;
@@ -109,13 +111,18 @@ pub fn signal(signal: &JsValue, what: &str) -> Result<AbortSignal, String> {
 
 /// `options.maxSteps`: a non-negative integer, `DEFAULT_MAX_STEPS` when absent.
 pub fn max_steps(value: &JsValue) -> Result<u32, String> {
+    count(value, "options.maxSteps", DEFAULT_MAX_STEPS)
+}
+
+/// A count of steps (`what` names it): a non-negative integer, `default` when absent.
+pub fn count(value: &JsValue, what: &str, default: u32) -> Result<u32, String> {
     if value.is_undefined() {
-        return Ok(DEFAULT_MAX_STEPS);
+        return Ok(default);
     }
     match value.as_f64() {
         Some(n) if n >= 0.0 && n.fract() == 0.0 && n <= f64::from(u32::MAX) => Ok(n as u32),
         _ => Err(format!(
-            "options.maxSteps must be a non-negative integer (got {})",
+            "{what} must be a non-negative integer (got {})",
             describe(value)
         )),
     }
@@ -140,4 +147,83 @@ pub fn clock(now: Option<Function>) -> Clock {
             .filter(|t| t.is_finite())
             .unwrap_or_else(js_sys::Date::now)
     })
+}
+
+/// `customRoles` (SPEC §7; `what` names it): the roles of an app's own messages, none when absent.
+pub fn custom_roles(value: &JsValue, what: &str) -> Result<Vec<String>, String> {
+    if value.is_undefined() || value.is_null() {
+        return Ok(Vec::new());
+    }
+    array_from_js(value, what, "an array of role names", "any")
+}
+
+/// The messages of a transcript argument (`what` names it) in which a message of a role in `custom_roles`
+/// is kept verbatim. A bad message's error names it, and for SPEC's own roles the field that is wrong.
+pub fn messages_with_roles(
+    value: &JsValue,
+    what: &str,
+    custom_roles: &[String],
+) -> Result<Vec<AgentMessage>, String> {
+    if custom_roles.is_empty() {
+        return array(value, what, "messages");
+    }
+    if !is_array(value) {
+        return Err(format!("{what} must be an array (got {})", type_of(value)));
+    }
+    let text = json_text(value, &what)?;
+    let values: Vec<Value> = from_json_text(&text, &what, "any")?;
+    let mut messages = Vec::with_capacity(values.len());
+    for (index, value) in values.into_iter().enumerate() {
+        match AgentMessage::from_value_with_roles(value, custom_roles) {
+            Ok(message) => messages.push(message),
+            Err(reader) => return Err(explain_message(&text, index, what, reader)),
+        }
+    }
+    Ok(messages)
+}
+
+/// Why message `index` of the array `text` did not read: for SPEC's own roles the first field that breaks
+/// its shape (read again: only a refused value comes here), else the reader's words (an unknown role).
+fn explain_message(text: &str, index: usize, what: &str, reader: String) -> String {
+    let at = format!("{what}[{index}]");
+    let values: Vec<Value> = serde_json::from_str(text).unwrap_or_default();
+    let value = values.get(index).unwrap_or(&Value::Null);
+    let known = matches!(
+        value.get("role").and_then(Value::as_str),
+        Some("user" | "assistant" | "toolResult")
+    );
+    let explained = known.then(|| crate::shape::explain("message", value, &at));
+    explained.flatten().unwrap_or(format!("{at}: {reader}"))
+}
+
+/// The options of the exports that read a transcript (`validateTranscript`, `repairTranscript`, the JSONL
+/// functions): the object (empty when absent) and its `customRoles`.
+pub struct TranscriptOptions {
+    pub object: JsValue,
+    pub custom_roles: Vec<String>,
+}
+
+impl TranscriptOptions {
+    pub fn read(options: &JsValue) -> Result<TranscriptOptions, String> {
+        let object = match options.is_undefined() || options.is_null() {
+            true => js_sys::Object::new().into(),
+            false if is_object(options) => options.clone(),
+            false => {
+                return Err(format!(
+                    "options must be an object (got {})",
+                    type_of(options)
+                ))
+            }
+        };
+        let roles = get(&object, "customRoles", "options.customRoles")?;
+        Ok(TranscriptOptions {
+            custom_roles: custom_roles(&roles, "options.customRoles")?,
+            object,
+        })
+    }
+
+    /// The transcript, custom-role messages read as the options say.
+    pub fn messages(&self, messages: &JsValue) -> Result<Vec<AgentMessage>, String> {
+        messages_with_roles(messages, "messages", &self.custom_roles)
+    }
 }

@@ -6,12 +6,14 @@ use std::rc::Rc;
 use js_sys::{Object, Promise};
 use wasm_bindgen::prelude::*;
 
+use super::approvals::{set_pending, RunApprovals, WithApprovals};
 use super::options;
 use super::registry::registry_snapshot;
 use crate::agent_loop::{run_agent_loop, AgentContext, LoopOptions};
+use crate::control::LoopControl;
 use crate::event::RunResult;
 use crate::signal::AbortSignal;
-use crate::tools::{Clock, ToolDefinition, ToolExecutor, ToolRegistry};
+use crate::tools::{Clock, ToolDefinition, ToolRegistry};
 use crate::wasm::transport::convert::{
     get, is_object, optional_function, set, to_js, type_error, type_of,
 };
@@ -28,20 +30,24 @@ use crate::wasm::transport::tools::JsExecutor;
 pub fn run_agent_loop_js(options: JsValue) -> Promise {
     spawn_promise(async move {
         let run = RunInput::parse(&options).map_err(type_error)?;
-        let executor: &dyn ToolExecutor = match &run.executor {
-            Some(executor) => executor,
-            None => &*run.registry,
+        let executor = WithApprovals {
+            custom: run.executor.as_ref(),
+            registry: &run.registry,
         };
         let result = run_agent_loop(LoopOptions {
             context: run.context,
             model: &run.model,
             tools: run.definitions,
-            executor,
+            executor: &executor,
             signal: run.signal,
             max_steps: run.max_steps,
             observer: &run.observer,
             clock: run.clock,
-            control: Default::default(),
+            control: LoopControl {
+                approvals: run.approval.approvals,
+                start_steps: run.approval.start_steps,
+                ..LoopControl::default()
+            },
         })
         .await
         .map_err(|error| type_error(format!("options.{error}")))?;
@@ -70,6 +76,7 @@ fn run_result(result: &RunResult, mirror: &SharedMirror) -> JsValue {
     if let Some(error) = &result.observer_error {
         set(&object, "observerError", &JsValue::from_str(error));
     }
+    set_pending(&object, result.pending.as_deref());
     object
 }
 
@@ -86,6 +93,8 @@ struct RunInput {
     observer: JsObserver,
     clock: Clock,
     mirror: SharedMirror,
+    /// `approvals` and `startSteps` (SPEC §8).
+    approval: RunApprovals,
 }
 
 impl RunInput {
@@ -124,6 +133,7 @@ impl RunInput {
             },
             clock: options::clock(optional_function(options, "now", "options.now")?),
             mirror,
+            approval: RunApprovals::read(options)?,
         })
     }
 }

@@ -196,7 +196,7 @@ pub fn from_json_text<T: DeserializeOwned>(
 }
 
 /// `JSON.stringify` writes a lone surrogate as an escape (`\ud83d`); each such escape becomes `\ufffd`.
-fn replace_lone_surrogates(text: &str) -> String {
+pub fn replace_lone_surrogates(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     let mut rest = text;
     while let Some(at) = rest.find('\\') {

@@ -16,6 +16,7 @@ pub mod signal;
 pub mod mirror;
 pub mod tool_output;
 
+pub mod approval;
 pub mod model;
 pub mod tools;
 
