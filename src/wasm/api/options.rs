@@ -154,7 +154,20 @@ pub fn custom_roles(value: &JsValue, what: &str) -> Result<Vec<String>, String> 
     if value.is_undefined() || value.is_null() {
         return Ok(Vec::new());
     }
-    array_from_js(value, what, "an array of role names", "any")
+    if !is_array(value) {
+        return Err(format!(
+            "{what} must be an array of role names (got {})",
+            type_of(value)
+        ));
+    }
+    // Read with js-sys, not serde: a list of a few strings needs no JSON reader of its own.
+    let roles = js_sys::Array::from(value);
+    let role = |index: u32| {
+        let role = roles.get(index);
+        role.as_string()
+            .ok_or_else(|| format!("{what}[{index}] must be a string (got {})", type_of(&role)))
+    };
+    (0..roles.length()).map(role).collect()
 }
 
 /// The messages of a transcript argument (`what` names it) in which a message of a role in `custom_roles`
@@ -171,7 +184,9 @@ pub fn messages_with_roles(
         return Err(format!("{what} must be an array (got {})", type_of(value)));
     }
     let text = json_text(value, &what)?;
-    let values: Vec<Value> = from_json_text(&text, &what, "any")?;
+    let Value::Array(values) = from_json_text(&text, &what, "any")? else {
+        return Err(format!("{what} must be an array (got {})", type_of(value)));
+    };
     let mut messages = Vec::with_capacity(values.len());
     for (index, value) in values.into_iter().enumerate() {
         match AgentMessage::from_value_with_roles(value, custom_roles) {
@@ -186,7 +201,7 @@ pub fn messages_with_roles(
 /// its shape (read again: only a refused value comes here), else the reader's words (an unknown role).
 fn explain_message(text: &str, index: usize, what: &str, reader: String) -> String {
     let at = format!("{what}[{index}]");
-    let values: Vec<Value> = serde_json::from_str(text).unwrap_or_default();
+    let values: Value = serde_json::from_str(text).unwrap_or_default();
     let value = values.get(index).unwrap_or(&Value::Null);
     let known = matches!(
         value.get("role").and_then(Value::as_str),
