@@ -97,6 +97,11 @@ async function loadTiny() {
   return { mod: mod.runAgentLoop ? mod : mod.default, via: path.relative(ROOT, file), entry: file };
 }
 const tiny = await loadTiny();
+// BENCH_BASE=/path/to/tiny_pi.js: another build (main's, or one with a step switched off) timed as one more leg,
+// `base`, interleaved with the others in this process: a two-build A/B without a second process's noise.
+const base = process.env.BENCH_BASE
+  ? await import(pathToFileURL(path.resolve(process.env.BENCH_BASE)).href).then((m) => ({ mod: m.runAgentLoop ? m : m.default, via: `BENCH_BASE=${process.env.BENCH_BASE}` }))
+  : null;
 const wasmMemory = () => {
   const exp = tiny?.mod.__wasm ?? wasmInstances.at(-1)?.exports;
   return exp?.memory instanceof WebAssembly.Memory ? exp.memory : null;
@@ -121,12 +126,14 @@ function setup(workload) {
   }));
   const floorTools = new FloorTools();
   for (const t of specs) floorTools.register({ name: t.name, description: t.description, parameters: t.parameters, execute: async (a) => t.run(a) });
-  let tinyTools;
-  if (tiny) {
-    tinyTools = new tiny.mod.ToolRegistry();
-    for (const t of specs) tinyTools.register({ name: t.name, description: t.description, parameters: t.parameters, execute: async (a) => t.run(a) });
-  }
-  s = { piTools, piConfig: { model: PI_MODEL, convertToLlm: workload.convertToLlm }, floorTools, tinyTools };
+  // A registry per build of tiny-pi (one build's registry is not another's).
+  const registry = (build) => {
+    if (!build) return undefined;
+    const tools = new build.mod.ToolRegistry();
+    for (const t of specs) tools.register({ name: t.name, description: t.description, parameters: t.parameters, execute: async (a) => t.run(a) });
+    return tools;
+  };
+  s = { piTools, piConfig: { model: PI_MODEL, convertToLlm: workload.convertToLlm }, floorTools, tinyTools: registry(tiny), baseTools: registry(base) };
   setups.set(workload, s);
   return s;
 }
@@ -160,23 +167,38 @@ const LEGS = [
       return { messages: r.messages, events, reason: r.reason, error: r.error };
     },
   },
-  tiny && {
-    name: "tiny",
-    label: "tiny-pi runAgentLoop",
+  tiny && tinyLeg("tiny", "tiny-pi runAgentLoop", tiny, "tinyTools"),
+  // SPEC §7's hooks at their cheapest: an afterToolCall and a prepareRequest that return nothing, so each call
+  // and each request crosses to JS once more (with its frozen context) and changes nothing.
+  tiny && tinyLeg("hooks", "tiny-pi runAgentLoop with an afterToolCall and a prepareRequest that return nothing", tiny, "tinyTools", {
+    afterToolCall: () => undefined,
+    prepareRequest: () => undefined,
+  }),
+  base && tinyLeg("base", `tiny-pi runAgentLoop, the build at ${process.env.BENCH_BASE}`, base, "baseTools"),
+].filter(Boolean);
+const leg = (name) => LEGS.find((l) => l.name === name);
+// The legs of the cost split, the collector's share and the memory phase: the loops themselves.
+const LOOPS = LEGS.filter((l) => ["pi", "floor", "tiny"].includes(l.name));
+
+/** A leg running `build`'s runAgentLoop with its registry (`setup(workload)[tools]`) and `options`. */
+function tinyLeg(name, label, build, tools, options = {}) {
+  return {
+    name,
+    label,
     async run(turns, workload, shape) {
-      const { tinyTools } = setup(workload);
+      const registry = setup(workload)[tools];
       const script = new Script(turns, workload, shape);
       let events = 0;
-      const r = await tiny.mod.runAgentLoop({
+      const r = await build.mod.runAgentLoop({
         context: { systemPrompt: SYSTEM_PROMPT, messages: [userMessage()] },
         model: { stream: () => script.nextStream() },
-        tools: tinyTools, maxSteps: turns + 1, onEvent: () => { events++; },
+        tools: registry, maxSteps: turns + 1, onEvent: () => { events++; },
+        ...options,
       });
       return { messages: r.messages, events, reason: r.reason, error: r.error };
     },
-  },
-].filter(Boolean);
-const leg = (name) => LEGS.find((l) => l.name === name);
+  };
+}
 
 // --- helpers -------------------------------------------------------------------------------------
 
@@ -220,7 +242,7 @@ async function checkShape(turns, workload) {
       const i = a.findIndex((x, k) => x !== b[k]);
       fail(`shape check (${workload.name}, N=${turns})`, `${l.name} differs from ${reference.leg} at message ${i}: ${JSON.stringify(b[i])} vs ${JSON.stringify(a[i])}`, "fix the leg so all legs run the same workload");
     }
-    if ((l.name === "floor" || l.name === "tiny") && r.events !== specEvents) fail(`shape check (${workload.name}, ${l.name}, N=${turns})`, `${r.events} LoopEvents, expected ${specEvents}`, "a SPEC §4 loop must emit every model event, each message, tool start/end and one turn_end");
+    if (l.name !== "pi" && r.events !== specEvents) fail(`shape check (${workload.name}, ${l.name}, N=${turns})`, `${r.events} LoopEvents, expected ${specEvents}`, "a SPEC §4 loop must emit every model event, each message, tool start/end and one turn_end");
     events[l.name] = r.events;
   }
   return events;
@@ -274,8 +296,8 @@ async function timeWorkload(workload, Ns, reps, warmup) {
     const paired = (a, b) => (legs[a] && legs[b] ? median(samples[a].map((x, i) => x / samples[b][i])) : null);
     out[n] = {
       legs,
-      ratios: { tiny_pi: ratio("tiny", "pi"), tiny_floor: ratio("tiny", "floor"), pi_floor: ratio("pi", "floor") },
-      paired_ratios: { tiny_pi: paired("tiny", "pi"), tiny_floor: paired("tiny", "floor"), pi_floor: paired("pi", "floor") },
+      ratios: { tiny_pi: ratio("tiny", "pi"), tiny_floor: ratio("tiny", "floor"), pi_floor: ratio("pi", "floor"), hooks_tiny: ratio("hooks", "tiny"), tiny_base: ratio("tiny", "base"), base_pi: ratio("base", "pi") },
+      paired_ratios: { tiny_pi: paired("tiny", "pi"), tiny_floor: paired("tiny", "floor"), pi_floor: paired("pi", "floor"), hooks_tiny: paired("hooks", "tiny"), tiny_base: paired("tiny", "base") },
     };
   }
   return out;
@@ -290,7 +312,7 @@ async function timeWorkload(workload, Ns, reps, warmup) {
 const SPLIT_SHAPES = { base: { deltas: 0, calls: 1 }, deltas: { deltas: 10, calls: 1 }, calls: { deltas: 0, calls: 3 } };
 
 async function costSplit(workload, n, reps) {
-  const legs = LEGS.filter((l) => l.name !== "floor");
+  const legs = LOOPS.filter((l) => l.name !== "floor");
   const samples = {};
   for (const l of legs) for (const k of Object.keys(SPLIT_SHAPES)) samples[`${l.name}:${k}`] = [];
   const batch = batchFor(n);
@@ -329,10 +351,10 @@ async function gcShare(workload, Ns, turns) {
   observer.observe({ entryTypes: ["gc"] });
   // The entries arrive as tasks, after the microtasks a run is made of.
   const flush = () => new Promise((r) => setTimeout(r, 10));
-  const out = Object.fromEntries(LEGS.map((l) => [l.name, {}]));
+  const out = Object.fromEntries(LOOPS.map((l) => [l.name, {}]));
   for (const n of Ns) {
     const runs = Math.max(1, Math.round(turns / n));
-    for (const l of LEGS) {
+    for (const l of LOOPS) {
       await l.run(n, workload);
       await flush();
       pauseMs = 0;
@@ -512,6 +534,7 @@ const load = os.loadavg()[0];
 console.log(`load average ${load.toFixed(2)}, ${niced ? "priority raised (nice -10)" : "normal priority"}${load > os.cpus().length / 2 ? "  WARNING: the machine is busy; timings will be noisy (medians and per-round ratios absorb some of it)" : ""}`);
 console.log(`legs: ${LEGS.map((l) => `${l.name} = ${l.label}`).join("; ")}`);
 console.log(tiny ? `tiny-pi loaded via ${tiny.via}` : "tiny-pi: pkg/node not built (run `npm run build`); timing pi and floor only");
+if (base) console.log(`base build loaded via ${base.via}`);
 console.log(`workloads: N tool turns (10 text deltas + ${CALLS_PER_TURN} tool calls each) + 1 stop turn; pi-ai EventStream per request`);
 for (const w of workloads) console.log(`  ${w.name}: ${w.describe}`);
 console.log();
@@ -609,9 +632,11 @@ for (const w of workloads) {
     const r = t[n].ratios, q = t[n].paired_ratios;
     p(`      ratios of medians: tiny/pi ${fmt(r.tiny_pi)}   tiny/floor ${fmt(r.tiny_floor)}   pi/floor ${fmt(r.pi_floor)}` +
       `   (median of per-round ratios: ${fmt(q.tiny_pi)}, ${fmt(q.tiny_floor)}, ${fmt(q.pi_floor)})`);
+    if (r.hooks_tiny !== null) p(`      hooks/tiny ${fmt(r.hooks_tiny)} (per round ${fmt(q.hooks_tiny)}): a turn with the two no-op hooks costs ${fmt(t[n].legs.hooks.per_turn_us - t[n].legs.tiny.per_turn_us, 1)} µs more`);
+    if (r.tiny_base !== null) p(`      tiny/base ${fmt(r.tiny_base)} (per round ${fmt(q.tiny_base)})   base/pi ${fmt(r.base_pi)}`);
   }
   flat[w.name] = {}, flatMin[w.name] = {}, growth[w.name] = {};
-  for (const l of LEGS) {
+  for (const l of LOOPS) {
     const big = t[cfg.bigN].legs[l.name], small = t[cfg.smallN].legs[l.name];
     flat[w.name][l.name] = big.per_turn_us / small.per_turn_us;
     flatMin[w.name][l.name] = (big.min_ms / (cfg.bigN + 1)) / (small.min_ms / (cfg.smallN + 1));
@@ -619,14 +644,14 @@ for (const w of workloads) {
   }
   if (cfg.bigN === cfg.smallN) p(`  flatness: not measured (one size, N=${cfg.bigN}; give two with --n)`);
   else {
-    p(`  flatness (per-turn time at N=${cfg.bigN} / at N=${cfg.smallN}): medians ${LEGS.map((l) => `${l.name} ${fmt(flat[w.name][l.name])}x`).join("   ")}` +
-      `;  fastest samples ${LEGS.map((l) => `${l.name} ${fmt(flatMin[w.name][l.name])}x`).join("   ")}`);
-    p(`  growth of a turn from N=${cfg.smallN} to N=${cfg.bigN} (µs, medians): ${LEGS.map((l) => `${l.name} ${growth[w.name][l.name] >= 0 ? "+" : ""}${fmt(growth[w.name][l.name], 1)}`).join("   ")}`);
+    p(`  flatness (per-turn time at N=${cfg.bigN} / at N=${cfg.smallN}): medians ${LOOPS.map((l) => `${l.name} ${fmt(flat[w.name][l.name])}x`).join("   ")}` +
+      `;  fastest samples ${LOOPS.map((l) => `${l.name} ${fmt(flatMin[w.name][l.name])}x`).join("   ")}`);
+    p(`  growth of a turn from N=${cfg.smallN} to N=${cfg.bigN} (µs, medians): ${LOOPS.map((l) => `${l.name} ${growth[w.name][l.name] >= 0 ? "+" : ""}${fmt(growth[w.name][l.name], 1)}`).join("   ")}`);
   }
   const g = gc[w.name];
   if (g) {
     p(`  the collector's pause in a turn (µs; from ~${cfg.gcTurns} turns per leg and N, not the timed runs above):`);
-    for (const l of LEGS) {
+    for (const l of LOOPS) {
       const a = g[l.name][cfg.smallN], b = g[l.name][cfg.bigN];
       p(`    ${l.name.padEnd(6)} N=${cfg.smallN}: ${fmt(a.gc_us, 1)} of ${fmt(a.turn_us, 1)}   N=${cfg.bigN}: ${fmt(b.gc_us, 1)} of ${fmt(b.turn_us, 1)}   growth of a turn ${b.turn_us - a.turn_us >= 0 ? "+" : ""}${fmt(b.turn_us - a.turn_us, 1)}, of it the collector ${b.gc_us - a.gc_us >= 0 ? "+" : ""}${fmt(b.gc_us - a.gc_us, 1)}`);
     }
@@ -692,6 +717,8 @@ const target = (name, value, limit, shown, better = "lower") => {
 for (const w of workloads) {
   const t = timing[w.name];
   for (const n of [200, 1000].filter((x) => t[x])) target(`${w.name}: tiny/pi <= 0.8 at N=${n}`, t[n].ratios.tiny_pi, 0.8, fmt(t[n].ratios.tiny_pi));
+  // Issue 15: hooks that change nothing cost at most a tenth of a turn.
+  for (const n of cfg.Ns.filter((x) => x >= 200 || QUICK)) target(`${w.name}: hooks/tiny <= 1.10 at N=${n}`, t[n].ratios.hooks_tiny, 1.1, fmt(t[n].ratios.hooks_tiny));
   if (QUICK) target(`${w.name}: tiny/pi <= 0.8 at N=${cfg.bigN} (quick)`, t[cfg.bigN].ratios.tiny_pi, 0.8, fmt(t[cfg.bigN].ratios.tiny_pi));
   // One size alone has nothing to compare: the target is then not measured, not met.
   const flatTiny = cfg.bigN > cfg.smallN && Number.isFinite(flat[w.name].tiny) ? flat[w.name].tiny : null;

@@ -906,6 +906,194 @@ async fn json_schema_patterns_are_the_host_regexp() {
     assert!(answer(&registry, "good", r##"{"q": "4a"}"##).await.0);
 }
 
+// ---- SPEC §7 and §10 in the browser: the hooks and queues as JS functions, a real setTimeout timeout, and
+// what is frozen.
+
+#[wasm_bindgen(inline_js = r##"
+const call = (id, name) => ({ type: "toolCall", id, name, arguments: { id } });
+export function controlScript() {
+  return [
+    { role: "assistant", content: [call("a", "echo"), call("b", "echo"), call("h", "hang")], stopReason: "toolUse", timestamp: 1 },
+    { role: "assistant", content: [{ type: "text", text: "done" }], stopReason: "stop", timestamp: 2 },
+  ];
+}
+
+// "echo" answers at once; "hang" (timeoutMs 30) settles only when its signal aborts, and its late answer
+// and progress must be ignored.
+export function controlTools(log) {
+  return [
+    { name: "echo", async execute(_args, ctx) { log.push("run:" + ctx.callId); return { content: [{ type: "text", text: "echo " + ctx.callId }] }; } },
+    { name: "hang", timeoutMs: 30, execute(_args, ctx) {
+      log.push("hang:" + ctx.callId + ":" + (ctx.signal instanceof AbortSignal));
+      return new Promise((resolve) => ctx.signal.addEventListener("abort", () => {
+        log.push("aborted:" + ctx.callId);
+        ctx.reportProgress([{ type: "text", text: "too late" }]);
+        resolve({ content: [{ type: "text", text: "late" }] });
+      }));
+    } },
+  ];
+}
+
+const frozen = (v) => typeof v !== "object" || v === null || (Object.isFrozen(v) && Object.values(v).every(frozen));
+
+// Every hook and queue, each logging what it saw; onEvent tries to change a result.
+export function controlOptions(log, events) {
+  let steered = false;
+  return {
+    beforeToolCall: async (call, ctx) => {
+      log.push(`before:${call.id}:${ctx.step}:${ctx.signal instanceof AbortSignal}:${frozen(call)}:${frozen(ctx.messages)}:${ctx.messages.length}`);
+      return call.id === "b" ? { block: true, reason: "no b" } : undefined;
+    },
+    afterToolCall: (call, result, ctx) => {
+      log.push(`after:${call.id}:${ctx.signal.aborted}:${frozen(result)}`);
+      return call.id === "a" ? { details: { audited: true } } : undefined;
+    },
+    prepareRequest: (request, ctx) => {
+      log.push(`prepare:${ctx.step}:${frozen(request.messages)}:${request.messages.length}`);
+      return { systemPrompt: "prepared " + ctx.step };
+    },
+    getSteeringMessages: () => (steered ? [] : ((steered = true), [{ role: "user", content: "steer", timestamp: 3 }])),
+    onEvent: (e) => {
+      events.push(e);
+      if (e.type === "tool_end" && e.result.toolCallId === "a") {
+        try { e.result.content[0].text = "forged"; } catch (error) { log.push("frozen:" + error.constructor.name); }
+      }
+    },
+  };
+}
+"##)]
+extern "C" {
+    #[wasm_bindgen(js_name = controlScript)]
+    fn control_script() -> JsValue;
+    #[wasm_bindgen(js_name = controlTools)]
+    fn control_tools(log: &JsValue) -> Array;
+    #[wasm_bindgen(js_name = controlOptions)]
+    fn control_options(log: &JsValue, events: &JsValue) -> JsValue;
+}
+
+#[wasm_bindgen_test]
+async fn hooks_queues_and_a_real_timeout_as_js_functions() {
+    let log = Array::new();
+    let events = Array::new();
+    let model = make_model("eventStream", &control_script());
+    let options = control_options(&log, &events);
+    set(&options, "context", &context(&user_input()));
+    set(&options, "model", &model);
+    set(
+        &options,
+        "tools",
+        &registry_with(&control_tools(&log).to_vec()),
+    );
+    let result = json_of(&run(&options).await.unwrap());
+
+    assert_eq!(result["reason"], "stop", "{result}");
+    assert_eq!(
+        json_of(&log),
+        json!([
+            "prepare:1:true:1",
+            "before:a:1:true:true:true:2",
+            "before:b:1:true:true:true:2",
+            "before:h:1:true:true:true:2",
+            "run:a",
+            "hang:h:true",
+            "after:a:false:true",
+            "frozen:TypeError",
+            "aborted:h",
+            "after:h:true:true",
+            "prepare:2:true:6"
+        ])
+    );
+    let results: Vec<&Value> = result["messages"].as_array().unwrap()[2..5]
+        .iter()
+        .collect();
+    assert_eq!(
+        (&results[0]["content"][0]["text"], &results[0]["details"]),
+        (&json!("echo a"), &json!({"audited": true})),
+        "afterToolCall's details; the observer's change did not stick"
+    );
+    assert_eq!(
+        (&results[1]["content"][0]["text"], &results[1]["details"]),
+        (
+            &json!("no b"),
+            &json!({"skipped": true, "reason": "blocked"})
+        )
+    );
+    assert_eq!(
+        (&results[2]["content"][0]["text"], &results[2]["details"]),
+        (
+            &json!("Tool call timed out after 30 ms."),
+            &json!({"timedOut": true, "timeoutMs": 30})
+        )
+    );
+    assert_eq!(result["messages"][5]["content"], "steer");
+    let names = json_of(&names(&events));
+    let names: Vec<&str> = names
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(Value::as_str)
+        .collect();
+    assert!(names.contains(&"queued_message"));
+    assert!(
+        !names.contains(&"tool_progress"),
+        "progress after the timeout is dropped"
+    );
+    let requests = json_of(&get(&model, "requests"));
+    assert_eq!(
+        (&requests[0]["systemPrompt"], &requests[1]["systemPrompt"]),
+        (&json!("prepared 1"), &json!("prepared 2"))
+    );
+    assert_eq!(
+        requests[1]["messages"][2]["content"][0]["text"], "echo a",
+        "the next request sees the result, not the observer's change"
+    );
+}
+
+#[wasm_bindgen_test]
+async fn bad_loop_control_options_are_type_errors_and_the_instance_goes_on() {
+    let good = || {
+        object(&[
+            ("context", &context(&user_input())),
+            ("model", &make_model("sync", &script())),
+            ("tools", &registry_with(&[read_tool(&Array::new())])),
+        ])
+    };
+    for (field, value, expected) in [
+        (
+            "toolExecution",
+            JsValue::from("serial"),
+            "options.toolExecution must be \"parallel\" or \"sequential\"",
+        ),
+        (
+            "toolTimeoutMs",
+            JsValue::from(0),
+            "options.toolTimeoutMs must be a positive integer",
+        ),
+        (
+            "beforeToolCall",
+            JsValue::from(1),
+            "options.beforeToolCall must be a function",
+        ),
+        (
+            "customRoles",
+            JsValue::from("note"),
+            "options.customRoles must be an array",
+        ),
+    ] {
+        let options = good();
+        set(&options, field, &value);
+        let error = run(&options).await.expect_err(field);
+        assert_eq!(error_name(&error), "TypeError");
+        assert!(
+            error_text(&error).starts_with(expected),
+            "{}",
+            error_text(&error)
+        );
+    }
+    let result = json_of(&run(&good()).await.unwrap());
+    assert_eq!(result["reason"], "stop");
+}
+
 #[wasm_bindgen(inline_js = r##"
 export function approvalScript() {
   return [

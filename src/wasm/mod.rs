@@ -20,7 +20,8 @@
 //! | `api/types.d.ts` | the TypeScript types of every export, event and message |
 //!
 //! **`transport/`: how values, calls, promises and streams cross.** It implements the core's traits over JS
-//! values (`Model`, `ToolHandler`, `ToolExecutor`, `Observer`, `SignalSource`, `PatternEngine`).
+//! values (`Model`, `ToolHandler`, `ToolExecutor`, `Observer`, `SignalSource`, `PatternEngine`, `Timers`, and
+//! the hooks and queues of `crate::control`).
 //!
 //! | file | its one job |
 //! |---|---|
@@ -30,13 +31,15 @@
 //! | `transport/convert.rs` | values both ways: JSON, long strings, property names, type names, error messages |
 //! | `transport/task.rs` | a Rust future run as a JS promise |
 //! | `transport/waiter.rs` | awaiting JS: the `Waiter` `glue.js` reports to, a promise's outcome, a stream's next value |
-//! | `transport/signal.rs` | a JS `AbortSignal` as the core's signal |
+//! | `transport/signal.rs` | a JS `AbortSignal` as the core's signal, and each core signal handed to JS as a JS one |
+//! | `transport/timers.rs` | the host's `setTimeout` (gloo-timers) as the core's `Timers` (tool timeouts) |
 //! | `transport/regexp.rs` | the host's `RegExp` as the core's `PatternEngine` (schema `pattern`s) |
-//! | `transport/mirror.rs` | the JS objects of a run's transcript: every message, call and result handed to JS |
+//! | `transport/mirror.rs` | the JS objects of a run's transcript: every message, call and result handed to JS, frozen |
 //! | `transport/tool_output.rs` | how what a JS tool returns (or `executeToolCall` resolves with) is read |
 //! | `transport/model.rs` | a JS model: its stream opened, its events pulled, its final message read |
 //! | `transport/tools.rs` | a JS tool or executor (`executeToolCall`, a tool source) called and awaited, its progress reported |
 //! | `transport/events.rs` | how a loop event reaches `onEvent`, and its returned promise is awaited |
+//! | `transport/hooks.rs` | the JS hooks and queues of SPEC §7 called and awaited, what they return read |
 //!
 //! # Where to change what
 //!
@@ -45,20 +48,15 @@
 //! - How a model stream is opened: `transport/model.rs` (`JsModel::stream`; its JS half is `openStream`).
 //! - How an event reaches `onEvent`: `transport/events.rs` (its JS half is `emit`).
 //! - A new option of `runAgentLoop`: read in `api/run.rs`, checked in `api/options.rs`, typed in
-//!   `api/types.d.ts`.
+//!   `api/types.d.ts`. (SPEC §7's are read together, `ControlInput` in `api/run.rs`.)
+//! - How a hook is called or what it may return is read: `transport/hooks.rs` (its JS half is `callHook`).
+//! - What is frozen (SPEC §10): `transport/mirror.rs`, where each object is made or adopted (its JS half is
+//!   `deepFreeze` and its callers in `glue.js`).
 //! - A new number exchanged with `glue.js`: an enum in `transport/protocol.rs`, an object of the same name
 //!   in `glue.js`, and a line in the test there.
 //!
 //! # Where coming work goes
 //!
-//! - JS hooks (`beforeToolCall`, `afterToolCall`, `prepareRequest`) and the steering and follow-up queue
-//!   callbacks: each option read and checked in `api/run.rs` and `api/options.rs`; calling it and awaiting
-//!   what it returns in a new `transport/hooks.rs` that implements the core's hook trait, with its own
-//!   `glue.js` section (one call, settled through `waiter.rs`, as `callTool` is).
-//! - Timers (`gloo-timers`, for tool timeouts): a new `transport/timers.rs` implementing the core's timer
-//!   trait.
-//! - Deep-freezing every message, call and result handed to JS (SPEC §10): `transport/mirror.rs`, where each
-//!   of them is made or adopted, and its `glue.js` section.
 //! - The `Agent` class: a new `api/agent.rs` over `api/run.rs`'s run.
 //! - `toJSONL` / `parseJSONL`: a new `api/jsonl.rs` beside `api/checks.rs`.
 

@@ -378,7 +378,7 @@ describe("validateTranscript and repairTranscript options", () => {
       [() => tp.validateTranscript([], "x"), /^options must be an object \(got string\)$/],
       [() => tp.validateTranscript([], { allowPending: "yes" }), /^options\.allowPending must be a boolean \(got string\)$/],
       [() => tp.validateTranscript([], { customRoles: "note" }), /^options\.customRoles must be an array of role names \(got string\)$/],
-      [() => tp.validateTranscript([], { customRoles: ["note", 3] }), /^options\.customRoles\[1\] must be a string \(got number\)$/],
+      [() => tp.validateTranscript([], { customRoles: ["note", 3] }), /^options\.customRoles\[1\] must be a non-empty string \(got 3\)$/],
       [() => tp.repairTranscript([], { now: 5 }), /^options\.now must be a function \(got number\)$/],
       [() => tp.repairTranscript("x"), /^messages must be an array \(got string\)$/],
     ];

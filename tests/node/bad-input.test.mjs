@@ -108,6 +108,31 @@ async function garbageEvent(garbage) {
   counts.survive += 1;
 }
 
+/** A hook that misbehaves on a one-call batch: the call is answered with an error result saying what was wrong. */
+async function hookFails(hooks, field) {
+  const model = new tp.ScriptedModel([assistantMsg([toolCall("h1", "read")], "toolUse"), assistantMsg([text("ok")], "stop")]);
+  const result = await tp.runAgentLoop({ context: { messages: [userMsg("hi")] }, model, tools: reg, ...hooks });
+  assert.equal(result.reason, "stop");
+  const r = result.messages[2];
+  assert.deepEqual([r.toolCallId, r.isError], ["h1", true]);
+  assert.match(r.content[0].text, field);
+  counts.tool += 1;
+}
+
+/** A queue that misbehaves after a `stop`: the run ends with reason error naming it, nothing appended. */
+async function hookRunErrors(hooks, field) {
+  const result = await tp.runAgentLoop({ context: { messages: [userMsg("hi")] }, model: new tp.ScriptedModel([okMsg]), ...hooks });
+  assert.deepEqual([result.reason, result.messages.length], ["error", 2]);
+  assert.match(result.error, field);
+  counts.run += 1;
+}
+
+const revoked = (target = {}) => {
+  const { proxy, revoke } = Proxy.revocable(target, {});
+  revoke();
+  return proxy;
+};
+
 /** A model whose stream is whatever `make` returns. */
 const model = (make) => ({ stream: () => make() });
 async function* yields(...events) {
@@ -165,6 +190,39 @@ const cases = [
   ["signal a string", () => rejects(loop({ ...good, signal: "abort" }), /signal/)],
   ["executeToolCall a string", () => rejects(loop({ ...good, executeToolCall: "x" }), /executeToolCall/)],
   ["now a number", () => rejects(loop({ ...good, now: 1 }), /now/)],
+
+  // runAgentLoop's SPEC §7 options and registry fields
+  ['toolExecution "serial"', () => rejects(loop({ ...good, toolExecution: "serial" }), /^options\.toolExecution must be "parallel" or "sequential" \(got string "serial"\)$/)],
+  ["toolExecution a number", () => rejects(loop({ ...good, toolExecution: 1 }), /options\.toolExecution must be/)],
+  ["toolTimeoutMs 0", () => rejects(loop({ ...good, toolTimeoutMs: 0 }), /^options\.toolTimeoutMs must be a positive integer number of milliseconds, at most 2147483647 \(got 0\)$/)],
+  ["toolTimeoutMs -5", () => rejects(loop({ ...good, toolTimeoutMs: -5 }), /options\.toolTimeoutMs/)],
+  ["toolTimeoutMs 1.5", () => rejects(loop({ ...good, toolTimeoutMs: 1.5 }), /options\.toolTimeoutMs/)],
+  ["toolTimeoutMs 2^31", () => rejects(loop({ ...good, toolTimeoutMs: 2 ** 31 }), /options\.toolTimeoutMs/)],
+  ["toolTimeoutMs NaN", () => rejects(loop({ ...good, toolTimeoutMs: NaN }), /options\.toolTimeoutMs/)],
+  ['toolTimeoutMs "100"', () => rejects(loop({ ...good, toolTimeoutMs: "100" }), /options\.toolTimeoutMs .*\(got string "100"\)/)],
+  ["beforeToolCall a string", () => rejects(loop({ ...good, beforeToolCall: "block" }), /^options\.beforeToolCall must be a function \(got string\)$/)],
+  ["afterToolCall an object", () => rejects(loop({ ...good, afterToolCall: {} }), /^options\.afterToolCall must be a function/)],
+  ["prepareRequest a number", () => rejects(loop({ ...good, prepareRequest: 1 }), /^options\.prepareRequest must be a function/)],
+  ["getSteeringMessages an array", () => rejects(loop({ ...good, getSteeringMessages: [] }), /^options\.getSteeringMessages must be a function \(got array\)/)],
+  ["getFollowUpMessages true", () => rejects(loop({ ...good, getFollowUpMessages: true }), /^options\.getFollowUpMessages must be a function/)],
+  ['customRoles "note"', () => rejects(loop({ ...good, customRoles: "note" }), /^options\.customRoles must be an array of role names \(got string\)$/)],
+  ["customRoles [42]", () => rejects(loop({ ...good, customRoles: [42] }), /^options\.customRoles\[0\] must be a non-empty string \(got 42\)$/)],
+  ['customRoles [""]', () => rejects(loop({ ...good, customRoles: ["note", ""] }), /^options\.customRoles\[1\] must be a non-empty string/)],
+  ['customRoles ["user"]', () => rejects(loop({ ...good, customRoles: ["user"] }), /^options\.customRoles\[0\]: "user" is one of SPEC's own roles/)],
+  ["a custom role not listed", () => rejects(loop({ ...good, customRoles: ["note"], context: ctx([userMsg("hi"), { role: "memo" }]) }), /options\.context\.messages\[1\]: role: unknown role "memo"/)],
+  ['register with executionMode "serial"', () => rejects(() => reg.register({ name: "x", execute: exec, executionMode: "serial" }), /^tool\.executionMode must be "parallel" or "sequential" \(got string "serial"\)$/)],
+  ["register with timeoutMs 0", () => rejects(() => reg.register({ name: "x", execute: exec, timeoutMs: 0 }), /^tool\.timeoutMs must be a positive integer number of milliseconds/)],
+  ['register with timeoutMs "5"', () => rejects(() => reg.register({ name: "x", execute: exec, timeoutMs: "5" }), /^tool\.timeoutMs .*\(got string "5"\)/)],
+  ["register with timeoutMs Infinity", () => rejects(() => reg.register({ name: "x", execute: exec, timeoutMs: Infinity }), /^tool\.timeoutMs/)],
+  // hooks that misbehave: the call or the run answers as SPEC §7 says, never a trap
+  ["beforeToolCall returns {block: \"yes\"}", () => hookFails({ beforeToolCall: () => ({ block: "yes" }) }, /^beforeToolCall failed: returned block must be true or false \(got string "yes"\)$/)],
+  ["beforeToolCall returns a revoked proxy", () => hookFails({ beforeToolCall: () => revoked() }, /^beforeToolCall failed: /)],
+  ["beforeToolCall rejects with a non-Error", () => hookFails({ beforeToolCall: () => Promise.reject(42) }, /^beforeToolCall failed: 42$/)],
+  ["afterToolCall returns content with a bad block", () => hookFails({ afterToolCall: () => ({ content: [{ type: "video" }] }) }, /^afterToolCall failed: returned content\[0\]/)],
+  ["afterToolCall returns a cyclic details", () => hookFails({ afterToolCall: () => { const d = {}; d.d = d; return { details: d }; } }, /^afterToolCall failed: returned details: /)],
+  ["afterToolCall returns a thenable that throws", () => hookFails({ afterToolCall: () => ({ then() { throw new Error("bad then"); } }) }, /^afterToolCall failed: bad then$/)],
+  ["prepareRequest returns messages with a BigInt", () => runErrors({ model: new tp.ScriptedModel([okMsg]), prepareRequest: () => ({ messages: [{ role: "user", content: "x", timestamp: 1n }] }) }, /^prepareRequest failed: returned messages: /)],
+  ["getFollowUpMessages returns a revoked array", () => hookRunErrors({ getFollowUpMessages: () => revoked([]) }, /^getFollowUpMessages failed: returned messages must be an array/)],
 
   // ScriptedModel
   ["new ScriptedModel()", () => rejects(() => new tp.ScriptedModel(), /messages/)],

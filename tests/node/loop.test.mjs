@@ -593,29 +593,36 @@ describe("the model boundary", () => {
     assert.deepEqual([result.reason, result.messages.at(-1)], ["stop", answer]);
   });
 
-  test("tool_start.call is the block of the model's own message, or a copy of the call read if the model changed it", T, async () => {
+  test("an observer cannot change the model's message (SPEC §10): the change throws a TypeError, kept as observerError; tool_start.call is the model's own block", T, async () => {
     const calls = [toolCall("k1", "echo", { n: 1 }), toolCall("k2", "echo", { n: 2 }), toolCall("k3", "echo", { n: 3 })];
     const asked = assistantMsg([text("three calls"), ...calls], "toolUse");
     const model = jsModel((_, i) => (i === 0 ? asked : assistantMsg([text("done")], "stop")));
     const starts = [];
+    let thrown;
     const result = await tp.runAgentLoop({
       context: { messages: [userMsg("go")] },
       model,
       tools: echoRegistry(),
       onEvent: (e) => {
-        // After the message is reported, the model's object changes under the loop: k2's block is replaced
-        // by a text block (with k2's id left on it), and k3's block now carries another id.
-        if (e.type === "assistant_message") {
-          e.message.content[2] = { ...text("not a call any more"), id: "k2" };
-          e.message.content[3] = { ...calls[2], id: "other" };
+        // After the message is reported, the observer tries to replace k2's block (with k2's id left on it).
+        if (e.type === "assistant_message" && e.message.stopReason === "toolUse") {
+          try {
+            e.message.content[2] = { ...text("not a call any more"), id: "k2" };
+          } catch (error) {
+            thrown = error;
+            throw error;
+          }
         }
         if (e.type === "tool_start") starts.push(e.call);
       },
     });
     assert.equal(result.reason, "stop");
-    assert.equal(starts[0], calls[0], "an unchanged block is the model's own object");
-    assert.deepEqual(starts.slice(1), [toolCall("k2", "echo", { n: 2 }), toolCall("k3", "echo", { n: 3 })], "a changed block: the call as the loop read it");
-    assert.notEqual(starts[2], result.messages[1].content[3]);
+    assert.ok(thrown instanceof TypeError, `a TypeError in strict code, got ${thrown}`);
+    assert.equal(result.observerError, thrown.message);
+    assert.ok(Object.isFrozen(asked) && Object.isFrozen(asked.content) && Object.isFrozen(calls[1].arguments), "the model's message, frozen in place");
+    assert.deepEqual(asked.content.slice(1), [toolCall("k1", "echo", { n: 1 }), toolCall("k2", "echo", { n: 2 }), toolCall("k3", "echo", { n: 3 })], "unchanged");
+    starts.forEach((call, i) => assert.equal(call, calls[i], `tool_start.call ${i} is the model's own block`));
+    assert.equal(result.messages[1], asked);
     assert.deepEqual(result.messages.slice(2, 5).map((m) => m.toolCallId), ["k1", "k2", "k3"]);
   });
 

@@ -195,3 +195,51 @@ test("faux provider aborted during its request: the aborted row, no tool runs, n
     faux.unregister();
   }
 });
+
+test("SPEC §7's options drive pi-ai's faux provider: a blocked call, a replaced result, a prepared request, steering; pi-ai takes the frozen request", T, async () => {
+  const faux = ai.registerFauxProvider();
+  try {
+    const contexts = [];
+    const seen = (context) => contexts.push(structuredClone(context));
+    faux.setResponses([
+      (context) => {
+        seen(context);
+        return ai.fauxAssistantMessage(
+          [ai.fauxToolCall("read", { path: "README.md" }, { id: "call-1" }), ai.fauxToolCall("read", { path: "secret.txt" }, { id: "call-2" })],
+          { stopReason: "toolUse" },
+        );
+      },
+      (context) => {
+        seen(context);
+        return ai.fauxAssistantMessage("README read; the secret is not mine to read.");
+      },
+    ]);
+    const counter = { n: 0 };
+    const events = [];
+    let steered = false;
+    const result = await tp.runAgentLoop({
+      context: { systemPrompt: "You read files.", messages: [userMsg("读取 README.md 和 secret.txt")] },
+      model: { stream: (req, opts) => ai.streamSimple(faux.getModel(), req, opts) },
+      tools: readRegistry(counter),
+      onEvent: (e) => events.push(e),
+      beforeToolCall: (call) => (call.arguments.path === "secret.txt" ? { block: true, reason: "secret.txt is off limits" } : undefined),
+      afterToolCall: (_call, result) => ({ content: [text(`${result.content[0].text}\n(checked)`)] }),
+      prepareRequest: (request, ctx) => ({ systemPrompt: `${request.systemPrompt} Request ${ctx.step}.` }),
+      getSteeringMessages: () => (steered ? [] : ((steered = true), [userMsg("说简短一点")])),
+    });
+    assert.equal(result.reason, "stop", result.error);
+    assert.deepEqual([result.steps, faux.state.callCount, counter.n], [2, 2, 1]);
+    assert.deepEqual(result.messages.map((m) => m.role), ["user", "assistant", "toolResult", "toolResult", "user", "assistant"]);
+    assert.equal(result.messages[2].content[0].text, "# tiny-pi\nA small agent runtime.\n(checked)");
+    assert.deepEqual([result.messages[3].content[0].text, result.messages[3].details], ["secret.txt is off limits", { skipped: true, reason: "blocked" }]);
+    assert.deepEqual(events.filter((e) => e.type === "queued_message").map((e) => [e.queue, e.message.content]), [["steering", "说简短一点"]]);
+    // What pi-ai's provider was sent: the prepared system prompt, the replaced and blocked results, the steering.
+    assert.deepEqual(contexts.map((c) => c.systemPrompt), ["You read files. Request 1.", "You read files. Request 2."]);
+    assert.deepEqual(contexts[1].messages.map((m) => m.role), ["user", "assistant", "toolResult", "toolResult", "user"]);
+    assert.equal(contexts[1].messages[2].content[0].text, "# tiny-pi\nA small agent runtime.\n(checked)");
+    assert.equal(contexts[1].messages[3].content[0].text, "secret.txt is off limits");
+    assert.ok(Object.isFrozen(result.messages[1]) && Object.isFrozen(result.messages[1].content[0]), "pi-ai's final message is the loop's own, frozen");
+  } finally {
+    faux.unregister();
+  }
+});

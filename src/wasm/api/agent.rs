@@ -16,7 +16,7 @@ use crate::agent::{
     check_input, starting_state, AgentAction as Action, AgentEffect as Effect, AgentState as State,
 };
 use crate::tools::ToolRegistry;
-use crate::wasm::transport::convert::{get, is_object, set, type_error, type_of};
+use crate::wasm::transport::convert::{get, is_object, messages_from_js, set, type_error, type_of};
 use crate::wasm::transport::protocol::{AgentAction, AgentEffect, AgentState, AGENT_STATE_BITS};
 
 /// The core's state table for the JS `Agent`: the next `AgentState` and the `AgentEffect` of `action` in
@@ -79,11 +79,11 @@ fn restore(agent_options: &JsValue) -> Result<JsValue, String> {
     }
     options::model(get(agent_options, "model", "options.model")?)?;
     let roles = get(agent_options, "customRoles", "options.customRoles")?;
-    let roles = options::custom_roles(&roles, "options.customRoles")?;
+    let roles = options::custom_roles(&roles)?;
     let messages = get(agent_options, "messages", "options.messages")?;
     let messages = match messages.is_undefined() || messages.is_null() {
         true => Vec::new(),
-        false => options::messages_with_roles(&messages, "options.messages", &roles)?,
+        false => messages_from_js(&messages, "options.messages", &roles)?,
     };
     let tools = get(agent_options, "tools", "options.tools")?;
     // Only a registry says which calls need approval (a custom executor's runs ask it too).
@@ -107,8 +107,8 @@ fn restore(agent_options: &JsValue) -> Result<JsValue, String> {
 #[wasm_bindgen(js_name = __agentInput, skip_typescript)]
 pub fn agent_input_js(input: JsValue, custom_roles: JsValue) -> Result<(), JsValue> {
     let check = || -> Result<(), String> {
-        let roles = options::custom_roles(&custom_roles, "options.customRoles")?;
-        let input = options::messages_with_roles(&input, "input", &roles)?;
+        let roles = options::custom_roles(&custom_roles)?;
+        let input = messages_from_js(&input, "input", &roles)?;
         check_input(&input, &roles).map_err(|e| e.to_string())
     };
     check().map_err(type_error)

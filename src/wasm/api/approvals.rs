@@ -10,8 +10,8 @@ use crate::approval::{Approvals, PendingCall};
 use crate::control::{CallSettings, HookFuture};
 use crate::message::ToolCall;
 use crate::tools::{ExecutionContext, ToolExecutor, ToolRegistry, ToolReply};
-use crate::wasm::transport::convert::{from_js, get, set, to_js, type_of};
-use crate::wasm::transport::glue::freeze_deep_js;
+use crate::wasm::transport::convert::{from_js, get, json_of, set, type_of};
+use crate::wasm::transport::glue::parse_frozen_js;
 use crate::wasm::transport::tools::JsExecutor;
 
 /// `options.approvals` and `options.startSteps`.
@@ -94,7 +94,7 @@ impl ToolExecutor for WithApprovals<'_> {
 
 /// `result.pending`: the calls of a paused run's last batch, as frozen objects in a frozen array.
 pub fn pending_js(pending: &[PendingCall]) -> JsValue {
-    freeze_deep_js(&to_js(pending))
+    parse_frozen_js(&json_of(pending))
 }
 
 /// Writes `result.pending` on a result object the bridge made, for a paused run.

@@ -9,19 +9,19 @@ use serde_json::Value;
 use wasm_bindgen::{JsCast, JsValue};
 
 use crate::agent_loop::{AgentContext, DEFAULT_MAX_STEPS};
+use crate::control::ExecutionMode;
 use crate::message::AgentMessage;
 use crate::signal::AbortSignal;
 use crate::tools::{Clock, ToolDefinition};
 use crate::wasm::transport::convert::{
-    array_from_js, error_message, from_json_text, get, is_array, is_object, json_text,
-    optional_function, type_of,
+    array_from_js, error_message, get, is_object, messages_from_js, optional_function, type_of,
 };
-use crate::wasm::transport::glue::{read_clock_js, show_js};
+use crate::wasm::transport::glue::read_clock_js;
 use crate::wasm::transport::signal::JsSignal;
 
 /// `options.context`: the system prompt, and the messages deep-copied (converting is the copy: the caller's
-/// array and objects are never touched again).
-pub fn context(context: &JsValue) -> Result<AgentContext, String> {
+/// array and objects are never touched again), read with the run's custom roles.
+pub fn context(context: &JsValue, custom_roles: &[String]) -> Result<AgentContext, String> {
     if !is_object(context) {
         return Err(format!(
             "options.context must be an object with a messages array (got {})",
@@ -42,7 +42,7 @@ pub fn context(context: &JsValue) -> Result<AgentContext, String> {
     let messages = get(context, "messages", "options.context.messages")?;
     Ok(AgentContext {
         system_prompt,
-        messages: array(&messages, "options.context.messages", "messages")?,
+        messages: messages_from_js(&messages, "options.context.messages", custom_roles)?,
     })
 }
 
@@ -128,16 +128,7 @@ pub fn count(value: &JsValue, what: &str, default: u32) -> Result<u32, String> {
     }
 }
 
-/// A bad value as an error names it: a number as itself, a string quoted, else its type.
-pub fn describe(value: &JsValue) -> String {
-    match value.as_f64() {
-        Some(_) => show_js(value),
-        None => value
-            .as_string()
-            .map(|s| format!("string \"{s}\""))
-            .unwrap_or_else(|| type_of(value)),
-    }
-}
+pub use crate::wasm::transport::convert::describe;
 
 /// `options.now`, falling back to `Date.now()` when absent or when it does not give a finite number.
 pub fn clock(now: Option<Function>) -> Clock {
@@ -149,66 +140,62 @@ pub fn clock(now: Option<Function>) -> Clock {
     })
 }
 
-/// `customRoles` (SPEC §7; `what` names it): the roles of an app's own messages, none when absent.
-pub fn custom_roles(value: &JsValue, what: &str) -> Result<Vec<String>, String> {
+/// `options.toolExecution` or a tool's `executionMode` (`what` names it): `"parallel"` (the default) or
+/// `"sequential"`.
+pub fn execution_mode(value: &JsValue, what: &str) -> Result<ExecutionMode, String> {
+    match value.as_string().as_deref() {
+        _ if value.is_undefined() || value.is_null() => Ok(ExecutionMode::Parallel),
+        Some("parallel") => Ok(ExecutionMode::Parallel),
+        Some("sequential") => Ok(ExecutionMode::Sequential),
+        _ => Err(format!(
+            "{what} must be \"parallel\" or \"sequential\" (got {})",
+            describe(value)
+        )),
+    }
+}
+
+/// The most a JS timer can wait, in milliseconds (a longer `setTimeout` fires at once).
+const MAX_TIMEOUT_MS: f64 = 2_147_483_647.0;
+
+/// `options.toolTimeoutMs` or a tool's `timeoutMs` (`what` names it): a positive integer of milliseconds a
+/// JS timer can wait; `None` when absent.
+pub fn timeout_ms(value: &JsValue, what: &str) -> Result<Option<u32>, String> {
+    if value.is_undefined() || value.is_null() {
+        return Ok(None);
+    }
+    match value.as_f64() {
+        Some(ms) if ms >= 1.0 && ms.fract() == 0.0 && ms <= MAX_TIMEOUT_MS => Ok(Some(ms as u32)),
+        _ => Err(format!(
+            "{what} must be a positive integer number of milliseconds, at most {MAX_TIMEOUT_MS} (got {})",
+            describe(value)
+        )),
+    }
+}
+
+/// `options.customRoles`: the roles of the app's own messages (SPEC §7), each a non-empty string that is
+/// none of SPEC's roles.
+pub fn custom_roles(value: &JsValue) -> Result<Vec<String>, String> {
+    const WHAT: &str = "options.customRoles";
     if value.is_undefined() || value.is_null() {
         return Ok(Vec::new());
     }
-    if !is_array(value) {
-        return Err(format!(
-            "{what} must be an array of role names (got {})",
-            type_of(value)
-        ));
-    }
-    // Read with js-sys, not serde: a list of a few strings needs no JSON reader of its own.
-    let roles = js_sys::Array::from(value);
-    let role = |index: u32| {
-        let role = roles.get(index);
-        role.as_string()
-            .ok_or_else(|| format!("{what}[{index}] must be a string (got {})", type_of(&role)))
+    let Value::Array(listed) = array_from_js(value, WHAT, "an array of role names", "any")? else {
+        return Err(format!("{WHAT} must be an array of role names"));
     };
-    (0..roles.length()).map(role).collect()
-}
-
-/// The messages of a transcript argument (`what` names it) in which a message of a role in `custom_roles`
-/// is kept verbatim. A bad message's error names it, and for SPEC's own roles the field that is wrong.
-pub fn messages_with_roles(
-    value: &JsValue,
-    what: &str,
-    custom_roles: &[String],
-) -> Result<Vec<AgentMessage>, String> {
-    if custom_roles.is_empty() {
-        return array(value, what, "messages");
-    }
-    if !is_array(value) {
-        return Err(format!("{what} must be an array (got {})", type_of(value)));
-    }
-    let text = json_text(value, &what)?;
-    let Value::Array(values) = from_json_text(&text, &what, "any")? else {
-        return Err(format!("{what} must be an array (got {})", type_of(value)));
-    };
-    let mut messages = Vec::with_capacity(values.len());
-    for (index, value) in values.into_iter().enumerate() {
-        match AgentMessage::from_value_with_roles(value, custom_roles) {
-            Ok(message) => messages.push(message),
-            Err(reader) => return Err(explain_message(&text, index, what, reader)),
+    let mut roles = Vec::with_capacity(listed.len());
+    for (index, role) in listed.into_iter().enumerate() {
+        let spec_role = matches!(&role, Value::String(r) if matches!(r.as_str(), "user" | "assistant" | "toolResult"));
+        match role {
+            Value::String(role) if spec_role => {
+                return Err(format!(
+                    "{WHAT}[{index}]: \"{role}\" is one of SPEC's own roles (user, assistant, toolResult), not a custom one"
+                ))
+            }
+            Value::String(role) if !role.is_empty() => roles.push(role),
+            other => return Err(format!("{WHAT}[{index}] must be a non-empty string (got {other})")),
         }
     }
-    Ok(messages)
-}
-
-/// Why message `index` of the array `text` did not read: for SPEC's own roles the first field that breaks
-/// its shape (read again: only a refused value comes here), else the reader's words (an unknown role).
-fn explain_message(text: &str, index: usize, what: &str, reader: String) -> String {
-    let at = format!("{what}[{index}]");
-    let values: Value = serde_json::from_str(text).unwrap_or_default();
-    let value = values.get(index).unwrap_or(&Value::Null);
-    let known = matches!(
-        value.get("role").and_then(Value::as_str),
-        Some("user" | "assistant" | "toolResult")
-    );
-    let explained = known.then(|| crate::shape::explain("message", value, &at));
-    explained.flatten().unwrap_or(format!("{at}: {reader}"))
+    Ok(roles)
 }
 
 /// The options of the exports that read a transcript (`validateTranscript`, `repairTranscript`, the JSONL
@@ -232,13 +219,13 @@ impl TranscriptOptions {
         };
         let roles = get(&object, "customRoles", "options.customRoles")?;
         Ok(TranscriptOptions {
-            custom_roles: custom_roles(&roles, "options.customRoles")?,
+            custom_roles: custom_roles(&roles)?,
             object,
         })
     }
 
     /// The transcript, custom-role messages read as the options say.
     pub fn messages(&self, messages: &JsValue) -> Result<Vec<AgentMessage>, String> {
-        messages_with_roles(messages, "messages", &self.custom_roles)
+        messages_from_js(messages, "messages", &self.custom_roles)
     }
 }

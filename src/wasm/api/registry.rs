@@ -88,7 +88,8 @@ impl JsToolRegistry {
             let registry = registry.map_err(|_| type_error("ToolRegistry is busy"))?;
             let call: ToolCall = from_js(&call, "call", "toolCall").map_err(type_error)?;
             let context = execution_context(&context).map_err(type_error)?;
-            Ok(tool_result(&registry.execute(&call, context).await))
+            // Not the loop's: the caller's to change (SPEC §10 freezes what a run hands out).
+            Ok(tool_result(&registry.execute(&call, context).await, false))
         })
     }
 
@@ -147,7 +148,7 @@ fn parse_tool(tool: &JsValue) -> Result<Tool, String> {
         .ok_or_else(|| "tool.execute must be a function".to_string())?;
     let handler = Rc::new(JsTool::new(&name, tool.clone(), execute));
     let needs_approval = needs_approval(tool, &name)?;
-    let mut tool = Tool::new(
+    let mut registered = Tool::new(
         ToolDefinition {
             name,
             description,
@@ -155,8 +156,13 @@ fn parse_tool(tool: &JsValue) -> Result<Tool, String> {
         },
         handler,
     );
-    tool.needs_approval = needs_approval;
-    Ok(tool)
+    // SPEC §7: how its calls run.
+    let mode = get(tool, "executionMode", "tool.executionMode")?;
+    registered.execution_mode = options::execution_mode(&mode, "tool.executionMode")?;
+    let timeout = get(tool, "timeoutMs", "tool.timeoutMs")?;
+    registered.timeout_ms = options::timeout_ms(&timeout, "tool.timeoutMs")?;
+    registered.needs_approval = needs_approval;
+    Ok(registered)
 }
 
 /// `tool.needsApproval` (SPEC §8): a boolean, or a function of the arguments that may answer with a promise.

@@ -10,7 +10,7 @@ use super::approvals::{set_pending, RunApprovals, WithApprovals};
 use super::options;
 use super::registry::registry_snapshot;
 use crate::agent_loop::{run_agent_loop, AgentContext, LoopOptions};
-use crate::control::LoopControl;
+use crate::control::{ExecutionMode, LoopControl};
 use crate::event::RunResult;
 use crate::signal::AbortSignal;
 use crate::tools::{Clock, ToolDefinition, ToolRegistry};
@@ -18,9 +18,11 @@ use crate::wasm::transport::convert::{
     get, is_object, optional_function, set, to_js, type_error, type_of,
 };
 use crate::wasm::transport::events::JsObserver;
+use crate::wasm::transport::hooks::{Hooks, JsHook, JsPrepareRequest};
 use crate::wasm::transport::mirror::SharedMirror;
 use crate::wasm::transport::model::JsModel;
 use crate::wasm::transport::task::spawn_promise;
+use crate::wasm::transport::timers::JsTimers;
 use crate::wasm::transport::tools::JsExecutor;
 
 /// Runs the agent loop until the model stops, the output is truncated, an error or abort ends it, or the
@@ -34,6 +36,7 @@ pub fn run_agent_loop_js(options: JsValue) -> Promise {
             custom: run.executor.as_ref(),
             registry: &run.registry,
         };
+        run.mirror.borrow_mut().start(&run.context.messages);
         let result = run_agent_loop(LoopOptions {
             context: run.context,
             model: &run.model,
@@ -46,7 +49,7 @@ pub fn run_agent_loop_js(options: JsValue) -> Promise {
             control: LoopControl {
                 approvals: run.approval.approvals,
                 start_steps: run.approval.start_steps,
-                ..LoopControl::default()
+                ..run.control.borrow()
             },
         })
         .await
@@ -93,6 +96,7 @@ struct RunInput {
     observer: JsObserver,
     clock: Clock,
     mirror: SharedMirror,
+    control: ControlInput,
     /// `approvals` and `startSteps` (SPEC §8).
     approval: RunApprovals,
 }
@@ -115,11 +119,17 @@ impl RunInput {
                 },
             );
         let definitions = tools.definitions;
+        let definitions_js = to_js(&definitions);
         let mirror = SharedMirror::default();
         let (model, stream) = options::model(get(options, "model", "options.model")?)?;
-        let model = JsModel::new(model, stream, to_js(&definitions), mirror.clone());
+        let model = JsModel::new(model, stream, definitions_js.clone(), mirror.clone());
+        let custom_roles =
+            options::custom_roles(&get(options, "customRoles", "options.customRoles")?)?;
+        let context =
+            options::context(&get(options, "context", "options.context")?, &custom_roles)?;
+        let hooks = Hooks::new(mirror.clone(), custom_roles, definitions_js);
         Ok(RunInput {
-            context: options::context(&get(options, "context", "options.context")?)?,
+            context,
             model,
             registry: tools.registry,
             definitions,
@@ -133,8 +143,67 @@ impl RunInput {
             },
             clock: options::clock(optional_function(options, "now", "options.now")?),
             mirror,
+            control: ControlInput::parse(options, hooks)?,
             approval: RunApprovals::read(options)?,
         })
+    }
+}
+
+/// SPEC §7's options of a run, checked and converted: how calls run, the JS hooks and queues, the custom
+/// roles (read first, with the context, by `RunInput::parse`).
+struct ControlInput {
+    tool_execution: ExecutionMode,
+    tool_timeout_ms: Option<u32>,
+    before_tool_call: Option<JsHook>,
+    after_tool_call: Option<JsHook>,
+    prepare_request: Option<JsPrepareRequest>,
+    steering: Option<JsHook>,
+    follow_up: Option<JsHook>,
+    custom_roles: Vec<String>,
+}
+
+impl ControlInput {
+    fn parse(options: &JsValue, hooks: Rc<Hooks>) -> Result<ControlInput, String> {
+        let hook = |name: &'static str, what: &str| -> Result<Option<JsHook>, String> {
+            Ok(optional_function(options, name, what)?.map(|f| hooks.hook(f)))
+        };
+        let prepare = optional_function(options, "prepareRequest", "options.prepareRequest")?;
+        // Without a hook of its own, a run with custom roles still has the bridge look at each request.
+        let custom_roles = hooks.custom_roles().to_vec();
+        let prepare_request =
+            (prepare.is_some() || !custom_roles.is_empty()).then(|| hooks.prepare_request(prepare));
+        Ok(ControlInput {
+            tool_execution: options::execution_mode(
+                &get(options, "toolExecution", "options.toolExecution")?,
+                "options.toolExecution",
+            )?,
+            tool_timeout_ms: options::timeout_ms(
+                &get(options, "toolTimeoutMs", "options.toolTimeoutMs")?,
+                "options.toolTimeoutMs",
+            )?,
+            before_tool_call: hook("beforeToolCall", "options.beforeToolCall")?,
+            after_tool_call: hook("afterToolCall", "options.afterToolCall")?,
+            prepare_request,
+            steering: hook("getSteeringMessages", "options.getSteeringMessages")?,
+            follow_up: hook("getFollowUpMessages", "options.getFollowUpMessages")?,
+            custom_roles,
+        })
+    }
+
+    /// The core's `LoopControl` over these (JS timers for the timeouts); SPEC §8's parts the caller adds.
+    fn borrow(&self) -> LoopControl<'_> {
+        LoopControl {
+            tool_execution: self.tool_execution,
+            tool_timeout_ms: self.tool_timeout_ms,
+            before_tool_call: self.before_tool_call.as_ref().map(|h| h as _),
+            after_tool_call: self.after_tool_call.as_ref().map(|h| h as _),
+            prepare_request: self.prepare_request.as_ref().map(|h| h as _),
+            steering: self.steering.as_ref().map(|h| h as _),
+            follow_up: self.follow_up.as_ref().map(|h| h as _),
+            custom_roles: self.custom_roles.clone(),
+            timers: &JsTimers,
+            ..LoopControl::default()
+        }
     }
 }
 

@@ -39,6 +39,12 @@ export interface ToolResultMessage<TDetails = unknown> {
  * is a pi-ai stream. */
 export type AgentMessage<A extends AssistantMessage = AssistantMessage> = UserMessage | A | ToolResultMessage;
 
+/** A message of one of the run's `customRoles` `R` (SPEC §7): kept in the transcript verbatim, never sent to
+ * the model unless `prepareRequest` puts it back (converted). No such message without custom roles. */
+export type CustomMessage<R extends string = never> = [R] extends [never] ? never : { role: NoInferRole<R>; [field: string]: unknown };
+/** `R`, not inferred from here (a run's custom roles are what `customRoles` lists). */
+type NoInferRole<R> = [R][R extends unknown ? 0 : never];
+
 // ---- The model boundary (SPEC §2) ----
 
 /** A JSON Schema (draft 2020-12; a draft-07 `$schema` is read as draft-07), checked and compiled at
@@ -59,6 +65,7 @@ export interface ToolDefinition {
  * `streamSimple(piModel, request, options)` takes it as it is. */
 export interface ModelRequest<A extends AssistantMessage = AssistantMessage> {
   systemPrompt?: string;
+  /** The request's own array; it and its messages are frozen (typed mutable so that pi-ai takes it). */
   messages: AgentMessage<A>[];
   tools: ToolDefinition[];
 }
@@ -108,7 +115,12 @@ export interface ToolOutput<TDetails = unknown> {
   content: ToolContent;
   details?: TDetails;
   isError?: boolean;
+  /** Ends the run after this batch (reason `"terminated"`); never stored in the result. */
+  terminate?: boolean;
 }
+
+/** How the calls of a batch run: all at once (the default), or one at a time in call order. */
+export type ExecutionMode = "parallel" | "sequential";
 
 export interface ToolSpec<TArgs = any, TDetails = unknown> {
   /** Unique in the registry, and what every provider accepts: `^[a-zA-Z0-9_-]{1,64}$` (checked by `register`). */
@@ -116,6 +128,11 @@ export interface ToolSpec<TArgs = any, TDetails = unknown> {
   description?: string;
   /** JSON Schema of the arguments; defaults to `{ type: "object" }`. */
   parameters?: JSONSchema;
+  /** `"sequential"`: every batch with a call to this tool runs one call at a time. */
+  executionMode?: ExecutionMode;
+  /** Its calls time out after this many milliseconds (a positive integer, at most 2^31 - 1), before the
+   * run's `toolTimeoutMs`. */
+  timeoutMs?: number;
   execute(
     args: TArgs,
     context: { callId: string; signal?: AbortSignal; reportProgress(content: ToolContent): void },
@@ -125,7 +142,11 @@ export interface ToolSpec<TArgs = any, TDetails = unknown> {
 export type ToolExecutor = (
   call: ToolCall,
   context: { signal?: AbortSignal; reportProgress(content: ToolContent): void },
-) => Promise<Partial<ToolResultMessage> & { content: ToolContent }> | (Partial<ToolResultMessage> & { content: ToolContent });
+) => Promise<ToolReply> | ToolReply;
+
+/** What a `ToolExecutor` answers: a result, perhaps without the fields the loop writes from the call;
+ * `terminate: true` ends the run after this batch. */
+export type ToolReply = Partial<ToolResultMessage> & { content: ToolContent; terminate?: boolean };
 
 /** Tools of the caller's own, shaped like the registry's methods: what a run offers the model and how it
  * runs a call (a conformance runner's scripted tools, say). `execute` is called with the object as `this`. */
@@ -136,26 +157,89 @@ export interface ToolSource {
 
 // ---- The loop (SPEC §4) ----
 
-export type SkipReason = "length" | "error" | "aborted" | "unexpected-stop" | "duplicate-call-id" | "denied" | "interrupted";
-export type RunReason = "stop" | "length" | "error" | "aborted" | "maxSteps" | "paused";
+export type SkipReason = "length" | "error" | "aborted" | "unexpected-stop" | "duplicate-call-id" | "blocked" | "denied" | "interrupted";
+export type RunReason = "stop" | "length" | "error" | "aborted" | "maxSteps" | "terminated" | "paused";
 
 /** A result the loop wrote for a call it did not run. */
 export type SkippedToolResult = ToolResultMessage<{ skipped: true; reason: SkipReason }> & { isError: true };
 
-export type LoopEvent<A extends AssistantMessage = AssistantMessage> =
+/** Messages, calls and results the loop hands out are frozen, deeply (`Object.isFrozen`); model events are
+ * the model's own objects, untouched. */
+export type LoopEvent<A extends AssistantMessage = AssistantMessage, R extends string = never> =
   | { type: "model_event"; event: ModelEvent<A> }
   | { type: "assistant_message"; message: A }
   | { type: "tool_start"; call: ToolCall }
   | { type: "tool_progress"; callId: string; content: ToolContent }
   | { type: "tool_end"; result: ToolResultMessage }
   | { type: "tool_skipped"; result: SkippedToolResult }
+  | { type: "queued_message"; message: QueuedMessage<R>; queue: "steering" | "followUp" }
   | { type: "turn_end"; reason: RunReason; steps: number };
 
-export interface RunOptions<A extends AssistantMessage = AssistantMessage> {
+// ---- Loop control (SPEC §7) ----
+
+/** What the steering and follow-up queues may give: user messages and messages of the run's custom roles. */
+export type QueuedMessage<R extends string = never> = UserMessage | CustomMessage<R>;
+
+/** What every hook gets beside its subject. */
+export interface HookContext<A extends AssistantMessage = AssistantMessage, R extends string = never> {
+  /** The call's own signal for tool hooks (it also aborts when the call times out); the run's for
+   * `prepareRequest`. Always a signal: one that never aborts when the run has none. */
+  signal: AbortSignal;
+  /** For tool hooks, the number of the request whose response is being answered (1 for the first); for
+   * `prepareRequest`, the number the request about to be made will have. */
+  step: number;
+  /** The transcript so far (frozen), custom-role messages included; a batch's results are not in it yet. */
+  messages: readonly (AgentMessage<A> | CustomMessage<R>)[];
+}
+
+/** `beforeToolCall`'s answer: block the call (a skipped result, reason `"blocked"`, its text `reason` or
+ * `Tool call was blocked.`), or let it run (nothing, or `{ block: false }`). */
+export type BeforeToolCallResult = { block: true; reason?: string } | { block: false } | void | undefined | null;
+
+/** `afterToolCall`'s answer: nothing, or the fields of the result to replace (absent ones are kept), and
+ * whether the run ends after this batch (`terminate`). */
+export type AfterToolCallResult = { content?: ToolContent; details?: unknown; isError?: boolean; terminate?: boolean } | void | undefined | null;
+
+/** `prepareRequest`'s answer: nothing, or the fields of the request to replace. Replaced `messages` must
+ * still pair every tool call with one result after it, or the run ends with reason `"error"`. */
+export type PrepareRequestResult<A extends AssistantMessage = AssistantMessage> = Partial<ModelRequest<A>> | void | undefined | null;
+
+/** SPEC §7's options of `runAgentLoop`, each optional; a hook or queue may return a promise, which is awaited.
+ * A hook that throws or returns anything else than its answer's shape counts as failed (the `TypeError`
+ * names the field). */
+export interface LoopControlOptions<A extends AssistantMessage = AssistantMessage, R extends string = never> {
+  /** `"sequential"`: every batch runs one call at a time (as does a batch with a call to a tool registered
+   * `executionMode: "sequential"`). Default `"parallel"`. */
+  toolExecution?: ExecutionMode;
+  /** Each call times out after this many milliseconds (a positive integer, at most 2^31 - 1) unless its
+   * tool has its own `timeoutMs`: it is answered `Tool call timed out after N ms.` (`details.timedOut`),
+   * and the signal it got aborts. */
+  toolTimeoutMs?: number;
+  /** Asked before each call runs, in call order (not for a call to an unknown tool or with arguments that
+   * fail the schema). A throw blocks the call too (`beforeToolCall failed: <message>`). */
+  beforeToolCall?: (call: ToolCall, ctx: HookContext<A, R>) => BeforeToolCallResult | Promise<BeforeToolCallResult>;
+  /** Asked as each executed call ends, before its `tool_end`, with its result. A throw makes the result an
+   * error result (`afterToolCall failed: <message>`). */
+  afterToolCall?: (call: ToolCall, result: ToolResultMessage, ctx: HookContext<A, R>) => AfterToolCallResult | Promise<AfterToolCallResult>;
+  /** Asked before every model request with the request the loop built; the transcript is never changed. A
+   * throw ends the run with reason `"error"` before the request. */
+  prepareRequest?: (request: ModelRequest<A>, ctx: HookContext<A, R>) => PrepareRequestResult<A> | Promise<PrepareRequestResult<A>>;
+  /** Asked after a batch when the loop is about to make another request, and after a `stop` answer: what it
+   * gives is appended (each announced by `queued_message`) and the loop goes on. */
+  getSteeringMessages?: () => readonly QueuedMessage<R>[] | void | Promise<readonly QueuedMessage<R>[] | void>;
+  /** Asked after a `stop` answer when steering gave nothing: what it gives is appended and the loop goes on;
+   * nothing ends the run with `"stop"`. */
+  getFollowUpMessages?: () => readonly QueuedMessage<R>[] | void | Promise<readonly QueuedMessage<R>[] | void>;
+  /** The roles of your own messages (not `user`, `assistant` or `toolResult`): kept in the transcript,
+   * ignored by the pairing rules, never sent unless `prepareRequest` puts them back. */
+  customRoles?: readonly R[];
+}
+
+export interface RunOptions<A extends AssistantMessage = AssistantMessage, R extends string = never> extends LoopControlOptions<A, R> {
   context: {
     systemPrompt?: string;
-    /** Copied at the start; the caller's array and objects are never changed. */
-    messages: AgentMessage<A>[];
+    /** Copied at the start; the caller's array and objects are never changed (nor frozen). */
+    messages: (AgentMessage<A> | CustomMessage<R>)[];
     /** Not read: every request carries the definitions of `options.tools`, the registry that runs them.
      * Typed `undefined` so that tools left here (a pi-ai `Context`'s, say), which the model would never see,
      * do not compile. */
@@ -172,14 +256,15 @@ export interface RunOptions<A extends AssistantMessage = AssistantMessage> {
   /** Caps model requests; default 32. */
   maxSteps?: number;
   /** A returned promise is awaited before the loop goes on; a throw or rejection never stops the run. */
-  onEvent?: (event: LoopEvent<A>) => void | Promise<void>;
+  onEvent?: (event: LoopEvent<A, R>) => void | Promise<void>;
   /** Clock for the timestamps the loop writes; default `Date.now`. */
   now?: () => number;
 }
 
-export interface RunResult<A extends AssistantMessage = AssistantMessage> {
+export interface RunResult<A extends AssistantMessage = AssistantMessage, R extends string = never> {
   reason: RunReason;
-  messages: AgentMessage<A>[];
+  /** Your array; the messages in it are frozen. */
+  messages: (AgentMessage<A> | CustomMessage<R>)[];
   /** The number of model requests made. */
   steps: number;
   error?: string;
@@ -190,8 +275,12 @@ export interface RunResult<A extends AssistantMessage = AssistantMessage> {
 /**
  * Runs the agent loop until the model stops, the output is truncated, an error or abort ends it, or the
  * step limit is reached. Rejects with a `TypeError` naming the field when an option is malformed.
- * `A` is the model's assistant message type, taken from `options.model`.
+ * `A` is the model's assistant message type, taken from `options.model`; `R` the custom roles, taken from
+ * `options.customRoles` (the first signature: a run without custom roles has no custom messages).
  */
+export function runAgentLoop<A extends AssistantMessage = AssistantMessage, R extends string = never>(
+  options: RunOptions<A, R> & { customRoles: readonly R[] },
+): Promise<RunResult<A, R>>;
 export function runAgentLoop<A extends AssistantMessage = AssistantMessage>(options: RunOptions<A>): Promise<RunResult<A>>;
 
 // ---- Checks (SPEC §5) ----
@@ -243,7 +332,7 @@ export interface ToolSpec<TArgs = any, TDetails = unknown> {
   needsApproval?: boolean | ((args: TArgs) => boolean | Promise<boolean>);
 }
 
-export interface RunOptions<A extends AssistantMessage = AssistantMessage> {
+export interface RunOptions<A extends AssistantMessage = AssistantMessage, R extends string = never> {
   /** Decisions about calls that need approval. A run whose `context.messages` end with calls that have no
    * result (a paused run's transcript) answers those first, with these decisions, before any request. */
   approvals?: Approvals;
@@ -252,7 +341,7 @@ export interface RunOptions<A extends AssistantMessage = AssistantMessage> {
   startSteps?: number;
 }
 
-export interface RunResult<A extends AssistantMessage = AssistantMessage> {
+export interface RunResult<A extends AssistantMessage = AssistantMessage, R extends string = never> {
   /** With reason `paused`: the calls of the last message, frozen. The transcript ends with them unanswered;
    * run again from it with `approvals` (and `startSteps: steps`) to go on. */
   pending?: readonly PendingCall[];
@@ -260,9 +349,9 @@ export interface RunResult<A extends AssistantMessage = AssistantMessage> {
 
 // ---- Transcript checks and repair (SPEC §5, §8) ----
 
-export interface TranscriptOptions {
+export interface TranscriptOptions<R extends string = string> {
   /** Roles of the app's own messages (SPEC §7), read verbatim and left out of the pairing. */
-  customRoles?: string[];
+  customRoles?: readonly R[];
 }
 
 export interface ValidateTranscriptOptions extends TranscriptOptions {
@@ -278,67 +367,70 @@ export interface TranscriptValidation {
 
 /** Checks the call/result pairing of a transcript (`ok` when every call has exactly one result after it);
  * with `allowPending`, in the paused view. Throws a `TypeError` naming the field of a malformed message. */
-export function validateTranscript(messages: readonly AgentMessage<any>[], options?: ValidateTranscriptOptions): TranscriptValidation;
+export function validateTranscript(messages: readonly (AgentMessage<any> | CustomMessage<string>)[], options?: ValidateTranscriptOptions): TranscriptValidation;
 
 /** A copy of `messages` in which every call without a result is answered by a skipped result, reason
  * `interrupted`, placed right after the results its message already has, for an app that will not run those
  * calls; `repaired` counts them. Timestamps from `options.now` (default `Date.now`). */
-export function repairTranscript<A extends AssistantMessage = AssistantMessage>(
-  messages: readonly AgentMessage<A>[],
-  options?: TranscriptOptions & { now?: () => number },
-): { messages: AgentMessage<A>[]; repaired: number };
+export function repairTranscript<A extends AssistantMessage = AssistantMessage, R extends string = never>(
+  messages: readonly (AgentMessage<A> | CustomMessage<R>)[],
+  options?: TranscriptOptions<R> & { now?: () => number },
+): { messages: (AgentMessage<A> | CustomMessage<R>)[]; repaired: number };
 
 // ---- Sessions (SPEC §9) ----
 
 /** One `JSON.stringify`'d message per line, each line ended by `\n` (`""` for none), after checking the
  * messages as a run would. `parseJSONL` reads it back exactly. */
-export function toJSONL(messages: readonly AgentMessage<any>[], options?: TranscriptOptions): string;
+export function toJSONL(messages: readonly (AgentMessage<any> | CustomMessage<string>)[], options?: TranscriptOptions): string;
 
 /** The messages of JSON Lines text, in order, each as `JSON.parse` makes it (field order and numbers exact).
  * Blank lines are skipped; a bad line is a `TypeError` naming its number and the field
  * (`line 3: message.content[0].id: expected string, got integer`). */
-export function parseJSONL<A extends AssistantMessage = AssistantMessage>(text: string, options?: TranscriptOptions): AgentMessage<A>[];
+export function parseJSONL<A extends AssistantMessage = AssistantMessage, R extends string = never>(
+  text: string,
+  options?: TranscriptOptions<R>,
+): (AgentMessage<A> | CustomMessage<R>)[];
 
 // ---- The Agent (SPEC §9) ----
 
 /** What may be prompted or queued: a user message, or a message of a role in `customRoles`. */
-export type AgentInput = UserMessage | { role: string; [field: string]: unknown };
+export type AgentInput<R extends string = never> = QueuedMessage<R>;
 
-export interface AgentOptions<A extends AssistantMessage = AssistantMessage>
-  extends Omit<RunOptions<A>, "context" | "signal" | "onEvent" | "approvals" | "startSteps" | "getSteeringMessages" | "getFollowUpMessages"> {
+/** Every option of `runAgentLoop` but those the agent gives each run itself (its transcript, signal, queues,
+ * listeners and decisions). */
+export interface AgentOptions<A extends AssistantMessage = AssistantMessage, R extends string = never>
+  extends Omit<RunOptions<A, R>, "context" | "signal" | "onEvent" | "approvals" | "startSteps" | "getSteeringMessages" | "getFollowUpMessages"> {
   /** `context.systemPrompt` of every run. */
   systemPrompt?: string;
   /** The conversation to start from (copied). When its last message has calls without results, the agent
    * starts paused on them. */
-  messages?: AgentMessage<A>[];
-  /** Roles of the app's own messages, which `prompt`, `steer` and `followUp` accept besides `user`. */
-  customRoles?: string[];
+  messages?: (AgentMessage<A> | CustomMessage<R>)[];
 }
 
 /** A stateful conversation over `runAgentLoop`: the same rules, its transcript kept between runs. */
-export declare class Agent<A extends AssistantMessage = AssistantMessage> {
+export declare class Agent<A extends AssistantMessage = AssistantMessage, R extends string = never> {
   /** Throws a `TypeError` naming the field of a malformed option, or for `messages` with a call that has no
    * result anywhere but in the last message. */
-  constructor(options: AgentOptions<A>);
+  constructor(options: AgentOptions<A, R>);
   /** An agent whose conversation is JSON Lines `text` (`toJSONL`'s); paused when its last message has calls
    * without results (its `pending` lists them). */
-  static fromJSONL<A extends AssistantMessage = AssistantMessage>(text: string, options: AgentOptions<A>): Agent<A>;
+  static fromJSONL<A extends AssistantMessage = AssistantMessage, R extends string = never>(text: string, options: AgentOptions<A, R>): Agent<A, R>;
   /** The conversation: as the last run left it, with the input of the run in progress. Frozen. */
-  readonly messages: readonly AgentMessage<A>[];
+  readonly messages: readonly (AgentMessage<A> | CustomMessage<R>)[];
   readonly isRunning: boolean;
   /** Paused (the last run ended `paused`, or a restored conversation waits on calls): the calls of the last
    * message. Otherwise undefined. */
   readonly pending: readonly PendingCall[] | undefined;
   /** Appends the input (a string is a user message) and runs; resolves with the run's result. Rejects with an
    * `Error` while a run is in progress (use `steer`/`followUp`) or while paused (`resume` or `abort` first). */
-  prompt(input: string | AgentInput | AgentInput[]): Promise<RunResult<A>>;
+  prompt(input: string | AgentInput<R> | AgentInput<R>[]): Promise<RunResult<A, R>>;
   /** Continues a paused run with these decisions: its calls are answered or run, and the run goes on,
    * counting its steps from the paused run's. A call still without a decision pauses it again. */
-  resume(approvals: Approvals): Promise<RunResult<A>>;
+  resume(approvals: Approvals): Promise<RunResult<A, R>>;
   /** Queues a message the running loop takes after its current tool batch (with no run, the next run does). */
-  steer(message: AgentInput): void;
+  steer(message: AgentInput<R>): void;
   /** Queues a message the running loop takes when the model would stop (with no run, the next run does). */
-  followUp(message: AgentInput): void;
+  followUp(message: AgentInput<R>): void;
   /** Running: aborts the run. Paused: answers the pending calls with skipped results, reason `interrupted`,
    * and the conversation can go on. Idle: nothing. */
   abort(): void;
@@ -346,7 +438,7 @@ export declare class Agent<A extends AssistantMessage = AssistantMessage> {
   waitForIdle(): Promise<void>;
   /** Every event of every run, in order; a returned promise is awaited, as `onEvent`'s. Answers the function
    * that unsubscribes. */
-  subscribe(listener: (event: LoopEvent<A>) => void | Promise<void>): () => void;
+  subscribe(listener: (event: LoopEvent<A, R>) => void | Promise<void>): () => void;
   /** Forgets the conversation, the queued messages and the pending calls. Throws while a run is in progress. */
   reset(): void;
   /** The conversation as JSON Lines. */

@@ -16,6 +16,7 @@ use super::glue::{
     encode_into_js, is_array_checked, parse_json_js, set_own, show_js, stringify_js, take_kept_js,
 };
 use super::protocol::SHORT_TEXT_UNITS;
+use crate::message::AgentMessage;
 
 /// Whether `value` is an array (false for anything that throws when asked).
 pub fn is_array(value: &JsValue) -> bool {
@@ -233,11 +234,14 @@ fn strip_position(message: &str) -> String {
 }
 
 pub fn to_js<T: Serialize + ?Sized>(value: &T) -> JsValue {
-    // Serializing our own types cannot fail (string keys only; non-finite numbers become null).
-    match serde_json::to_string(value) {
-        Ok(text) => parse_json_js(&text),
-        Err(_) => JsValue::UNDEFINED,
-    }
+    parse_json_js(&json_of(value))
+}
+
+/// `value` as JSON text, to be parsed in JS (`to_js`, or frozen: `mirror.rs`).
+pub fn json_of<T: Serialize + ?Sized>(value: &T) -> String {
+    // Serializing our own types cannot fail (string keys only; non-finite numbers become null, which
+    // `JSON.parse` reads as null too).
+    serde_json::to_string(value).unwrap_or_else(|_| "null".into())
 }
 
 /// The message of a thrown value: `error.message` for errors (and objects with a string `message`), the
@@ -301,6 +305,51 @@ pub fn optional_function(
 /// Sets `object[name] = value` on a fresh plain object we own (cannot throw).
 pub fn set(object: &JsValue, name: &'static str, value: &JsValue) {
     set_own(object, key(name), value);
+}
+
+/// A bad value as an error names it: a number as itself, a string quoted, else its type.
+pub fn describe(value: &JsValue) -> String {
+    match value.as_f64() {
+        Some(_) => show_js(value),
+        None => value
+            .as_string()
+            .map(|s| format!("string \"{s}\""))
+            .unwrap_or_else(|| type_of(value)),
+    }
+}
+
+/// An array of messages (`what` names it), each read with `custom_roles` (SPEC §7: a message of such a role
+/// is kept verbatim; any other unknown role is an error naming it).
+pub fn messages_from_js(
+    value: &JsValue,
+    what: &str,
+    custom_roles: &[String],
+) -> Result<Vec<AgentMessage>, String> {
+    if custom_roles.is_empty() {
+        return array_from_js(value, what, "an array", "messages");
+    }
+    let serde_json::Value::Array(values) = array_from_js(value, what, "an array", "any")? else {
+        return Err(format!("{what} must be an array"));
+    };
+    let mut messages = Vec::with_capacity(values.len());
+    for (index, item) in values.into_iter().enumerate() {
+        let own_role = matches!(
+            item.get("role").and_then(serde_json::Value::as_str),
+            Some("user" | "assistant" | "toolResult")
+        );
+        match AgentMessage::from_value_with_roles(item, custom_roles) {
+            Ok(message) => messages.push(message),
+            Err(error) => {
+                // A message of SPEC's own roles is read again alone, for the error naming its bad field
+                // (as without custom roles); only a refused message comes here.
+                let at = format!("{what}[{index}]");
+                let item = js_sys::Array::from(value).get(index as u32);
+                let own = own_role.then(|| from_js::<AgentMessage>(&item, &at, "message").err());
+                return Err(own.flatten().unwrap_or(format!("{at}: {error}")));
+            }
+        }
+    }
+    Ok(messages)
 }
 
 #[cfg(test)]

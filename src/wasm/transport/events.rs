@@ -1,6 +1,7 @@
 //! How an event reaches `onEvent`: each loop event becomes a plain JS object, made and handed over in one
 //! `glue.js` call (`emit`, one object literal per `EventShape`); a model event is wrapped around the very
-//! object the model yielded, and messages, calls and results are the run's mirror objects. A promise
+//! object the model yielded (untouched, not frozen), and messages, calls and results are the run's mirror
+//! objects (deeply frozen, SPEC §10). A promise
 //! `onEvent` returns is awaited by the loop; a throw counts as a rejection.
 
 use js_sys::Function;
@@ -8,7 +9,7 @@ use wasm_bindgen::JsValue;
 
 use super::convert::{error_message, key, to_js};
 use super::glue::{emit_js, take_kept_js};
-use super::mirror::{tool_result, SharedMirror};
+use super::mirror::SharedMirror;
 use super::model::JsEvent;
 use super::protocol::EventShape;
 use super::waiter::settle;
@@ -64,15 +65,12 @@ impl JsObserver {
                 &to_js(content),
             ),
             LoopEvent::ToolEnd { result } | LoopEvent::ToolSkipped { result } => {
-                let js = tool_result(result);
-                self.mirror
-                    .borrow_mut()
-                    .keep_result(&result.tool_call_id, &js);
+                let js = self.mirror.borrow_mut().result(result);
                 emit(EventShape::Result, &js, none)
             }
-            // No queue is passed from JS yet (the §7 bridge adds the event's own shape with `queue`).
-            LoopEvent::QueuedMessage { message, .. } => {
-                emit(EventShape::Message, &to_js(message), none)
+            LoopEvent::QueuedMessage { message, queue } => {
+                let js = self.mirror.borrow_mut().queued(message);
+                emit(EventShape::Queued, &js, key(queue.as_str()))
             }
             LoopEvent::TurnEnd { reason, steps } => emit(
                 EventShape::TurnEnd,

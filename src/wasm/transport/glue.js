@@ -27,7 +27,7 @@ export const Opened = Object.freeze({
 export const StepKind = Object.freeze({ Value: 0, Done: 1, Threw: 2, NotResult: 3 });
 
 /** Which event literal `emit` makes. */
-export const EventShape = Object.freeze({ Event: 0, Message: 1, Call: 2, Progress: 3, Result: 4, TurnEnd: 5 });
+export const EventShape = Object.freeze({ Event: 0, Message: 1, Call: 2, Progress: 3, Result: 4, TurnEnd: 5, Queued: 6 });
 
 /** The bits of `simpleOutput`'s answer (0: not of the simple shape). */
 export const OutputBit = Object.freeze({ Simple: 1, EmptyDetails: 2, IsError: 4, DetailsJson: 8, ShortText: 16 });
@@ -114,7 +114,7 @@ export async function pump(opened, waiter, id) {
 // have nothing to hand back, and a plain answer costs Rust no further call to find that out.
 let kept;
 
-/** What the last `emit` (answering `true`), `openStream`, `callTool`/`callResult` (answering `false`) or
+/** What the last `emit` (answering `true`), `openStream`, `callTool`/`callResult`/`callHook` (answering `false`) or
  * `stringify` (answering `null`) left, once. */
 export function takeKept() {
   const value = kept;
@@ -192,6 +192,32 @@ export function show(value) {
   }
 }
 
+// ---- signal.rs: signals handed to JS, and the run's signal listened to ----------------------------------
+
+/** A new `AbortController`: a call's own signal (SPEC §7), or the one that never aborts, for hooks. */
+export function newController() {
+  return new AbortController();
+}
+
+/** `controller.abort()`. Never throws: what an abort listener throws is the host's to report, not Rust's. */
+export function abortController(controller) {
+  try {
+    controller.abort();
+  } catch {
+    // a listener's error: reported by the host
+  }
+}
+
+/** Adds (`on`) or removes `listener` as an abort listener of `signal`. Never throws. */
+export function listenAbort(signal, listener, on) {
+  try {
+    if (on) signal.addEventListener("abort", listener, { once: true });
+    else signal.removeEventListener("abort", listener);
+  } catch {
+    // something that only claims to be an AbortSignal: the child reads its parent's flag instead
+  }
+}
+
 // ---- model.rs: a model stream, opened in one call -------------------------------------------------------
 // `model.stream(request, options)`, its iterator and `next`, and whether it has a `result()`. Rust words the
 // errors; this only says which step failed (an `Opened` number).
@@ -206,7 +232,7 @@ export function show(value) {
 export function openStream(model, streamMethod, systemPrompt, messages, tools, signal) {
   let step = Opened.StreamThrew;
   try {
-    const request = systemPrompt === undefined ? { messages, tools } : { systemPrompt, messages, tools };
+    const request = modelRequest(systemPrompt, messages, tools);
     const stream = streamMethod.call(model, request, signal === undefined ? {} : { signal });
     let method;
     // Only an object is iterable here (a string has a `Symbol.iterator` too).
@@ -248,6 +274,11 @@ export function openStream(model, streamMethod, systemPrompt, messages, tools, s
     kept = error;
     return step;
   }
+}
+
+/** `{ systemPrompt, messages, tools }`, the system prompt left out when undefined. */
+function modelRequest(systemPrompt, messages, tools) {
+  return systemPrompt === undefined ? { messages, tools } : { systemPrompt, messages, tools };
 }
 
 /** `opened.result()` of a stream `openStream` opened, settled under `id` as `callTool` settles. */
@@ -375,10 +406,47 @@ export function takeSimpleDetails() {
 // ---- mirror.rs: the JS objects of a run's transcript ----------------------------------------------------
 // Objects are made with their keys written out (a literal per shape): storing keys one by one from
 // arguments would make every such store megamorphic, many times the cost of a literal (bench/RESULTS.md).
+// Every message, call and result handed out is frozen, deeply, once, where it is made or adopted (SPEC §10).
+
+/** Freezes `value` and every object reachable through its own enumerable properties. */
+function deepFreeze(value) {
+  Object.freeze(value);
+  for (const item of Object.values(value)) {
+    if (typeof item === "object" && item !== null) deepFreeze(item);
+  }
+}
+
+/** `JSON.parse` of JSON text Rust wrote, deeply frozen (our own objects: nothing here can throw). */
+export function parseFrozen(text) {
+  const value = JSON.parse(text);
+  if (typeof value === "object" && value !== null) deepFreeze(value);
+  return value;
+}
+
+/** `array.slice()`, frozen: a request's own messages array, or a hook context's transcript. */
+export function frozenCopy(array) {
+  return Object.freeze(array.slice());
+}
 
 /**
- * `message.content[index]` if it is still the tool call `id` (`type: "toolCall"`), else undefined. The
- * model's object could have changed since it was read; a throwing getter or proxy counts as changed.
+ * Makes the model's final message the loop's own: frozen in place, deeply, if it says it is an assistant
+ * message. False when it does not, or cannot be frozen (a proxy that refuses; then Rust makes its own copy).
+ * Never throws.
+ */
+export function adoptMessage(message) {
+  try {
+    if (typeof message !== "object" || message === null || message.role !== "assistant") return false;
+    deepFreeze(message);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * `message.content[index]` if it is the tool call `id` (`type: "toolCall"`), else undefined. The message is
+ * frozen, so this checks only that it is the message the call was read from; a throwing getter or proxy
+ * counts as another.
  */
 export function callBlock(message, index, id) {
   try {
@@ -390,8 +458,9 @@ export function callBlock(message, index, id) {
 }
 
 /** A tool result as `serde` would write it (`role`, `toolCallId`, `toolName`, `content`, `details` when
- * there are some, `isError`, `timestamp`), made in one call instead of a JSON text parsed again. */
-export function toolResult(toolCallId, toolName, text, content, details, emptyDetails, isError, timestamp) {
+ * there are some, `isError`, `timestamp`), made in one call instead of a JSON text parsed again; deeply
+ * frozen when `frozen` (one the loop hands out). */
+export function toolResult(toolCallId, toolName, text, content, details, emptyDetails, isError, timestamp, frozen) {
   // `text` given: the content is that one text block (the usual case, made here rather than by its own call).
   if (text !== undefined) content = [{ type: "text", text }];
   const result = { role: "toolResult", toolCallId, toolName, content };
@@ -399,6 +468,7 @@ export function toolResult(toolCallId, toolName, text, content, details, emptyDe
   else if (details !== undefined) result.details = details;
   result.isError = isError;
   result.timestamp = timestamp;
+  if (frozen) deepFreeze(result);
   return result;
 }
 
@@ -419,6 +489,8 @@ function eventObject(shape, type, a, b) {
       return { type, result: a };
     case EventShape.TurnEnd:
       return { type, reason: a, steps: b };
+    case EventShape.Queued:
+      return { type, message: a, queue: b };
     default:
       throw new TypeError(`tiny-pi bridge: no event shape numbered ${shape}`);
   }
@@ -439,6 +511,33 @@ export function emit(onEvent, shape, type, a, b) {
   if (typeof returned !== "object" || returned === null) return false;
   kept = returned;
   return true;
+}
+
+// ---- hooks.rs: a hook called, in one call ----------------------------------------------------------------
+
+/**
+ * Calls hook `f` with `arity` arguments: `f()` (0, a queue), `f(a, context)` (2) or `f(a, b, context)` (3),
+ * the context being `{ signal, step, messages }`, frozen; settles what it returns under `id` as `callTool`
+ * does (a throw is settled as a rejection).
+ */
+export function callHook(f, arity, a, b, signal, step, messages, waiter, id) {
+  let returned;
+  try {
+    if (arity === 0) {
+      returned = f();
+    } else {
+      const context = Object.freeze({ signal, step, messages });
+      returned = arity === 2 ? f(a, context) : f(a, b, context);
+    }
+  } catch (error) {
+    returned = Promise.reject(error);
+  }
+  return settleOrKeep(returned, waiter, id);
+}
+
+/** The request `prepareRequest` is shown, frozen: `{ systemPrompt, messages, tools }` as the model gets it. */
+export function frozenRequest(systemPrompt, messages, tools) {
+  return Object.freeze(modelRequest(systemPrompt, messages, tools));
 }
 
 // ---- for the API layer: the caller's clock, and a scripted stream's steps -------------------------------
@@ -480,16 +579,6 @@ export function jsonLines(messages) {
   }
 }
 
-/** `value` frozen, and every object in it (SPEC §10); an object already frozen is taken as frozen through.
- * Only for objects the bridge or the `Agent` made. */
-export function freezeDeep(value) {
-  if (typeof value === "object" && value !== null && !Object.isFrozen(value)) {
-    Object.freeze(value);
-    for (const key of Object.keys(value)) freezeDeep(value[key]);
-  }
-  return value;
-}
-
 // ---- api/agent.rs: the Agent (SPEC §9), a conversation over runAgentLoop -------------------------------
 // A thin class: what each method does in each state is the core's table (`AgentState::on`), asked through
 // `__agentTransition` by every method and at the end of every run; the state a conversation starts in and
@@ -506,8 +595,18 @@ export const AgentEffect = Object.freeze({ Run: 0, Queue: 1, AbortRun: 2, Interr
 /** `__agentTransition` answers `effect << AGENT_STATE_BITS | next state`. */
 export const AGENT_STATE_BITS = 2;
 
-/** The agent's own copy of messages the caller gave (frozen later: the caller's objects never are). */
+/** The agent's own copy of what the caller gave (the caller's objects are never frozen). */
 const copyJson = (value) => JSON.parse(JSON.stringify(value));
+
+/** The agent's own copy of messages the caller gave, deeply frozen (SPEC §10). */
+function frozenMessages(messages) {
+  const copy = copyJson(messages);
+  deepFreeze(copy);
+  return copy;
+}
+
+/** `pending` when nothing waits. */
+const NONE = Object.freeze([]);
 
 /** Awaits each listener's promise in turn; the first error (thrown, else rejected) is the event's. */
 async function settleListeners(waits, failed) {
@@ -541,7 +640,7 @@ export function agentClass(tinyPi) {
       const { state, pending } = tinyPi.__agentRestore(options);
       this.#options = { ...options };
       this.#state = state;
-      this.#settle(copyJson(options.messages ?? []), pending);
+      this.#settle(frozenMessages(options.messages ?? []), pending);
     }
 
     static fromJSONL(text, options) {
@@ -564,7 +663,7 @@ export function agentClass(tinyPi) {
       const messages = typeof input === "string" ? [{ role: "user", content: input, timestamp: this.#now() }] : Array.isArray(input) ? input : [input];
       tinyPi.__agentInput(messages, this.#options.customRoles);
       const before = this.#act(AgentAction.Prompt);
-      return this.#run(before, [...this.#messages, ...copyJson(messages)], {});
+      return this.#run(before, [...this.#messages, ...frozenMessages(messages)], {});
     }
 
     async resume(approvals) {
@@ -585,7 +684,9 @@ export function agentClass(tinyPi) {
         if (effect === AgentEffect.AbortRun) this.#controller.abort();
         if (effect === AgentEffect.Interrupt) {
           const { now, customRoles } = this.#options;
-          this.#settle(tinyPi.repairTranscript(this.#messages, { now, customRoles }).messages, []);
+          const { messages } = tinyPi.repairTranscript(this.#messages, { now, customRoles });
+          deepFreeze(messages);
+          this.#settle(messages, NONE);
         }
       });
     }
@@ -605,7 +706,7 @@ export function agentClass(tinyPi) {
 
     reset() {
       this.#act(AgentAction.Reset, () => {
-        this.#settle([], []);
+        this.#settle([], NONE);
         this.#steering = [];
         this.#followUp = [];
       });
@@ -631,9 +732,10 @@ export function agentClass(tinyPi) {
       queue.push(copyJson(message));
     }
 
+    /** `messages` (each deeply frozen already) in a frozen array of the agent's own; `pending` frozen. */
     #settle(messages, pending, steps = 0) {
-      this.#messages = freezeDeep(messages);
-      this.#pending = freezeDeep(pending);
+      this.#messages = Object.freeze(messages.slice());
+      this.#pending = pending;
       this.#steps = steps;
     }
 
@@ -644,7 +746,7 @@ export function agentClass(tinyPi) {
     async #run(before, messages, decisions) {
       const previous = this.#messages;
       const controller = (this.#controller = new AbortController());
-      this.#messages = freezeDeep(messages);
+      this.#messages = Object.freeze(messages);
       let result;
       try {
         result = await tinyPi.runAgentLoop({
@@ -664,7 +766,8 @@ export function agentClass(tinyPi) {
         throw error;
       }
       this.#act(result.reason === "paused" ? AgentAction.RunPaused : AgentAction.RunEnded);
-      this.#settle(result.messages, result.pending ?? [], result.steps);
+      // The run's messages and pending are frozen by the bridge (SPEC §10); the array is the caller's result's.
+      this.#settle(result.messages, result.pending ?? NONE, result.steps);
       this.#ended();
       return result;
     }

@@ -8,7 +8,7 @@
 //! either cannot throw or catches inside itself (`glue.js` does for every call into caller code), and
 //! every js-sys import that can run caller code is one js-sys declares with `catch`.
 
-use js_sys::{Function, JsString};
+use js_sys::{Array, Function, JsString};
 use wasm_bindgen::prelude::wasm_bindgen;
 use wasm_bindgen::JsValue;
 
@@ -43,6 +43,18 @@ extern "C" {
     /// object. Cannot throw.
     #[wasm_bindgen(js_name = show)]
     pub fn show_js(value: &JsValue) -> String;
+
+    // ---- signal.rs
+
+    /// `new AbortController()`. Cannot throw.
+    #[wasm_bindgen(js_name = newController)]
+    pub fn new_controller_js() -> JsValue;
+    /// `controller.abort()`. Cannot throw.
+    #[wasm_bindgen(js_name = abortController)]
+    pub fn abort_controller_js(controller: &JsValue);
+    /// Adds (`on`) or removes `listener` as an abort listener of `signal`. Cannot throw.
+    #[wasm_bindgen(js_name = listenAbort)]
+    pub fn listen_abort_js(signal: &JsValue, listener: &JsValue, on: bool);
 
     // ---- model.rs
 
@@ -110,7 +122,7 @@ extern "C" {
     /// `message.content[index]` if it is still the call `id`, else `undefined`. Cannot throw.
     #[wasm_bindgen(js_name = callBlock)]
     pub fn call_block_js(message: &JsValue, index: u32, id: &str) -> JsValue;
-    /// A tool result object, its one text block made from `text` when given.
+    /// A tool result object, its one text block made from `text` when given; deeply frozen if `frozen`.
     #[wasm_bindgen(js_name = toolResult)]
     #[allow(clippy::too_many_arguments)]
     pub fn tool_result_js(
@@ -122,7 +134,18 @@ extern "C" {
         empty_details: bool,
         is_error: bool,
         timestamp: f64,
+        frozen: bool,
     ) -> JsValue;
+    /// `JSON.parse` of text `serde_json` wrote, deeply frozen. Cannot throw.
+    #[wasm_bindgen(js_name = parseFrozen)]
+    pub fn parse_frozen_js(text: &str) -> JsValue;
+    /// A frozen copy of an array we own. Cannot throw.
+    #[wasm_bindgen(js_name = frozenCopy)]
+    pub fn frozen_copy_js(array: &JsValue) -> Array;
+    /// Freezes a model's final message in place, deeply; `false` if it is no assistant message or cannot be
+    /// frozen. Cannot throw.
+    #[wasm_bindgen(js_name = adoptMessage)]
+    pub fn adopt_message_js(message: &JsValue) -> bool;
 
     // ---- events.rs
 
@@ -137,6 +160,31 @@ extern "C" {
         b: &JsValue,
     ) -> bool;
 
+    // ---- hooks.rs
+
+    /// Calls a hook with `arity` arguments (0, 2 or 3, the last its context `{ signal, step, messages }`)
+    /// and settles what it returns under `id`, as `call_tool_js` does. Cannot throw.
+    #[wasm_bindgen(js_name = callHook)]
+    #[allow(clippy::too_many_arguments)]
+    pub fn call_hook_js(
+        f: &Function,
+        arity: u32,
+        a: &JsValue,
+        b: &JsValue,
+        signal: &JsValue,
+        step: u32,
+        messages: &JsValue,
+        waiter: &JsValue,
+        id: u32,
+    ) -> bool;
+    /// `{ systemPrompt, messages, tools }`, frozen. Cannot throw.
+    #[wasm_bindgen(js_name = frozenRequest)]
+    pub fn frozen_request_js(
+        system_prompt: Option<&str>,
+        messages: &JsValue,
+        tools: &JsValue,
+    ) -> JsValue;
+
     // ---- for the API layer
 
     /// `None` unless the clock gave a number. Cannot throw.
@@ -149,10 +197,6 @@ extern "C" {
     /// for `take_kept_js`. Cannot throw.
     #[wasm_bindgen(js_name = jsonLines)]
     pub fn json_lines_js(messages: &JsValue) -> JsValue;
-    /// `value` frozen, and every object in it; answers `value`. Only for objects the bridge made (cannot
-    /// throw).
-    #[wasm_bindgen(js_name = freezeDeep)]
-    pub fn freeze_deep_js(value: &JsValue) -> JsValue;
 }
 
 #[wasm_bindgen]

@@ -1,18 +1,24 @@
 //! The JS objects of one run's transcript. Each message crosses the boundary once: the model's final message
-//! is kept as the object the model produced, a tool result as the object made for its `tool_end`, and
-//! every later request and the run's result reuse those objects. Every message, call or result object the
-//! bridge hands to JS is made or found here.
+//! is kept as the object the model produced, a tool result as the object made for its `afterToolCall` or
+//! `tool_end`, a queued message as the object made for its `queued_message`, and every later request,
+//! hook context and the run's result reuse those objects. Every message, call or result object the bridge
+//! hands to JS is made or found here, and is deeply frozen where it is made or adopted (SPEC §10): what the
+//! caller passed in is copied, never frozen; what a model returns becomes the loop's own.
 
 use std::cell::RefCell;
+use std::collections::VecDeque;
 use std::ops::Range;
 use std::rc::Rc;
 
 use js_sys::Array;
+use serde::Serialize;
 use serde_json::Value;
-use wasm_bindgen::JsValue;
+use wasm_bindgen::{JsCast, JsValue};
 
-use super::convert::{get_key, key, name_js, to_js};
-use super::glue::{call_block_js, tool_result_js};
+use super::convert::{json_of, name_js};
+use super::glue::{
+    adopt_message_js, call_block_js, frozen_copy_js, parse_frozen_js, tool_result_js,
+};
 use crate::message::{
     AgentMessage, AssistantBlock, AssistantMessage, MediaBlock, ToolCall, ToolResultMessage,
 };
@@ -20,23 +26,42 @@ use crate::message::{
 pub struct Mirror {
     /// JS forms of `messages[..sent.length]`, in transcript order.
     sent: Array,
-    /// The model's own object for the final message it just gave, until it joins `sent`.
+    /// Where `sent` holds custom-role messages (SPEC §7), which requests leave out.
+    custom: Vec<u32>,
+    /// A frozen copy of `sent`, handed out (hook contexts, requests) until `sent` changes.
+    view: Option<Array>,
+    /// The JS object of the model's latest final message, until it joins `sent`.
     assistant: Option<JsValue>,
-    /// The call ids of the assistant message just reported, one after another (`CallSlot::id` says where;
-    /// the buffer is reused from turn to turn).
+    /// The same object, kept for its calls' objects while they are answered.
+    answering: JsValue,
+    /// The call ids of that message, one after another (`CallSlot::id` says where; the buffer is reused
+    /// from turn to turn).
     ids: String,
     /// The tool calls of that message, in order.
     calls: Vec<CallSlot>,
+    /// The objects made for `queued_message` events, in order, until they join `sent`.
+    queued: VecDeque<JsValue>,
+    /// What `prepareRequest` replaced in the request about to be made.
+    patched: Patched,
 }
 
-/// One tool call of the assistant message just reported.
+/// One tool call of the model's latest final message.
 struct CallSlot {
     /// Its id: `Mirror::ids[id]`.
     id: Range<usize>,
     /// Where it sits in the message's `content`.
     index: u32,
-    /// The result object made for its `tool_end` / `tool_skipped`, until the result joins `sent`.
+    /// The result object made for it (for `afterToolCall`, `tool_end` or `tool_skipped`), until the result
+    /// joins `sent`.
     result: Option<JsValue>,
+}
+
+/// The parts of the next request that `prepareRequest` replaced: they are not the transcript's, so they
+/// cross fresh.
+#[derive(Default, Clone, Copy)]
+pub struct Patched {
+    pub messages: bool,
+    pub tools: bool,
 }
 
 pub type SharedMirror = Rc<RefCell<Mirror>>;
@@ -45,23 +70,33 @@ impl Default for Mirror {
     fn default() -> Self {
         Mirror {
             sent: Array::new(),
+            custom: Vec::new(),
+            view: None,
             assistant: None,
+            answering: JsValue::UNDEFINED,
             ids: String::new(),
             calls: Vec::new(),
+            queued: VecDeque::new(),
+            patched: Patched::default(),
         }
     }
 }
 
 impl Mirror {
-    /// Keeps the model's object for its final message if it is a well-formed one (it says it is an
-    /// assistant message), so it can stand for the parsed message.
-    pub fn keep_assistant(&mut self, message: &JsValue) {
-        let is_assistant = get_key(message, "role").is_ok_and(|r| r == *key("assistant"));
-        self.assistant = is_assistant.then(|| message.clone());
+    /// Takes the model's final message (`model_object`, read as `message`): the model's own object, frozen
+    /// in place, if it is a well-formed one that can be frozen; else a frozen copy of what was read. Its
+    /// calls are the ones answered next.
+    pub fn keep_assistant(&mut self, model_object: &JsValue, message: &AssistantMessage) {
+        let js = match adopt_message_js(model_object) {
+            true => model_object.clone(),
+            false => frozen_js(&message.tagged()),
+        };
+        self.answer_calls_of(&js, message);
+        self.assistant = Some(js);
     }
 
-    /// The JS object for the assistant message being reported, made if the model's own is not kept.
-    pub fn assistant(&mut self, message: &AssistantMessage) -> JsValue {
+    /// Makes the calls of `message` (its JS object `js`) the ones answered next.
+    fn answer_calls_of(&mut self, js: &JsValue, message: &AssistantMessage) {
         self.ids.clear();
         self.calls.clear();
         for (index, block) in message.content.iter().enumerate() {
@@ -75,9 +110,15 @@ impl Mirror {
                 });
             }
         }
-        self.assistant
-            .get_or_insert_with(|| to_js(&message.tagged()))
-            .clone()
+        self.answering = js.clone();
+    }
+
+    /// The JS object of the assistant message being reported (kept when it was read).
+    pub fn assistant(&mut self, message: &AssistantMessage) -> JsValue {
+        if self.answering.is_undefined() {
+            self.keep_assistant(&JsValue::UNDEFINED, message);
+        }
+        self.answering.clone()
     }
 
     /// The slot of the first call with this id.
@@ -88,69 +129,166 @@ impl Mirror {
             .find(|slot| ids[slot.id.clone()] == *id)
     }
 
-    /// The JS object for a call of the assistant message just reported: its own block when that still is
-    /// the call (a model's object could change under us), else a new one.
+    /// The JS object for a call of the message being answered: its block in that message's object, or a
+    /// frozen copy of the call (a call the mirror did not see come from the model: a resumed batch's).
     pub fn call(&mut self, call: &ToolCall) -> JsValue {
-        let index = self.slot(&call.id).map(|slot| slot.index);
-        let block = self
-            .assistant
-            .as_ref()
-            .zip(index)
-            .map(|(message, index)| call_block_js(message, index, &call.id))
-            .filter(|block| !block.is_undefined());
-        block.unwrap_or_else(|| to_js(&call.tagged()))
-    }
-
-    /// Keeps the object made for a call's result, for the transcript to reuse.
-    pub fn keep_result(&mut self, id: &str, result: &JsValue) {
-        if let Some(slot) = self.slot(id) {
-            slot.result = Some(result.clone());
+        let block = match self.slot(&call.id).map(|slot| slot.index) {
+            Some(index) => call_block_js(&self.answering, index, &call.id),
+            None => JsValue::UNDEFINED,
+        };
+        match block.is_undefined() {
+            true => frozen_js(&call.tagged()),
+            false => block,
         }
     }
 
-    /// The JS form of `messages`, converting only what has not crossed yet.
-    /// Each caller gets its own copy of the array (one `slice`, no per-message crossing).
+    /// The JS object for a call's result: the one already made for it (by `afterToolCall`, when it left the
+    /// result as it was), else a new one, kept for the transcript to reuse.
+    pub fn result(&mut self, result: &ToolResultMessage) -> JsValue {
+        let kept = (self.slot(&result.tool_call_id)).and_then(|slot| slot.result.clone());
+        kept.unwrap_or_else(|| {
+            let js = tool_result(result, true);
+            if let Some(slot) = self.slot(&result.tool_call_id) {
+                slot.result = Some(js.clone());
+            }
+            js
+        })
+    }
+
+    /// Drops the result object kept for a call (`afterToolCall` changed the result: `tool_end` makes a new
+    /// one).
+    pub fn forget_result(&mut self, id: &str) {
+        if let Some(slot) = self.slot(id) {
+            slot.result = None;
+        }
+    }
+
+    /// The JS object for a message a queue gave, kept for the transcript to reuse.
+    pub fn queued(&mut self, message: &AgentMessage) -> JsValue {
+        let js = frozen_js(message);
+        self.queued.push_back(js.clone());
+        js
+    }
+
+    /// Notes what `prepareRequest` replaced in the request about to be made.
+    pub fn patch_request(&mut self, patched: Patched) {
+        self.patched = patched;
+    }
+
+    /// Whether `prepareRequest` replaced the tools of the request about to be made (asked once).
+    pub fn take_patched_tools(&mut self) -> bool {
+        std::mem::take(&mut self.patched.tools)
+    }
+
+    /// The JS form of `messages` (the transcript), its own array, for the caller to keep (a run's result).
     pub fn sync(&mut self, messages: &[AgentMessage]) -> Array {
+        self.catch_up(messages);
+        self.sent.slice(0, self.sent.length())
+    }
+
+    /// The JS form of `messages` (the transcript), as a frozen array shared until the transcript grows:
+    /// what every hook of a batch sees as `context.messages`.
+    pub fn view(&mut self, messages: &[AgentMessage]) -> Array {
+        self.catch_up(messages);
+        self.view
+            .get_or_insert_with(|| frozen_copy_js(&self.sent))
+            .clone()
+    }
+
+    /// A request's messages as JS, frozen: fresh when `prepareRequest` replaced them; else the transcript
+    /// without its custom-role messages (SPEC §7), from the objects that crossed. (With custom roles, the
+    /// bridge brought the transcript up to date right before the request: `hooks::JsPrepareRequest`.)
+    pub fn request_messages(&mut self, messages: &[AgentMessage]) -> Array {
+        if std::mem::take(&mut self.patched.messages) {
+            return frozen_js(messages).unchecked_into();
+        }
+        if self.custom.is_empty() {
+            return self.view(messages);
+        }
+        let without = Array::new();
+        for (index, js) in self.sent.iter().enumerate() {
+            if !self.custom.contains(&(index as u32)) {
+                without.push(&js);
+            }
+        }
+        match without.length() as usize == messages.len() {
+            true => frozen_copy_js(&without),
+            false => frozen_js(messages).unchecked_into(),
+        }
+    }
+
+    /// Converts the messages that have not crossed yet (each at most once; a transcript only grows).
+    pub fn catch_up(&mut self, messages: &[AgentMessage]) {
         let known = (self.sent.length() as usize).min(messages.len());
+        if known == messages.len() && known == self.sent.length() as usize {
+            return;
+        }
+
+        self.view = None;
         self.sent.set_length(known as u32);
+        self.custom.retain(|&index| (index as usize) < known);
         for message in &messages[known..] {
             let js = match message {
-                AgentMessage::Assistant(m) => {
-                    self.assistant.take().unwrap_or_else(|| to_js(&m.tagged()))
-                }
+                AgentMessage::Assistant(m) => self
+                    .assistant
+                    .take()
+                    .unwrap_or_else(|| frozen_js(&m.tagged())),
                 AgentMessage::ToolResult(r) => {
-                    let kept = self
-                        .slot(&r.tool_call_id)
-                        .and_then(|slot| slot.result.take());
-                    kept.unwrap_or_else(|| tool_result(r))
+                    let kept = (self.slot(&r.tool_call_id)).and_then(|slot| slot.result.take());
+                    kept.unwrap_or_else(|| tool_result(r, true))
                 }
-                AgentMessage::User(_) | AgentMessage::Custom(_) => to_js(message),
+                // Past the input, a user or custom-role message is a queued one.
+                AgentMessage::User(_) | AgentMessage::Custom(_) => {
+                    (self.queued.pop_front()).unwrap_or_else(|| frozen_js(message))
+                }
             };
+            if let AgentMessage::Custom(_) = message {
+                self.custom.push(self.sent.length());
+            }
             self.sent.push(&js);
         }
         for slot in &mut self.calls {
             slot.result = None;
         }
-        self.sent.slice(0, self.sent.length())
+    }
+
+    /// Takes the run's input, before anything else: any user or custom-role message past it is a queued one.
+    /// When it ends with an assistant message, that message's calls may still wait for results (a paused
+    /// run's, SPEC §8): their objects are its blocks.
+    pub fn start(&mut self, input: &[AgentMessage]) {
+        self.catch_up(input);
+        if let Some(AgentMessage::Assistant(last)) = input.last() {
+            let js = self.sent.get(self.sent.length() - 1);
+            self.answer_calls_of(&js, last);
+        }
     }
 }
 
-/// A tool result as a JS object: the same object `to_js(&result.tagged())` would make, built in one call
-/// for the usual shape (no extra fields) instead of serialized and parsed again.
-pub fn tool_result(result: &ToolResultMessage) -> JsValue {
+/// `value` as a deeply frozen JS value (one JSON text parsed in JS).
+fn frozen_js<T: Serialize + ?Sized>(value: &T) -> JsValue {
+    parse_frozen_js(&json_of(value))
+}
+
+/// A tool result as a JS object, deeply frozen when `frozen` (one a run hands out): the same object
+/// `to_js(&result.tagged())` would make, built in one call for the usual shape (no extra fields) instead of
+/// serialized and parsed again.
+pub fn tool_result(result: &ToolResultMessage, frozen: bool) -> JsValue {
     if !result.extra.is_empty() {
-        return to_js(&result.tagged());
+        return match frozen {
+            true => frozen_js(&result.tagged()),
+            false => super::convert::to_js(&result.tagged()),
+        };
     }
     let (text, content) = match result.content.as_slice() {
         [MediaBlock::Text(text)] if text.extra.is_empty() => {
             (Some(&*text.text), JsValue::UNDEFINED)
         }
-        content => (None, to_js(content)),
+        content => (None, super::convert::to_js(content)),
     };
     let (details, empty_details) = match &result.details {
         None => (JsValue::UNDEFINED, false),
         Some(Value::Object(map)) if map.is_empty() => (JsValue::UNDEFINED, true),
-        Some(details) => (to_js(details), false),
+        Some(details) => (super::convert::to_js(details), false),
     };
     tool_result_js(
         &result.tool_call_id,
@@ -161,5 +299,6 @@ pub fn tool_result(result: &ToolResultMessage) -> JsValue {
         empty_details,
         result.is_error,
         result.timestamp,
+        frozen,
     )
 }

@@ -6,14 +6,15 @@
 //! The final message is the one value of a turn the loop must read (its stop reason and tool calls decide
 //! what happens next). It crosses as JSON, like every value (`convert::from_js`), but is read lean first
 //! (`AssistantMessage::from_json_lean`): the provider fields the loop never looks at (usage, costs,
-//! signatures) are skipped, not built. They stay in the model's own object, which is what the run's
-//! observers, later requests and result hold (`mirror.rs`), so nothing is lost. Anything the lean reader
+//! signatures) are skipped, not built. They stay in the model's own object, which becomes the loop's own
+//! (frozen in place, SPEC §10) and is what the run's observers, hooks, later requests and result hold
+//! (`mirror.rs`), so nothing is lost. Anything the lean reader
 //! does not take is read from the same JSON text by the full reader, which names the bad field.
 
 use js_sys::{Array, Function};
 use wasm_bindgen::JsValue;
 
-use super::convert::{error_message, from_json_text, get, get_key, json_text, key, type_of};
+use super::convert::{error_message, from_json_text, get, get_key, json_text, key, to_js, type_of};
 use super::glue::{call_result_js, open_stream_js, take_kept_js};
 use super::mirror::SharedMirror;
 use super::protocol::Opened;
@@ -49,13 +50,22 @@ impl Model for JsModel {
     fn stream(&self, request: ModelRequest<'_>, signal: &AbortSignal) -> Result<JsStream, String> {
         let signal = js_signal(signal).map_or(JsValue::UNDEFINED, |s| JsValue::from(s.clone()));
         // Each request gets its own arrays; the message objects in them crossed once and are shared.
-        let messages = self.mirror.borrow_mut().sync(request.messages);
+        let (messages, tools) = {
+            let mut mirror = self.mirror.borrow_mut();
+            let messages = mirror.request_messages(request.messages);
+            // The run's definitions, each request its own array of them, unless prepareRequest replaced them.
+            let tools = match mirror.take_patched_tools() {
+                true => to_js(request.tools),
+                false => Array::from(&self.tools).into(),
+            };
+            (messages, tools)
+        };
         let step = open_stream_js(
             &self.model,
             &self.stream,
             request.system_prompt,
             &messages,
-            &Array::from(&self.tools),
+            &tools,
             &signal,
         );
         let kept = take_kept_js();
@@ -136,7 +146,7 @@ impl ModelStream for JsStream {
                 .await
                 .map_err(|e| format!("model stream result() failed: {}", error_message(&e)))?;
         let parsed = read_final(&message, &"model stream result()")?;
-        self.mirror.borrow_mut().keep_assistant(&message);
+        self.mirror.borrow_mut().keep_assistant(&message, &parsed);
         Ok(parsed)
     }
 }
@@ -156,8 +166,8 @@ impl StreamEvent for JsEvent {
             Err(e) => return Some(Err(e)),
         };
         let parsed = read_final(&message, &format_args!("model event {kind}.{field}"));
-        if parsed.is_ok() {
-            self.1.borrow_mut().keep_assistant(&message);
+        if let Ok(parsed) = &parsed {
+            self.1.borrow_mut().keep_assistant(&message, parsed);
         }
         Some(parsed)
     }

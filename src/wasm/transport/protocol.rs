@@ -95,6 +95,8 @@ protocol! {
         Result = 4,
         /// `{ type, reason, steps }`
         TurnEnd = 5,
+        /// `{ type, message, queue }`
+        Queued = 6,
     }
 }
 
@@ -275,7 +277,7 @@ mod tests {
             })
         );
         assert!(StepKind::from_u32(4).is_err());
-        assert!(EventShape::from_u32(6).is_err());
+        assert!(EventShape::from_u32(7).is_err());
         assert!(OutputBit::set(1 | 16).is_ok());
         assert_eq!(OutputBit::set(1 | 32).unwrap_err().number, 32);
     }

@@ -11,9 +11,9 @@ use js_sys::Function;
 use wasm_bindgen::prelude::wasm_bindgen;
 use wasm_bindgen::JsValue;
 
-use super::convert::{error_message, from_js, type_error};
+use super::convert::{error_message, from_js, json_of, type_error};
 use super::glue::{call_tool_js, take_kept_js};
-use super::signal::js_signal;
+use super::signal;
 use super::tool_output;
 use super::waiter::settle_with;
 use crate::message::{MediaBlock, ToolCall};
@@ -92,12 +92,6 @@ impl Drop for Route {
     }
 }
 
-/// `value` as the JSON text `call_js` hands to `glue.js`.
-fn json_arg(value: &impl serde::Serialize) -> String {
-    // Serializing our own types cannot fail (string keys only; non-finite numbers become null).
-    serde_json::to_string(value).unwrap_or_else(|_| "null".into())
-}
-
 /// Calls `f(this, arg, context)` and settles what it returns; a throw or rejection becomes its message.
 /// The context's `reportProgress` reports to `progress` until the call has settled. (One call into
 /// `glue.js` parses `arg` from its JSON text, makes the context, calls and starts the await.)
@@ -111,7 +105,11 @@ async fn call_js(
     what: Rc<str>,
 ) -> Result<JsValue, String> {
     let route = Route::new(progress, what);
-    let signal = js_signal(signal).map_or(JsValue::UNDEFINED, |s| JsValue::from(s.clone()));
+    // A call with a timeout has its own signal: a JS one follows it while the call runs.
+    let handed = signal::handed(signal);
+    let signal = handed
+        .as_ref()
+        .map_or(JsValue::UNDEFINED, |(s, _)| s.clone());
     let outcome = settle_with(|waiter, id| {
         let pending = REPORT_TO.with(|routes| {
             call_tool_js(f, this, &arg, call_id, &signal, routes, route.0, waiter, id)
@@ -119,7 +117,7 @@ async fn call_js(
         (!pending).then(take_kept_js)
     })
     .await;
-    drop(route);
+    drop((route, handed));
     outcome.map_err(|e| error_message(&e))
 }
 
@@ -153,7 +151,7 @@ impl ToolHandler for JsTool {
     ) -> LocalBoxFuture<'static, Result<ToolOutput, String>> {
         let tool = self.0.clone();
         // Written out now, so the future keeps the text and not a copy of the arguments.
-        let arguments = json_arg(arguments);
+        let arguments = json_of(arguments);
         Box::pin(async move {
             let outcome = call_js(
                 &tool.execute,
@@ -190,7 +188,7 @@ impl ToolExecutor for JsExecutor {
             let outcome = call_js(
                 &self.execute,
                 &self.this,
-                json_arg(&call.tagged()),
+                json_of(&call.tagged()),
                 None,
                 &context.signal,
                 context.progress,

@@ -26,6 +26,9 @@ import type {
   Approvals,
   PendingCall,
   SkipReason,
+  UserMessage,
+  CustomMessage,
+  RunResult as RunResultOf,
 } from "tiny-pi";
 
 type RunOptions = Parameters<typeof runAgentLoop>[0];
@@ -71,6 +74,11 @@ function describe(e: LoopEvent): string {
     }
     case "tool_skipped":
       return e.result.toolCallId;
+    case "queued_message": {
+      const queue: "steering" | "followUp" = e.queue;
+      const user: UserMessage = e.message;
+      return `${queue}:${user.role}`;
+    }
     case "turn_end":
       return `${e.reason}/${e.steps}`;
     default: {
@@ -97,7 +105,7 @@ const options: RunOptions = {
   },
 };
 const result: RunResult = await runAgentLoop(options);
-const reason: "stop" | "length" | "error" | "aborted" | "maxSteps" | "paused" = result.reason;
+const reason: "stop" | "length" | "error" | "aborted" | "maxSteps" | "terminated" | "paused" = result.reason;
 const steps: number = result.steps;
 const error: string | undefined = result.error;
 const requests: ModelRequest[] = model.requests;
@@ -142,6 +150,59 @@ void runAgentLoop({ context: { messages: input, tools: defs }, model });
 // @ts-expect-error a tool needs an execute function
 tools.register({ name: "broken" });
 
+// SPEC §7: the loop-control options, each hook typed by its arguments and its answer.
+const controlled = await runAgentLoop({
+  context: { messages: [...input, { role: "note", text: "from the app" }] },
+  model,
+  tools,
+  toolExecution: "sequential",
+  toolTimeoutMs: 30_000,
+  customRoles: ["note"],
+  beforeToolCall: async (call, ctx) => {
+    const aborted: boolean = ctx.signal.aborted;
+    const step: number = ctx.step;
+    return call.name === "delete" ? { block: true, reason: `not at step ${step}` } : undefined;
+  },
+  afterToolCall: (_call, result) => (result.isError ? { content: [{ type: "text", text: "failed" }], terminate: true } : undefined),
+  prepareRequest: (request, ctx) => ({ systemPrompt: `${request.systemPrompt ?? ""} (${ctx.messages.length} messages)` }),
+  getSteeringMessages: () => [],
+  getFollowUpMessages: async () => [{ role: "note", text: "queued" }, { role: "user", content: "go on", timestamp: 5 }],
+  onEvent: (e) => {
+    if (e.type === "queued_message") {
+      // Narrowed: a user message or one of the run's custom roles.
+      const message = e.message;
+      const body: unknown = message.role === "note" ? message.text : message.content;
+    }
+  },
+});
+for (const m of controlled.messages) {
+  if (m.role === "note") {
+    const note: unknown = m.text;
+  } else if (m.role === "assistant") {
+    const stop: string = m.stopReason;
+  }
+}
+const terminated: boolean = controlled.reason === "terminated";
+tools.register({ name: "slow", executionMode: "sequential", timeoutMs: 500, execute: async () => ({ content: [], terminate: true }) });
+
+// @ts-expect-error block is true or false
+void runAgentLoop({ context: { messages: input }, model, beforeToolCall: () => ({ block: 1 }) });
+
+// @ts-expect-error isError is a boolean
+void runAgentLoop({ context: { messages: input }, model, afterToolCall: () => ({ isError: "yes" }) });
+
+// @ts-expect-error toolExecution is "parallel" or "sequential"
+void runAgentLoop({ context: { messages: input }, model, toolExecution: "serial" });
+
+// @ts-expect-error only user and custom-role messages may be queued
+void runAgentLoop({ context: { messages: input }, model, getSteeringMessages: () => script });
+
+// @ts-expect-error a message of a role that is not listed in customRoles
+void runAgentLoop({ context: { messages: [{ role: "note", text: "x" }] }, model });
+
+// @ts-expect-error a tool's executionMode is "parallel" or "sequential"
+tools.register({ name: "odd", executionMode: "serial", execute: async () => ({ content: [] }) });
+
 const check = validateTranscript(result.messages);
 for (const p of check.problems) {
   const kind: "missing_result" | "result_before_call" | "orphan_result" | "duplicate_result" | "duplicate_call_id" = p.kind;
@@ -153,7 +214,7 @@ const text: string = formatTrace(records);
 const traceOk: boolean = validateTrace(records).ok;
 tools.free();
 
-export { badStop, defs, error, noId, owners, reason, requests, steps, text, traceOk };
+export { badStop, defs, error, noId, owners, reason, requests, steps, terminated, text, traceOk };
 
 // ---- SPEC §8/§9: approvals, pause and resume, sessions, the Agent ----
 const guarded = new ToolRegistry();
@@ -189,24 +250,28 @@ const view = validateTranscript(paused.messages, { allowPending: true, customRol
 const waiting: { toolCallId: string; index: number }[] = view.pending ?? [];
 const repaired: { messages: AgentMessage[]; repaired: number } = repairTranscript(paused.messages, { now: () => 1 });
 const saved: string = toJSONL(repaired.messages);
-const restored: AgentMessage[] = parseJSONL(saved, { customRoles: ["note"] });
+const restored: (AgentMessage | CustomMessage<"note">)[] = parseJSONL(saved, { customRoles: ["note"] });
 
 // @ts-expect-error parseJSONL reads text
 parseJSONL(restored);
 
-const agent = new Agent({ model, tools: guarded, systemPrompt: "Be careful.", maxSteps: 4, messages: restored, now: () => 1 });
+const agent = new Agent({ model, tools: guarded, systemPrompt: "Be careful.", maxSteps: 4, messages: restored, now: () => 1, customRoles: ["note"] });
 const unsubscribe: () => void = agent.subscribe((e) => {
-  describe(e);
+  // A queued message is a user message or one of the agent's custom roles.
+  const seen: string = e.type === "queued_message" ? (e.message.role satisfies "user" | "note") : describe(e);
 });
-const answer: RunResult = await agent.prompt("hi");
+const answer: RunResultOf<AssistantMessage, "note"> = await agent.prompt("hi");
 await agent.prompt({ role: "user", content: "hello", timestamp: 1 });
 agent.steer({ role: "user", content: "also", timestamp: 2 });
 agent.followUp({ role: "note", text: "custom roles may be queued too" });
+
+// @ts-expect-error only user messages and the agent's custom roles may be queued
+agent.steer({ role: "memo", text: "not a listed role" });
 if (agent.pending) await agent.resume({ [agent.pending[0].toolCallId]: { approve: true } });
 agent.abort();
 await agent.waitForIdle();
 const running: boolean = agent.isRunning;
-const conversation: readonly AgentMessage[] = agent.messages;
+const conversation: readonly (AgentMessage | CustomMessage<"note">)[] = agent.messages;
 
 // @ts-expect-error messages is a frozen snapshot
 agent.messages.push(input[0]);
