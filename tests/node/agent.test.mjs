@@ -1,6 +1,6 @@
 // The Agent (SPEC §9) through the installed package: a conversation over runAgentLoop whose state table
-// (idle / running / paused; what each method does in each) is the core's. Tests of steer/followUp that need
-// the loop's queues are marked todo until the §7 bridge (getSteeringMessages/getFollowUpMessages) is merged.
+// (idle / running / paused; what each method does in each) is the core's; steer/followUp feed the run's
+// SPEC §7 queues (getSteeringMessages/getFollowUpMessages).
 import assert from "node:assert/strict";
 import { before, describe, test } from "node:test";
 import { loadTinyPiSessions } from "./app-fixture.mjs";
@@ -12,7 +12,6 @@ before(async () => {
 });
 
 const T = { timeout: 20_000 };
-const QUEUES = { ...T, todo: "needs the §7 bridge (queues)" };
 const INTERRUPTED = "Tool call was not executed because the run was interrupted.";
 
 const said = (words) => assistantMsg([text(words)], "stop");
@@ -303,7 +302,7 @@ describe("sessions", () => {
 });
 
 describe("queues (steer, followUp)", () => {
-  test("steer and followUp while idle wait for the next prompt, which takes them at SPEC §7's points", QUEUES, async () => {
+  test("steer and followUp while idle wait for the next prompt, which takes them at SPEC §7's points", T, async () => {
     const { agent, model } = agentWith([said("first"), said("second"), said("third")]);
     agent.steer(userMsg("also this"));
     agent.followUp(userMsg("and after that"));
@@ -313,7 +312,7 @@ describe("queues (steer, followUp)", () => {
     assert.deepEqual(result.messages.map((m) => (m.role === "user" ? m.content : m.content[0].text)), ["hi", "first", "also this", "second", "and after that", "third"]);
   });
 
-  test("steer while running reaches the run after its batch", QUEUES, async () => {
+  test("steer while running reaches the run after its batch", T, async () => {
     const gates = { w1: gate() };
     const { agent, log } = agentWith([batch(toolCall("w1", "wait", {})), said("done")], { gates });
     const running = agent.prompt("go");
@@ -326,7 +325,7 @@ describe("queues (steer, followUp)", () => {
     assert.ok(log.events.some((e) => e.type === "queued_message" && e.queue === "steering"));
   });
 
-  test("followUp while running is taken when the model would stop", QUEUES, async () => {
+  test("followUp while running is taken when the model would stop", T, async () => {
     const gates = { w1: gate() };
     const { agent, log } = agentWith([batch(toolCall("w1", "wait", {})), said("done"), said("and that too")], { gates });
     const running = agent.prompt("go");
@@ -338,7 +337,22 @@ describe("queues (steer, followUp)", () => {
     assert.ok(log.events.some((e) => e.type === "queued_message" && e.queue === "followUp"));
   });
 
-  test("reset forgets the queued messages", QUEUES, async () => {
+  test("a queued message of a custom role is kept in the transcript and never sent to the model", T, async () => {
+    const { agent, model, log } = agentWith([said("first"), said("second"), said("third")], { customRoles: ["note"] });
+    const note = { role: "note", text: "the user is away", timestamp: 2 };
+    agent.steer(note);
+    agent.followUp(userMsg("are you there?"));
+    const result = await agent.prompt("hi");
+    assert.equal(result.reason, "stop");
+    assert.deepEqual(result.messages.map((m) => m.role), ["user", "assistant", "note", "assistant", "user", "assistant"]);
+    assert.deepEqual(result.messages[2], note);
+    assert.ok(deeplyFrozen(agent.messages) && !Object.isFrozen(note), "the agent's copy is frozen, the caller's object is not");
+    assert.deepEqual(model.requests.map((r) => r.messages.map((m) => m.role).join()), ["user", "user,assistant", "user,assistant,assistant,user"], "the note is never sent");
+    assert.deepEqual(log.events.filter((e) => e.type === "queued_message").map((e) => [e.queue, e.message.role]), [["steering", "note"], ["followUp", "user"]]);
+    assert.equal(tp.Agent.fromJSONL(agent.toJSONL(), { model, customRoles: ["note"] }).messages[2].role, "note", "and it survives a session");
+  });
+
+  test("reset forgets the queued messages", T, async () => {
     const { agent, model } = agentWith([said("only this")]);
     agent.steer(userMsg("forgotten"));
     agent.reset();
