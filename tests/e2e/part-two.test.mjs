@@ -5,7 +5,8 @@
 
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { pageSuite, childValues, count, waitForDone, runToEnd, screenshot } from "./harness.mjs";
+import { readFile } from "node:fs/promises";
+import { pageSuite, childValues, count, waitForDone, runToEnd, screenshot, axeFindings } from "./harness.mjs";
 import { SCENARIOS } from "../../www/scenarios.js";
 
 const suite = pageSuite();
@@ -209,4 +210,137 @@ test("the request inspector shows what the model received against the transcript
     assert.equal(await page.$$eval('[data-testid="trace-table"] tbody tr', (n) => n.length), 7);
     await screenshot(page, "part2-notification-1280x720");
   });
+});
+
+// --- approvals (SPEC §8): pause, export JSON Lines, reload, import, resume -----------------------------------
+
+/** A transcript as the package's JSON Lines give it, with the timestamps the loop writes for tool results left
+ * out (they are the clock's, not the run's). */
+const comparable = (jsonl) =>
+  jsonl
+    .trim()
+    .split("\n")
+    .map((line) => JSON.parse(line))
+    .map((m) => (m.role === "toolResult" ? { ...m, timestamp: 0 } : m));
+
+async function exportTranscript(page) {
+  await page.click('summary:has-text("Export")');
+  const [file] = await Promise.all([page.waitForEvent("download"), page.click('[data-testid="export-transcript"]')]);
+  return readFile(await file.path(), "utf8");
+}
+
+async function decide(page, id, approve, reason) {
+  await page.click(`[data-testid="${approve ? "approve" : "deny"}-${id}"]`);
+  await page.waitForSelector(`[data-testid="approvals-list"] > li[data-call-id="${id}"][data-decision="${approve ? "approve" : "deny"}"]`);
+  if (reason !== undefined) await page.fill(`[data-testid="deny-reason-${id}"]`, reason);
+}
+
+test("approvals: pause, export the JSON Lines, reload, import them, approve one call and deny another, resume to the uninterrupted run's transcript", async () => {
+  let jsonl;
+  let resumed;
+  await withPage("?scenario=approval&lang=en&speed=instant", async (page) => {
+    await page.click('[data-testid="run"]');
+    await waitForDone(page);
+    assert.equal(await text(page, "reason"), "paused");
+    assert.match(await text(page, "status"), /^Finished: reason = paused, steps = 1\. 2 call\(s\) wait for a decision/);
+    assert.deepEqual(await loopEvents(page), ["assistant_message", "turn_end"], "nothing of the batch ran");
+    assert.deepEqual(await attrs(page, '[data-testid="approvals-list"] > li', "data-call-id"), ["call-1", "call-2", "call-3"]);
+    assert.deepEqual(await attrs(page, '[data-testid="approvals-list"] > li', "data-needs-approval"), ["true", "true", "false"]);
+    // The paused view: validateTranscript's pending, never a red error.
+    assert.match(await text(page, "findings"), /paused: call-1 is waiting for a decision/);
+    assert.equal(await page.$$eval('[data-testid="findings"] .bad, [data-testid="pairing"] .problem, [data-testid="transcript"] .problem, [data-testid="trace"] .bad', (n) => n.length), 0);
+    assert.deepEqual(await childValues(page, "pairing", "data-state"), ["paused", "paused", "paused"]);
+    await page.click('[data-testid="timeline"] > li[data-type="turn_end"]');
+    assert.match(await text(page, "why"), /The run is paused: .*result\.pending lists its calls/);
+    assert.equal(await page.getAttribute('[data-testid="phase-table"] tr[data-current="true"]', "data-phase"), "approve");
+    assert.equal(await page.isDisabled('[data-testid="resume"]'), true, "no decision yet");
+
+    // Export: a download and the same text to copy.
+    const [file] = await Promise.all([page.waitForEvent("download"), page.click('[data-testid="export-jsonl"]')]);
+    assert.equal(file.suggestedFilename(), "paused-run.jsonl");
+    jsonl = await readFile(await file.path(), "utf8");
+    assert.equal(await page.inputValue('[data-testid="jsonl-text"]'), jsonl);
+    assert.deepEqual(jsonl.trim().split("\n").map((l) => JSON.parse(l).role), ["user", "assistant"]);
+    const path = await file.path();
+
+    // Reload, then import the file under "Check a transcript": the run starts from it, its calls wait for decisions.
+    await page.reload();
+    await page.waitForSelector("body[data-ready='true']");
+    // The address kept the state: the reloaded page runs the scenario to where it was, paused.
+    await waitForDone(page);
+    assert.equal(await text(page, "reason"), "paused");
+    assert.match(page.url(), /scenario=approval.*step=end/);
+    await page.click('summary:has-text("Check a transcript")');
+    await page.fill('[data-testid="check-input"]', '{"role": "user"}\nnot json');
+    await page.click('[data-testid="import-button"]');
+    assert.match(await text(page, "check-error"), /cannot be read \(parseJSONL\): .*line 1/);
+    await page.setInputFiles('[data-testid="check-file"]', path);
+    await page.waitForFunction((want) => document.querySelector('[data-testid="check-input"]').value === want, jsonl);
+    await page.click('[data-testid="import-button"]');
+    await page.waitForFunction(() => document.querySelector('[data-testid="scenario-select"]').value === "custom");
+    assert.deepEqual(await childValues(page, "transcript", "data-role"), ["user", "assistant"]);
+    assert.deepEqual(await attrs(page, '[data-testid="approvals-list"] > li', "data-decision"), ["undecided", "undecided", "none"]);
+    assert.match(await text(page, "findings"), /paused: call-2 is waiting for a decision/);
+
+    await decide(page, "call-1", true);
+    await decide(page, "call-2", false, "not in the playground");
+    await page.click('[data-testid="resume"]');
+    await waitForDone(page);
+    assert.equal(await text(page, "reason"), "stop");
+    assert.equal(await text(page, "steps"), "2", "steps go on from startSteps");
+    assert.equal(await text(page, "requests"), "1", "one request in the resumed run");
+    assert.deepEqual(await loopEvents(page), ["tool_skipped(call-2)", "tool_start(call-1)", "tool_start(call-3)", "tool_end(call-1)", "tool_end(call-3)", "assistant_message", "turn_end"]);
+    assert.match(await text(page, "findings"), /validateTranscript: ok/);
+    assert.equal(await page.isHidden('[data-testid="approvals-panel"]'), true, "nothing waits any more");
+    await page.click('[data-testid="timeline"] > li[data-type="tool_skipped"]');
+    assert.match(await text(page, "why"), /delete\(call-2\) was denied: .*“not in the playground”/);
+    const skipped = await page.$eval('[data-testid="transcript"] > li[data-key$=":call-2"]', (n) => n.textContent);
+    assert.match(skipped, /skipped: denied.*not in the playground/s);
+    resumed = await exportTranscript(page);
+  });
+
+  // The same decisions given up front: the run never pauses, and makes the same transcript.
+  await withPage("?scenario=approval&lang=en&speed=instant", async (page) => {
+    await page.click('summary:has-text("Edit the script")');
+    const def = JSON.parse(await page.inputValue('[data-testid="editor"]'));
+    def.approvals = { "call-1": { approve: true }, "call-2": { approve: false, reason: "not in the playground" } };
+    await page.fill('[data-testid="editor"]', JSON.stringify(def, null, 2));
+    await page.click('[data-testid="editor-apply"]');
+    await waitForDone(page);
+    assert.equal(await text(page, "reason"), "stop");
+    assert.equal(await text(page, "steps"), "2");
+    const uninterrupted = await exportTranscript(page);
+    assert.deepEqual(comparable(resumed), comparable(uninterrupted));
+    assert.equal(comparable(resumed).length, 6);
+  });
+});
+
+test("approvals view: axe-clean and screenshotted at 1280 and 390 px in both languages", async () => {
+  for (const lang of ["en", "zh"]) {
+    for (const viewport of [{ width: 1280, height: 900 }, { width: 390, height: 844 }]) {
+      await withPage(
+        `?scenario=approval&lang=${lang}&speed=instant`,
+        async (page) => {
+          await page.click('[data-testid="run"]');
+          await waitForDone(page);
+          await decide(page, "call-1", true);
+          await decide(page, "call-2", false, lang === "zh" ? "演练场里不允许删除" : "not in the playground");
+          const paused = await axeFindings(page);
+          const name = `approvals-${lang}-${viewport.width}`;
+          if (viewport.width < 1280) await page.$eval('[data-testid="approvals-list"]', (el) => el.scrollIntoView({ block: "center" }));
+          await screenshot(page, name, { fullPage: viewport.width === 1280 });
+          const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+          assert.ok(overflow <= 0, `${name}: the page scrolls sideways by ${overflow}px`);
+          await page.click('[data-testid="resume"]');
+          await waitForDone(page);
+          for (const summary of await page.$$("details:not([open]) > summary")) await summary.click();
+          const resumedFindings = await axeFindings(page);
+          assert.deepEqual([...paused, ...resumedFindings], [], `${name}: axe findings`);
+          const missing = await page.evaluate(async () => (await import(new URL("i18n.js", document.baseURI).href)).missingKeys());
+          assert.deepEqual(missing, [], `${name}: keys with no text`);
+        },
+        { viewport },
+      );
+    }
+  }
 });
