@@ -20,18 +20,18 @@ export function requestDiff(current, previous) {
 
 /**
  * The transcript's messages a request did not carry, by index: a custom-role message (never sent, SPEC §7) or one
- * prepareRequest took out (`prepareRequest`). Matched by content, each sent message standing for one.
+ * prepareRequest took out (`prepareRequest`). The request is matched against the transcript from the end, message
+ * by message (a request keeps the transcript's order; what it changed counts as left out).
  */
 export function leftOut(transcript, sent, customRoles = []) {
-  const remaining = sent.map(canonical);
-  return transcript.flatMap((m, index) => {
-    const at = remaining.indexOf(canonical(m));
-    if (at >= 0) {
-      remaining[at] = null;
-      return [];
-    }
-    return [{ index, role: String(m?.role), reason: customRoles.includes(m?.role) ? "custom" : "prepareRequest" }];
-  });
+  const out = [];
+  let j = sent.length - 1;
+  for (let index = transcript.length - 1; index >= 0; index--) {
+    const m = transcript[index];
+    if (j >= 0 && canonical(m) === canonical(sent[j])) j -= 1;
+    else out.unshift({ index, role: String(m?.role), reason: customRoles.includes(m?.role) ? "custom" : "prepareRequest" });
+  }
+  return out;
 }
 
 const mark = (state) => (state === "new" ? t("inspector.new") : state === "changed" ? t("inspector.changed") : null);
