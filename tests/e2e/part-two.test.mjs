@@ -344,3 +344,32 @@ test("approvals view: axe-clean and screenshotted at 1280 and 390 px in both lan
     }
   }
 });
+
+test("the new scenarios embed and share like the others: autoplay in a lesson's frame, step=end and step=<n> in a link", async () => {
+  // Embedded: the steering scenario autoplays; the approval scenario pauses and shows its decisions when named.
+  // (The status line is not among the panels: wait for the run's end on its attribute.)
+  const ended = (page) => page.waitForSelector('[data-testid="status"][data-run="done"]', { state: "attached" });
+  await withPage("?embed=1&scenario=steering&panels=timeline,transcript&autoplay=1&lang=zh", async (page) => {
+    await ended(page);
+    assert.ok((await loopEvents(page)).includes("queued_message"));
+    assert.equal(await page.isHidden('[data-testid="approvals-panel"]'), true);
+  });
+  await withPage("?embed=1&scenario=approval&panels=timeline,approvals&autoplay=1&lang=zh", async (page) => {
+    await ended(page);
+    assert.equal(await page.isVisible('[data-testid="approve-call-1"]'), true);
+    assert.equal(await page.isHidden('[data-panel="transcript"]'), true);
+  });
+  // A link to the end of a sequential run opens its gates one by one, in the script's release order.
+  await withPage("?scenario=sequential&lang=en&step=end", async (page) => {
+    await waitForDone(page);
+    assert.deepEqual(await loopEvents(page), ["assistant_message", "tool_start(call-1)", "tool_end(call-1)", "tool_start(call-2)", "tool_end(call-2)", "assistant_message", "turn_end"]);
+  });
+  // A link to event n holds the run there: here the blocked call's tool_skipped.
+  await withPage("?scenario=blocked&lang=en&step=end", async (page) => {
+    await waitForDone(page);
+    const seq = await page.getAttribute('[data-testid="timeline"] > li[data-type="tool_skipped"]', "data-seq");
+    await page.goto(page.url().replace("step=end", `step=${seq}`));
+    await page.waitForSelector(`[data-testid="timeline"] > li.held[data-seq="${seq}"]`);
+    assert.match(await text(page, "why"), /beforeToolCall blocked delete\(call-1\)/);
+  });
+});
