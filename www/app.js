@@ -624,7 +624,8 @@ function wire() {
   $("import-button").addEventListener("click", () => {
     const messages = readPasted();
     if (!messages) return;
-    const a = continueFrom(messages);
+    // A paused transcript's responses count toward maxSteps: the run that finishes its batch goes on from them.
+    const a = continueFrom(messages, unansweredCalls(messages).length ? { startSteps: responsesIn(messages) } : {});
     $("check-error").textContent = t("check.imported", { n: messages.length, a, next: a + 1 });
   });
   $("check-file").addEventListener("change", async (ev) => {

@@ -281,6 +281,12 @@ test("approvals: pause, export the JSON Lines, reload, import them, approve one 
     assert.deepEqual(await childValues(page, "transcript", "data-role"), ["user", "assistant"]);
     assert.deepEqual(await attrs(page, '[data-testid="approvals-list"] > li', "data-decision"), ["undecided", "undecided", "none"]);
     assert.match(await text(page, "findings"), /paused: call-2 is waiting for a decision/);
+    // Run without decisions: the batch pauses again at once, its steps counted from the imported responses.
+    await page.click('[data-testid="run"]');
+    await waitForDone(page);
+    assert.equal(await text(page, "reason"), "paused");
+    assert.equal(await text(page, "steps"), "1");
+    assert.deepEqual(await loopEvents(page), ["turn_end"]);
 
     await decide(page, "call-1", true);
     await decide(page, "call-2", false, "not in the playground");
