@@ -192,7 +192,9 @@ function derive() {
   // before its next request or the end of the run. A paused run's calls (and those a run is about to start from)
   // wait for decisions: validateTranscript's `pending` lists them (SPEC §8).
   const lastAssistant = messages.findLastIndex((m) => m?.role === "assistant");
-  const paused = !checked && pendingCalls(run).length > 0;
+  const pending = checked ? [] : pendingCalls(run);
+  // While paused: the ids of the calls that wait for a decision (the others wait for their batch to resume).
+  const paused = pending.length ? new Set(pending.filter((p) => p.needsApproval).map((p) => p.toolCallId)) : null;
   const waiting = paused ? (safely(() => api.validateTranscript(messages, { customRoles, allowPending: true })).pending ?? []) : live ? problems.filter((p) => p.kind === "missing_result" && p.index === lastAssistant) : [];
   const inProgress = new Set(waiting.map((p) => `${p.index}:${p.toolCallId}`));
   const trace = messages.length === 0 ? null : safely(() => buildTrace(messages, keys, events, customRoles));

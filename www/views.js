@@ -315,13 +315,17 @@ export function pairRows(messages, problems) {
 /** The token of a pairing row: its call, or (a result that answers no call) its message. */
 export const rowToken = (row) => (row.type === "call" ? `c:${row.index}:${row.callId}` : `m:${row.index}`);
 
+/** What a call of a paused batch waits for (`paused`: the ids that wait for a decision), as `<prefix>.paused` or
+ * `<prefix>.pausedBatch` says it. */
+export const pausedText = (paused, prefix, id) => t(paused.has(id) ? `${prefix}.paused` : `${prefix}.pausedBatch`, { id });
+
 function kindBadges(kinds, id, inProgress, paused) {
-  const waiting = paused ? t("findings.paused", { id }) : t("findings.inProgress", { id });
+  const waiting = paused ? pausedText(paused, "findings", id) : t("findings.inProgress", { id });
   return kinds.map((kind) => h("span", { class: `badge ${inProgress ? "pending" : "problem"}`, "data-kind": kind }, inProgress ? waiting : t(`kind.${kind}`)));
 }
 
 /** One child per row (data-call-id, data-paired, data-state, data-kinds). */
-export function renderPairing(list, rows, { execs, live, paused = false, inProgress, highlight, selected, onSelect }) {
+export function renderPairing(list, rows, { execs, live, paused = null, inProgress, highlight, selected, onSelect }) {
   const items = rows.map((row) => {
     const token = rowToken(row);
     const pending = row.type === "call" && inProgress.has(`${row.index}:${row.callId}`);
@@ -340,7 +344,7 @@ export function renderPairing(list, rows, { execs, live, paused = false, inProgr
     } else {
       const exec = pending && live ? [...execs].reverse().find((x) => x.callId === row.callId) : undefined;
       state = exec ? exec.state : pending ? (paused ? "paused" : "pending") : "missing";
-      label = [t(`pairing.${state}`)];
+      label = [state === "paused" ? pausedText(paused, "pairing", row.callId) : t(`pairing.${state}`)];
     }
     const callText = row.type === "call" ? `#${row.index} ${row.name}(${row.callId})` : "?";
     return selectable(
@@ -370,7 +374,7 @@ export function renderPairing(list, rows, { execs, live, paused = false, inProgr
 }
 
 /** validateTranscript's answer; mid-run, a call of the current response that has no result yet is not an error. */
-export function renderFindings(box, validation, { inProgress = new Set(), paused = false } = {}) {
+export function renderFindings(box, validation, { inProgress = new Set(), paused = null } = {}) {
   if (!validation) {
     box.replaceChildren();
     return;
@@ -388,7 +392,7 @@ export function renderFindings(box, validation, { inProgress = new Set(), paused
   else head = h("p", { class: "good" }, `${t("findings")}: `, t("findings.ok"));
   const items = validation.problems.map((p) =>
     pending(p)
-      ? h("li", { class: "pending", "data-kind": p.kind, "data-call-id": p.toolCallId, "data-state": paused ? "paused" : "in-progress" }, t(paused ? "findings.paused" : "findings.inProgress", { id: p.toolCallId }))
+      ? h("li", { class: "pending", "data-kind": p.kind, "data-call-id": p.toolCallId, "data-state": paused ? "paused" : "in-progress" }, paused ? pausedText(paused, "findings", p.toolCallId) : t("findings.inProgress", { id: p.toolCallId }))
       : h("li", { class: "bad", "data-kind": p.kind, "data-call-id": p.toolCallId }, t("findings.item", { kindText: t(`kind.${p.kind}`), kind: p.kind, id: p.toolCallId, index: p.index })),
   );
   box.replaceChildren(head, items.length ? h("ul", {}, ...items) : "", waiting.length ? h("p", { class: "note" }, t(paused ? "findings.pausedNote" : "findings.live")) : "");
@@ -418,7 +422,7 @@ export function renderTools(list, execs, onRelease) {
  * A row shows validateTranscript's kinds about its message (as every other view does); the check under the
  * table is validateTrace's own verdict.
  */
-export function renderTrace(box, trace, { highlight, selected, inProgressIds, paused = false, problems, onSelect }) {
+export function renderTrace(box, trace, { highlight, selected, inProgressIds, paused = null, problems, onSelect }) {
   if (!trace || (!trace.error && trace.records.length === 0)) {
     box.replaceChildren(h("p", { class: "empty" }, t("trace.empty")));
     return;
@@ -479,7 +483,7 @@ export function renderTrace(box, trace, { highlight, selected, inProgressIds, pa
         h("ul", {}, ...real.map((p) => h("li", { "data-kind": p.kind, "data-call-id": p.toolCallId }, t("trace.problem", { kindText: t(`kind.${p.kind}`), kind: p.kind, id: p.toolCallId, seq: p.seq })))),
       )
     : waiting.length
-      ? h("div", { class: "pending", "data-testid": "trace-check" }, ...waiting.map((p) => h("p", { "data-kind": p.kind, "data-call-id": p.toolCallId, "data-state": paused ? "paused" : "in-progress" }, t(paused ? "trace.paused" : "trace.inProgress", { id: p.toolCallId }))))
+      ? h("div", { class: "pending", "data-testid": "trace-check" }, ...waiting.map((p) => h("p", { "data-kind": p.kind, "data-call-id": p.toolCallId, "data-state": paused ? "paused" : "in-progress" }, paused ? pausedText(paused, "trace", p.toolCallId) : t("trace.inProgress", { id: p.toolCallId }))))
       : h("p", { class: "good", "data-testid": "trace-check" }, t("trace.valid"));
   box.replaceChildren(
     h("p", { class: "help", "data-testid": "trace-source", "data-source": trace.fromEvents ? "events" : "transcript" }, t(trace.fromEvents ? "trace.fromEvents" : "trace.fromTranscript")),

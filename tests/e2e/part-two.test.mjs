@@ -248,6 +248,7 @@ test("approvals: pause, export the JSON Lines, reload, import them, approve one 
     assert.deepEqual(await attrs(page, '[data-testid="approvals-list"] > li', "data-needs-approval"), ["true", "true", "false"]);
     // The paused view: validateTranscript's pending, never a red error.
     assert.match(await text(page, "findings"), /paused: call-1 is waiting for a decision/);
+    assert.match(await text(page, "findings"), /paused: call-3 needs no approval and runs with its batch on resume/);
     assert.equal(await page.$$eval('[data-testid="findings"] .bad, [data-testid="pairing"] .problem, [data-testid="transcript"] .problem, [data-testid="trace"] .bad', (n) => n.length), 0);
     assert.deepEqual(await childValues(page, "pairing", "data-state"), ["paused", "paused", "paused"]);
     await page.click('[data-testid="timeline"] > li[data-type="turn_end"]');
