@@ -7,7 +7,7 @@
 import { t, tFirst, setLang, getLang, applyI18n, detectLang } from "./i18n.js";
 import { SCENARIOS, scenarioById, cloneDef, validateDefinition, parseTranscript, jsonErrorIndex, lineOfPath, responsesIn } from "./scenarios.js";
 import { Run, unansweredCalls } from "./runner.js";
-import { whyOf, waitOf, decisionRow, phaseOf, isSequential, toolCalls } from "./explain.js";
+import { whyOf, waitOf, decisionRow, phaseOf, isSequential, awaitsApproval, toolCalls } from "./explain.js";
 import { orderTrace, buildLinks } from "./links.js";
 import * as views from "./views.js";
 import { renderInspector, renderDecisionTable, renderApprovals } from "./panels.js";
@@ -165,14 +165,16 @@ function responseOf(run, n) {
   return run.events.find((r) => r.type === "assistant_message" && r.request === n)?.event.message;
 }
 
-/** Whether the batch an event belongs to runs one call at a time (its response's calls, or those a run starts from). */
-function sequentialAt(run, rec) {
+/** What the explanations need about the batch an event belongs to (its response's calls, or those a run starts
+ * from): whether it runs one call at a time, whether it pauses for a decision. */
+function batchOf(run, rec) {
   const response = responseOf(run, rec.request);
-  return isSequential(run.def, response ? toolCalls(response) : unansweredCalls(run.def.messages));
+  const calls = response ? toolCalls(response) : unansweredCalls(run.def.messages);
+  return { response, sequential: isSequential(run.def, calls), approval: awaitsApproval(run.def, calls) };
 }
 
 function explainEvent(run, rec) {
-  const context = { response: responseOf(run, rec.request), requestOf: (n) => run.requestOf(n), sequential: sequentialAt(run, rec) };
+  const context = { ...batchOf(run, rec), requestOf: (n) => run.requestOf(n) };
   const why = whyOf(rec, context);
   return tFirst(why.keys, why.vars);
 }
@@ -265,7 +267,7 @@ function statusText(run) {
         return t("status.abortWaiting", { seq: run.aborted.seq, names: names(run.pendingTools.map((x) => `${x.name}(${x.callId})`)) });
       if (run.held && run.mode === "step") {
         const rec = run.events[run.hold.seq - 1];
-        const wait = waitOf(rec, { response: responseOf(run, rec.request), sequential: sequentialAt(run, rec) });
+        const wait = waitOf(rec, batchOf(run, rec));
         return t("status.held", { seq: rec.seq, label: views.eventLabel(rec), wait: tFirst(wait.keys, wait.vars) });
       }
       const gated = run.execs.filter((x) => x.state === "gated");

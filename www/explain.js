@@ -53,6 +53,12 @@ export function phaseOf(rec) {
   }
 }
 
+/** Whether a batch pauses before anything of it happens (SPEC §8): a call to a tool registered `needsApproval`
+ * with no decision in the definition's `approvals`. */
+export function awaitsApproval(def, calls) {
+  return calls.some((c) => def?.tools?.[c.name]?.needsApproval === true && !def?.approvals?.[c.id]);
+}
+
 /** Whether a batch runs one call at a time: `toolExecution: "sequential"`, or a call of it names a tool registered
  * `executionMode: "sequential"` (SPEC §7). `calls` are the batch's calls. */
 export function isSequential(def, calls) {
@@ -94,7 +100,7 @@ export const callLabel = (name, id) => `${name}(${id})`;
  * `why.<type>.<sub or reason>`, then `why.<type>`; app.js takes the first that has a text.
  * `context` gives what the event alone does not say: the response of this request and the run's request count.
  */
-export function whyOf(rec, { response, requestOf, sequential = false } = {}) {
+export function whyOf(rec, { response, requestOf, sequential = false, approval = false } = {}) {
   const e = rec.event;
   const row = response ? decisionRow(response) : null;
   const vars = { n: rec.request, row: row?.id ?? "?" };
@@ -111,8 +117,10 @@ export function whyOf(rec, { response, requestOf, sequential = false } = {}) {
       });
       return { keys: [`why.model_event.${m.type}`, "why.model_event"], vars };
     }
-    case "assistant_message":
-      return { keys: [`why.assistant_message.${row?.id}`, "why.assistant_message"], vars };
+    case "assistant_message": {
+      const variant = approval ? "approval" : sequential ? "sequential" : null;
+      return { keys: [variant ? `why.assistant_message.${row?.id}.${variant}` : null, `why.assistant_message.${row?.id}`, "why.assistant_message"].filter(Boolean), vars };
+    }
     case "tool_start":
       return { keys: [sequential ? "why.tool_start.sequential" : "why.tool_start"], vars: { ...vars, call: callLabel(e.call?.name, e.call?.id) } };
     case "tool_progress":
@@ -145,13 +153,19 @@ export function whyOf(rec, { response, requestOf, sequential = false } = {}) {
 }
 
 /** What the loop does once a hold on this event is released: the most specific key that has a text. */
-export function waitOf(rec, { response, sequential = false } = {}) {
+export function waitOf(rec, { response, sequential = false, approval = false } = {}) {
   const e = rec.event;
   const row = response ? decisionRow(response) : null;
   const sub = e.type === "model_event" ? e.event?.type : undefined;
   const keys =
     e.type === "model_event"
       ? [sub === "done" || sub === "error" ? "wait.model_event.end" : "wait.model_event"]
-      : [sequential ? `wait.${e.type}.sequential` : null, `wait.${e.type}.${row?.id}`, `wait.${e.type}`].filter(Boolean);
+      : [
+          approval ? `wait.${e.type}.${row?.id}.approval` : null,
+          sequential ? `wait.${e.type}.sequential` : null,
+          e.type === "tool_skipped" ? `wait.tool_skipped.${e.result?.details?.reason}` : null,
+          `wait.${e.type}.${row?.id}`,
+          `wait.${e.type}`,
+        ].filter(Boolean);
   return { keys: [...keys, "wait.unknown"], vars: { row: row?.id ?? "?" } };
 }

@@ -380,3 +380,23 @@ test("the new scenarios embed and share like the others: autoplay in a lesson's 
     assert.match(await text(page, "why"), /beforeToolCall blocked delete\(call-1\)/);
   });
 });
+
+test("stepping explains a pause and a resume: the held assistant message says the batch will pause, a held denial what comes next", async () => {
+  await withPage("?scenario=approval&lang=en", async (page) => {
+    await stepToEvent(page, "assistant_message");
+    assert.match(await text(page, "why"), /Row tooluse fired, but a call of it needs approval .*the run pauses before anything of the batch happens/);
+    assert.match(await text(page, "status"), /finds a call that needs a decision and ends the run paused/);
+    await stepToEvent(page, "turn_end");
+    await page.click('[data-testid="step"]');
+    await waitForDone(page);
+    await decide(page, "call-1", true);
+    await decide(page, "call-2", false);
+    await page.click('[data-testid="resume"]');
+    await waitForDone(page); // the resumed run goes on in run mode
+    await page.click('[data-testid="reset"]'); // the same resumed script, now stepped
+    await stepToEvent(page, "tool_skipped", "call-2");
+    assert.match(await text(page, "why"), /delete\(call-2\) was denied: .*“Tool call was denied\.”/);
+    assert.match(await text(page, "status"), /goes on with the batch: the next call's decision, or the approved calls run/);
+    assert.equal(await page.getAttribute('[data-testid="phase-table"] tr[data-current="true"]', "data-phase"), "approve");
+  });
+});
