@@ -92,8 +92,8 @@ export class Run {
     this.mode = "step"; // step: hold every event; run: hold `pace` ms then go on
     this.events = []; // {seq, type, event, request, callId, batchDone?}
     this.sent = []; // each request the model received, as it received it (copies)
-    // For each request, the transcript when the loop built it (custom-role messages included) and the messages it
-    // built before prepareRequest: what the model received is compared with these.
+    // For each request, the transcript the loop built it from (custom-role messages included): what the model
+    // received is compared with it.
     this.contexts = [];
     this.transcript = clone(def.messages);
     this.requests = 0;
@@ -159,7 +159,7 @@ export class Run {
         return model.stream(request, streamOptions);
       },
     };
-    const onPrepare = (request, ctx) => this.contexts.push({ transcript: clone(ctx.messages), built: clone(request.messages) });
+    const onPrepare = (request, ctx) => this.contexts.push({ transcript: clone(ctx.messages) });
     const options = {
       ...controlOptions(def, onPrepare),
       context: { messages: clone(def.messages) },

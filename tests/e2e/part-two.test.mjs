@@ -400,3 +400,20 @@ test("stepping explains a pause and a resume: the held assistant message says th
     assert.equal(await page.getAttribute('[data-testid="phase-table"] tr[data-current="true"]', "data-phase"), "approve");
   });
 });
+
+test("the §7 views are axe-clean in both languages: the left-out list, a custom message, queued messages, a timed-out tool, the phase table", async () => {
+  for (const lang of ["en", "zh"]) {
+    for (const id of ["notification", "prepare-request", "steering", "timeout", "blocked"]) {
+      await withPage(`?scenario=${id}&lang=${lang}&speed=instant`, async (page) => {
+        await page.click('[data-testid="run"]');
+        await waitForDone(page); // the timeout scenario's slow tool is left to its timer
+        await page.click('[data-testid="timeline"] > li:nth-last-child(2)');
+        await page.click('[data-testid="inspector"] button[data-request="1"]');
+        assert.deepEqual(await axeFindings(page), [], `${id} (${lang}): axe findings`);
+        const missing = await page.evaluate(async () => (await import(new URL("i18n.js", document.baseURI).href)).missingKeys());
+        assert.deepEqual(missing, [], `${id} (${lang}): keys with no text`);
+        if (lang === "zh") await screenshot(page, `part2-${id}-zh-1280`, { fullPage: true });
+      });
+    }
+  }
+});
