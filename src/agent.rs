@@ -270,12 +270,7 @@ impl<M: Model + 'static> Agent<M> {
     /// An agent over `options`. Refused when `options.messages` has a call without a result anywhere but
     /// in its last assistant message; when that message has some, the agent starts paused on them.
     pub fn new(options: AgentOptions<M>) -> Result<Self, AgentError> {
-        let open = open_calls(&options.messages).map_err(|e| AgentError::Input(e.to_string()))?;
-        let pending = pending_now(&*options.executor, &options.messages, &open);
-        let state = match pending.is_empty() {
-            true => AgentState::Idle,
-            false => AgentState::Paused,
-        };
+        let (state, pending) = starting_state(&*options.executor, &options.messages)?;
         let conversation = Conversation {
             state,
             messages: Vec::new(),
@@ -459,15 +454,7 @@ impl<M: Model + 'static> Agent<M> {
     }
 
     fn check_input(&self, input: &[AgentMessage]) -> Result<(), AgentError> {
-        let roles = &self.inner.options.custom_roles;
-        match input.iter().position(|m| !may_queue(m, roles)) {
-            None => Ok(()),
-            Some(index) => Err(AgentError::Input(format!(
-                "input[{index}]: a message with role \"{}\" may not be prompted or queued: only user \
-                 messages and messages of a role in customRoles may",
-                input[index].role()
-            ))),
-        }
+        check_input(input, &self.inner.options.custom_roles)
     }
 
     fn queue(&self, inbox: &Inbox, message: AgentMessage) -> Result<(), AgentError> {
@@ -598,6 +585,38 @@ impl<M: Model> Drop for Settle<'_, M> {
             self.wake(conversation);
         }
     }
+}
+
+/// Whether `input` may be prompted or queued: only user messages and messages of a role in `custom_roles`
+/// may (the wasm bridge's JS `Agent` asks this too).
+pub(crate) fn check_input(
+    input: &[AgentMessage],
+    custom_roles: &[String],
+) -> Result<(), AgentError> {
+    match input.iter().position(|m| !may_queue(m, custom_roles)) {
+        None => Ok(()),
+        Some(index) => Err(AgentError::Input(format!(
+            "input[{index}]: a message with role \"{}\" may not be prompted or queued: only user \
+             messages and messages of a role in customRoles may",
+            input[index].role()
+        ))),
+    }
+}
+
+/// The state an agent over `messages` starts in, and the calls it then waits on: paused when its last
+/// assistant message has calls without results; refused when any other call has none. (The wasm bridge's JS
+/// `Agent` starts so too.)
+pub(crate) fn starting_state(
+    executor: &dyn ToolExecutor,
+    messages: &[AgentMessage],
+) -> Result<(AgentState, Vec<PendingCall>), AgentError> {
+    let open = open_calls(messages).map_err(|e| AgentError::Input(e.to_string()))?;
+    let pending = pending_now(executor, messages, &open);
+    let state = match pending.is_empty() {
+        true => AgentState::Idle,
+        false => AgentState::Paused,
+    };
+    Ok((state, pending))
 }
 
 /// The pending calls of a transcript's open batch (`open`), their need asked at once: a need that can only

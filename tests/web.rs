@@ -6,8 +6,8 @@
 use js_sys::{Array, Function, Reflect, JSON};
 use serde_json::{json, Value};
 use tiny_pi::wasm::{
-    format_trace_js, prologue_trace_js, run_agent_loop_js, validate_transcript_js, JsScriptedModel,
-    JsToolRegistry,
+    format_trace_js, parse_jsonl_js, prologue_trace_js, run_agent_loop_js, to_jsonl_js,
+    validate_transcript_js, JsScriptedModel, JsToolRegistry,
 };
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::JsFuture;
@@ -716,7 +716,7 @@ async fn bad_input_is_a_type_error_and_never_poisons_the_instance() {
         );
     }
     assert!(JsScriptedModel::new(JsValue::from(1), JsValue::UNDEFINED).is_err());
-    assert!(validate_transcript_js(JsValue::from("x")).is_err());
+    assert!(validate_transcript_js(JsValue::from("x"), JsValue::UNDEFINED).is_err());
     assert!(format_trace_js(JSON::parse(r#"[{"seq":1}]"#).unwrap()).is_err());
     let good = json_of(
         &run(&with(&[
@@ -750,7 +750,7 @@ async fn look_alikes_never_unwind_through_wasm() {
             "{}",
             error_text(&error)
         );
-        assert!(validate_transcript_js(revoked_array()).is_err());
+        assert!(validate_transcript_js(revoked_array(), JsValue::UNDEFINED).is_err());
     }
     // A returned value is awaited as `await` would: a `then` that throws is the observer's error, and a
     // native promise is adopted by the engine without asking its own (patched) `then`.
@@ -1092,4 +1092,117 @@ async fn bad_loop_control_options_are_type_errors_and_the_instance_goes_on() {
     }
     let result = json_of(&run(&good()).await.unwrap());
     assert_eq!(result["reason"], "stop");
+}
+
+#[wasm_bindgen(inline_js = r##"
+export function approvalScript() {
+  return [
+    { role: "assistant", content: [
+      { type: "toolCall", id: "c1", name: "delete", arguments: { path: "old.log" } },
+      { type: "toolCall", id: "c2", name: "peek", arguments: {} },
+    ], stopReason: "toolUse", timestamp: 1 },
+    { role: "assistant", content: [{ type: "text", text: "done" }], stopReason: "stop", timestamp: 2 },
+  ];
+}
+// `delete` asks for approval of .log files (answering later, as an app's check may); `peek` never does.
+export function approvalTools(log) {
+  return [
+    { name: "delete", needsApproval: (args) => Promise.resolve(args.path.endsWith(".log")),
+      execute: async (args) => { log.push("delete " + args.path); return { content: [{ type: "text", text: "deleted" }] }; } },
+    { name: "peek", needsApproval: false,
+      execute: async () => { log.push("peek"); return { content: [{ type: "text", text: "seen" }] }; } },
+  ];
+}
+export function parsed(json) { return JSON.parse(json); }
+export function deeplyFrozen(value) {
+  if (typeof value !== "object" || value === null) return true;
+  return Object.isFrozen(value) && Object.values(value).every(deeplyFrozen);
+}
+"##)]
+extern "C" {
+    #[wasm_bindgen(js_name = approvalScript)]
+    fn approval_script() -> JsValue;
+    #[wasm_bindgen(js_name = approvalTools)]
+    fn approval_tools(log: &JsValue) -> Array;
+    fn parsed(json: &str) -> JsValue;
+    #[wasm_bindgen(js_name = deeplyFrozen)]
+    fn deeply_frozen(value: &JsValue) -> bool;
+}
+
+/// SPEC §8 in the browser: a run pauses before anything of a batch with a call that needs approval, its
+/// transcript is saved and read back as JSON Lines (as a page would across a reload), and running again
+/// from it with the decisions finishes the batch first and goes on.
+#[wasm_bindgen_test]
+async fn a_run_pauses_for_approval_and_resumes_from_its_saved_transcript() {
+    for (decision, expected_log, first_result) in [
+        (
+            r#"{"c1": {"approve": true}}"#,
+            json!(["delete old.log", "peek"]),
+            "deleted",
+        ),
+        (
+            r#"{"c1": {"approve": false, "reason": "Keep the logs."}}"#,
+            json!(["peek"]),
+            "Keep the logs.",
+        ),
+    ] {
+        let log = Array::new();
+        let tools = registry_with(&approval_tools(&log).to_vec());
+        let model: JsValue = JsScriptedModel::new(approval_script(), JsValue::UNDEFINED)
+            .unwrap()
+            .into();
+        let paused = run(&object(&[
+            ("context", &context(&user_input())),
+            ("model", &model),
+            ("tools", &tools),
+        ]))
+        .await
+        .unwrap();
+        let result = json_of(&paused);
+        assert_eq!(result["reason"], "paused");
+        assert_eq!(result["steps"], 1);
+        assert_eq!(
+            result["pending"],
+            json!([
+                {"toolCallId": "c1", "toolName": "delete", "arguments": {"path": "old.log"}, "needsApproval": true},
+                {"toolCallId": "c2", "toolName": "peek", "arguments": {}, "needsApproval": false},
+            ])
+        );
+        assert!(deeply_frozen(&get(&paused, "pending")));
+        assert_eq!(json_of(&log), json!([]), "nothing of the batch ran");
+
+        let saved = to_jsonl_js(get(&paused, "messages"), JsValue::UNDEFINED).unwrap();
+        assert_eq!(saved.as_string().unwrap().lines().count(), 2);
+        let restored: JsValue = parse_jsonl_js(saved, JsValue::UNDEFINED).unwrap().into();
+        let view = validate_transcript_js(restored.clone(), parsed(r#"{"allowPending": true}"#));
+        assert_eq!(
+            json_of(&view.unwrap())["pending"],
+            json!([{"toolCallId": "c1", "index": 1}, {"toolCallId": "c2", "index": 1}])
+        );
+
+        let resumed = run(&object(&[
+            ("context", &context(&restored)),
+            ("model", &model),
+            ("tools", &tools),
+            ("approvals", &parsed(decision)),
+            ("startSteps", &JsValue::from(1)),
+        ]))
+        .await
+        .unwrap();
+        let result = json_of(&resumed);
+        assert_eq!(result["reason"], "stop", "{decision}");
+        assert_eq!(result["steps"], 2, "steps count on from startSteps");
+        assert_eq!(json_of(&log), expected_log, "{decision}");
+        let roles: Vec<&str> = (result["messages"].as_array().unwrap().iter())
+            .map(|m| m["role"].as_str().unwrap())
+            .collect();
+        assert_eq!(
+            roles,
+            ["user", "assistant", "toolResult", "toolResult", "assistant"]
+        );
+        assert_eq!(result["messages"][2]["content"][0]["text"], first_result);
+        assert_eq!(result["messages"][3]["content"][0]["text"], "seen");
+        let check = validate_transcript_js(get(&resumed, "messages"), JsValue::UNDEFINED);
+        assert_eq!(json_of(&check.unwrap())["ok"], true, "{decision}");
+    }
 }

@@ -6,11 +6,11 @@
 
 import { t, tFirst, setLang, getLang, applyI18n, detectLang } from "./i18n.js";
 import { SCENARIOS, scenarioById, cloneDef, validateDefinition, parseTranscript, jsonErrorIndex, lineOfPath, responsesIn } from "./scenarios.js";
-import { Run } from "./runner.js";
-import { whyOf, waitOf, decisionRow } from "./explain.js";
+import { Run, unansweredCalls } from "./runner.js";
+import { whyOf, waitOf, decisionRow, phaseOf, isSequential, awaitsApproval, toolCalls } from "./explain.js";
 import { orderTrace, buildLinks } from "./links.js";
 import * as views from "./views.js";
-import { renderInspector, renderDecisionTable } from "./panels.js";
+import { renderInspector, renderDecisionTable, renderApprovals } from "./panels.js";
 import { readEmbed, applyEmbed, reportHeight } from "./embed.js";
 import { encodeScript, decodeScript, stateUrl } from "./shareable.js";
 import { wireLoopCheck } from "./loopcheck.js";
@@ -38,6 +38,7 @@ const state = {
   focusNext: null, // the focus key to move keyboard focus to after the next render (arrow keys on the timeline)
   speed: SPEEDS[params.get("speed")] !== undefined ? params.get("speed") : "normal",
   customHash: null, // the hash that carries the custom script (#script=…), once encoded
+  decisions: {}, // the learner's decisions on the calls that wait for one (SPEC §8): callId -> {approve, reason}
 };
 
 // --- storage (blocked in some embedded frames: then nothing is kept, and the page works the same) ---------
@@ -108,6 +109,7 @@ function newRun({ autoRelease = null } = {}) {
   state.selection = null;
   state.inspect = null;
   state.checked = null;
+  state.decisions = structuredClone(state.def.approvals ?? {});
   const def = cloneDef(state.def);
   const model = LIVE ? liveModel() : null;
   state.run = new Run(state.api, def, { onUpdate: render, pace: SPEEDS[state.speed], model, autoRelease });
@@ -163,8 +165,16 @@ function responseOf(run, n) {
   return run.events.find((r) => r.type === "assistant_message" && r.request === n)?.event.message;
 }
 
+/** What the explanations need about the batch an event belongs to (its response's calls, or those a run starts
+ * from): whether it runs one call at a time, whether it pauses for a decision. */
+function batchOf(run, rec) {
+  const response = responseOf(run, rec.request);
+  const calls = response ? toolCalls(response) : unansweredCalls(run.def.messages);
+  return { response, sequential: isSequential(run.def, calls), approval: awaitsApproval(run.def, calls) };
+}
+
 function explainEvent(run, rec) {
-  const context = { response: responseOf(run, rec.request), requestOf: (n) => run.requestOf(n) };
+  const context = { ...batchOf(run, rec), requestOf: (n) => run.requestOf(n) };
   const why = whyOf(rec, context);
   return tFirst(why.keys, why.vars);
 }
@@ -176,14 +186,20 @@ function derive() {
   const events = checked ? [] : run.events;
   const keys = views.messageKeys(messages, checked ? messages.length : run.def.messages.length);
   const live = !checked && run.status === "active";
-  const validation = safely(() => api.validateTranscript(messages));
+  const customRoles = run.def.customRoles ?? [];
+  const validation = safely(() => api.validateTranscript(messages, { customRoles }));
   const problems = validation.problems ?? [];
   const rows = views.pairRows(messages, problems);
   // Mid-run, the current response's calls are waiting for the loop, not missing: the loop answers every call
-  // before its next request or the end of the run.
+  // before its next request or the end of the run. A paused run's calls (and those a run is about to start from)
+  // wait for decisions: validateTranscript's `pending` lists them (SPEC §8).
   const lastAssistant = messages.findLastIndex((m) => m?.role === "assistant");
-  const inProgress = new Set(live ? problems.filter((p) => p.kind === "missing_result" && p.index === lastAssistant).map((p) => `${p.index}:${p.toolCallId}`) : []);
-  const trace = messages.length === 0 ? null : safely(() => buildTrace(messages, keys, events));
+  const pending = checked ? [] : pendingCalls(run);
+  // While paused: the ids of the calls that wait for a decision (the others wait for their batch to resume).
+  const paused = pending.length ? new Set(pending.filter((p) => p.needsApproval).map((p) => p.toolCallId)) : null;
+  const waiting = paused ? (safely(() => api.validateTranscript(messages, { customRoles, allowPending: true })).pending ?? []) : live ? problems.filter((p) => p.kind === "missing_result" && p.index === lastAssistant) : [];
+  const inProgress = new Set(waiting.map((p) => `${p.index}:${p.toolCallId}`));
+  const trace = messages.length === 0 ? null : safely(() => buildTrace(messages, keys, events, customRoles));
   const inProgressIds = new Set();
   for (const { record, msgIndex } of trace?.records ?? [])
     for (const id of String(record.toolCallId ?? "").split(",")) if (inProgress.has(`${msgIndex}:${id}`)) inProgressIds.add(`${record.seq}:${id}`);
@@ -195,14 +211,32 @@ function derive() {
   const related = selection && selectedSeq === null ? [...links.related(selection)].filter((x) => x.startsWith("e:")).map((x) => Number(x.slice(2))) : [];
   const currentSeq = selectedSeq ?? (related.length ? Math.max(...related) : heldSeq);
   const current = events.find((r) => r.seq === currentSeq) ?? events.at(-1);
-  return { messages, events, keys, live, validation, problems, rows, inProgress, trace, inProgressIds, links, heldSeq, selection, selectedSeq, current };
+  return { messages, events, keys, live, paused, validation, problems, rows, inProgress, trace, inProgressIds, links, heldSeq, selection, selectedSeq, current };
 }
 
-function buildTrace(messages, keys, events) {
+/** The chapter-00 trace of the transcript's user, assistant and toolResult messages (a custom-role message is no
+ * milestone), each record pointing at its message's index in the whole transcript. */
+function buildTrace(messages, keys, events, customRoles) {
   const { api } = state;
-  const ordered = orderTrace(api.prologueTrace(messages), keys, events);
+  const at = messages.flatMap((m, i) => (customRoles.includes(m?.role) ? [] : [i]));
+  const ordered = orderTrace(api.prologueTrace(at.map((i) => messages[i])), at.map((i) => keys[i]), events);
+  ordered.records = ordered.records.map((r) => ({ ...r, msgIndex: at[r.msgIndex] }));
   const records = ordered.records.map((r) => r.record);
   return { ...ordered, formatted: api.formatTrace(records), validation: api.validateTrace(records) };
+}
+
+/**
+ * The calls that wait for a decision (SPEC §8): a paused run's `pending`, or, before a run that starts from a
+ * transcript ending with unanswered calls, those calls (the script's tools say which need approval). Empty when
+ * none of them needs one.
+ */
+function pendingCalls(run) {
+  if (state.checked) return [];
+  let pending = [];
+  if (run.status === "done" && run.reason === "paused") pending = run.result?.pending ?? [];
+  else if (run.status === "ready")
+    pending = unansweredCalls(run.def.messages).map((c) => ({ toolCallId: c.id, toolName: c.name, arguments: c.arguments, needsApproval: run.def.tools[c.name]?.needsApproval === true }));
+  return pending.some((p) => p.needsApproval) ? pending : [];
 }
 
 // --- rendering -------------------------------------------------------------------------------------
@@ -223,6 +257,7 @@ function statusText(run) {
         if (!tools.length) tools.push(t("status.abort.noTools"));
         return t("status.doneAborted", { reason: run.reason, steps: run.steps, seq: run.aborted.seq, tools: tools.join(" ") });
       }
+      if (run.reason === "paused") return t("status.paused", { steps: run.steps, n: pendingCalls(run).filter((p) => p.needsApproval).length });
       return t("status.done", { reason: run.reason, steps: run.steps });
     }
     case "failed":
@@ -232,7 +267,7 @@ function statusText(run) {
         return t("status.abortWaiting", { seq: run.aborted.seq, names: names(run.pendingTools.map((x) => `${x.name}(${x.callId})`)) });
       if (run.held && run.mode === "step") {
         const rec = run.events[run.hold.seq - 1];
-        const wait = waitOf(rec, { response: responseOf(run, rec.request) });
+        const wait = waitOf(rec, batchOf(run, rec));
         return t("status.held", { seq: rec.seq, label: views.eventLabel(rec), wait: tFirst(wait.keys, wait.vars) });
       }
       const gated = run.execs.filter((x) => x.state === "gated");
@@ -340,26 +375,70 @@ function renderViews(run) {
       select(`e:${seq}`, { toggle });
     },
   });
-  views.renderTranscript($("transcript"), d.messages, d.keys, { highlight, selected: d.selection, problems: d.problems, onSelect });
-  views.renderPairing($("pairing"), d.rows, { execs: checked ? [] : run.execs, live: d.live, inProgress: d.inProgress, highlight, selected: d.selection, onSelect });
-  views.renderFindings($("findings"), d.validation, { inProgress: d.inProgress });
+  views.renderTranscript($("transcript"), d.messages, d.keys, { highlight, selected: d.selection, problems: d.problems, inProgress: d.inProgress, onSelect });
+  views.renderPairing($("pairing"), d.rows, { execs: checked ? [] : run.execs, live: d.live, paused: d.paused, inProgress: d.inProgress, highlight, selected: d.selection, onSelect });
+  views.renderFindings($("findings"), d.validation, { inProgress: d.inProgress, paused: d.paused });
+  renderApprovalPanel(run);
   views.renderTools($("tools"), checked ? [] : run.execs, (exec) => run.release(exec));
   $("toolbar").hidden = checked || run.execs.length === 0;
 
   const sent = checked ? [] : run.sent;
   const open = state.inspect ?? (d.current?.request || sent.length);
   renderInspector($("inspector"), sent, open, {
+    context: checked ? null : run.contexts[open - 1],
+    customRoles: run.def.customRoles ?? [],
     onPick: (n) => {
       state.inspect = n;
       render();
     },
   });
   const currentResponse = d.current ? responseOf(run, d.current.request) : undefined;
-  renderDecisionTable($("decision"), firedRows(run, d), currentResponse ? decisionRow(currentResponse)?.id : null);
-  views.renderTrace($("trace"), d.trace, { highlight, selected: d.selection, inProgressIds: d.inProgressIds, problems: d.problems, onSelect });
+  renderDecisionTable($("decision"), firedRows(run, d), currentResponse ? decisionRow(currentResponse)?.id : null, d.current ? phaseOf(d.current) : null);
+  views.renderTrace($("trace"), d.trace, { highlight, selected: d.selection, inProgressIds: d.inProgressIds, paused: d.paused, problems: d.problems, onSelect });
 
   const lost = !document.activeElement || document.activeElement === document.body;
   if (focusKey && (forced || lost)) document.querySelector(`[data-focus-key="${CSS.escape(focusKey)}"]`)?.focus({ preventScroll: true });
+}
+
+// --- approvals: decide, export, resume (SPEC §8) ---------------------------------------------------------
+
+function renderApprovalPanel(run) {
+  const pending = pendingCalls(run);
+  const section = $("approvals-panel");
+  section.hidden = pending.length === 0 || (embed.on && !embed.panels.includes("approvals"));
+  if (section.hidden) {
+    $("approvals").replaceChildren();
+    return;
+  }
+  const paused = run.status === "done";
+  renderApprovals($("approvals"), pending, state.decisions, {
+    paused,
+    jsonl: paused ? safely(() => state.api.toJSONL(run.transcript, { customRoles: run.def.customRoles ?? [] })) : null,
+    onDecide: (id, approve) => {
+      state.decisions[id] = { ...state.decisions[id], approve };
+      render();
+    },
+    onReason: (id, reason) => {
+      state.decisions[id] = { ...state.decisions[id], reason };
+    },
+    onResume: () => resume(run, pending),
+    onDownload: (text) => download("paused-run.jsonl", text, "application/x-ndjson"),
+  });
+}
+
+/** Resume a paused run (or start one from a transcript ending with unanswered calls) with the learner's decisions:
+ * runAgentLoop from that transcript with `approvals`, `steps` going on from `startSteps`. */
+function resume(run, pending) {
+  const approvals = {};
+  for (const p of pending) {
+    const d = state.decisions[p.toolCallId];
+    if (!p.needsApproval || typeof d?.approve !== "boolean") continue;
+    approvals[p.toolCallId] = d.approve ? { approve: true } : { approve: false, ...(d.reason?.trim() ? { reason: d.reason.trim() } : {}) };
+  }
+  const messages = run.status === "done" ? run.transcript : run.def.messages;
+  const startSteps = run.status === "done" ? run.steps : (run.def.startSteps ?? responsesIn(messages));
+  continueFrom(structuredClone(messages), { approvals, startSteps });
+  state.run.run();
 }
 
 // --- script editor ---------------------------------------------------------------------------------
@@ -466,14 +545,17 @@ function revertEditor() {
 
 // --- pasted transcripts, import and export ------------------------------------------------------
 
+/** The pasted (or opened) transcript: a JSON array, or JSON Lines read by the package's parseJSONL (SPEC §9). */
 function readPasted() {
   const out = $("check-error");
+  const source = $("check-input").value;
   try {
-    const messages = parseTranscript($("check-input").value);
+    const messages = source.trim().startsWith("[") ? parseTranscript(source) : state.api.parseJSONL(source, { customRoles: state.def.customRoles ?? [] });
     out.textContent = "";
     return messages;
   } catch (err) {
-    out.textContent = err.notArray ? t("check.notArray") : t("check.parseError", { line: err.line ?? 1, error: err.message });
+    if (err instanceof TypeError) out.textContent = t("check.jsonlError", { error: err.message });
+    else out.textContent = err.notArray ? t("check.notArray") : t("check.parseError", { line: err.line ?? 1, error: err.message });
     return null;
   }
 }
@@ -483,13 +565,15 @@ function readPasted() {
  * it already holds (it is not replayed from its start on top of them). A transcript that ends with unanswered
  * calls is passed as it is: answering them first is the loop's job (SPEC §8), not the page's.
  */
-function continueFrom(messages) {
+function continueFrom(messages, extra = {}) {
   const a = responsesIn(messages);
   const base = cloneDef(scenarioById(state.baseId)?.def ?? state.def);
-  const def = { ...base, messages, script: base.script.slice(a) };
+  delete base.approvals;
+  delete base.startSteps;
+  const def = { ...base, messages, script: base.script.slice(a), ...extra };
   setEditorText(def);
   useCustom(def);
-  $("check-error").textContent = t("check.imported", { n: messages.length, a, next: a + 1 });
+  return a;
 }
 
 function download(name, text, type) {
@@ -543,11 +627,17 @@ function wire() {
   });
   $("import-button").addEventListener("click", () => {
     const messages = readPasted();
-    if (messages) continueFrom(messages);
+    if (!messages) return;
+    // A paused transcript's responses count toward maxSteps: the run that finishes its batch goes on from them.
+    const a = continueFrom(messages, unansweredCalls(messages).length ? { startSteps: responsesIn(messages) } : {});
+    $("check-error").textContent = t("check.imported", { n: messages.length, a, next: a + 1 });
+  });
+  $("check-file").addEventListener("change", async (ev) => {
+    const file = ev.target.files?.[0];
+    if (file) $("check-input").value = await file.text();
   });
   $("export-transcript").addEventListener("click", () => {
-    const text = currentMessages().map((m) => JSON.stringify(m)).join("\n");
-    download("transcript.jsonl", `${text}\n`, "application/x-ndjson");
+    download("transcript.jsonl", state.api.toJSONL(currentMessages(), { customRoles: state.def.customRoles ?? [] }), "application/x-ndjson");
   });
   $("export-events").addEventListener("click", () => {
     download("events.json", `${JSON.stringify(state.run.events.map((r) => r.event), null, 2)}\n`, "application/json");

@@ -22,10 +22,48 @@ export const DECISION_ROWS = [
 ];
 
 /**
- * The phases a `tooluse` batch goes through. Part one has one (every call runs at once); SPEC §7 splits it
- * into prepare / execute / finish, each an entry here with its i18n keys `phase.<id>` and `phase.<id>.what`.
+ * The phases a `tooluse` batch goes through (SPEC §7, with §8's approval before them), shown under the tooluse
+ * row; each has its i18n keys `phase.<id>` and `phase.<id>.what`. `spec` is the section that says it.
  */
-export const PHASES = [];
+export const PHASES = [
+  { id: "approve", spec: "§8" },
+  { id: "prepare", spec: "§7" },
+  { id: "execute", spec: "§7" },
+  { id: "finish", spec: "§7" },
+  { id: "checks", spec: "§7" },
+];
+
+/** The phase of a batch an event belongs to, or null: read off the event's kind and reason only. */
+export function phaseOf(rec) {
+  const e = rec.event;
+  switch (e.type) {
+    case "tool_skipped":
+      return { denied: "approve", blocked: "prepare" }[e.result?.details?.reason] ?? null;
+    case "tool_start":
+    case "tool_progress":
+      return "execute";
+    case "tool_end":
+      return "finish";
+    case "queued_message":
+      return e.queue === "steering" ? "checks" : null;
+    case "turn_end":
+      return { paused: "approve", aborted: "checks", terminated: "checks", maxSteps: "checks" }[e.reason] ?? null;
+    default:
+      return null;
+  }
+}
+
+/** Whether a batch pauses before anything of it happens (SPEC §8): a call to a tool registered `needsApproval`
+ * with no decision in the definition's `approvals`. */
+export function awaitsApproval(def, calls) {
+  return calls.some((c) => def?.tools?.[c.name]?.needsApproval === true && !def?.approvals?.[c.id]);
+}
+
+/** Whether a batch runs one call at a time: `toolExecution: "sequential"`, or a call of it names a tool registered
+ * `executionMode: "sequential"` (SPEC §7). `calls` are the batch's calls. */
+export function isSequential(def, calls) {
+  return def?.toolExecution === "sequential" || calls.some((c) => def?.tools?.[c.name]?.executionMode === "sequential");
+}
 
 export function toolCalls(message) {
   return Array.isArray(message?.content) ? message.content.filter((b) => b?.type === "toolCall") : [];
@@ -62,7 +100,7 @@ export const callLabel = (name, id) => `${name}(${id})`;
  * `why.<type>.<sub or reason>`, then `why.<type>`; app.js takes the first that has a text.
  * `context` gives what the event alone does not say: the response of this request and the run's request count.
  */
-export function whyOf(rec, { response, requestOf } = {}) {
+export function whyOf(rec, { response, requestOf, sequential = false, approval = false } = {}) {
   const e = rec.event;
   const row = response ? decisionRow(response) : null;
   const vars = { n: rec.request, row: row?.id ?? "?" };
@@ -79,10 +117,12 @@ export function whyOf(rec, { response, requestOf } = {}) {
       });
       return { keys: [`why.model_event.${m.type}`, "why.model_event"], vars };
     }
-    case "assistant_message":
-      return { keys: [`why.assistant_message.${row?.id}`, "why.assistant_message"], vars };
+    case "assistant_message": {
+      const variant = approval ? "approval" : sequential ? "sequential" : null;
+      return { keys: [variant ? `why.assistant_message.${row?.id}.${variant}` : null, `why.assistant_message.${row?.id}`, "why.assistant_message"].filter(Boolean), vars };
+    }
     case "tool_start":
-      return { keys: ["why.tool_start"], vars: { ...vars, call: callLabel(e.call?.name, e.call?.id) } };
+      return { keys: [sequential ? "why.tool_start.sequential" : "why.tool_start"], vars: { ...vars, call: callLabel(e.call?.name, e.call?.id) } };
     case "tool_progress":
       return { keys: ["why.tool_progress"], vars: { ...vars, call: e.callId } };
     case "tool_end": {
@@ -90,12 +130,20 @@ export function whyOf(rec, { response, requestOf } = {}) {
       const done = rec.batchDone;
       const order = done ? done.join(" → ") : "";
       const key = done ? "why.tool_end.last" : "why.tool_end";
-      return { keys: [e.result?.isError ? `${key}.error` : key, key], vars: { ...vars, call, order } };
+      const timeoutMs = e.result?.details?.timedOut ? e.result.details.timeoutMs : undefined;
+      const keys = [timeoutMs !== undefined ? `${key}.timeout` : null, e.result?.isError ? `${key}.error` : null, key].filter(Boolean);
+      return { keys, vars: { ...vars, call, order, timeoutMs } };
     }
     case "tool_skipped": {
       const reason = e.result?.details?.reason;
       const call = callLabel(e.result?.toolName, e.result?.toolCallId);
-      return { keys: [`why.tool_skipped.${reason}`, "why.tool_skipped"], vars: { ...vars, call, id: e.result?.toolCallId, reason } };
+      const text = (e.result?.content ?? []).map((b) => b?.text ?? "").join("");
+      return { keys: [`why.tool_skipped.${reason}`, "why.tool_skipped"], vars: { ...vars, call, id: e.result?.toolCallId, reason, text } };
+    }
+    case "queued_message": {
+      const content = e.message?.content;
+      const text = Array.isArray(content) ? content.map((b) => b?.text ?? "").join("") : String(content ?? "");
+      return { keys: [`why.queued_message.${e.queue}`, "why.queued_message"], vars: { ...vars, role: e.message?.role, queue: e.queue, text } };
     }
     case "turn_end":
       return { keys: [`why.turn_end.${e.reason}`, "why.turn_end"], vars: { ...vars, reason: e.reason, steps: e.steps } };
@@ -105,13 +153,19 @@ export function whyOf(rec, { response, requestOf } = {}) {
 }
 
 /** What the loop does once a hold on this event is released: the most specific key that has a text. */
-export function waitOf(rec, { response } = {}) {
+export function waitOf(rec, { response, sequential = false, approval = false } = {}) {
   const e = rec.event;
   const row = response ? decisionRow(response) : null;
   const sub = e.type === "model_event" ? e.event?.type : undefined;
   const keys =
     e.type === "model_event"
       ? [sub === "done" || sub === "error" ? "wait.model_event.end" : "wait.model_event"]
-      : [`wait.${e.type}.${row?.id}`, `wait.${e.type}`];
+      : [
+          approval ? `wait.${e.type}.${row?.id}.approval` : null,
+          sequential ? `wait.${e.type}.sequential` : null,
+          e.type === "tool_skipped" ? `wait.tool_skipped.${e.result?.details?.reason}` : null,
+          `wait.${e.type}.${row?.id}`,
+          `wait.${e.type}`,
+        ].filter(Boolean);
   return { keys: [...keys, "wait.unknown"], vars: { row: row?.id ?? "?" } };
 }

@@ -5,6 +5,8 @@
 // callbacks whose completion the learner can drive by hand (a "gate" resolved by a button). The model is
 // wrapped so that every request it receives is recorded as sent, whatever the model (not only ScriptedModel).
 
+import { toolCalls } from "./explain.js";
+
 const clone = (v) => structuredClone(v);
 
 function toContent(value) {
@@ -17,6 +19,48 @@ export function canonical(value) {
   return JSON.stringify(value, (key, v) =>
     v && typeof v === "object" && !Array.isArray(v) ? Object.fromEntries(Object.keys(v).sort().map((k) => [k, v[k]])) : v,
   );
+}
+
+/** The calls of the last message that have no result after it (a paused run's, or a transcript saved mid-batch),
+ * in call order: the batch a run started from these messages finishes first (SPEC §8). */
+export function unansweredCalls(messages) {
+  const at = messages.findLastIndex((m) => m?.role === "assistant");
+  if (at < 0) return [];
+  const answered = new Set(messages.slice(at + 1).filter((m) => m?.role === "toolResult").map((m) => m.toolCallId));
+  const calls = Array.isArray(messages[at].content) ? messages[at].content.filter((b) => b?.type === "toolCall") : [];
+  return calls.filter((c) => !answered.has(c.id));
+}
+
+/** From the last `keep` user messages on: older turns are left out of the request (each turn starts at a user
+ * message, so every call in what is kept still has its results after it). */
+function keepTurns(messages, keep) {
+  const users = messages.flatMap((m, i) => (m.role === "user" ? [i] : []));
+  return users.length > keep ? messages.slice(users[users.length - keep]) : null;
+}
+
+/**
+ * SPEC §7's options of a definition, as runAgentLoop takes them: its hooks (data in the definition) turned into
+ * functions, each queue answering with its next list every time it is asked. `onPrepare(request, ctx)` sees every
+ * request the loop built, before the definition's prepareRequest changes it.
+ */
+export function controlOptions(def, onPrepare = () => {}) {
+  const options = {};
+  for (const key of ["toolExecution", "toolTimeoutMs", "startSteps"]) if (def[key] !== undefined) options[key] = def[key];
+  for (const key of ["customRoles", "approvals"]) if (def[key] !== undefined) options[key] = clone(def[key]);
+  const block = def.hooks?.beforeToolCall;
+  if (block) options.beforeToolCall = (call) => (block.block.includes(call.name) ? { block: true, ...(block.reason !== undefined ? { reason: block.reason } : {}) } : undefined);
+  const trim = def.hooks?.prepareRequest;
+  options.prepareRequest = (request, ctx) => {
+    onPrepare(request, ctx);
+    const messages = trim ? keepTurns(request.messages, trim.keepTurns) : null;
+    return messages ? { messages } : undefined;
+  };
+  for (const [queue, option] of [["steering", "getSteeringMessages"], ["followUp", "getFollowUpMessages"]]) {
+    if (!def[queue]) continue;
+    let asked = 0;
+    options[option] = () => clone(def[queue][asked++] ?? []);
+  }
+  return options;
 }
 
 /** The tool call id an event is about, if any. */
@@ -48,6 +92,9 @@ export class Run {
     this.mode = "step"; // step: hold every event; run: hold `pace` ms then go on
     this.events = []; // {seq, type, event, request, callId, batchDone?}
     this.sent = []; // each request the model received, as it received it (copies)
+    // For each request, the transcript the loop built it from (custom-role messages included): what the model
+    // received is compared with it.
+    this.contexts = [];
     this.transcript = clone(def.messages);
     this.requests = 0;
     this.executions = 0;
@@ -57,7 +104,10 @@ export class Run {
     this.failure = null; // the error when runAgentLoop rejected its input
     this.mismatch = false;
     this.execs = []; // one per executor call: {callId, name, state, release}
-    this.batch = null; // the tool batch in flight: {order: [callId], results: [ToolResultMessage]}
+    // The tool batch in flight: {order: [callId], results: Map callId -> ToolResultMessage}. A run that starts from
+    // unanswered calls finishes their batch first.
+    const open = unansweredCalls(def.messages).map((c) => c.id);
+    this.batch = open.length ? { order: open, results: new Map() } : null;
     this.hold = null; // {seq, resolve} while the loop awaits our onEvent promise
     // When the signal was aborted: after which event, by whom, the tools running then, how many had been called.
     this.aborted = null; // {seq, by: "hand" | "scenario", running: ["name(id)"], execs}
@@ -92,7 +142,7 @@ export class Run {
       tools = new api.ToolRegistry();
       for (const [name, b] of Object.entries(def.tools)) {
         const tool = { name, execute: (args, ctx) => this.behave(name, ctx.callId, ctx) };
-        if (b.description !== undefined) tool.description = b.description;
+        for (const key of ["description", "executionMode", "timeoutMs", "needsApproval"]) if (b[key] !== undefined) tool[key] = b[key];
         if (b.parameters !== undefined) tool.parameters = clone(b.parameters);
         tools.register(tool);
       }
@@ -109,7 +159,9 @@ export class Run {
         return model.stream(request, streamOptions);
       },
     };
+    const onPrepare = (request, ctx) => this.contexts.push({ transcript: clone(ctx.messages) });
     const options = {
+      ...controlOptions(def, onPrepare),
       context: { messages: clone(def.messages) },
       model: recorded,
       tools,
@@ -123,7 +175,9 @@ export class Run {
       options.executeToolCall = async (call, ctx) => {
         if (!Object.hasOwn(def.tools, call.name)) throw new Error(`unknown tool: ${call.name}`);
         const out = await this.behave(call.name, call.id, ctx);
-        return { role: "toolResult", toolCallId: call.id, toolName: call.name, content: out.content, ...(out.details !== undefined ? { details: out.details } : {}), isError: out.isError, timestamp: Date.now() };
+        const { terminate, ...rest } = out;
+        const result = { role: "toolResult", toolCallId: call.id, toolName: call.name, content: rest.content, ...(rest.details !== undefined ? { details: rest.details } : {}), isError: rest.isError, timestamp: Date.now() };
+        return terminate ? { ...result, terminate } : result;
       };
     }
     if (def.abort === "before-start") this.abortNow("scenario");
@@ -199,19 +253,23 @@ export class Run {
     exec.release();
   }
 
-  /** Open the gates of autoRelease, in its order, once every one of them is waiting; one macrotask apart, so each
-   * tool_end is emitted before the next call finishes. */
+  /** Open the gates of autoRelease in its order: the next one opens once it waits and no other call is still on
+   * its way to its gate (in a parallel batch every call of the order waits first; in a sequential one, the one
+   * running). One macrotask apart, so each tool_end is emitted before the next call finishes. */
   async releaseInOrder() {
     const order = this.autoRelease ?? [];
     if (this.releasing || order.length === 0) return;
-    const waiting = (id) => this.execs.find((x) => x.callId === id && x.state === "gated");
-    if (!order.every(waiting)) return;
     this.releasing = true;
-    for (const id of order) {
-      const exec = waiting(id);
-      if (exec) this.release(exec);
-      await new Promise((resolve) => setTimeout(resolve, 0));
+    const macrotask = () => new Promise((resolve) => setTimeout(resolve, 0));
+    await macrotask(); // the calls of a parallel batch all start in the same turn
+    for (;;) {
+      const next = order.find((id) => !this.released.includes(id));
+      const exec = this.execs.find((x) => x.callId === next && x.state === "gated");
+      if (!exec || this.pendingTools.some((x) => x.state === "running")) break;
+      this.release(exec);
+      await macrotask();
     }
+    this.releasing = false;
   }
 
   /** Let an abandoned run drain: every hold and gate resolves, the signal aborts, later events are ignored. */
@@ -263,32 +321,34 @@ export class Run {
     if (e.type === "model_event" && e.event?.type === "start") {
       this.requests += 1;
       rec.request = this.requests;
-      // What the loop actually sent with this request is the authoritative transcript so far.
-      const sent = this.sent[this.requests - 1];
-      if (sent) this.transcript = clone(sent.messages);
+      // The transcript the loop built this request from is the authoritative transcript so far (what was sent may
+      // be shorter: custom roles are left out, prepareRequest may trim).
+      const context = this.contexts[this.requests - 1];
+      if (context) this.transcript = clone(context.transcript);
     }
     this.events.push(rec);
     switch (e.type) {
-      case "assistant_message":
+      case "assistant_message": {
         this.transcript.push(e.message);
+        // A tooluse response with unique ids is a batch: its results (blocked and denied ones too) are appended in
+        // call order once every call is answered (SPEC §4, §7). The other rows' skipped results come one by one.
+        const ids = toolCalls(e.message).map((c) => c.id);
+        this.batch = e.message.stopReason === "toolUse" && ids.length && new Set(ids).size === ids.length ? { order: ids, results: new Map() } : null;
         break;
-      case "tool_start":
-        this.batch ??= { order: [], results: [] };
-        this.batch.order.push(e.call.id);
-        break;
+      }
       case "tool_end":
-        // Results are appended in call order once the whole batch is done (SPEC §4), not as they finish.
-        if (this.batch) {
-          this.batch.results.push(e.result);
-          if (this.batch.results.length === this.batch.order.length) {
-            for (const id of this.batch.order) this.transcript.push(this.batch.results.find((r) => r.toolCallId === id));
+      case "tool_skipped":
+        if (this.batch?.order.includes(e.result.toolCallId)) {
+          this.batch.results.set(e.result.toolCallId, e.result);
+          if (this.batch.results.size === this.batch.order.length) {
+            for (const id of this.batch.order) this.transcript.push(this.batch.results.get(id));
             rec.batchDone = this.batch.order;
             this.batch = null;
           }
-        }
+        } else if (e.type === "tool_skipped") this.transcript.push(e.result);
         break;
-      case "tool_skipped":
-        this.transcript.push(e.result);
+      case "queued_message":
+        this.transcript.push(e.message);
         break;
       case "turn_end":
         this.reason = e.reason;
@@ -311,10 +371,20 @@ export class Run {
       const opened = new Promise((resolve) => {
         exec.release = resolve;
       });
+      // The call's own signal aborting while the run's has not is its timeout (SPEC §7): the loop has answered
+      // it already and ignores whatever it does now, so its gate goes away. A run aborted by hand keeps it: the
+      // loop waits for running tools.
+      ctx.signal?.addEventListener("abort", () => {
+        if (this.controller.signal.aborted || exec.state !== "gated") return;
+        exec.state = "timedOut";
+        exec.release?.();
+        this.onUpdate();
+      });
       this.onUpdate();
       this.releaseInOrder();
       await opened;
       exec.release = null;
+      if (exec.state === "timedOut") return { content: [], isError: true };
     }
     if (b.progress !== undefined) ctx.reportProgress(toContent(b.progress));
     if (typeof b.reject === "string") {
@@ -324,7 +394,12 @@ export class Run {
     }
     exec.state = "finished";
     this.onUpdate();
-    return { content: toContent(b.answer ?? ""), isError: b.isError === true, ...(b.details !== undefined ? { details: clone(b.details) } : {}) };
+    return {
+      content: toContent(b.answer ?? ""),
+      isError: b.isError === true,
+      ...(b.details !== undefined ? { details: clone(b.details) } : {}),
+      ...(b.terminate ? { terminate: true } : {}),
+    };
   }
 
   finish(result) {

@@ -4,23 +4,30 @@
 // runAgentLoop; nothing here imitates it.
 
 const CASES_URL = new URL("./conformance/cases.json", import.meta.url);
+// The page's own scenarios, in the same format: SPEC part two (hooks, queues, custom roles, approvals), which the
+// kit (SPEC §4 only) does not check. Their `expect` holds the counts the page shows, not every event.
+const PAGE_CASES_URL = new URL("./scenarios.json", import.meta.url);
 
-async function loadCases() {
-  if (CASES_URL.protocol === "file:") {
+async function loadCases(url) {
+  if (url.protocol === "file:") {
     // The page's modules tested in Node, without a browser.
     const { readFile } = await import("node:fs/promises");
-    return JSON.parse(await readFile(CASES_URL, "utf8"));
+    return JSON.parse(await readFile(url, "utf8"));
   }
-  const response = await fetch(CASES_URL);
-  if (!response.ok) throw new Error(`${CASES_URL.pathname}: HTTP ${response.status}`);
+  const response = await fetch(url);
+  if (!response.ok) throw new Error(`${url.pathname}: HTTP ${response.status}`);
   return response.json();
 }
 
-/** The cases as the kit has them: { id, spec, title, about, def, expect: { reason, steps, events, messages } }. */
-export const CASES = (await loadCases()).cases;
+const [kit, own] = await Promise.all([loadCases(CASES_URL), loadCases(PAGE_CASES_URL)]);
 
-/** What the course says the run ends with (shown next to the live counters), read off a case's expectations. */
+/** The cases as the kit has them: { id, spec, title, about, def, expect: { reason, steps, events, messages } }. */
+export const CASES = kit.cases;
+
+/** What the course says the run ends with (shown next to the live counters), read off a case's expectations
+ * (the page's own cases state the counts themselves). */
 function expectOf({ expect }) {
+  if (!expect.events) return { ...expect };
   const count = (test) => expect.events.filter(test).length;
   return {
     reason: expect.reason,
@@ -31,7 +38,7 @@ function expectOf({ expect }) {
   };
 }
 
-export const SCENARIOS = CASES.map((c) => ({ id: c.id, spec: c.spec, title: c.title, about: c.about, expect: expectOf(c), def: c.def }));
+export const SCENARIOS = [...CASES, ...own.cases].map((c) => ({ id: c.id, spec: c.spec, title: c.title, about: c.about, expect: expectOf(c), def: c.def }));
 
 export function scenarioById(id) {
   return SCENARIOS.find((s) => s.id === id);
@@ -44,9 +51,16 @@ export function cloneDef(value) {
 
 // --- the script editor's schema -------------------------------------------------------------
 
-// A new field (SPEC §7's hooks, say) is one entry here, its check below, and its use in runner.js and conformance/check.js.
-const DEF_KEYS = ["systemPrompt", "messages", "script", "tools", "executor", "maxSteps", "abort", "release"];
-const TOOL_KEYS = ["description", "parameters", "answer", "details", "isError", "delay", "gate", "reject", "progress"];
+// A new field is one entry here, its check below, and its use in runner.js (and conformance/check.js when the kit's
+// cases use it). SPEC part two's options are data too: `hooks` names what each hook does (runner.js turns it into
+// the function), `steering`/`followUp` list what the queues give each time they are asked.
+const DEF_KEYS = [
+  "systemPrompt", "messages", "script", "tools", "executor", "maxSteps", "abort", "release",
+  "toolExecution", "toolTimeoutMs", "hooks", "steering", "followUp", "customRoles", "approvals", "startSteps",
+];
+const TOOL_KEYS = ["description", "parameters", "answer", "details", "isError", "delay", "gate", "reject", "progress", "executionMode", "timeoutMs", "terminate", "needsApproval"];
+const HOOK_KEYS = ["beforeToolCall", "prepareRequest"];
+const EXECUTION_MODES = ["parallel", "sequential"];
 const STOP_REASONS = ["stop", "length", "toolUse", "error", "aborted"];
 const isObject = (v) => typeof v === "object" && v !== null && !Array.isArray(v);
 
@@ -86,8 +100,9 @@ function checkAssistant(msg, path, errors) {
     errors.push({ path: `${path}.timestamp`, code: "number" });
 }
 
-function checkMessage(msg, path, errors) {
+function checkMessage(msg, path, errors, customRoles = []) {
   if (!isObject(msg)) return errors.push({ path, code: "object" });
+  if (customRoles.includes(msg.role)) return; // kept verbatim by the loop: any fields
   if (msg.role === "assistant") return checkAssistant(msg, path, errors);
   if (msg.role === "user") return checkContent(msg.content, `${path}.content`, errors);
   if (msg.role === "toolResult") {
@@ -97,7 +112,53 @@ function checkMessage(msg, path, errors) {
     else checkContent(msg.content, `${path}.content`, errors);
     return;
   }
-  errors.push({ path: `${path}.role`, code: "oneOf", vars: { list: '"user", "assistant", "toolResult"' } });
+  const roles = ["user", "assistant", "toolResult", ...customRoles].map((r) => JSON.stringify(r));
+  errors.push({ path: `${path}.role`, code: "oneOf", vars: { list: roles.join(", ") } });
+}
+
+const isTimeout = (v) => Number.isInteger(v) && v > 0 && v <= 2 ** 31 - 1;
+
+/** What a queue gives each time it is asked: an array of arrays of user (or custom-role) messages. */
+function checkQueue(value, path, errors, customRoles) {
+  if (!Array.isArray(value) || !value.every(Array.isArray)) return errors.push({ path, code: "queue" });
+  value.forEach((batch, i) =>
+    batch.forEach((m, j) => {
+      const p = `${path}[${i}][${j}]`;
+      if (isObject(m) && m.role !== "user" && !customRoles.includes(m.role)) errors.push({ path: `${p}.role`, code: "queued" });
+      else checkMessage(m, p, errors, customRoles);
+    }),
+  );
+}
+
+/** The part-two options of a definition: execution, timeouts, hooks as data, queues, custom roles, decisions. */
+function checkControl(d, errors) {
+  const customRoles = Array.isArray(d.customRoles) ? d.customRoles : [];
+  if (d.customRoles !== undefined && !(Array.isArray(d.customRoles) && d.customRoles.every((r) => typeof r === "string" && r !== "" && !["user", "assistant", "toolResult"].includes(r))))
+    errors.push({ path: "customRoles", code: "customRoles" });
+  if (d.toolExecution !== undefined && !EXECUTION_MODES.includes(d.toolExecution)) errors.push({ path: "toolExecution", code: "oneOf", vars: { list: '"parallel", "sequential"' } });
+  if (d.toolTimeoutMs !== undefined && !isTimeout(d.toolTimeoutMs)) errors.push({ path: "toolTimeoutMs", code: "timeout" });
+  if (d.startSteps !== undefined && !(Number.isInteger(d.startSteps) && d.startSteps >= 0)) errors.push({ path: "startSteps", code: "nonNegInt" });
+  if (d.hooks !== undefined) {
+    if (!isObject(d.hooks)) errors.push({ path: "hooks", code: "object" });
+    else {
+      for (const key of Object.keys(d.hooks)) if (!HOOK_KEYS.includes(key)) errors.push({ path: `hooks.${key}`, code: "unknownField", vars: { list: HOOK_KEYS.join(", ") } });
+      const before = d.hooks.beforeToolCall;
+      if (before !== undefined) {
+        if (!isObject(before) || !Array.isArray(before.block) || !before.block.every((n) => typeof n === "string")) errors.push({ path: "hooks.beforeToolCall", code: "blockHook" });
+        else if (before.reason !== undefined && typeof before.reason !== "string") errors.push({ path: "hooks.beforeToolCall.reason", code: "string" });
+      }
+      const prepare = d.hooks.prepareRequest;
+      if (prepare !== undefined && !(isObject(prepare) && Number.isInteger(prepare.keepTurns) && prepare.keepTurns > 0)) errors.push({ path: "hooks.prepareRequest", code: "keepTurns" });
+    }
+  }
+  for (const queue of ["steering", "followUp"]) if (d[queue] !== undefined) checkQueue(d[queue], queue, errors, customRoles);
+  if (d.approvals !== undefined) {
+    if (!isObject(d.approvals)) errors.push({ path: "approvals", code: "object" });
+    else
+      for (const [id, a] of Object.entries(d.approvals))
+        if (!isObject(a) || typeof a.approve !== "boolean" || (a.reason !== undefined && typeof a.reason !== "string")) errors.push({ path: `approvals.${id}`, code: "approval" });
+  }
+  return customRoles;
 }
 
 /**
@@ -110,8 +171,9 @@ export function validateDefinition(d) {
   if (!isObject(d)) return [{ path: "$", code: "object" }];
   for (const key of Object.keys(d)) if (!DEF_KEYS.includes(key)) errors.push({ path: key, code: "unknownField", vars: { list: DEF_KEYS.join(", ") } });
   if (d.systemPrompt !== undefined && typeof d.systemPrompt !== "string") errors.push({ path: "systemPrompt", code: "string" });
+  const customRoles = checkControl(d, errors);
   if (!Array.isArray(d.messages)) errors.push({ path: "messages", code: "array" });
-  else d.messages.forEach((m, i) => checkMessage(m, `messages[${i}]`, errors));
+  else d.messages.forEach((m, i) => checkMessage(m, `messages[${i}]`, errors, customRoles));
   if (!Array.isArray(d.script)) errors.push({ path: "script", code: "scriptArray" });
   else d.script.forEach((m, i) => checkAssistant(m, `script[${i}]`, errors));
   if (!isObject(d.tools)) errors.push({ path: "tools", code: "toolsObject" });
@@ -129,6 +191,9 @@ export function validateDefinition(d) {
       if (b.delay !== undefined && !(Number.isFinite(b.delay) && b.delay >= 0 && b.delay <= 60000))
         errors.push({ path: `${p}.delay`, code: "delay" });
       if (b.reject !== undefined && b.reject !== null && typeof b.reject !== "string") errors.push({ path: `${p}.reject`, code: "reject" });
+      if (b.executionMode !== undefined && !EXECUTION_MODES.includes(b.executionMode)) errors.push({ path: `${p}.executionMode`, code: "oneOf", vars: { list: '"parallel", "sequential"' } });
+      if (b.timeoutMs !== undefined && !isTimeout(b.timeoutMs)) errors.push({ path: `${p}.timeoutMs`, code: "timeout" });
+      for (const key of ["terminate", "needsApproval"]) if (b[key] !== undefined && typeof b[key] !== "boolean") errors.push({ path: `${p}.${key}`, code: "boolean" });
     }
   }
   if (d.executor !== undefined && d.executor !== "registry" && d.executor !== "custom") errors.push({ path: "executor", code: "oneOf", vars: { list: '"registry", "custom"' } });

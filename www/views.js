@@ -55,7 +55,7 @@ export function ownerOfMessage(m) {
   if (m?.role === "user") return "user";
   if (m?.role === "assistant") return "model";
   if (m?.role === "toolResult") return m.details?.skipped ? "loop" : "tool";
-  return "other";
+  return "custom"; // a custom-role message (SPEC §7): the app's own, never sent to the model
 }
 
 function ownerOfEvent(rec) {
@@ -66,6 +66,8 @@ function ownerOfEvent(rec) {
     case "tool_end":
     case "tool_progress":
       return "tool";
+    case "queued_message":
+      return ownerOfMessage(rec.event.message);
     default:
       return "loop";
   }
@@ -123,6 +125,8 @@ function eventDetail(rec) {
       return `${e.result?.toolName}(${e.result?.toolCallId}) ${e.result?.details?.reason ?? ""}`;
     case "turn_end":
       return `reason=${e.reason} steps=${e.steps}`;
+    case "queued_message":
+      return `${e.queue}: ${e.message?.role} ${short(json(contentText(e.message?.content)), 60)}`;
     default:
       return "";
   }
@@ -233,7 +237,7 @@ export function blockNodes(content, { callToken, highlight = new Set(), onSelect
 }
 
 /** One child per message, with data-role and data-owner; the validator's problems about a message as badges. */
-export function renderTranscript(list, messages, keys, { highlight, selected, problems, onSelect }) {
+export function renderTranscript(list, messages, keys, { highlight, selected, problems, inProgress = new Set(), onSelect }) {
   const items = messages.map((m, i) => {
     const token = `m:${i}`;
     const badges = [];
@@ -243,8 +247,10 @@ export function renderTranscript(list, messages, keys, { highlight, selected, pr
       if (m.details?.skipped) badges.push(h("span", { class: "badge skipped", title: t(`skip.${m.details.reason}`) }, t("badge.skipped", { reason: m.details.reason })));
       else if (m.isError) badges.push(h("span", { class: "badge error" }, t("badge.isError")));
     }
-    for (const p of problems.filter((p) => p.index === i))
-      badges.push(h("span", { class: "badge problem", "data-kind": p.kind, "data-call-id": p.toolCallId }, `${t(`kind.${p.kind}`)}: ${p.toolCallId}`));
+    for (const p of problems.filter((p) => p.index === i)) {
+      const waiting = inProgress.has(`${p.index}:${p.toolCallId}`);
+      badges.push(h("span", { class: `badge ${waiting ? "pending" : "problem"}`, "data-kind": p.kind, "data-call-id": p.toolCallId }, `${t(`kind.${p.kind}`)}: ${p.toolCallId}`));
+    }
     const item = h(
       "li",
       {
@@ -309,14 +315,17 @@ export function pairRows(messages, problems) {
 /** The token of a pairing row: its call, or (a result that answers no call) its message. */
 export const rowToken = (row) => (row.type === "call" ? `c:${row.index}:${row.callId}` : `m:${row.index}`);
 
-function kindBadges(kinds, id, inProgress) {
-  return kinds.map((kind) =>
-    h("span", { class: `badge ${inProgress ? "pending" : "problem"}`, "data-kind": kind }, inProgress ? t("findings.inProgress", { id }) : t(`kind.${kind}`)),
-  );
+/** What a call of a paused batch waits for (`paused`: the ids that wait for a decision), as `<prefix>.paused` or
+ * `<prefix>.pausedBatch` says it. */
+export const pausedText = (paused, prefix, id) => t(paused.has(id) ? `${prefix}.paused` : `${prefix}.pausedBatch`, { id });
+
+function kindBadges(kinds, id, inProgress, paused) {
+  const waiting = paused ? pausedText(paused, "findings", id) : t("findings.inProgress", { id });
+  return kinds.map((kind) => h("span", { class: `badge ${inProgress ? "pending" : "problem"}`, "data-kind": kind }, inProgress ? waiting : t(`kind.${kind}`)));
 }
 
 /** One child per row (data-call-id, data-paired, data-state, data-kinds). */
-export function renderPairing(list, rows, { execs, live, inProgress, highlight, selected, onSelect }) {
+export function renderPairing(list, rows, { execs, live, paused = null, inProgress, highlight, selected, onSelect }) {
   const items = rows.map((row) => {
     const token = rowToken(row);
     const pending = row.type === "call" && inProgress.has(`${row.index}:${row.callId}`);
@@ -334,8 +343,8 @@ export function renderPairing(list, rows, { execs, live, inProgress, highlight, 
       else label.push(short(contentText(r.content), 60));
     } else {
       const exec = pending && live ? [...execs].reverse().find((x) => x.callId === row.callId) : undefined;
-      state = exec ? exec.state : pending ? "pending" : "missing";
-      label = [t(`pairing.${state}`)];
+      state = exec ? exec.state : pending ? (paused ? "paused" : "pending") : "missing";
+      label = [state === "paused" ? pausedText(paused, "pairing", row.callId) : t(`pairing.${state}`)];
     }
     const callText = row.type === "call" ? `#${row.index} ${row.name}(${row.callId})` : "?";
     return selectable(
@@ -354,7 +363,7 @@ export function renderPairing(list, rows, { execs, live, inProgress, highlight, 
         h("span", { class: "arrow", "aria-hidden": "true" }, row.type === "call" && row.result ? "→" : "⋯"),
         h("span", { class: "result" }, label.join(" · ")),
         row.count > 1 ? h("span", { class: "badge" }, t("pairing.shared", { n: row.count })) : null,
-        ...kindBadges(row.kinds, row.callId, pending),
+        ...kindBadges(row.kinds, row.callId, pending, paused),
       ),
       token,
       onSelect,
@@ -365,7 +374,7 @@ export function renderPairing(list, rows, { execs, live, inProgress, highlight, 
 }
 
 /** validateTranscript's answer; mid-run, a call of the current response that has no result yet is not an error. */
-export function renderFindings(box, validation, { inProgress = new Set() } = {}) {
+export function renderFindings(box, validation, { inProgress = new Set(), paused = null } = {}) {
   if (!validation) {
     box.replaceChildren();
     return;
@@ -379,14 +388,14 @@ export function renderFindings(box, validation, { inProgress = new Set() } = {})
   const waiting = validation.problems.filter(pending);
   let head;
   if (real.length) head = h("p", { class: "bad" }, `${t("findings")}: `, t("findings.problems", { n: real.length }));
-  else if (waiting.length) head = h("p", { class: "pending" }, `${t("findings")}: `, t("findings.inProgressHead"));
+  else if (waiting.length) head = h("p", { class: "pending" }, `${t("findings")}: `, t(paused ? "findings.pausedHead" : "findings.inProgressHead"));
   else head = h("p", { class: "good" }, `${t("findings")}: `, t("findings.ok"));
   const items = validation.problems.map((p) =>
     pending(p)
-      ? h("li", { class: "pending", "data-kind": p.kind, "data-call-id": p.toolCallId, "data-state": "in-progress" }, t("findings.inProgress", { id: p.toolCallId }))
+      ? h("li", { class: "pending", "data-kind": p.kind, "data-call-id": p.toolCallId, "data-state": paused ? "paused" : "in-progress" }, paused ? pausedText(paused, "findings", p.toolCallId) : t("findings.inProgress", { id: p.toolCallId }))
       : h("li", { class: "bad", "data-kind": p.kind, "data-call-id": p.toolCallId }, t("findings.item", { kindText: t(`kind.${p.kind}`), kind: p.kind, id: p.toolCallId, index: p.index })),
   );
-  box.replaceChildren(head, items.length ? h("ul", {}, ...items) : "", waiting.length ? h("p", { class: "note" }, t("findings.live")) : "");
+  box.replaceChildren(head, items.length ? h("ul", {}, ...items) : "", waiting.length ? h("p", { class: "note" }, t(paused ? "findings.pausedNote" : "findings.live")) : "");
 }
 
 // --- tools bar -------------------------------------------------------------------------------------
@@ -413,7 +422,7 @@ export function renderTools(list, execs, onRelease) {
  * A row shows validateTranscript's kinds about its message (as every other view does); the check under the
  * table is validateTrace's own verdict.
  */
-export function renderTrace(box, trace, { highlight, selected, inProgressIds, problems, onSelect }) {
+export function renderTrace(box, trace, { highlight, selected, inProgressIds, paused = null, problems, onSelect }) {
   if (!trace || (!trace.error && trace.records.length === 0)) {
     box.replaceChildren(h("p", { class: "empty" }, t("trace.empty")));
     return;
@@ -474,7 +483,7 @@ export function renderTrace(box, trace, { highlight, selected, inProgressIds, pr
         h("ul", {}, ...real.map((p) => h("li", { "data-kind": p.kind, "data-call-id": p.toolCallId }, t("trace.problem", { kindText: t(`kind.${p.kind}`), kind: p.kind, id: p.toolCallId, seq: p.seq })))),
       )
     : waiting.length
-      ? h("div", { class: "pending", "data-testid": "trace-check" }, ...waiting.map((p) => h("p", { "data-kind": p.kind, "data-call-id": p.toolCallId, "data-state": "in-progress" }, t("trace.inProgress", { id: p.toolCallId }))))
+      ? h("div", { class: "pending", "data-testid": "trace-check" }, ...waiting.map((p) => h("p", { "data-kind": p.kind, "data-call-id": p.toolCallId, "data-state": paused ? "paused" : "in-progress" }, paused ? pausedText(paused, "trace", p.toolCallId) : t("trace.inProgress", { id: p.toolCallId }))))
       : h("p", { class: "good", "data-testid": "trace-check" }, t("trace.valid"));
   box.replaceChildren(
     h("p", { class: "help", "data-testid": "trace-source", "data-source": trace.fromEvents ? "events" : "transcript" }, t(trace.fromEvents ? "trace.fromEvents" : "trace.fromTranscript")),

@@ -9,10 +9,10 @@ import { createRequire } from "node:module";
 import { SCENARIOS, validateDefinition, jsonErrorIndex, parseTranscript, lineOfPath, responsesIn } from "../../www/scenarios.js";
 import { detectLang, keysOf, textOf } from "../../www/i18n.js";
 import { messageKeys, eventKey, pairRows } from "../../www/views.js";
-import { DECISION_ROWS, decisionRow, whyOf } from "../../www/explain.js";
+import { DECISION_ROWS, PHASES, decisionRow, whyOf, phaseOf, isSequential } from "../../www/explain.js";
 import { orderTrace, traceMessageIndex, buildLinks } from "../../www/links.js";
-import { requestDiff } from "../../www/panels.js";
-import { Run } from "../../www/runner.js";
+import { requestDiff, leftOut } from "../../www/panels.js";
+import { Run, controlOptions, unansweredCalls } from "../../www/runner.js";
 
 const WWW = new URL("../../www/", import.meta.url);
 
@@ -302,4 +302,110 @@ test("Chinese strings use full-width punctuation next to Chinese text", () => {
   assert.deepEqual(bad.map((k) => `${k}: ${textOf("zh", k)}`), []);
   const scenarioTexts = SCENARIOS.flatMap((s) => [s.title.zh, s.about.zh]);
   assert.deepEqual(scenarioTexts.filter((x) => halfWidth.test(x)), [], "the scenarios' Chinese titles and descriptions");
+});
+
+// --- SPEC part two: the page's own scenarios and the data that stands for hooks and queues -----------------------
+
+test("the editor's check names the path of each problem in the part-two fields", () => {
+  const good = structuredClone(SCENARIOS.find((s) => s.id === "readme").def);
+  const paths = (d) => validateDefinition(d).map((e) => e.path);
+  assert.deepEqual(
+    paths({
+      ...good,
+      toolExecution: "later",
+      toolTimeoutMs: 0,
+      hooks: { beforeToolCall: { block: "delete" }, prepareRequest: { keepTurns: 0 }, afterToolCall: {} },
+      steering: [{ role: "user", content: "x" }],
+      followUp: [[{ role: "assistant", content: [], stopReason: "stop" }]],
+      customRoles: ["user"],
+      approvals: { "call-1": { approve: "yes" } },
+      startSteps: -1,
+    }),
+    ["customRoles", "toolExecution", "toolTimeoutMs", "startSteps", "hooks.afterToolCall", "hooks.beforeToolCall", "hooks.prepareRequest", "steering", "followUp[0][0].role", "approvals.call-1"],
+  );
+  assert.deepEqual(paths({ ...good, tools: { read: { executionMode: "one", timeoutMs: 1.5, terminate: 1, needsApproval: "no" } } }), [
+    "tools.read.executionMode",
+    "tools.read.timeoutMs",
+    "tools.read.terminate",
+    "tools.read.needsApproval",
+  ]);
+  // A custom role named in customRoles may stand in the input and in a queue; another unknown role may not.
+  const custom = { role: "notification", content: "x", timestamp: 1 };
+  assert.deepEqual(paths({ ...good, customRoles: ["notification"], messages: [custom], steering: [[custom]] }), []);
+  assert.deepEqual(paths({ ...good, messages: [custom] }), ["messages[0].role"]);
+});
+
+test("hooks and queues as data become the functions runAgentLoop takes", () => {
+  const def = SCENARIOS.find((s) => s.id === "blocked").def;
+  const seen = [];
+  const options = controlOptions(def, (request) => seen.push(request.messages.length));
+  assert.deepEqual(options.beforeToolCall({ name: "delete", id: "a", arguments: {} }), { block: true, reason: "delete is not allowed in the playground." });
+  assert.equal(options.beforeToolCall({ name: "read", id: "b", arguments: {} }), undefined);
+  assert.equal(options.prepareRequest({ messages: [{ role: "user", content: "x" }] }, {}), undefined, "no prepareRequest in the data: the request is kept");
+  assert.deepEqual(seen, [1], "every request is seen");
+
+  const trim = controlOptions(SCENARIOS.find((s) => s.id === "prepare-request").def);
+  const input = SCENARIOS.find((s) => s.id === "prepare-request").def.messages;
+  assert.deepEqual(trim.prepareRequest({ messages: input }, {}), { messages: input.slice(4) }, "from the last user message on");
+  assert.equal(trim.prepareRequest({ messages: input.slice(4) }, {}), undefined, "nothing older to leave out");
+
+  const queues = controlOptions({ ...def, steering: [[{ role: "user", content: "a" }], [{ role: "user", content: "b" }]] });
+  assert.deepEqual([queues.getSteeringMessages(), queues.getSteeringMessages(), queues.getSteeringMessages()].map((l) => l.map((m) => m.content)), [["a"], ["b"], []]);
+  assert.equal(queues.getFollowUpMessages, undefined, "a queue the data does not name is not given");
+  assert.deepEqual(Object.keys(controlOptions({ ...def, toolExecution: "sequential", toolTimeoutMs: 5, customRoles: ["n"], approvals: {}, startSteps: 2 })).sort(), [
+    "approvals", "beforeToolCall", "customRoles", "prepareRequest", "startSteps", "toolExecution", "toolTimeoutMs",
+  ]);
+});
+
+test("a run starts from the unanswered calls of the last message; the inspector names what a request left out", () => {
+  const call = (id) => ({ type: "toolCall", id, name: "read", arguments: {} });
+  const result = (id) => ({ role: "toolResult", toolCallId: id, toolName: "read", content: [], isError: false, timestamp: 3 });
+  const asked = { role: "assistant", content: [call("a"), call("b"), call("c")], stopReason: "toolUse", timestamp: 2 };
+  assert.deepEqual(unansweredCalls([{ role: "user", content: "x" }, asked, result("b")]).map((c) => c.id), ["a", "c"]);
+  assert.deepEqual(unansweredCalls([{ role: "user", content: "x" }, asked, result("a"), result("b"), result("c")]), []);
+
+  const user = { role: "user", content: "x", timestamp: 1 };
+  const note = { role: "notification", content: "y", timestamp: 2 };
+  assert.deepEqual(leftOut([user, note, asked, user], [asked, user], ["notification"]), [
+    { index: 0, role: "user", reason: "prepareRequest" },
+    { index: 1, role: "notification", reason: "custom" },
+  ]);
+});
+
+test("a batch's phase and whether it runs one call at a time are read off the events and the definition", () => {
+  const ev = (event) => ({ event, type: event.type });
+  const skipped = (reason) => ev({ type: "tool_skipped", result: { details: { skipped: true, reason } } });
+  assert.deepEqual(PHASES.map((p) => p.id), ["approve", "prepare", "execute", "finish", "checks"]);
+  assert.deepEqual(
+    [skipped("denied"), skipped("blocked"), skipped("length"), ev({ type: "tool_start" }), ev({ type: "tool_end" }), ev({ type: "queued_message", queue: "steering" }), ev({ type: "queued_message", queue: "followUp" }), ev({ type: "turn_end", reason: "terminated" }), ev({ type: "turn_end", reason: "paused" }), ev({ type: "turn_end", reason: "stop" })].map(phaseOf),
+    ["approve", "prepare", null, "execute", "finish", "checks", null, "checks", "approve", null],
+  );
+  const def = SCENARIOS.find((s) => s.id === "sequential").def;
+  assert.equal(isSequential(def, [{ name: "read" }]), false);
+  assert.equal(isSequential(def, [{ name: "read" }, { name: "write" }]), true, "a tool registered sequential makes its batch sequential");
+  assert.equal(isSequential({ ...def, toolExecution: "sequential" }, [{ name: "read" }]), true);
+});
+
+test("each of the page's own scenarios runs to the counts it states, through the runner and the package's Node build", async () => {
+  const require = createRequire(import.meta.url);
+  const pkg = require("../../pkg/node/tiny_pi.js");
+  const own = JSON.parse(await readFile(new URL("scenarios.json", WWW), "utf8")).cases.map((c) => c.id);
+  assert.deepEqual(own, ["blocked", "sequential", "timeout", "terminate", "steering", "follow-up", "prepare-request", "notification", "approval"]);
+  for (const id of own) {
+    const scenario = SCENARIOS.find((s) => s.id === id);
+    const run = new Run(pkg, structuredClone(scenario.def));
+    const finished = new Promise((resolve) => {
+      run.onUpdate = () => {
+        // Open every gate as it waits, except the one the timeout scenario leaves to its timer.
+        for (const x of run.execs) if (x.state === "gated" && id !== "timeout") run.release(x);
+        if (run.status === "done" || run.status === "failed") resolve();
+      };
+    });
+    run.run();
+    await finished;
+    assert.equal(run.failure, null, id);
+    const { reason, steps, requests, executions } = run;
+    assert.deepEqual({ reason, steps, requests, executions, messages: run.transcript.length }, scenario.expect, id);
+    assert.equal(run.mismatch, false, `${id}: the transcript the page derives from the events is the result's`);
+  }
 });

@@ -178,8 +178,10 @@ test("every scenario runs to the end the course expects", async () => {
       assert.equal(await page.textContent('[data-testid="result-note"]').then((t) => t.includes("differs")), false, `${scenario.id}: events and result agree`);
       assert.equal(await page.$$eval('[data-testid="timeline"] > li[data-type="turn_end"]', (n) => n.length), 1, `${scenario.id}: one turn_end`);
       assert.equal(await page.$eval('[data-testid="timeline"] > li:last-child', (n) => n.dataset.type), "turn_end", `${scenario.id}: turn_end last`);
-      // Whatever the row, the final transcript has no unpaired call.
-      assert.ok(!(await childValues(page, "pairing", "data-paired")).includes("false"), `${scenario.id}: every call paired`);
+      // Whatever the row, the final transcript has no unpaired call, except a paused run's last batch (SPEC §8).
+      const paired = await childValues(page, "pairing", "data-paired");
+      if (expect.reason === "paused") assert.deepEqual(await childValues(page, "pairing", "data-state"), paired.map(() => "paused"), `${scenario.id}: the paused batch waits`);
+      else assert.ok(!paired.includes("false"), `${scenario.id}: every call paired`);
       await screenshot(page, `scenario-${scenario.id}-1280x720`);
     }
   });

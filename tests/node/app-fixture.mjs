@@ -165,3 +165,12 @@ export async function toolPath(rel) {
   }
   throw new Error(`app-fixture: ${rel} not found in the fixture or the repo's node_modules`);
 }
+
+/** The exports of SPEC §8/§9 (approvals, sessions, the Agent) with the loop's, imported by name from inside
+ * the app. */
+export function loadTinyPiSessions() {
+  return importFromApp(
+    "tiny-pi-sessions-entry.mjs",
+    `export { Agent, parseJSONL, repairTranscript, runAgentLoop, ScriptedModel, toJSONL, ToolRegistry, validateTranscript } from "tiny-pi";\n`,
+  );
+}

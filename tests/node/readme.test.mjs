@@ -4,7 +4,7 @@
 // pi-ai's openai-completions provider against a local server, where the tool schema arrives with its keys
 // in the declared order.
 import assert from "node:assert/strict";
-import { execFile } from "node:child_process";
+import { execFile, spawnSync } from "node:child_process";
 import fs from "node:fs";
 import http from "node:http";
 import os from "node:os";
@@ -12,7 +12,7 @@ import path from "node:path";
 import { before, test } from "node:test";
 import { pathToFileURL } from "node:url";
 import { promisify } from "node:util";
-import { appSrcDir, ensureFixture, loadTinyPi, toolPath } from "./app-fixture.mjs";
+import { appSrcDir, ensureFixture, loadTinyPi, loadTinyPiSessions, toolPath } from "./app-fixture.mjs";
 
 const run = promisify(execFile);
 const T = { timeout: 120_000 };
@@ -33,7 +33,7 @@ before(async () => {
   fs.cpSync(path.join(appSrcDir, "readme"), appDir, { recursive: true });
   const readme = fs.readFileSync(path.join(fixture, "node_modules", "tiny-pi", "README.md"), "utf8");
   const blocks = readmeBlocks(readme);
-  assert.deepEqual(Object.keys(blocks).sort(), ["agent.ts", "pi-model.ts"], "the README marks its example and its adapter");
+  assert.deepEqual(Object.keys(blocks).sort(), ["agent.ts", "approve.ts", "conversation.ts", "pi-model.ts"], "the README marks its examples and its adapter");
   for (const [name, code] of Object.entries(blocks)) fs.writeFileSync(path.join(appDir, name), code);
   const tsc = await toolPath("typescript/bin/tsc");
   compiled = await run(process.execPath, [tsc, "-p", path.join(appDir, "tsconfig.json")], { cwd: appDir }).then(
@@ -140,5 +140,37 @@ test("the README's adapter drives pi-ai's openai-completions provider: schema, a
     if (apiKey === undefined) delete process.env.OPENAI_API_KEY;
     else process.env.OPENAI_API_KEY = apiKey;
     await server.close();
+  }
+});
+
+/** Runs a compiled README example in a fresh folder with `preload` answering for the model; its stdout. */
+function runExample(name, preload, input = "") {
+  const cwd = fs.mkdtempSync(path.join(os.tmpdir(), "tiny-pi-readme-"));
+  const args = ["--import", pathToFileURL(path.join(appDir, preload)).href, path.join(appDir, "out", name)];
+  const child = spawnSync(process.execPath, args, { cwd, input, encoding: "utf8", timeout: 60_000 });
+  assert.equal(child.status, 0, child.stderr);
+  return { stdout: child.stdout, cwd };
+}
+
+test("the README's approval example pauses, asks, and resumes with the answer", T, () => {
+  assert.ok(compiled.ok, "compiled");
+  const approved = runExample("approve.js", "offline-approve.mjs", "y\n");
+  assert.equal(approved.stdout, 'delete {"path":"old.log"}? [y/n] \n[the model was told: Deleted old.log.]\n');
+  const denied = runExample("approve.js", "offline-approve.mjs", "n\n");
+  assert.equal(denied.stdout, 'delete {"path":"old.log"}? [y/n] \n[the model was told: Tool call was denied.]\n');
+  for (const { cwd } of [approved, denied]) fs.rmSync(cwd, { recursive: true, force: true });
+});
+
+test("the README's Agent example keeps the conversation and saves it as JSON Lines", T, async () => {
+  assert.ok(compiled.ok, "compiled");
+  const { stdout, cwd } = runExample("conversation.js", "offline-conversation.mjs");
+  try {
+    assert.equal(stdout, "Hello, Ada.\nYour name is Ada.\n");
+    const { parseJSONL } = await loadTinyPiSessions();
+    const saved = parseJSONL(fs.readFileSync(path.join(cwd, "chat.jsonl"), "utf8"));
+    assert.deepEqual(saved.map((m) => m.role), ["user", "assistant", "user", "assistant"]);
+    assert.equal(saved[3].content[0].text, "Your name is Ada.");
+  } finally {
+    fs.rmSync(cwd, { recursive: true, force: true });
   }
 });

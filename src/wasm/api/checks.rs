@@ -1,19 +1,43 @@
-//! The transcript and trace checks of SPEC §5 (chapter 00): arguments read, the core's check run, its answer
-//! written back.
+//! The transcript and trace checks of SPEC §5 (chapter 00), the paused view and repair of SPEC §8: arguments
+//! read, the core's check run, its answer written back.
 
 use wasm_bindgen::prelude::*;
 
 use super::options;
 use crate::trace::TraceRecord;
-use crate::wasm::transport::convert::{to_js, type_error};
+use crate::transcript::{repair_transcript, validate_transcript_with, ValidateOptions};
+use crate::wasm::transport::convert::{
+    get, get_key, optional_function, set, to_js, type_error, type_of,
+};
 
-/// Checks the call/result pairing of a transcript.
-#[wasm_bindgen(js_name = validateTranscript, unchecked_return_type = "TranscriptValidation")]
-pub fn validate_transcript_js(
-    #[wasm_bindgen(unchecked_param_type = "AgentMessage[]")] messages: JsValue,
-) -> Result<JsValue, JsValue> {
-    let messages = options::messages(&messages).map_err(type_error)?;
-    Ok(to_js(&crate::transcript::validate_transcript(&messages)))
+/// Checks the call/result pairing of a transcript; with `allowPending`, in the paused view (SPEC §8), whose
+/// `pending` lists the calls of the last message that wait for a result. (Declared in `types.d.ts`: its
+/// options are optional.)
+#[wasm_bindgen(js_name = validateTranscript, skip_typescript)]
+pub fn validate_transcript_js(messages: JsValue, options: JsValue) -> Result<JsValue, JsValue> {
+    let read = || -> Result<_, String> {
+        let options = options::TranscriptOptions::read(&options)?;
+        let allow = get(&options.object, "allowPending", "options.allowPending")?;
+        let allow_pending = match allow.as_bool() {
+            Some(allow) => allow,
+            None if allow.is_undefined() || allow.is_null() => false,
+            None => {
+                return Err(format!(
+                    "options.allowPending must be a boolean (got {})",
+                    type_of(&allow)
+                ))
+            }
+        };
+        Ok((options.messages(&messages)?, allow_pending))
+    };
+    let (messages, allow_pending) = read().map_err(type_error)?;
+    let view = ValidateOptions { allow_pending };
+    let validation = to_js(&validate_transcript_with(&messages, view));
+    if allow_pending && get_key(&validation, "pending").is_ok_and(|p| p.is_undefined()) {
+        // The paused view always says what waits, if nothing does (serde leaves an empty list out).
+        set(&validation, "pending", &js_sys::Array::new());
+    }
+    Ok(validation)
 }
 
 /// The chapter-00 milestones of a transcript, each with its owner.
@@ -45,4 +69,18 @@ pub fn validate_trace_js(
 
 fn records_arg(records: &JsValue) -> Result<Vec<TraceRecord>, JsValue> {
     options::array(records, "records", "traceRecords").map_err(type_error)
+}
+
+/// A copy of `messages` in which every call without a result is answered by a skipped result, reason
+/// `interrupted` (SPEC §8), stamped by `options.now` (default `Date.now`): `{ messages, repaired }`.
+/// (Declared in `types.d.ts`.)
+#[wasm_bindgen(js_name = repairTranscript, skip_typescript)]
+pub fn repair_transcript_js(messages: JsValue, options: JsValue) -> Result<JsValue, JsValue> {
+    let read = || -> Result<_, String> {
+        let options = options::TranscriptOptions::read(&options)?;
+        let now = optional_function(&options.object, "now", "options.now")?;
+        Ok((options.messages(&messages)?, options::clock(now)))
+    };
+    let (messages, clock) = read().map_err(type_error)?;
+    Ok(to_js(&repair_transcript(&messages, clock())))
 }

@@ -8,7 +8,11 @@ pub mod checks;
 pub mod registry;
 pub mod scripted;
 
+pub mod approvals;
 pub mod run;
+
+pub mod agent;
+pub mod jsonl;
 
 use wasm_bindgen::prelude::wasm_bindgen;
 

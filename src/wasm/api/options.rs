@@ -111,13 +111,18 @@ pub fn signal(signal: &JsValue, what: &str) -> Result<AbortSignal, String> {
 
 /// `options.maxSteps`: a non-negative integer, `DEFAULT_MAX_STEPS` when absent.
 pub fn max_steps(value: &JsValue) -> Result<u32, String> {
+    count(value, "options.maxSteps", DEFAULT_MAX_STEPS)
+}
+
+/// A count of steps (`what` names it): a non-negative integer, `default` when absent.
+pub fn count(value: &JsValue, what: &str, default: u32) -> Result<u32, String> {
     if value.is_undefined() {
-        return Ok(DEFAULT_MAX_STEPS);
+        return Ok(default);
     }
     match value.as_f64() {
         Some(n) if n >= 0.0 && n.fract() == 0.0 && n <= f64::from(u32::MAX) => Ok(n as u32),
         _ => Err(format!(
-            "options.maxSteps must be a non-negative integer (got {})",
+            "{what} must be a non-negative integer (got {})",
             describe(value)
         )),
     }
@@ -192,4 +197,36 @@ pub fn custom_roles(value: &JsValue) -> Result<Vec<String>, String> {
         }
     }
     Ok(roles)
+}
+
+/// The options of the exports that read a transcript (`validateTranscript`, `repairTranscript`, the JSONL
+/// functions): the object (empty when absent) and its `customRoles`.
+pub struct TranscriptOptions {
+    pub object: JsValue,
+    pub custom_roles: Vec<String>,
+}
+
+impl TranscriptOptions {
+    pub fn read(options: &JsValue) -> Result<TranscriptOptions, String> {
+        let object = match options.is_undefined() || options.is_null() {
+            true => js_sys::Object::new().into(),
+            false if is_object(options) => options.clone(),
+            false => {
+                return Err(format!(
+                    "options must be an object (got {})",
+                    type_of(options)
+                ))
+            }
+        };
+        let roles = get(&object, "customRoles", "options.customRoles")?;
+        Ok(TranscriptOptions {
+            custom_roles: custom_roles(&roles)?,
+            object,
+        })
+    }
+
+    /// The transcript, custom-role messages read as the options say.
+    pub fn messages(&self, messages: &JsValue) -> Result<Vec<AgentMessage>, String> {
+        messages_from_js(messages, "messages", &self.custom_roles)
+    }
 }

@@ -8,14 +8,16 @@
 use std::cell::RefCell;
 use std::rc::Rc;
 
-use js_sys::{Array, Promise};
+use js_sys::{Array, Function, Promise};
 use wasm_bindgen::convert::TryFromJsValue;
 use wasm_bindgen::prelude::*;
 
 use super::options;
+use crate::approval::NeedsApproval;
 use crate::message::{MediaBlock, ToolCall};
 use crate::signal::AbortSignal;
 use crate::tools::{ExecutionContext, Tool, ToolDefinition, ToolRegistry};
+use crate::wasm::transport::approval::JsApprovalCheck;
 use crate::wasm::transport::convert::{
     from_js, get, is_object, optional_function, to_js, type_error, type_of,
 };
@@ -145,6 +147,7 @@ fn parse_tool(tool: &JsValue) -> Result<Tool, String> {
     let execute = optional_function(tool, "execute", "tool.execute")?
         .ok_or_else(|| "tool.execute must be a function".to_string())?;
     let handler = Rc::new(JsTool::new(&name, tool.clone(), execute));
+    let needs_approval = needs_approval(tool, &name)?;
     let mut registered = Tool::new(
         ToolDefinition {
             name,
@@ -158,7 +161,30 @@ fn parse_tool(tool: &JsValue) -> Result<Tool, String> {
     registered.execution_mode = options::execution_mode(&mode, "tool.executionMode")?;
     let timeout = get(tool, "timeoutMs", "tool.timeoutMs")?;
     registered.timeout_ms = options::timeout_ms(&timeout, "tool.timeoutMs")?;
+    registered.needs_approval = needs_approval;
     Ok(registered)
+}
+
+/// `tool.needsApproval` (SPEC §8): a boolean, or a function of the arguments that may answer with a promise.
+fn needs_approval(tool: &JsValue, name: &str) -> Result<NeedsApproval, String> {
+    let value = get(tool, "needsApproval", "tool.needsApproval")?;
+    match value.as_bool() {
+        Some(true) => return Ok(NeedsApproval::Always),
+        Some(false) => return Ok(NeedsApproval::Never),
+        None if value.is_undefined() || value.is_null() => return Ok(NeedsApproval::Never),
+        None => {}
+    }
+    match value.dyn_into::<Function>() {
+        Ok(check) => Ok(NeedsApproval::Ask(Rc::new(JsApprovalCheck::new(
+            name,
+            tool.clone(),
+            check,
+        )))),
+        Err(value) => Err(format!(
+            "tool.needsApproval must be a boolean or a function of the arguments (got {})",
+            type_of(&value)
+        )),
+    }
 }
 
 /// `execute`'s context: its signal, and `reportProgress` called with each report's content.

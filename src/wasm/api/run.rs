@@ -6,13 +6,14 @@ use std::rc::Rc;
 use js_sys::{Object, Promise};
 use wasm_bindgen::prelude::*;
 
+use super::approvals::{set_pending, RunApprovals, WithApprovals};
 use super::options;
 use super::registry::registry_snapshot;
 use crate::agent_loop::{run_agent_loop, AgentContext, LoopOptions};
 use crate::control::{ExecutionMode, LoopControl};
 use crate::event::RunResult;
 use crate::signal::AbortSignal;
-use crate::tools::{Clock, ToolDefinition, ToolExecutor, ToolRegistry};
+use crate::tools::{Clock, ToolDefinition, ToolRegistry};
 use crate::wasm::transport::convert::{
     get, is_object, optional_function, set, to_js, type_error, type_of,
 };
@@ -31,21 +32,25 @@ use crate::wasm::transport::tools::JsExecutor;
 pub fn run_agent_loop_js(options: JsValue) -> Promise {
     spawn_promise(async move {
         let run = RunInput::parse(&options).map_err(type_error)?;
-        let executor: &dyn ToolExecutor = match &run.executor {
-            Some(executor) => executor,
-            None => &*run.registry,
+        let executor = WithApprovals {
+            custom: run.executor.as_ref(),
+            registry: &run.registry,
         };
         run.mirror.borrow_mut().start(&run.context.messages);
         let result = run_agent_loop(LoopOptions {
             context: run.context,
             model: &run.model,
             tools: run.definitions,
-            executor,
+            executor: &executor,
             signal: run.signal,
             max_steps: run.max_steps,
             observer: &run.observer,
             clock: run.clock,
-            control: run.control.borrow(),
+            control: LoopControl {
+                approvals: run.approval.approvals,
+                start_steps: run.approval.start_steps,
+                ..run.control.borrow()
+            },
         })
         .await
         .map_err(|error| type_error(format!("options.{error}")))?;
@@ -74,6 +79,7 @@ fn run_result(result: &RunResult, mirror: &SharedMirror) -> JsValue {
     if let Some(error) = &result.observer_error {
         set(&object, "observerError", &JsValue::from_str(error));
     }
+    set_pending(&object, result.pending.as_deref());
     object
 }
 
@@ -91,6 +97,8 @@ struct RunInput {
     clock: Clock,
     mirror: SharedMirror,
     control: ControlInput,
+    /// `approvals` and `startSteps` (SPEC §8).
+    approval: RunApprovals,
 }
 
 impl RunInput {
@@ -136,6 +144,7 @@ impl RunInput {
             clock: options::clock(optional_function(options, "now", "options.now")?),
             mirror,
             control: ControlInput::parse(options, hooks)?,
+            approval: RunApprovals::read(options)?,
         })
     }
 }
@@ -181,7 +190,7 @@ impl ControlInput {
         })
     }
 
-    /// The core's `LoopControl` over these (JS timers for the timeouts); SPEC §8's parts left as default.
+    /// The core's `LoopControl` over these (JS timers for the timeouts); SPEC §8's parts the caller adds.
     fn borrow(&self) -> LoopControl<'_> {
         LoopControl {
             tool_execution: self.tool_execution,

@@ -197,7 +197,7 @@ pub fn from_json_text<T: ReadValue>(
 }
 
 /// `JSON.stringify` writes a lone surrogate as an escape (`\ud83d`); each such escape becomes `\ufffd`.
-fn replace_lone_surrogates(text: &str) -> String {
+pub fn replace_lone_surrogates(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     let mut rest = text;
     while let Some(at) = rest.find('\\') {
@@ -332,9 +332,22 @@ pub fn messages_from_js(
         return Err(format!("{what} must be an array"));
     };
     let mut messages = Vec::with_capacity(values.len());
-    for (index, value) in values.into_iter().enumerate() {
-        let message = AgentMessage::from_value_with_roles(value, custom_roles);
-        messages.push(message.map_err(|error| format!("{what}[{index}]: {error}"))?);
+    for (index, item) in values.into_iter().enumerate() {
+        let own_role = matches!(
+            item.get("role").and_then(serde_json::Value::as_str),
+            Some("user" | "assistant" | "toolResult")
+        );
+        match AgentMessage::from_value_with_roles(item, custom_roles) {
+            Ok(message) => messages.push(message),
+            Err(error) => {
+                // A message of SPEC's own roles is read again alone, for the error naming its bad field
+                // (as without custom roles); only a refused message comes here.
+                let at = format!("{what}[{index}]");
+                let item = js_sys::Array::from(value).get(index as u32);
+                let own = own_role.then(|| from_js::<AgentMessage>(&item, &at, "message").err());
+                return Err(own.flatten().unwrap_or(format!("{at}: {error}")));
+            }
+        }
     }
     Ok(messages)
 }

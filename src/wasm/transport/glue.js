@@ -318,6 +318,19 @@ export function callTool(f, thisArg, argJson, callId, signal, progress, route, w
   return settleOrKeep(returned, waiter, id);
 }
 
+// ---- approval.rs: a tool's needsApproval, asked in one call ---------------------------------------------
+
+/** `f.call(thisArg, JSON.parse(argJson))` settled under `id`, as `callTool` settles. */
+export function callCheck(f, thisArg, argJson, waiter, id) {
+  let returned;
+  try {
+    returned = f.call(thisArg, JSON.parse(argJson));
+  } catch (error) {
+    returned = Promise.reject(error);
+  }
+  return settleOrKeep(returned, waiter, id);
+}
+
 // ---- tool_output.rs: the usual tool output, taken apart without JSON ------------------------------------
 // Most outputs are `{ content: [{ type: "text", text }] }`, perhaps with `details` (a plain object) or a
 // boolean `isError`. For exactly that shape, `simpleOutput` hands Rust the text alone, and the details as
@@ -548,4 +561,236 @@ export function readClock(clock) {
 /** `{ value, done: false }`, or `{ done: true }` for no value: one step of a scripted stream's iterator. */
 export function iteratorResult(value) {
   return value === undefined ? { done: true } : { value, done: false };
+}
+
+/**
+ * `messages` (an array Rust has checked) as JSON Lines: `JSON.stringify` of each message, each line ended by
+ * `\n`; JS's own writer keeps field order and numbers exactly. `null` if that threw (a getter that throws
+ * on the second reading), with what it threw left for `takeKept`. Never throws.
+ */
+export function jsonLines(messages) {
+  try {
+    let text = "";
+    for (let i = 0; i < messages.length; i += 1) text += `${JSON.stringify(messages[i])}\n`;
+    return text;
+  } catch (error) {
+    kept = error;
+    return null;
+  }
+}
+
+// ---- api/agent.rs: the Agent (SPEC §9), a conversation over runAgentLoop -------------------------------
+// A thin class: what each method does in each state is the core's table (`AgentState::on`), asked through
+// `__agentTransition` by every method and at the end of every run; the state a conversation starts in and
+// the messages that may be prompted or queued are the core's to say too (`__agentRestore`, `__agentInput`).
+// A run is `runAgentLoop` with the agent's transcript, its queues as `getSteeringMessages` and
+// `getFollowUpMessages`, its listeners as `onEvent`, and for `resume` the decisions and `startSteps`.
+// glue.js imports nothing, so `agentClass` makes the class from the package's exports; scripts/build.mjs
+// calls it at the end of each entry point.
+
+/** The numbers of `protocol.rs`'s `AgentState`, `AgentAction` and `AgentEffect`. */
+export const AgentState = Object.freeze({ Idle: 0, Running: 1, Paused: 2 });
+export const AgentAction = Object.freeze({ Prompt: 0, Resume: 1, Queue: 2, Abort: 3, Reset: 4, RunEnded: 5, RunPaused: 6 });
+export const AgentEffect = Object.freeze({ Run: 0, Queue: 1, AbortRun: 2, Interrupt: 3, Clear: 4, Settle: 5, Nothing: 6 });
+/** `__agentTransition` answers `effect << AGENT_STATE_BITS | next state`. */
+export const AGENT_STATE_BITS = 2;
+
+/** The agent's own copy of what the caller gave (the caller's objects are never frozen). */
+const copyJson = (value) => JSON.parse(JSON.stringify(value));
+
+/** The agent's own copy of messages the caller gave, deeply frozen (SPEC §10). */
+function frozenMessages(messages) {
+  const copy = copyJson(messages);
+  deepFreeze(copy);
+  return copy;
+}
+
+/** `pending` when nothing waits. */
+const NONE = Object.freeze([]);
+
+/** Awaits each listener's promise in turn; the first error (thrown, else rejected) is the event's. */
+async function settleListeners(waits, failed) {
+  for (const wait of waits) {
+    try {
+      await wait;
+    } catch (error) {
+      failed ??= { error };
+    }
+  }
+  if (failed) throw failed.error;
+}
+
+/** The `Agent` class, over `tinyPi`: an object with the package's exports. */
+export function agentClass(tinyPi) {
+  return class Agent {
+    #options;
+    #state;
+    #messages;
+    /** Paused: the calls that wait, and the steps of the paused run (a resumed run counts on). */
+    #pending;
+    #steps = 0;
+    #steering = [];
+    #followUp = [];
+    /** Replaced, never changed in place: a listener may (un)subscribe while the list is being called. */
+    #listeners = [];
+    #controller;
+    #idle = [];
+
+    constructor(options) {
+      const { state, pending } = tinyPi.__agentRestore(options);
+      this.#options = { ...options };
+      this.#state = state;
+      this.#settle(frozenMessages(options.messages ?? []), pending);
+    }
+
+    static fromJSONL(text, options) {
+      return new this({ ...options, messages: tinyPi.parseJSONL(text, { customRoles: options?.customRoles }) });
+    }
+
+    get messages() {
+      return this.#messages;
+    }
+
+    get isRunning() {
+      return this.#state === AgentState.Running;
+    }
+
+    get pending() {
+      return this.#state === AgentState.Paused ? this.#pending : undefined;
+    }
+
+    async prompt(input) {
+      const messages = typeof input === "string" ? [{ role: "user", content: input, timestamp: this.#now() }] : Array.isArray(input) ? input : [input];
+      tinyPi.__agentInput(messages, this.#options.customRoles);
+      const before = this.#act(AgentAction.Prompt);
+      return this.#run(before, [...this.#messages, ...frozenMessages(messages)], {});
+    }
+
+    async resume(approvals) {
+      const before = this.#act(AgentAction.Resume);
+      return this.#run(before, this.#messages, { approvals, startSteps: this.#steps });
+    }
+
+    steer(message) {
+      this.#queue(this.#steering, message);
+    }
+
+    followUp(message) {
+      this.#queue(this.#followUp, message);
+    }
+
+    abort() {
+      this.#act(AgentAction.Abort, (effect) => {
+        if (effect === AgentEffect.AbortRun) this.#controller.abort();
+        if (effect === AgentEffect.Interrupt) {
+          const { now, customRoles } = this.#options;
+          const { messages } = tinyPi.repairTranscript(this.#messages, { now, customRoles });
+          deepFreeze(messages);
+          this.#settle(messages, NONE);
+        }
+      });
+    }
+
+    waitForIdle() {
+      return this.isRunning ? new Promise((resolve) => this.#idle.push(resolve)) : Promise.resolve();
+    }
+
+    subscribe(listener) {
+      if (typeof listener !== "function") throw new TypeError(`listener must be a function (got ${typeof listener})`);
+      const entry = { listener };
+      this.#listeners = [...this.#listeners, entry];
+      return () => {
+        this.#listeners = this.#listeners.filter((other) => other !== entry);
+      };
+    }
+
+    reset() {
+      this.#act(AgentAction.Reset, () => {
+        this.#settle([], NONE);
+        this.#steering = [];
+        this.#followUp = [];
+      });
+    }
+
+    toJSONL() {
+      return tinyPi.toJSONL(this.#messages, { customRoles: this.#options.customRoles });
+    }
+
+    /** Applies the core's table to `action` (a refusal throws its `Error`, and nothing changes), then
+     * `then(effect)`; answers the state before. */
+    #act(action, then) {
+      const before = this.#state;
+      const answer = tinyPi.__agentTransition(before, action);
+      this.#state = answer & ((1 << AGENT_STATE_BITS) - 1);
+      then?.(answer >> AGENT_STATE_BITS);
+      return before;
+    }
+
+    #queue(queue, message) {
+      tinyPi.__agentInput([message], this.#options.customRoles);
+      this.#act(AgentAction.Queue);
+      queue.push(copyJson(message));
+    }
+
+    /** `messages` (each deeply frozen already) in a frozen array of the agent's own; `pending` frozen. */
+    #settle(messages, pending, steps = 0) {
+      this.#messages = Object.freeze(messages.slice());
+      this.#pending = pending;
+      this.#steps = steps;
+    }
+
+    #now() {
+      return typeof this.#options.now === "function" ? this.#options.now() : Date.now();
+    }
+
+    async #run(before, messages, decisions) {
+      const previous = this.#messages;
+      const controller = (this.#controller = new AbortController());
+      this.#messages = Object.freeze(messages);
+      let result;
+      try {
+        result = await tinyPi.runAgentLoop({
+          ...this.#options,
+          ...decisions,
+          context: { systemPrompt: this.#options.systemPrompt, messages },
+          signal: controller.signal,
+          onEvent: this.#emit,
+          getSteeringMessages: () => this.#steering.splice(0),
+          getFollowUpMessages: () => this.#followUp.splice(0),
+        });
+      } catch (error) {
+        // The run was refused before it began (a malformed option): the agent is as it was.
+        this.#state = before;
+        this.#messages = previous;
+        this.#ended();
+        throw error;
+      }
+      this.#act(result.reason === "paused" ? AgentAction.RunPaused : AgentAction.RunEnded);
+      // The run's messages and pending are frozen by the bridge (SPEC §10); the array is the caller's result's.
+      this.#settle(result.messages, result.pending ?? NONE, result.steps);
+      this.#ended();
+      return result;
+    }
+
+    #ended() {
+      this.#controller = undefined;
+      for (const wake of this.#idle.splice(0)) wake();
+    }
+
+    /** Every event to every listener, in order; their promises awaited like `onEvent`'s. */
+    #emit = (event) => {
+      let waits;
+      let failed;
+      for (const { listener } of this.#listeners) {
+        try {
+          const returned = listener(event);
+          if (typeof returned?.then === "function") (waits ??= []).push(returned);
+        } catch (error) {
+          failed ??= { error };
+        }
+      }
+      if (waits) return settleListeners(waits, failed);
+      if (failed) throw failed.error;
+    };
+  };
 }

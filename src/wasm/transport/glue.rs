@@ -91,6 +91,19 @@ extern "C" {
         id: u32,
     ) -> bool;
 
+    // ---- approval.rs
+
+    /// Calls a tool's `needsApproval` with its arguments (parsed from `arg_json`) and settles the answer
+    /// under `id`, as `call_tool_js` does. Cannot throw.
+    #[wasm_bindgen(js_name = callCheck)]
+    pub fn call_check_js(
+        f: &Function,
+        this: &JsValue,
+        arg_json: &str,
+        waiter: &JsValue,
+        id: u32,
+    ) -> bool;
+
     // ---- tool_output.rs
 
     /// 0, or `OutputBit`s with the parts kept for the `take_simple_*` calls. Cannot throw.
@@ -180,6 +193,10 @@ extern "C" {
     /// `{ value, done: false }`, or `{ done: true }` for an undefined value.
     #[wasm_bindgen(js_name = iteratorResult)]
     pub fn iterator_result_js(value: &JsValue) -> JsValue;
+    /// The messages as JSON Lines (`JSON.stringify` of each); `null` if that threw, with what it threw left
+    /// for `take_kept_js`. Cannot throw.
+    #[wasm_bindgen(js_name = jsonLines)]
+    pub fn json_lines_js(messages: &JsValue) -> JsValue;
 }
 
 #[wasm_bindgen]

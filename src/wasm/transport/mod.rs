@@ -17,6 +17,7 @@ pub mod timers;
 pub mod mirror;
 pub mod tool_output;
 
+pub mod approval;
 pub mod model;
 pub mod tools;
 

@@ -138,6 +138,48 @@ impl OutputBit {
     }
 }
 
+protocol! {
+    /// The `Agent`'s state, as `glue.js`'s `Agent` keeps it (the core's `AgentState`).
+    AgentState {
+        Idle = 0,
+        Running = 1,
+        Paused = 2,
+    }
+}
+
+protocol! {
+    /// What is asked of an `Agent` (the core's `AgentAction`).
+    AgentAction {
+        Prompt = 0,
+        Resume = 1,
+        /// `steer` or `followUp`.
+        Queue = 2,
+        Abort = 3,
+        Reset = 4,
+        /// The run ended, with any reason but `paused`.
+        RunEnded = 5,
+        /// The run ended with reason `paused`.
+        RunPaused = 6,
+    }
+}
+
+protocol! {
+    /// What the `Agent` does about an action (the core's `AgentEffect`, a refusal aside: that is thrown).
+    /// `__agentTransition` answers `effect << AGENT_STATE_BITS | next state`.
+    AgentEffect {
+        Run = 0,
+        Queue = 1,
+        AbortRun = 2,
+        Interrupt = 3,
+        Clear = 4,
+        Settle = 5,
+        Nothing = 6,
+    }
+}
+
+/// How many low bits of `__agentTransition`'s answer hold the next `AgentState`.
+pub const AGENT_STATE_BITS: u32 = 2;
+
 /// A set of `OutputBit`s, every one of them known.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct OutputBits(u32);
@@ -169,6 +211,14 @@ mod tests {
         static OUTPUT_BIT: Object;
         #[wasm_bindgen(thread_local_v2, js_name = SHORT_TEXT_UNITS)]
         static JS_SHORT_TEXT_UNITS: JsValue;
+        #[wasm_bindgen(thread_local_v2, js_name = AgentState)]
+        static AGENT_STATE: Object;
+        #[wasm_bindgen(thread_local_v2, js_name = AgentAction)]
+        static AGENT_ACTION: Object;
+        #[wasm_bindgen(thread_local_v2, js_name = AgentEffect)]
+        static AGENT_EFFECT: Object;
+        #[wasm_bindgen(thread_local_v2, js_name = AGENT_STATE_BITS)]
+        static JS_AGENT_STATE_BITS: JsValue;
     }
 
     /// The JS object names exactly the variants, each with its number, and nothing else.
@@ -193,7 +243,15 @@ mod tests {
     macro_rules! into_u32 {
         ($($name:ident),*) => {$(impl From<$name> for u32 { fn from(v: $name) -> u32 { v as u32 } })*};
     }
-    into_u32!(Opened, StepKind, EventShape, OutputBit);
+    into_u32!(
+        Opened,
+        StepKind,
+        EventShape,
+        OutputBit,
+        AgentState,
+        AgentAction,
+        AgentEffect
+    );
 
     #[wasm_bindgen_test]
     fn glue_js_names_the_same_numbers() {
@@ -202,6 +260,10 @@ mod tests {
         EVENT_SHAPE.with(|js| agree(js, EventShape::ALL, "EventShape"));
         OUTPUT_BIT.with(|js| agree(js, OutputBit::ALL, "OutputBit"));
         JS_SHORT_TEXT_UNITS.with(|js| assert_eq!(js.as_f64(), Some(f64::from(SHORT_TEXT_UNITS))));
+        AGENT_STATE.with(|js| agree(js, AgentState::ALL, "AgentState"));
+        AGENT_ACTION.with(|js| agree(js, AgentAction::ALL, "AgentAction"));
+        AGENT_EFFECT.with(|js| agree(js, AgentEffect::ALL, "AgentEffect"));
+        JS_AGENT_STATE_BITS.with(|js| assert_eq!(js.as_f64(), Some(f64::from(AGENT_STATE_BITS))));
     }
 
     #[wasm_bindgen_test]

@@ -9,6 +9,10 @@ import {
   ToolRegistry,
   validateTrace,
   validateTranscript,
+  Agent,
+  parseJSONL,
+  repairTranscript,
+  toJSONL,
 } from "tiny-pi";
 import type {
   AgentMessage,
@@ -19,7 +23,12 @@ import type {
   ToolCall,
   ToolResultMessage,
   TraceRecord,
+  Approvals,
+  PendingCall,
+  SkipReason,
   UserMessage,
+  CustomMessage,
+  RunResult as RunResultOf,
 } from "tiny-pi";
 
 type RunOptions = Parameters<typeof runAgentLoop>[0];
@@ -96,7 +105,7 @@ const options: RunOptions = {
   },
 };
 const result: RunResult = await runAgentLoop(options);
-const reason: "stop" | "length" | "error" | "aborted" | "maxSteps" | "terminated" = result.reason;
+const reason: "stop" | "length" | "error" | "aborted" | "maxSteps" | "terminated" | "paused" = result.reason;
 const steps: number = result.steps;
 const error: string | undefined = result.error;
 const requests: ModelRequest[] = model.requests;
@@ -206,3 +215,73 @@ const traceOk: boolean = validateTrace(records).ok;
 tools.free();
 
 export { badStop, defs, error, noId, owners, reason, requests, steps, terminated, text, traceOk };
+
+// ---- SPEC §8/§9: approvals, pause and resume, sessions, the Agent ----
+const guarded = new ToolRegistry();
+guarded.register({
+  name: "delete",
+  parameters: { type: "object", properties: { path: { type: "string" } }, required: ["path"] },
+  needsApproval: async (args: { path: string }) => args.path.startsWith("/"),
+  execute: async () => ({ content: [{ type: "text", text: "deleted" }] }),
+});
+guarded.register({ name: "archive", needsApproval: true, execute: async () => ({ content: [] }) });
+
+// @ts-expect-error needsApproval is a boolean or a function of the arguments
+guarded.register({ name: "bad", needsApproval: "always", execute: async () => ({ content: [] }) });
+
+const paused: RunResult = await runAgentLoop({ context: { messages: input }, model, tools: guarded });
+const pending: readonly PendingCall[] | undefined = paused.pending;
+let resumedReason: RunResult["reason"] | undefined;
+if (paused.reason === "paused" && pending) {
+  const decisions: Approvals = { [pending[0].toolCallId]: { approve: true }, other: { approve: false, reason: "Not today." } };
+  const needs: boolean = pending[0].needsApproval;
+  const resumed = await runAgentLoop({ context: { messages: paused.messages }, model, tools: guarded, approvals: decisions, startSteps: paused.steps });
+  resumedReason = needs ? resumed.reason : undefined;
+}
+const skipReasons: SkipReason[] = ["denied", "interrupted"];
+
+// @ts-expect-error a denial's reason is a string
+const badDecision: Approvals = { c1: { approve: false, reason: 3 } };
+
+// @ts-expect-error startSteps is a number
+void runAgentLoop({ context: { messages: input }, model, startSteps: "1" });
+
+const view = validateTranscript(paused.messages, { allowPending: true, customRoles: ["note"] });
+const waiting: { toolCallId: string; index: number }[] = view.pending ?? [];
+const repaired: { messages: AgentMessage[]; repaired: number } = repairTranscript(paused.messages, { now: () => 1 });
+const saved: string = toJSONL(repaired.messages);
+const restored: (AgentMessage | CustomMessage<"note">)[] = parseJSONL(saved, { customRoles: ["note"] });
+
+// @ts-expect-error parseJSONL reads text
+parseJSONL(restored);
+
+const agent = new Agent({ model, tools: guarded, systemPrompt: "Be careful.", maxSteps: 4, messages: restored, now: () => 1, customRoles: ["note"] });
+const unsubscribe: () => void = agent.subscribe((e) => {
+  // A queued message is a user message or one of the agent's custom roles.
+  const seen: string = e.type === "queued_message" ? (e.message.role satisfies "user" | "note") : describe(e);
+});
+const answer: RunResultOf<AssistantMessage, "note"> = await agent.prompt("hi");
+await agent.prompt({ role: "user", content: "hello", timestamp: 1 });
+agent.steer({ role: "user", content: "also", timestamp: 2 });
+agent.followUp({ role: "note", text: "custom roles may be queued too" });
+
+// @ts-expect-error only user messages and the agent's custom roles may be queued
+agent.steer({ role: "memo", text: "not a listed role" });
+if (agent.pending) await agent.resume({ [agent.pending[0].toolCallId]: { approve: true } });
+agent.abort();
+await agent.waitForIdle();
+const running: boolean = agent.isRunning;
+const conversation: readonly (AgentMessage | CustomMessage<"note">)[] = agent.messages;
+
+// @ts-expect-error messages is a frozen snapshot
+agent.messages.push(input[0]);
+
+// @ts-expect-error the agent's runs have their own onEvent: use subscribe
+new Agent({ model, onEvent: () => {} });
+
+const reloaded = Agent.fromJSONL(agent.toJSONL(), { model, tools: guarded });
+reloaded.reset();
+unsubscribe();
+guarded.free();
+
+export { answer, badDecision, conversation, resumedReason, running, skipReasons, waiting };

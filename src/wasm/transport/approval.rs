@@ -1,0 +1,60 @@
+//! A tool's JS `needsApproval(args)` (SPEC §8) as the core's `ApprovalCheck`: called in one `glue.js` call
+//! (`callCheck`) with its own copy of the arguments and the registered tool as `this`, its answer awaited
+//! if it is a promise. A throw, a rejection or an answer that is not a boolean is an `Err`, which the core
+//! counts as "needs approval" (a call whose need is unknown waits for a decision).
+
+use std::rc::Rc;
+
+use js_sys::Function;
+use serde_json::Value;
+use wasm_bindgen::JsValue;
+
+use super::convert::error_message;
+use super::glue::{call_check_js, show_js, take_kept_js};
+use super::waiter::settle_with;
+use crate::approval::ApprovalCheck;
+use crate::control::HookFuture;
+
+/// A registered tool's `needsApproval` function.
+pub struct JsApprovalCheck(Rc<Parts>);
+
+struct Parts {
+    /// `tool "name"`, as errors name it.
+    what: String,
+    /// The object given to `register`, `this` for the call.
+    spec: JsValue,
+    check: Function,
+}
+
+impl JsApprovalCheck {
+    pub fn new(name: &str, spec: JsValue, check: Function) -> Self {
+        JsApprovalCheck(Rc::new(Parts {
+            what: format!("tool \"{name}\" needsApproval"),
+            spec,
+            check,
+        }))
+    }
+}
+
+impl ApprovalCheck for JsApprovalCheck {
+    fn needs_approval<'a>(&'a self, arguments: &'a Value) -> HookFuture<'a, bool> {
+        // Written out now: the function gets its own copy, parsed from this text in `glue.js`.
+        let arguments = serde_json::to_string(arguments).unwrap_or_else(|_| "null".into());
+        let parts = self.0.clone();
+        Box::pin(async move {
+            let answer = settle_with(|waiter, id| {
+                let pending = call_check_js(&parts.check, &parts.spec, &arguments, waiter, id);
+                (!pending).then(take_kept_js)
+            })
+            .await
+            .map_err(|e| format!("{} failed: {}", parts.what, error_message(&e)))?;
+            answer.as_bool().ok_or_else(|| {
+                format!(
+                    "{} answered {}, not a boolean",
+                    parts.what,
+                    show_js(&answer)
+                )
+            })
+        })
+    }
+}
