@@ -426,8 +426,11 @@ function renderApprovalPanel(run) {
   });
 }
 
-/** Resume a paused run (or start one from a transcript ending with unanswered calls) with the learner's decisions:
- * runAgentLoop from that transcript with `approvals`, `steps` going on from `startSteps`. */
+/**
+ * Resume with the learner's decisions: runAgentLoop from the paused transcript with `approvals`, `steps` going on
+ * from the paused run's (`startSteps`), the script going on after the responses the paused run used. A run that is
+ * about to start from a transcript (an import) gets the decisions only.
+ */
 function resume(run, pending) {
   const approvals = {};
   for (const p of pending) {
@@ -435,9 +438,11 @@ function resume(run, pending) {
     if (!p.needsApproval || typeof d?.approve !== "boolean") continue;
     approvals[p.toolCallId] = d.approve ? { approve: true } : { approve: false, ...(d.reason?.trim() ? { reason: d.reason.trim() } : {}) };
   }
-  const messages = run.status === "done" ? run.transcript : run.def.messages;
-  const startSteps = run.status === "done" ? run.steps : (run.def.startSteps ?? responsesIn(messages));
-  continueFrom(structuredClone(messages), { approvals, startSteps });
+  const def = cloneDef(run.def);
+  if (run.status === "done") Object.assign(def, { messages: cloneDef(run.transcript), script: def.script.slice(run.sent.length), startSteps: run.steps });
+  def.approvals = approvals;
+  setEditorText(def);
+  useCustom(def);
   state.run.run();
 }
 
@@ -568,7 +573,7 @@ function readPasted() {
 function continueFrom(messages, extra = {}) {
   const a = responsesIn(messages);
   const base = cloneDef(scenarioById(state.baseId)?.def ?? state.def);
-  delete base.approvals;
+  delete base.approvals; // decisions are about the calls of one transcript
   delete base.startSteps;
   const def = { ...base, messages, script: base.script.slice(a), ...extra };
   setEditorText(def);
