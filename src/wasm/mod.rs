@@ -12,11 +12,14 @@
 //!
 //! | file | its one job |
 //! |---|---|
-//! | `api/options.rs` | input checks the exports share: `context`, `signal`, `maxSteps`, `now`, arrays, a tool source |
-//! | `api/checks.rs` | `validateTranscript`, `prologueTrace`, `formatTrace`, `validateTrace` |
+//! | `api/options.rs` | input checks the exports share: `context`, `signal`, `maxSteps`, `now`, `customRoles`, arrays, a tool source, a transcript's options |
+//! | `api/checks.rs` | `validateTranscript`, `repairTranscript`, `prologueTrace`, `formatTrace`, `validateTrace` |
+//! | `api/jsonl.rs` | `toJSONL` and `parseJSONL` (SPEC §9's sessions) |
 //! | `api/registry.rs` | `ToolRegistry`: `register` and its checks of a tool, `definitions`, `execute`, a run's snapshot |
 //! | `api/scripted.rs` | `ScriptedModel` (its options: the event grammar) and the stream its `stream()` returns |
+//! | `api/approvals.rs` | SPEC §8 in a run: `approvals` and `startSteps` read, the registry asked about approval, `result.pending` |
 //! | `api/run.rs` | `runAgentLoop`: its options read, the core's loop run, the result object made |
+//! | `api/agent.rs` | the core's half of the JS `Agent` (SPEC §9): its state table, starting state and input check |
 //! | `api/types.d.ts` | the TypeScript types of every export, event and message |
 //!
 //! **`transport/`: how values, calls, promises and streams cross.** It implements the core's traits over JS
@@ -38,6 +41,7 @@
 //! | `transport/tool_output.rs` | how what a JS tool returns (or `executeToolCall` resolves with) is read |
 //! | `transport/model.rs` | a JS model: its stream opened, its events pulled, its final message read |
 //! | `transport/tools.rs` | a JS tool or executor (`executeToolCall`, a tool source) called and awaited, its progress reported |
+//! | `transport/approval.rs` | a tool's JS `needsApproval` function called and its answer awaited (SPEC §8) |
 //! | `transport/events.rs` | how a loop event reaches `onEvent`, and its returned promise is awaited |
 //! | `transport/hooks.rs` | the JS hooks and queues of SPEC §7 called and awaited, what they return read |
 //!
@@ -54,11 +58,8 @@
 //!   `deepFreeze` and its callers in `glue.js`).
 //! - A new number exchanged with `glue.js`: an enum in `transport/protocol.rs`, an object of the same name
 //!   in `glue.js`, and a line in the test there.
-//!
-//! # Where coming work goes
-//!
-//! - The `Agent` class: a new `api/agent.rs` over `api/run.rs`'s run.
-//! - `toJSONL` / `parseJSONL`: a new `api/jsonl.rs` beside `api/checks.rs`.
+//! - What the `Agent` does in each state: the core's `AgentState::on` (`src/agent.rs`); `api/agent.rs` only
+//!   hands it to the class in `glue.js` (its section "api/agent.rs").
 
 mod api;
 mod transport;

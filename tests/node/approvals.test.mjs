@@ -293,6 +293,37 @@ describe("resume", () => {
     assert.deepEqual(ran, [], "and the registry did not");
   });
 
+  test("with SPEC §7's hooks: a pause calls none; the resumed batch is a normal batch to them (not a denied call), its calls the transcript's own frozen blocks", T, async () => {
+    const seen = [];
+    const hooks = {
+      beforeToolCall: (call, ctx) => {
+        seen.push(`before ${call.id} step ${ctx.step} frozen ${Object.isFrozen(call.arguments)}`);
+      },
+      afterToolCall: (call, result) => {
+        seen.push(`after ${call.id}`);
+        return call.id === "c2" ? { details: { audited: true } } : undefined;
+      },
+      prepareRequest: (_request, ctx) => {
+        seen.push(`request ${ctx.step}`);
+      },
+    };
+    const ran = [];
+    const tools = registry(ran);
+    const script = [batch(del("c1"), read("c2"), del("c3"))];
+    const paused = await run({ messages: start(), script, tools, ...hooks });
+    assert.equal(paused.result.reason, "paused");
+    assert.deepEqual(seen, ["request 1"], "nothing of the paused batch reached a hook");
+    seen.length = 0;
+    const resumed = await run({ messages: paused.result.messages, script: [said("done")], tools, ...hooks, approvals: { c1: { approve: true }, c3: { approve: false } }, startSteps: 1 });
+    assert.equal(resumed.result.reason, "stop");
+    assert.deepEqual(ran, ["c1", "c2"]);
+    assert.deepEqual(seen, ["before c1 step 1 frozen true", "before c2 step 1 frozen true", "after c1", "after c2", "request 2"], "the denied call is answered before phase 1");
+    const starts = resumed.events.filter((e) => e.type === "tool_start").map((e) => e.call);
+    assert.deepEqual(starts.map((c) => c.id), ["c1", "c2"]);
+    assert.equal(starts[0], resumed.result.messages[1].content[0], "tool_start carries the transcript's own block");
+    assert.deepEqual(resumed.result.messages.slice(2, 5).map((m) => [m.toolCallId, m.details ?? null]), [["c1", null], ["c2", { audited: true }], ["c3", { skipped: true, reason: "denied" }]]);
+  });
+
   test("bad approvals or startSteps are a TypeError naming the field, and the next run works", T, async () => {
     const bad = [
       ["yes", /^options\.approvals must be an object of decisions by tool call id \(got string\)$/],

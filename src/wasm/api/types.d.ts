@@ -307,16 +307,14 @@ export interface TraceValidation {
 
 // ---- Approvals, pause and resume (SPEC §8) ----
 
-/** A decision about one call: approve it, or deny it (it is answered with a skipped result, reason
- * `denied`, whose text is `reason`, or `Tool call was denied.`). */
+/** Approve a call, or deny it: it is answered with a skipped result, reason `denied`, whose text is `reason`
+ * (default `Tool call was denied.`). */
 export type Approval = { approve: true } | { approve: false; reason?: string };
 
-/** Decisions by tool call id: `options.approvals`, `agent.resume(approvals)`. Each answers one call; a decision
- * matters only for a call that needs approval. */
+/** Decisions by tool call id (`options.approvals`, `agent.resume`); only calls that need approval read them. */
 export type Approvals = { [toolCallId: string]: Approval };
 
-/** A call of a paused run's last batch (`result.pending`, `agent.pending`): every call of the batch is listed,
- * in call order; `needsApproval` says which wait for a decision (the others run when the batch does). */
+/** A call of a paused run's last batch, in call order; `needsApproval` says which wait for a decision. */
 export interface PendingCall {
   readonly toolCallId: string;
   readonly toolName: string;
@@ -325,25 +323,23 @@ export interface PendingCall {
 }
 
 export interface ToolSpec<TArgs = any, TDetails = unknown> {
-  /** Whether a call waits for a decision before it runs: `true`, or a function of the call's arguments
-   * (it may answer with a promise; a throw, a rejection or an answer that is not a boolean counts as `true`).
-   * A call without a decision pauses the run (reason `paused`) before anything of its batch happens. Asked
-   * whatever runs the calls, `executeToolCall` included. */
+  /** A call waits for a decision: `true`, or a function of the arguments (a throw, a rejection or a
+   * non-boolean answer counts as `true`). Without one the run pauses (reason `paused`) before anything of
+   * the batch runs. Asked whatever runs the calls, `executeToolCall` included. */
   needsApproval?: boolean | ((args: TArgs) => boolean | Promise<boolean>);
 }
 
 export interface RunOptions<A extends AssistantMessage = AssistantMessage, R extends string = never> {
-  /** Decisions about calls that need approval. A run whose `context.messages` end with calls that have no
-   * result (a paused run's transcript) answers those first, with these decisions, before any request. */
+  /** Decisions about calls that need approval. A transcript that ends with unanswered calls (a paused
+   * run's) has that batch finished first, with these decisions. */
   approvals?: Approvals;
-  /** The steps the runs this one continues made (a paused run's `steps`), so that `maxSteps` spans them all;
-   * `steps` counts on from it. Default 0. */
+  /** The steps already made (a paused run's `steps`): `maxSteps` spans them, `steps` counts on. Default 0. */
   startSteps?: number;
 }
 
 export interface RunResult<A extends AssistantMessage = AssistantMessage, R extends string = never> {
-  /** With reason `paused`: the calls of the last message, frozen. The transcript ends with them unanswered;
-   * run again from it with `approvals` (and `startSteps: steps`) to go on. */
+  /** With reason `paused`: the calls of the last message, frozen. Run again from `messages` with
+   * `approvals` (and `startSteps: steps`) to go on. */
   pending?: readonly PendingCall[];
 }
 
@@ -355,23 +351,21 @@ export interface TranscriptOptions<R extends string = string> {
 }
 
 export interface ValidateTranscriptOptions extends TranscriptOptions {
-  /** The paused view: the calls of the last assistant message that have no result (with nothing but results
-   * after it) are listed in `pending`, not reported as `missing_result`. */
+  /** The paused view: the last assistant message's unanswered calls are `pending`, not `missing_result`. */
   allowPending?: boolean;
 }
 
 export interface TranscriptValidation {
-  /** With `allowPending`: the calls that wait for a result, in call order (then always present). */
+  /** With `allowPending` (then always present): the calls that wait, in call order. */
   pending?: { toolCallId: string; index: number }[];
 }
 
-/** Checks the call/result pairing of a transcript (`ok` when every call has exactly one result after it);
- * with `allowPending`, in the paused view. Throws a `TypeError` naming the field of a malformed message. */
+/** Checks the call/result pairing of a transcript (`ok` when every call has exactly one result after it).
+ * Throws a `TypeError` naming the field of a malformed message. */
 export function validateTranscript(messages: readonly (AgentMessage<any> | CustomMessage<string>)[], options?: ValidateTranscriptOptions): TranscriptValidation;
 
-/** A copy of `messages` in which every call without a result is answered by a skipped result, reason
- * `interrupted`, placed right after the results its message already has, for an app that will not run those
- * calls; `repaired` counts them. Timestamps from `options.now` (default `Date.now`). */
+/** A copy of `messages` in which each call without a result gets a skipped one, reason `interrupted`
+ * (`repaired` counts them), stamped by `options.now` (default `Date.now`). */
 export function repairTranscript<A extends AssistantMessage = AssistantMessage, R extends string = never>(
   messages: readonly (AgentMessage<A> | CustomMessage<R>)[],
   options?: TranscriptOptions<R> & { now?: () => number },
@@ -379,13 +373,11 @@ export function repairTranscript<A extends AssistantMessage = AssistantMessage, 
 
 // ---- Sessions (SPEC §9) ----
 
-/** One `JSON.stringify`'d message per line, each line ended by `\n` (`""` for none), after checking the
- * messages as a run would. `parseJSONL` reads it back exactly. */
+/** One `JSON.stringify`'d message per line, each ended by `\n`, after checking the messages as a run would. */
 export function toJSONL(messages: readonly (AgentMessage<any> | CustomMessage<string>)[], options?: TranscriptOptions): string;
 
-/** The messages of JSON Lines text, in order, each as `JSON.parse` makes it (field order and numbers exact).
- * Blank lines are skipped; a bad line is a `TypeError` naming its number and the field
- * (`line 3: message.content[0].id: expected string, got integer`). */
+/** The messages of JSON Lines text, each as `JSON.parse` makes it (exact). Blank lines are skipped; a bad
+ * line is a `TypeError` naming its number and the field. */
 export function parseJSONL<A extends AssistantMessage = AssistantMessage, R extends string = never>(
   text: string,
   options?: TranscriptOptions<R>,
@@ -393,54 +385,42 @@ export function parseJSONL<A extends AssistantMessage = AssistantMessage, R exte
 
 // ---- The Agent (SPEC §9) ----
 
-/** What may be prompted or queued: a user message, or a message of a role in `customRoles`. */
+/** What may be prompted or queued: a user message, or one of a role in `customRoles`. */
 export type AgentInput<R extends string = never> = QueuedMessage<R>;
 
-/** Every option of `runAgentLoop` but those the agent gives each run itself (its transcript, signal, queues,
- * listeners and decisions). */
+/** `runAgentLoop`'s options but those the agent gives each run itself. */
 export interface AgentOptions<A extends AssistantMessage = AssistantMessage, R extends string = never>
   extends Omit<RunOptions<A, R>, "context" | "signal" | "onEvent" | "approvals" | "startSteps" | "getSteeringMessages" | "getFollowUpMessages"> {
-  /** `context.systemPrompt` of every run. */
   systemPrompt?: string;
-  /** The conversation to start from (copied). When its last message has calls without results, the agent
-   * starts paused on them. */
+  /** The conversation to start from (copied); paused when its last message has unanswered calls. */
   messages?: (AgentMessage<A> | CustomMessage<R>)[];
 }
 
-/** A stateful conversation over `runAgentLoop`: the same rules, its transcript kept between runs. */
+/** A conversation over `runAgentLoop`: the same rules, its transcript kept between runs. */
 export declare class Agent<A extends AssistantMessage = AssistantMessage, R extends string = never> {
-  /** Throws a `TypeError` naming the field of a malformed option, or for `messages` with a call that has no
-   * result anywhere but in the last message. */
+  /** Throws a `TypeError` naming a malformed option, or an unanswered call not in the last message. */
   constructor(options: AgentOptions<A, R>);
-  /** An agent whose conversation is JSON Lines `text` (`toJSONL`'s); paused when its last message has calls
-   * without results (its `pending` lists them). */
+  /** An agent over `toJSONL`'s text; paused when its last message has unanswered calls. */
   static fromJSONL<A extends AssistantMessage = AssistantMessage, R extends string = never>(text: string, options: AgentOptions<A, R>): Agent<A, R>;
-  /** The conversation: as the last run left it, with the input of the run in progress. Frozen. */
+  /** The conversation (with the running run's input), frozen. */
   readonly messages: readonly (AgentMessage<A> | CustomMessage<R>)[];
   readonly isRunning: boolean;
-  /** Paused (the last run ended `paused`, or a restored conversation waits on calls): the calls of the last
-   * message. Otherwise undefined. */
+  /** When paused: the calls of the last message. */
   readonly pending: readonly PendingCall[] | undefined;
-  /** Appends the input (a string is a user message) and runs; resolves with the run's result. Rejects with an
-   * `Error` while a run is in progress (use `steer`/`followUp`) or while paused (`resume` or `abort` first). */
+  /** Appends the input (a string is a user message) and runs. Rejects with an `Error` while running or paused. */
   prompt(input: string | AgentInput<R> | AgentInput<R>[]): Promise<RunResult<A, R>>;
-  /** Continues a paused run with these decisions: its calls are answered or run, and the run goes on,
-   * counting its steps from the paused run's. A call still without a decision pauses it again. */
+  /** Goes on from a pause with these decisions; steps count on. A call still undecided pauses again. */
   resume(approvals: Approvals): Promise<RunResult<A, R>>;
-  /** Queues a message the running loop takes after its current tool batch (with no run, the next run does). */
+  /** For the run's `getSteeringMessages` (taken after a tool batch); idle: the next run's. */
   steer(message: AgentInput<R>): void;
-  /** Queues a message the running loop takes when the model would stop (with no run, the next run does). */
+  /** For the run's `getFollowUpMessages` (taken when the model would stop); idle: the next run's. */
   followUp(message: AgentInput<R>): void;
-  /** Running: aborts the run. Paused: answers the pending calls with skipped results, reason `interrupted`,
-   * and the conversation can go on. Idle: nothing. */
+  /** Running: aborts the run. Paused: answers the pending calls, reason `interrupted`. Idle: nothing. */
   abort(): void;
-  /** Resolves once no run is in progress. */
   waitForIdle(): Promise<void>;
-  /** Every event of every run, in order; a returned promise is awaited, as `onEvent`'s. Answers the function
-   * that unsubscribes. */
+  /** Every event of every run, awaited as `onEvent`'s; answers the function that unsubscribes. */
   subscribe(listener: (event: LoopEvent<A, R>) => void | Promise<void>): () => void;
-  /** Forgets the conversation, the queued messages and the pending calls. Throws while a run is in progress. */
+  /** Forgets the conversation, the queues and the pause. Throws while running. */
   reset(): void;
-  /** The conversation as JSON Lines. */
   toJSONL(): string;
 }

@@ -563,11 +563,8 @@ export function iteratorResult(value) {
   return value === undefined ? { done: true } : { value, done: false };
 }
 
-/**
- * `messages` (an array Rust has checked) as JSON Lines: `JSON.stringify` of each message, each line ended by
- * `\n`; JS's own writer keeps field order and numbers exactly. `null` if that threw (a getter that throws
- * on the second reading), with what it threw left for `takeKept`. Never throws.
- */
+/** Checked `messages` as JSON Lines (JS's writer keeps field order and numbers exact); `null` if that threw
+ * (what it threw left for `takeKept`). Never throws. */
 export function jsonLines(messages) {
   try {
     let text = "";
@@ -579,26 +576,22 @@ export function jsonLines(messages) {
   }
 }
 
-// ---- api/agent.rs: the Agent (SPEC §9), a conversation over runAgentLoop -------------------------------
-// A thin class: what each method does in each state is the core's table (`AgentState::on`), asked through
-// `__agentTransition` by every method and at the end of every run; the state a conversation starts in and
-// the messages that may be prompted or queued are the core's to say too (`__agentRestore`, `__agentInput`).
-// A run is `runAgentLoop` with the agent's transcript, its queues as `getSteeringMessages` and
-// `getFollowUpMessages`, its listeners as `onEvent`, and for `resume` the decisions and `startSteps`.
-// glue.js imports nothing, so `agentClass` makes the class from the package's exports; scripts/build.mjs
-// calls it at the end of each entry point.
+// ---- api/agent.rs: the Agent (SPEC §9), thin JS over runAgentLoop ---------------------------------------
+// Every rule is the core's: the state table (`__agentTransition`), the starting state (`__agentRestore`),
+// what may be queued (`__agentInput`). glue.js imports nothing: scripts/build.mjs calls `agentClass` with
+// each entry point's exports.
 
-/** The numbers of `protocol.rs`'s `AgentState`, `AgentAction` and `AgentEffect`. */
+/** `protocol.rs`'s numbers. */
 export const AgentState = Object.freeze({ Idle: 0, Running: 1, Paused: 2 });
 export const AgentAction = Object.freeze({ Prompt: 0, Resume: 1, Queue: 2, Abort: 3, Reset: 4, RunEnded: 5, RunPaused: 6 });
 export const AgentEffect = Object.freeze({ Run: 0, Queue: 1, AbortRun: 2, Interrupt: 3, Clear: 4, Settle: 5, Nothing: 6 });
 /** `__agentTransition` answers `effect << AGENT_STATE_BITS | next state`. */
 export const AGENT_STATE_BITS = 2;
 
-/** The agent's own copy of what the caller gave (the caller's objects are never frozen). */
+/** A copy of the caller's value (which is never frozen). */
 const copyJson = (value) => JSON.parse(JSON.stringify(value));
 
-/** The agent's own copy of messages the caller gave, deeply frozen (SPEC §10). */
+/** A deeply frozen copy (SPEC §10). */
 function frozenMessages(messages) {
   const copy = copyJson(messages);
   deepFreeze(copy);
@@ -608,7 +601,7 @@ function frozenMessages(messages) {
 /** `pending` when nothing waits. */
 const NONE = Object.freeze([]);
 
-/** Awaits each listener's promise in turn; the first error (thrown, else rejected) is the event's. */
+/** Awaits each listener's promise; the first error is the event's. */
 async function settleListeners(waits, failed) {
   for (const wait of waits) {
     try {
@@ -620,18 +613,18 @@ async function settleListeners(waits, failed) {
   if (failed) throw failed.error;
 }
 
-/** The `Agent` class, over `tinyPi`: an object with the package's exports. */
+/** The `Agent` class over `tinyPi`, the package's exports. */
 export function agentClass(tinyPi) {
   return class Agent {
     #options;
     #state;
     #messages;
-    /** Paused: the calls that wait, and the steps of the paused run (a resumed run counts on). */
+    /** Paused: the calls that wait, and the paused run's steps. */
     #pending;
     #steps = 0;
     #steering = [];
     #followUp = [];
-    /** Replaced, never changed in place: a listener may (un)subscribe while the list is being called. */
+    /** Replaced, not changed: a listener may (un)subscribe during a call. */
     #listeners = [];
     #controller;
     #idle = [];
@@ -716,8 +709,7 @@ export function agentClass(tinyPi) {
       return tinyPi.toJSONL(this.#messages, { customRoles: this.#options.customRoles });
     }
 
-    /** Applies the core's table to `action` (a refusal throws its `Error`, and nothing changes), then
-     * `then(effect)`; answers the state before. */
+    /** The core's table for `action` (a refusal throws), then `then(effect)`; answers the state before. */
     #act(action, then) {
       const before = this.#state;
       const answer = tinyPi.__agentTransition(before, action);
@@ -732,7 +724,7 @@ export function agentClass(tinyPi) {
       queue.push(copyJson(message));
     }
 
-    /** `messages` (each deeply frozen already) in a frozen array of the agent's own; `pending` frozen. */
+    /** `messages`, each frozen already, in a frozen array of its own; `pending` frozen. */
     #settle(messages, pending, steps = 0) {
       this.#messages = Object.freeze(messages.slice());
       this.#pending = pending;
@@ -759,14 +751,14 @@ export function agentClass(tinyPi) {
           getFollowUpMessages: () => this.#followUp.splice(0),
         });
       } catch (error) {
-        // The run was refused before it began (a malformed option): the agent is as it was.
+        // Refused before it began (a malformed option): as it was.
         this.#state = before;
         this.#messages = previous;
         this.#ended();
         throw error;
       }
       this.#act(result.reason === "paused" ? AgentAction.RunPaused : AgentAction.RunEnded);
-      // The run's messages and pending are frozen by the bridge (SPEC §10); the array is the caller's result's.
+      // Frozen by the bridge (SPEC §10); the array is the result's.
       this.#settle(result.messages, result.pending ?? NONE, result.steps);
       this.#ended();
       return result;
@@ -777,7 +769,7 @@ export function agentClass(tinyPi) {
       for (const wake of this.#idle.splice(0)) wake();
     }
 
-    /** Every event to every listener, in order; their promises awaited like `onEvent`'s. */
+    /** Every event to every listener, their promises awaited like `onEvent`'s. */
     #emit = (event) => {
       let waits;
       let failed;

@@ -279,6 +279,13 @@ agent.messages.push(input[0]);
 // @ts-expect-error the agent's runs have their own onEvent: use subscribe
 new Agent({ model, onEvent: () => {} });
 
+// The §7 options pass through to every run, typed as runAgentLoop's; the queues are the agent's own.
+const hooked = new Agent({ model, toolExecution: "sequential", beforeToolCall: (call) => (call.name === "delete" ? { block: true } : undefined) });
+hooked.reset();
+
+// @ts-expect-error the agent feeds getSteeringMessages itself: use steer
+new Agent({ model, getSteeringMessages: () => [] });
+
 const reloaded = Agent.fromJSONL(agent.toJSONL(), { model, tools: guarded });
 reloaded.reset();
 unsubscribe();
