@@ -395,10 +395,13 @@ export function takeSimpleDetails() {
 // arguments would make every such store megamorphic, many times the cost of a literal (bench/RESULTS.md).
 // Every message, call and result handed out is frozen, deeply, once, where it is made or adopted (SPEC §10).
 
-/** Freezes `value` and every object reachable through its own enumerable properties. */
+/** Freezes `value` and every object reachable through its own enumerable properties (an array's: its
+ * elements, the data JSON sees; walked by index, which spares an array of values per array). */
 function deepFreeze(value) {
   Object.freeze(value);
-  for (const item of Object.values(value)) {
+  const items = Array.isArray(value) ? value : Object.values(value);
+  for (let i = 0; i < items.length; i++) {
+    const item = items[i];
     if (typeof item === "object" && item !== null) deepFreeze(item);
   }
 }
@@ -450,12 +453,17 @@ export function callBlock(message, index, id) {
 export function toolResult(toolCallId, toolName, text, content, details, emptyDetails, isError, timestamp, frozen) {
   // `text` given: the content is that one text block (the usual case, made here rather than by its own call).
   if (text !== undefined) content = [{ type: "text", text }];
-  const result = { role: "toolResult", toolCallId, toolName, content };
-  if (emptyDetails) result.details = {};
-  else if (details !== undefined) result.details = details;
-  result.isError = isError;
-  result.timestamp = timestamp;
-  if (frozen) deepFreeze(result);
+  if (emptyDetails) details = {};
+  const result = details === undefined
+    ? { role: "toolResult", toolCallId, toolName, content, isError, timestamp }
+    : { role: "toolResult", toolCallId, toolName, content, details, isError, timestamp };
+  if (frozen) {
+    // Our own objects, of known shape: each frozen as made, with no walk but the details'.
+    if (text === undefined) deepFreeze(content);
+    else Object.freeze(Object.freeze(content)[0]);
+    if (details !== undefined) deepFreeze(details);
+    Object.freeze(result);
+  }
   return result;
 }
 
