@@ -275,9 +275,10 @@ async function timeWorkload(workload, Ns, reps, warmup) {
     // waiting for a core counts in the wall time of whichever leg it fell on, but not here.
     const cpu = Object.fromEntries(LEGS.map((l) => [l.name, []]));
     for (let rep = -warmup; rep < reps; rep++) {
-      // Interleaved: A, B, C, A, B, C, ... No gc() before a run: a forced full GC shrinks V8's young
-      // generation, and the next run then pays 3-4x in scavenges (measured on the floor leg at N=1000).
-      for (const l of LEGS) {
+      // Interleaved: A, B, C, then C, B, A, ..., so that no leg always runs right after the same one (whose
+      // garbage it would collect). No gc() before a run: a forced full GC shrinks V8's young generation,
+      // and the next run then pays 3-4x in scavenges (measured on the floor leg at N=1000).
+      for (const l of rep % 2 ? [...LEGS].reverse() : LEGS) {
         const t0 = nowMs();
         const c0 = process.cpuUsage();
         for (let b = 0; b < batch; b++) {
