@@ -271,33 +271,46 @@ async function timeWorkload(workload, Ns, reps, warmup) {
     const done = step(`${workload.name}, N=${n}: shape check, ${warmup} warm-up + ${reps} timed rounds of ${LEGS.map((l) => l.name).join(", ")} (a sample = mean of ${batch} run${batch > 1 ? "s" : ""})`);
     const events = await checkShape(n, workload);
     const samples = Object.fromEntries(LEGS.map((l) => [l.name, []]));
+    // The process's own CPU time too (user + system, all its threads): on a shared machine, time spent
+    // waiting for a core counts in the wall time of whichever leg it fell on, but not here.
+    const cpu = Object.fromEntries(LEGS.map((l) => [l.name, []]));
     for (let rep = -warmup; rep < reps; rep++) {
-      // Interleaved: A, B, C, A, B, C, ... No gc() before a run: a forced full GC shrinks V8's young
-      // generation, and the next run then pays 3-4x in scavenges (measured on the floor leg at N=1000).
-      for (const l of LEGS) {
+      // Interleaved: A, B, C, then C, B, A, ..., so that no leg always runs right after the same one (whose
+      // garbage it would collect). No gc() before a run: a forced full GC shrinks V8's young generation,
+      // and the next run then pays 3-4x in scavenges (measured on the floor leg at N=1000).
+      for (const l of rep % 2 ? [...LEGS].reverse() : LEGS) {
         const t0 = nowMs();
+        const c0 = process.cpuUsage();
         for (let b = 0; b < batch; b++) {
           const r = await l.run(n, workload);
           if (r.messages.length !== expectedMessageCount(n)) fail(`timed run (${workload.name}, ${l.name}, N=${n})`, `${r.messages.length} messages`, "the leg became inconsistent between runs");
         }
         const dt = (nowMs() - t0) / batch;
-        if (rep >= 0) samples[l.name].push(dt);
+        const c = process.cpuUsage(c0);
+        if (rep >= 0) {
+          samples[l.name].push(dt);
+          cpu[l.name].push((c.user + c.system) / 1000 / batch);
+        }
       }
     }
     done();
     const legs = {};
     for (const l of LEGS) {
       const med = median(samples[l.name]);
+      const cpuMed = median(cpu[l.name]);
       legs[l.name] = { median_ms: med, per_turn_us: (med * 1000) / (n + 1), min_ms: Math.min(...samples[l.name]),
-        max_ms: Math.max(...samples[l.name]), samples_ms: samples[l.name], events: events[l.name] };
+        max_ms: Math.max(...samples[l.name]), samples_ms: samples[l.name], events: events[l.name],
+        cpu_median_ms: cpuMed, cpu_per_turn_us: (cpuMed * 1000) / (n + 1), cpu_samples_ms: cpu[l.name] };
     }
-    const ratio = (a, b) => (legs[a] && legs[b] ? legs[a].median_ms / legs[b].median_ms : null);
+    const ratio = (a, b, key = "median_ms") => (legs[a] && legs[b] ? legs[a][key] / legs[b][key] : null);
+    const cpuRatio = (a, b) => ratio(a, b, "cpu_median_ms");
     // Runs of one round ran back to back, so their ratio is less exposed to load drift than medians are.
     const paired = (a, b) => (legs[a] && legs[b] ? median(samples[a].map((x, i) => x / samples[b][i])) : null);
     out[n] = {
       legs,
       ratios: { tiny_pi: ratio("tiny", "pi"), tiny_floor: ratio("tiny", "floor"), pi_floor: ratio("pi", "floor"), hooks_tiny: ratio("hooks", "tiny"), tiny_base: ratio("tiny", "base"), base_pi: ratio("base", "pi") },
       paired_ratios: { tiny_pi: paired("tiny", "pi"), tiny_floor: paired("tiny", "floor"), pi_floor: paired("pi", "floor"), hooks_tiny: paired("hooks", "tiny"), tiny_base: paired("tiny", "base") },
+      cpu_ratios: { tiny_pi: cpuRatio("tiny", "pi"), tiny_floor: cpuRatio("tiny", "floor"), hooks_tiny: cpuRatio("hooks", "tiny"), tiny_base: cpuRatio("tiny", "base"), base_pi: cpuRatio("base", "pi") },
     };
   }
   return out;
@@ -632,6 +645,10 @@ for (const w of workloads) {
     const r = t[n].ratios, q = t[n].paired_ratios;
     p(`      ratios of medians: tiny/pi ${fmt(r.tiny_pi)}   tiny/floor ${fmt(r.tiny_floor)}   pi/floor ${fmt(r.pi_floor)}` +
       `   (median of per-round ratios: ${fmt(q.tiny_pi)}, ${fmt(q.tiny_floor)}, ${fmt(q.pi_floor)})`);
+    const cr = t[n].cpu_ratios, cpuUs = (leg) => fmt(t[n].legs[leg].cpu_per_turn_us, 1);
+    p(`      CPU time (process.cpuUsage, medians): tiny/pi ${fmt(cr.tiny_pi)}   tiny/floor ${fmt(cr.tiny_floor)}` +
+      `${cr.hooks_tiny !== null ? `   hooks/tiny ${fmt(cr.hooks_tiny)}` : ""}${cr.tiny_base !== null ? `   tiny/base ${fmt(cr.tiny_base)}   base/pi ${fmt(cr.base_pi)}` : ""}` +
+      `;  per turn µs: ${LEGS.map((l) => `${l.name} ${cpuUs(l.name)}`).join(", ")}`);
     if (r.hooks_tiny !== null) p(`      hooks/tiny ${fmt(r.hooks_tiny)} (per round ${fmt(q.hooks_tiny)}): a turn with the two no-op hooks costs ${fmt(t[n].legs.hooks.per_turn_us - t[n].legs.tiny.per_turn_us, 1)} µs more`);
     if (r.tiny_base !== null) p(`      tiny/base ${fmt(r.tiny_base)} (per round ${fmt(q.tiny_base)})   base/pi ${fmt(r.base_pi)}`);
   }
@@ -647,6 +664,8 @@ for (const w of workloads) {
     p(`  flatness (per-turn time at N=${cfg.bigN} / at N=${cfg.smallN}): medians ${LOOPS.map((l) => `${l.name} ${fmt(flat[w.name][l.name])}x`).join("   ")}` +
       `;  fastest samples ${LOOPS.map((l) => `${l.name} ${fmt(flatMin[w.name][l.name])}x`).join("   ")}`);
     p(`  growth of a turn from N=${cfg.smallN} to N=${cfg.bigN} (µs, medians): ${LOOPS.map((l) => `${l.name} ${growth[w.name][l.name] >= 0 ? "+" : ""}${fmt(growth[w.name][l.name], 1)}`).join("   ")}`);
+    const cpuFlat = (l) => t[cfg.bigN].legs[l.name].cpu_per_turn_us / t[cfg.smallN].legs[l.name].cpu_per_turn_us;
+    p(`  flatness in CPU time: ${LOOPS.map((l) => `${l.name} ${fmt(cpuFlat(l))}x`).join("   ")}`);
   }
   const g = gc[w.name];
   if (g) {

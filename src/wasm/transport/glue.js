@@ -404,14 +404,13 @@ export function takeSimpleDetails() {
 }
 
 // ---- mirror.rs: the JS objects of a run's transcript ----------------------------------------------------
-// Objects are made with their keys written out (a literal per shape): storing keys one by one from
-// arguments would make every such store megamorphic, many times the cost of a literal (bench/RESULTS.md).
+// Objects are made as literals, one per shape (keys stored one by one make each store megamorphic).
 // Every message, call and result handed out is frozen, deeply, once, where it is made or adopted (SPEC §10).
 
 /** Freezes `value` and every object reachable through its own enumerable properties. */
 function deepFreeze(value) {
   Object.freeze(value);
-  for (const item of Object.values(value)) {
+  for (const item of Array.isArray(value) ? value : Object.values(value)) {
     if (typeof item === "object" && item !== null) deepFreeze(item);
   }
 }
@@ -459,16 +458,21 @@ export function callBlock(message, index, id) {
 
 /** A tool result as `serde` would write it (`role`, `toolCallId`, `toolName`, `content`, `details` when
  * there are some, `isError`, `timestamp`), made in one call instead of a JSON text parsed again; deeply
- * frozen when `frozen` (one the loop hands out). */
+ * frozen when `frozen` (one the loop hands out), walking only what Rust made. */
 export function toolResult(toolCallId, toolName, text, content, details, emptyDetails, isError, timestamp, frozen) {
-  // `text` given: the content is that one text block (the usual case, made here rather than by its own call).
+  // `text`: the content is that one text block (the usual case).
   if (text !== undefined) content = [{ type: "text", text }];
   const result = { role: "toolResult", toolCallId, toolName, content };
   if (emptyDetails) result.details = {};
   else if (details !== undefined) result.details = details;
   result.isError = isError;
   result.timestamp = timestamp;
-  if (frozen) deepFreeze(result);
+  if (frozen) {
+    if (text === undefined) deepFreeze(content);
+    else Object.freeze(Object.freeze(content)[0]);
+    if (result.details) deepFreeze(result.details);
+    Object.freeze(result);
+  }
   return result;
 }
 
