@@ -163,7 +163,8 @@ extern "C" {
     // ---- hooks.rs
 
     /// Calls a hook with `arity` arguments (0, 2 or 3, the last its context `{ signal, step, messages }`)
-    /// and settles what it returns under `id`, as `call_tool_js` does. Cannot throw.
+    /// and settles what it returns under `id`, as `call_tool_js` does; answers a `HookAnswer`. Cannot
+    /// throw.
     #[wasm_bindgen(js_name = callHook)]
     #[allow(clippy::too_many_arguments)]
     pub fn call_hook_js(
@@ -176,13 +177,13 @@ extern "C" {
         messages: &JsValue,
         waiter: &JsValue,
         id: u32,
-    ) -> bool;
-    /// `{ systemPrompt, messages, tools }`, frozen. Cannot throw.
+    ) -> u32;
+    /// `{ systemPrompt, messages, tools }`, frozen, `tools` a frozen copy of `definitions`. Cannot throw.
     #[wasm_bindgen(js_name = frozenRequest)]
     pub fn frozen_request_js(
         system_prompt: Option<&str>,
         messages: &JsValue,
-        tools: &JsValue,
+        definitions: &JsValue,
     ) -> JsValue;
 
     // ---- for the API layer
