@@ -32,9 +32,6 @@ export const EventShape = Object.freeze({ Event: 0, Message: 1, Call: 2, Progres
 /** The bits of `simpleOutput`'s answer (0: not of the simple shape). */
 export const OutputBit = Object.freeze({ Simple: 1, EmptyDetails: 2, IsError: 4, DetailsJson: 8, ShortText: 16 });
 
-/** How `callHook` answered: awaiting what the hook returned, it returned nothing, or it is left for `takeKept`. */
-export const HookAnswer = Object.freeze({ Awaited: 0, Nothing: 1, Kept: 2 });
-
 /** A text shorter than this (UTF-16 units) crosses by wasm-bindgen's own string return. */
 export const SHORT_TEXT_UNITS = 64;
 
@@ -525,8 +522,7 @@ export function emit(onEvent, shape, type, a, b) {
 /**
  * Calls hook `f` with `arity` arguments: `f()` (0, a queue), `f(a, context)` (2) or `f(a, b, context)` (3),
  * the context being `{ signal, step, messages }`, frozen; settles what it returns under `id` as `callTool`
- * does (a throw is settled as a rejection). Answers a `HookAnswer`: a hook that returns nothing (the usual
- * case) costs Rust no call to take it.
+ * does (a throw is settled as a rejection).
  */
 export function callHook(f, arity, a, b, signal, step, messages, waiter, id) {
   let returned;
@@ -540,8 +536,7 @@ export function callHook(f, arity, a, b, signal, step, messages, waiter, id) {
   } catch (error) {
     returned = Promise.reject(error);
   }
-  if (returned === undefined || returned === null) return HookAnswer.Nothing;
-  return settleOrKeep(returned, waiter, id) ? HookAnswer.Awaited : HookAnswer.Kept;
+  return settleOrKeep(returned, waiter, id);
 }
 
 /** The request `prepareRequest` is shown, frozen: `{ systemPrompt, messages, tools }` as the model gets it,

@@ -163,8 +163,7 @@ extern "C" {
     // ---- hooks.rs
 
     /// Calls a hook with `arity` arguments (0, 2 or 3, the last its context `{ signal, step, messages }`)
-    /// and settles what it returns under `id`, as `call_tool_js` does; answers a `HookAnswer`. Cannot
-    /// throw.
+    /// and settles what it returns under `id`, as `call_tool_js` does. Cannot throw.
     #[wasm_bindgen(js_name = callHook)]
     #[allow(clippy::too_many_arguments)]
     pub fn call_hook_js(
@@ -177,7 +176,7 @@ extern "C" {
         messages: &JsValue,
         waiter: &JsValue,
         id: u32,
-    ) -> u32;
+    ) -> bool;
     /// `{ systemPrompt, messages, tools }`, frozen, `tools` a frozen copy of `definitions`. Cannot throw.
     #[wasm_bindgen(js_name = frozenRequest)]
     pub fn frozen_request_js(

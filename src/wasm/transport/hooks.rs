@@ -17,7 +17,6 @@ use super::convert::{
 };
 use super::glue::{call_hook_js, frozen_request_js, new_controller_js, take_kept_js};
 use super::mirror::{Patched, SharedMirror};
-use super::protocol::HookAnswer;
 use super::signal::handed;
 use super::waiter::settle_with;
 use crate::control::{
@@ -91,14 +90,13 @@ impl Hooks {
     }
 
     /// Calls `function` with `args` (none for a queue; else the subject, and the result for
-    /// `afterToolCall`) and the context made of `context`; what it returned, awaited (`None` for nothing:
-    /// undefined or null), or what it threw.
+    /// `afterToolCall`) and the context made of `context`; what it returned, awaited, or what it threw.
     async fn call(
         &self,
         function: &Function,
         args: &[&JsValue],
         context: Option<HookContext<'_>>,
-    ) -> Result<Option<JsValue>, String> {
+    ) -> Result<JsValue, String> {
         let none = JsValue::UNDEFINED;
         let (signal, held, step, messages) = match context {
             None => (none.clone(), Registration::none(), 0, none.clone()),
@@ -114,27 +112,13 @@ impl Hooks {
         };
         let (a, b) = (args.first().copied(), args.get(1).copied());
         let (a, b) = (a.unwrap_or(&none), b.unwrap_or(&none));
-        let mut answer = Ok(HookAnswer::Awaited);
         let outcome = settle_with(|waiter, id| {
-            let number = call_hook_js(function, arity, a, b, &signal, step, &messages, waiter, id);
-            answer = HookAnswer::from_u32(number);
-            match answer {
-                Ok(HookAnswer::Awaited) => None,
-                Ok(HookAnswer::Kept) => Some(take_kept_js()),
-                // Nothing to take (an unknown number is reported below).
-                Ok(HookAnswer::Nothing) | Err(_) => Some(JsValue::UNDEFINED),
-            }
+            let pending = call_hook_js(function, arity, a, b, &signal, step, &messages, waiter, id);
+            (!pending).then(take_kept_js)
         })
         .await;
         drop(held);
-        let returned = outcome.map_err(|e| error_message(&e))?;
-        Ok(match answer.map_err(|unknown| unknown.to_string())? {
-            HookAnswer::Nothing => None,
-            HookAnswer::Kept => Some(returned),
-            HookAnswer::Awaited => {
-                (!returned.is_undefined() && !returned.is_null()).then_some(returned)
-            }
-        })
+        outcome.map_err(|e| error_message(&e))
     }
 }
 
@@ -221,16 +205,17 @@ impl PrepareRequest for JsPrepareRequest {
 impl MessageQueue for JsHook {
     fn take_messages(&self) -> HookFuture<'_, Vec<AgentMessage>> {
         Box::pin(async move {
-            let Some(returned) = self.hooks.call(&self.function, &[], None).await? else {
+            let returned = self.hooks.call(&self.function, &[], None).await?;
+            if returned.is_undefined() || returned.is_null() {
                 return Ok(Vec::new());
-            };
+            }
             messages_from_js(&returned, "returned messages", &self.hooks.custom_roles)
         })
     }
 }
 
 /// `beforeToolCall`'s answer: nothing, `{ block: true, reason? }` or `{ block: false }`.
-fn read_block(returned: &Option<JsValue>) -> Result<Option<Block>, String> {
+fn read_block(returned: &JsValue) -> Result<Option<Block>, String> {
     let Some(answer) = object(returned, "{ block: true, reason? }")? else {
         return Ok(None);
     };
@@ -249,7 +234,7 @@ fn read_block(returned: &Option<JsValue>) -> Result<Option<Block>, String> {
 
 /// `afterToolCall`'s answer: nothing, or `{ content?, details?, isError?, terminate? }` (an absent, undefined
 /// or null field keeps the result's).
-fn read_result_patch(returned: &Option<JsValue>) -> Result<Option<ResultPatch>, String> {
+fn read_result_patch(returned: &JsValue) -> Result<Option<ResultPatch>, String> {
     let expected = "{ content?, details?, isError?, terminate? }";
     let Some(answer) = object(returned, expected)? else {
         return Ok(None);
@@ -267,7 +252,7 @@ fn read_result_patch(returned: &Option<JsValue>) -> Result<Option<ResultPatch>, 
 /// `prepareRequest`'s answer: nothing, or a `Partial<ModelRequest>` (its messages read with the run's custom
 /// roles).
 fn read_request_patch(
-    returned: &Option<JsValue>,
+    returned: &JsValue,
     custom_roles: &[String],
 ) -> Result<Option<RequestPatch>, String> {
     let Some(answer) = object(returned, "{ systemPrompt?, messages?, tools? }")? else {
@@ -285,14 +270,11 @@ fn read_request_patch(
     }))
 }
 
-/// The object a hook returned; `None` for nothing; an error for anything else.
-fn object<'v>(
-    returned: &'v Option<JsValue>,
-    expected: &str,
-) -> Result<Option<&'v JsValue>, String> {
-    let Some(returned) = returned else {
+/// The object a hook returned; `None` for nothing (undefined or null); an error for anything else.
+fn object<'v>(returned: &'v JsValue, expected: &str) -> Result<Option<&'v JsValue>, String> {
+    if returned.is_undefined() || returned.is_null() {
         return Ok(None);
-    };
+    }
     if !is_object(returned) {
         return Err(format!(
             "returned {}; expected nothing or {expected}",

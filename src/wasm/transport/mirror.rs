@@ -51,8 +51,6 @@ struct CallSlot {
     id: Range<usize>,
     /// Where it sits in the message's `content`.
     index: u32,
-    /// Its object, once found (for `tool_start`, `beforeToolCall` or `afterToolCall`: each asks).
-    call: Option<JsValue>,
     /// The result object made for it (for `afterToolCall`, `tool_end` or `tool_skipped`), until the result
     /// joins `sent`.
     result: Option<JsValue>,
@@ -108,7 +106,6 @@ impl Mirror {
                 self.calls.push(CallSlot {
                     id: start..self.ids.len(),
                     index: index as u32,
-                    call: None,
                     result: None,
                 });
             }
@@ -126,26 +123,23 @@ impl Mirror {
 
     /// The slot of the first call with this id.
     fn slot(&mut self, id: &str) -> Option<&mut CallSlot> {
-        slot_in(&mut self.calls, &self.ids, id)
+        let ids = &self.ids;
+        self.calls
+            .iter_mut()
+            .find(|slot| ids[slot.id.clone()] == *id)
     }
 
     /// The JS object for a call of the message being answered: its block in that message's object, or a
     /// frozen copy of the call (a call the mirror did not see come from the model: a resumed batch's).
-    /// Found once per call: its event and its hooks get the same object.
     pub fn call(&mut self, call: &ToolCall) -> JsValue {
-        let Some(slot) = slot_in(&mut self.calls, &self.ids, &call.id) else {
-            return frozen_js(&call.tagged());
+        let block = match self.slot(&call.id).map(|slot| slot.index) {
+            Some(index) => call_block_js(&self.answering, index, &call.id),
+            None => JsValue::UNDEFINED,
         };
-        let answering = &self.answering;
-        let index = slot.index;
-        (slot.call.get_or_insert_with(|| {
-            let block = call_block_js(answering, index, &call.id);
-            match block.is_undefined() {
-                true => frozen_js(&call.tagged()),
-                false => block,
-            }
-        }))
-        .clone()
+        match block.is_undefined() {
+            true => frozen_js(&call.tagged()),
+            false => block,
+        }
     }
 
     /// The JS object for a call's result: the one already made for it (by `afterToolCall`, when it left the
@@ -268,11 +262,6 @@ impl Mirror {
             self.answer_calls_of(&js, last);
         }
     }
-}
-
-/// The slot of the first call with this id (`ids` as in `Mirror::ids`).
-fn slot_in<'a>(calls: &'a mut [CallSlot], ids: &str, id: &str) -> Option<&'a mut CallSlot> {
-    (calls.iter_mut()).find(|slot| ids[slot.id.clone()] == *id)
 }
 
 /// `value` as a deeply frozen JS value (one JSON text parsed in JS).

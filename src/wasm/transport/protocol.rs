@@ -1,5 +1,5 @@
 //! The numbers `glue.js` and Rust exchange, each set an enum here and a frozen object of the same name in
-//! `glue.js` (`Opened`, `StepKind`, `EventShape`, `OutputBit`, `HookAnswer`). The test below reads the JS objects and
+//! `glue.js` (`Opened`, `StepKind`, `EventShape`, `OutputBit`). The test below reads the JS objects and
 //! checks that the two agree, name for name and number for number. A number neither names is an error
 //! (`Unknown`), never taken for one of the variants.
 
@@ -116,16 +116,6 @@ protocol! {
     }
 }
 
-protocol! {
-    /// How `callHook` answered: what the hook returned is awaited, was nothing (undefined or null: no
-    /// further call to take it), or is left for `takeKept`.
-    HookAnswer {
-        Awaited = 0,
-        Nothing = 1,
-        Kept = 2,
-    }
-}
-
 /// A text this short (UTF-16 units) crosses by wasm-bindgen's own string return: below it, the two extra
 /// calls of `convert::rust_string`'s long path cost more than wasm-bindgen's character loop.
 pub const SHORT_TEXT_UNITS: u32 = 64;
@@ -219,8 +209,6 @@ mod tests {
         static EVENT_SHAPE: Object;
         #[wasm_bindgen(thread_local_v2, js_name = OutputBit)]
         static OUTPUT_BIT: Object;
-        #[wasm_bindgen(thread_local_v2, js_name = HookAnswer)]
-        static HOOK_ANSWER: Object;
         #[wasm_bindgen(thread_local_v2, js_name = SHORT_TEXT_UNITS)]
         static JS_SHORT_TEXT_UNITS: JsValue;
         #[wasm_bindgen(thread_local_v2, js_name = AgentState)]
@@ -260,7 +248,6 @@ mod tests {
         StepKind,
         EventShape,
         OutputBit,
-        HookAnswer,
         AgentState,
         AgentAction,
         AgentEffect
@@ -272,7 +259,6 @@ mod tests {
         STEP_KIND.with(|js| agree(js, StepKind::ALL, "StepKind"));
         EVENT_SHAPE.with(|js| agree(js, EventShape::ALL, "EventShape"));
         OUTPUT_BIT.with(|js| agree(js, OutputBit::ALL, "OutputBit"));
-        HOOK_ANSWER.with(|js| agree(js, HookAnswer::ALL, "HookAnswer"));
         JS_SHORT_TEXT_UNITS.with(|js| assert_eq!(js.as_f64(), Some(f64::from(SHORT_TEXT_UNITS))));
         AGENT_STATE.with(|js| agree(js, AgentState::ALL, "AgentState"));
         AGENT_ACTION.with(|js| agree(js, AgentAction::ALL, "AgentAction"));
@@ -292,7 +278,6 @@ mod tests {
         );
         assert!(StepKind::from_u32(4).is_err());
         assert!(EventShape::from_u32(7).is_err());
-        assert!(HookAnswer::from_u32(3).is_err());
         assert!(OutputBit::set(1 | 16).is_ok());
         assert_eq!(OutputBit::set(1 | 32).unwrap_err().number, 32);
     }
