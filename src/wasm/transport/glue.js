@@ -539,10 +539,9 @@ export function callHook(f, arity, a, b, signal, step, messages, waiter, id) {
   return settleOrKeep(returned, waiter, id);
 }
 
-/** The request `prepareRequest` is shown, frozen: `{ systemPrompt, messages, tools }` as the model gets it,
- * `tools` a frozen copy of the run's `definitions`. */
-export function frozenRequest(systemPrompt, messages, definitions) {
-  return Object.freeze(modelRequest(systemPrompt, messages, frozenCopy(definitions)));
+/** The request `prepareRequest` is shown, frozen: `{ systemPrompt, messages, tools }` as the model gets it. */
+export function frozenRequest(systemPrompt, messages, tools) {
+  return Object.freeze(modelRequest(systemPrompt, messages, tools));
 }
 
 // ---- for the API layer: the caller's clock, and a scripted stream's steps -------------------------------

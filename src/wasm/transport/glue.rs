@@ -177,12 +177,12 @@ extern "C" {
         waiter: &JsValue,
         id: u32,
     ) -> bool;
-    /// `{ systemPrompt, messages, tools }`, frozen, `tools` a frozen copy of `definitions`. Cannot throw.
+    /// `{ systemPrompt, messages, tools }`, frozen. Cannot throw.
     #[wasm_bindgen(js_name = frozenRequest)]
     pub fn frozen_request_js(
         system_prompt: Option<&str>,
         messages: &JsValue,
-        definitions: &JsValue,
+        tools: &JsValue,
     ) -> JsValue;
 
     // ---- for the API layer

@@ -15,7 +15,9 @@ use wasm_bindgen::JsValue;
 use super::convert::{
     array_from_js, describe, error_message, from_js, get_key, is_object, messages_from_js,
 };
-use super::glue::{call_hook_js, frozen_request_js, new_controller_js, take_kept_js};
+use super::glue::{
+    call_hook_js, frozen_copy_js, frozen_request_js, new_controller_js, take_kept_js,
+};
 use super::mirror::{Patched, SharedMirror};
 use super::signal::handed;
 use super::waiter::settle_with;
@@ -188,7 +190,8 @@ impl PrepareRequest for JsPrepareRequest {
                 mirror.catch_up(context.messages);
                 mirror.request_messages(request.messages)
             };
-            let shown = frozen_request_js(request.system_prompt, &messages, &hooks.definitions);
+            let tools = frozen_copy_js(&hooks.definitions);
+            let shown = frozen_request_js(request.system_prompt, &messages, &tools);
             let returned = hooks.call(function, &[&shown], Some(context)).await?;
             let patch = read_request_patch(&returned, &hooks.custom_roles)?;
             if let Some(patch) = &patch {
