@@ -138,6 +138,7 @@ function setup(workload) {
   return s;
 }
 
+const NOOP_HOOKS = { afterToolCall: () => undefined, prepareRequest: () => undefined };
 const LEGS = [
   {
     name: "pi",
@@ -170,11 +171,10 @@ const LEGS = [
   tiny && tinyLeg("tiny", "tiny-pi runAgentLoop", tiny, "tinyTools"),
   // SPEC §7's hooks at their cheapest: an afterToolCall and a prepareRequest that return nothing, so each call
   // and each request crosses to JS once more (with its frozen context) and changes nothing.
-  tiny && tinyLeg("hooks", "tiny-pi runAgentLoop with an afterToolCall and a prepareRequest that return nothing", tiny, "tinyTools", {
-    afterToolCall: () => undefined,
-    prepareRequest: () => undefined,
-  }),
+  tiny && tinyLeg("hooks", "tiny-pi runAgentLoop with an afterToolCall and a prepareRequest that return nothing", tiny, "tinyTools", NOOP_HOOKS),
   base && tinyLeg("base", `tiny-pi runAgentLoop, the build at ${process.env.BENCH_BASE}`, base, "baseTools"),
+  // The same hooks on the other build: hooks/bhooks is the two builds' A/B of what the hooks cost.
+  base && tinyLeg("bhooks", `tiny-pi runAgentLoop with the no-op hooks, the build at ${process.env.BENCH_BASE}`, base, "baseTools", NOOP_HOOKS),
 ].filter(Boolean);
 const leg = (name) => LEGS.find((l) => l.name === name);
 // The legs of the cost split, the collector's share and the memory phase: the loops themselves.
@@ -310,7 +310,7 @@ async function timeWorkload(workload, Ns, reps, warmup) {
       legs,
       ratios: { tiny_pi: ratio("tiny", "pi"), tiny_floor: ratio("tiny", "floor"), pi_floor: ratio("pi", "floor"), hooks_tiny: ratio("hooks", "tiny"), tiny_base: ratio("tiny", "base"), base_pi: ratio("base", "pi") },
       paired_ratios: { tiny_pi: paired("tiny", "pi"), tiny_floor: paired("tiny", "floor"), pi_floor: paired("pi", "floor"), hooks_tiny: paired("hooks", "tiny"), tiny_base: paired("tiny", "base") },
-      cpu_ratios: { tiny_pi: cpuRatio("tiny", "pi"), tiny_floor: cpuRatio("tiny", "floor"), hooks_tiny: cpuRatio("hooks", "tiny"), tiny_base: cpuRatio("tiny", "base"), base_pi: cpuRatio("base", "pi") },
+      cpu_ratios: { tiny_pi: cpuRatio("tiny", "pi"), tiny_floor: cpuRatio("tiny", "floor"), hooks_tiny: cpuRatio("hooks", "tiny"), tiny_base: cpuRatio("tiny", "base"), base_pi: cpuRatio("base", "pi"), hooks_bhooks: cpuRatio("hooks", "bhooks"), bhooks_base: cpuRatio("bhooks", "base") },
     };
   }
   return out;
@@ -651,6 +651,7 @@ for (const w of workloads) {
       `;  per turn µs: ${LEGS.map((l) => `${l.name} ${cpuUs(l.name)}`).join(", ")}`);
     if (r.hooks_tiny !== null) p(`      hooks/tiny ${fmt(r.hooks_tiny)} (per round ${fmt(q.hooks_tiny)}): a turn with the two no-op hooks costs ${fmt(t[n].legs.hooks.per_turn_us - t[n].legs.tiny.per_turn_us, 1)} µs more`);
     if (r.tiny_base !== null) p(`      tiny/base ${fmt(r.tiny_base)} (per round ${fmt(q.tiny_base)})   base/pi ${fmt(r.base_pi)}`);
+    if (cr.hooks_bhooks !== null) p(`      CPU time: hooks/bhooks ${fmt(cr.hooks_bhooks)}   bhooks/base ${fmt(cr.bhooks_base)} (the base build's own hooks/tiny)`);
   }
   flat[w.name] = {}, flatMin[w.name] = {}, growth[w.name] = {};
   for (const l of LOOPS) {
