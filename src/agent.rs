@@ -269,19 +269,17 @@ struct Conversation {
 impl<M: Model + 'static> Agent<M> {
     /// An agent over `options`. Refused when `options.messages` has a call without a result anywhere but
     /// in its last assistant message; when that message has some, the agent starts paused on them.
-    pub fn new(options: AgentOptions<M>) -> Result<Self, AgentError> {
+    pub fn new(mut options: AgentOptions<M>) -> Result<Self, AgentError> {
         let (state, pending) = starting_state(&*options.executor, &options.messages)?;
         let conversation = Conversation {
             state,
-            messages: Vec::new(),
+            messages: std::mem::take(&mut options.messages),
             pending,
             steps: 0,
             controller: None,
             idle: Vec::new(),
         };
-        let mut options = options;
-        let messages = std::mem::take(&mut options.messages);
-        let agent = Agent {
+        Ok(Agent {
             inner: Rc::new(Inner {
                 options,
                 conversation: RefCell::new(conversation),
@@ -289,9 +287,7 @@ impl<M: Model + 'static> Agent<M> {
                 follow_up: Inbox::default(),
                 listeners: Listeners::default(),
             }),
-        };
-        agent.inner.conversation.borrow_mut().messages = messages;
-        Ok(agent)
+        })
     }
 
     /// An agent over `options` whose conversation is the JSONL `text` (`to_jsonl`'s): paused when its last
@@ -634,12 +630,10 @@ fn pending_now(
         (message.tool_calls()).find(|call| call.id == unanswered.tool_call_id)
     });
     calls
-        .map(|call| PendingCall {
-            tool_call_id: call.id.clone(),
-            tool_name: call.name.clone(),
-            arguments: call.arguments.clone(),
-            needs_approval: (executor.needs_approval(call))
-                .is_some_and(|answer| answer.now_or_never().map_or(true, needed)),
+        .map(|call| {
+            let need = (executor.needs_approval(call))
+                .is_some_and(|answer| answer.now_or_never().map_or(true, needed));
+            PendingCall::new(call, need)
         })
         .collect()
 }

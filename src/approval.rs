@@ -63,6 +63,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::control::HookFuture;
+use crate::message::ToolCall;
 use crate::schema::type_name;
 
 /// What a tool says about its calls' need for a decision (`needsApproval`). The default: none.
@@ -234,4 +235,16 @@ pub struct PendingCall {
     pub arguments: Value,
     /// Whether it waits for a decision (the others run when the batch does).
     pub needs_approval: bool,
+}
+
+impl PendingCall {
+    /// `call`, listed as waiting for a decision or not.
+    pub(crate) fn new(call: &ToolCall, needs_approval: bool) -> Self {
+        PendingCall {
+            tool_call_id: call.id.clone(),
+            tool_name: call.name.clone(),
+            arguments: call.arguments.clone(),
+            needs_approval,
+        }
+    }
 }

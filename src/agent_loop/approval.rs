@@ -50,12 +50,7 @@ fn open_or_pause(needs: Vec<bool>, approvals: &mut Approvals, calls: &[&ToolCall
     let undecided =
         (calls.iter().zip(&needs)).any(|(call, &need)| need && approvals.get(&call.id).is_none());
     if undecided {
-        let pending = (calls.iter().zip(needs)).map(|(call, needs_approval)| PendingCall {
-            tool_call_id: call.id.clone(),
-            tool_name: call.name.clone(),
-            arguments: call.arguments.clone(),
-            needs_approval,
-        });
+        let pending = (calls.iter().zip(needs)).map(|(call, need)| PendingCall::new(call, need));
         return Gate::Pause(pending.collect());
     }
     let denials = (calls.iter().zip(needs)).map(|(call, need)| match need {
