@@ -15,7 +15,7 @@ use serde::Serialize;
 
 use crate::agent_loop::skipped;
 use crate::event::SkipReason;
-use crate::message::{AgentMessage, ToolResultMessage};
+use crate::message::{AgentMessage, AssistantMessage, ToolResultMessage};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -212,7 +212,7 @@ pub fn repair_transcript(messages: &[AgentMessage], now: f64) -> Repaired {
             continue;
         };
         inserts.push((
-            after_results(messages, problem.index),
+            after_results(messages, problem.index, message),
             skipped(call, SkipReason::Interrupted, now),
         ));
     }
@@ -232,12 +232,9 @@ pub fn repair_transcript(messages: &[AgentMessage], now: f64) -> Repaired {
     }
 }
 
-/// The index right after the last result, before the next assistant message, that answers a call of the
-/// assistant message at `at` (right after the message when there is none).
-fn after_results(messages: &[AgentMessage], at: usize) -> usize {
-    let AgentMessage::Assistant(message) = &messages[at] else {
-        return at + 1;
-    };
+/// The index right after the last result, before the next assistant message, that answers a call of
+/// `message`, the assistant message at `at` (right after the message when there is none).
+fn after_results(messages: &[AgentMessage], at: usize, message: &AssistantMessage) -> usize {
     let window = messages[at + 1..]
         .iter()
         .take_while(|m| !matches!(m, AgentMessage::Assistant(_)));
