@@ -578,12 +578,11 @@ impl<'a> Keywords<'_, 'a> {
         // Draft-07's `dependencies` is either: an array of names, or a schema.
         let mut required = Vec::new();
         let mut schemas = Vec::new();
-        let dependencies = if self.compiler.draft7 {
-            "dependencies"
-        } else {
-            "dependentRequired"
+        let keywords: &[&str] = match self.compiler.draft7 {
+            true => &["dependentRequired", "dependentSchemas", "dependencies"],
+            false => &["dependentRequired", "dependentSchemas"],
         };
-        for keyword in ["dependentRequired", "dependentSchemas", dependencies] {
+        for &keyword in keywords {
             let map = match self.get(keyword) {
                 None => continue,
                 Some(map @ Value::Object(_)) => map,
