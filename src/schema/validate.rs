@@ -277,19 +277,18 @@ impl Schema {
     #[inline(never)]
     fn one_of(&self, one: &[Id], value: &Value, path: &Path<'_>) -> Result<(), String> {
         let mut failures = Vec::new();
-        let mut matching = Vec::new();
+        let mut matching = 0;
         for id in one {
             match self.check(*id, value, path) {
-                Ok(()) => matching.push(*id),
+                Ok(()) => matching += 1,
                 Err(failure) => failures.push(failure),
             }
         }
-        match matching.as_slice() {
-            [] => Err(none_matched(failures, path, "oneOf")),
-            [_] => Ok(()),
-            _ => Err(format!(
-                "{path}: matches {} schemas of oneOf, expected exactly one",
-                matching.len()
+        match matching {
+            0 => Err(none_matched(failures, path, "oneOf")),
+            1 => Ok(()),
+            n => Err(format!(
+                "{path}: matches {n} schemas of oneOf, expected exactly one"
             )),
         }
     }
