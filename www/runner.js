@@ -5,7 +5,7 @@
 // callbacks whose completion the learner can drive by hand (a "gate" resolved by a button). The model is
 // wrapped so that every request it receives is recorded as sent, whatever the model (not only ScriptedModel).
 
-import { toolCalls } from "./explain.js";
+import { toolCalls, callLabel } from "./explain.js";
 
 const clone = (v) => structuredClone(v);
 
@@ -238,7 +238,7 @@ export class Run {
   /** Abort the signal and remember where: after which event, by whom, and which tools were running then. */
   abortNow(by) {
     if (this.controller.signal.aborted) return;
-    const running = this.pendingTools.map((x) => `${x.name}(${x.callId})`);
+    const running = this.pendingTools.map((x) => callLabel(x.name, x.callId));
     this.aborted = { seq: this.events.length, by, running, execs: this.execs.length };
     this.controller.abort();
   }
