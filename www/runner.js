@@ -27,8 +27,7 @@ export function unansweredCalls(messages) {
   const at = messages.findLastIndex((m) => m?.role === "assistant");
   if (at < 0) return [];
   const answered = new Set(messages.slice(at + 1).filter((m) => m?.role === "toolResult").map((m) => m.toolCallId));
-  const calls = Array.isArray(messages[at].content) ? messages[at].content.filter((b) => b?.type === "toolCall") : [];
-  return calls.filter((c) => !answered.has(c.id));
+  return toolCalls(messages[at]).filter((c) => !answered.has(c.id));
 }
 
 /** From the last `keep` user messages on: older turns are left out of the request (each turn starts at a user
