@@ -7,7 +7,7 @@
 import { t, tFirst, setLang, getLang, applyI18n, detectLang } from "./i18n.js";
 import { SCENARIOS, scenarioById, cloneDef, validateDefinition, parseTranscript, jsonErrorIndex, lineOfPath, responsesIn } from "./scenarios.js";
 import { Run, unansweredCalls } from "./runner.js";
-import { whyOf, waitOf, decisionRow, phaseOf, isSequential, awaitsApproval, toolCalls } from "./explain.js";
+import { whyOf, waitOf, decisionRow, phaseOf, isSequential, awaitsApproval, toolCalls, callLabel } from "./explain.js";
 import { orderTrace, buildLinks } from "./links.js";
 import * as views from "./views.js";
 import { renderInspector, renderDecisionTable, renderApprovals } from "./panels.js";
@@ -249,7 +249,7 @@ function statusText(run) {
       return t("status.ready");
     case "done": {
       if (run.aborted?.by === "hand") {
-        const after = run.execs.slice(run.aborted.execs).map((x) => `${x.name}(${x.callId})`);
+        const after = run.execs.slice(run.aborted.execs).map((x) => callLabel(x.name, x.callId));
         const tools = [
           run.aborted.running.length ? t("status.abort.ranOn", { names: names(run.aborted.running) }) : null,
           after.length ? t("status.abort.ranAfter", { names: names(after) }) : null,
@@ -264,14 +264,14 @@ function statusText(run) {
       return t("status.failed", { error: run.failure });
     default: {
       if (run.aborted?.by === "hand" && run.pendingTools.length)
-        return t("status.abortWaiting", { seq: run.aborted.seq, names: names(run.pendingTools.map((x) => `${x.name}(${x.callId})`)) });
+        return t("status.abortWaiting", { seq: run.aborted.seq, names: names(run.pendingTools.map((x) => callLabel(x.name, x.callId))) });
       if (run.held && run.mode === "step") {
         const rec = run.events[run.hold.seq - 1];
         const wait = waitOf(rec, batchOf(run, rec));
         return t("status.held", { seq: rec.seq, label: views.eventLabel(rec), wait: tFirst(wait.keys, wait.vars) });
       }
       const gated = run.execs.filter((x) => x.state === "gated");
-      if (gated.length) return t("status.waitingTools", { names: names(gated.map((x) => `${x.name}(${x.callId})`)) });
+      if (gated.length) return t("status.waitingTools", { names: names(gated.map((x) => callLabel(x.name, x.callId))) });
       return run.mode === "run" ? t("status.running") : t("status.waiting");
     }
   }

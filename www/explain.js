@@ -92,6 +92,9 @@ export function decisionRow(message) {
   return DECISION_ROWS.find((row) => row.stopReason === message?.stopReason && callsCover(row.calls, calls)) ?? null;
 }
 
+/** The text of a message's content (a string, or its blocks' text run together), for an explanation. */
+const plainText = (content) => (Array.isArray(content) ? content.map((b) => b?.text ?? "").join("") : String(content ?? ""));
+
 /** `name(id)` of a call or a result, as the timeline writes it. */
 export const callLabel = (name, id) => `${name}(${id})`;
 
@@ -137,12 +140,11 @@ export function whyOf(rec, { response, requestOf, sequential = false, approval =
     case "tool_skipped": {
       const reason = e.result?.details?.reason;
       const call = callLabel(e.result?.toolName, e.result?.toolCallId);
-      const text = (e.result?.content ?? []).map((b) => b?.text ?? "").join("");
+      const text = plainText(e.result?.content);
       return { keys: [`why.tool_skipped.${reason}`, "why.tool_skipped"], vars: { ...vars, call, id: e.result?.toolCallId, reason, text } };
     }
     case "queued_message": {
-      const content = e.message?.content;
-      const text = Array.isArray(content) ? content.map((b) => b?.text ?? "").join("") : String(content ?? "");
+      const text = plainText(e.message?.content);
       return { keys: [`why.queued_message.${e.queue}`, "why.queued_message"], vars: { ...vars, role: e.message?.role, queue: e.queue, text } };
     }
     case "turn_end":

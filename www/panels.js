@@ -3,7 +3,7 @@
 // (SPEC §8). Data from the model or tools is inserted as text.
 
 import { t } from "./i18n.js";
-import { DECISION_ROWS, PHASES } from "./explain.js";
+import { DECISION_ROWS, PHASES, callLabel } from "./explain.js";
 import { h, blockNodes, ownerOfMessage, json } from "./views.js";
 import { canonical } from "./runner.js";
 
@@ -163,7 +163,7 @@ export function renderApprovals(box, pending, decisions, { paused, jsonl, onDeci
   const items = pending.map((p) => {
     const id = p.toolCallId;
     const d = decisions[id];
-    const call = `${p.toolName}(${id})`;
+    const call = callLabel(p.toolName, id);
     const decision = !p.needsApproval ? "none" : !decided(p) ? "undecided" : d.approve ? "approve" : "deny";
     const controls = p.needsApproval
       ? h(

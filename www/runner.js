@@ -5,7 +5,7 @@
 // callbacks whose completion the learner can drive by hand (a "gate" resolved by a button). The model is
 // wrapped so that every request it receives is recorded as sent, whatever the model (not only ScriptedModel).
 
-import { toolCalls } from "./explain.js";
+import { toolCalls, callLabel } from "./explain.js";
 
 const clone = (v) => structuredClone(v);
 
@@ -27,8 +27,7 @@ export function unansweredCalls(messages) {
   const at = messages.findLastIndex((m) => m?.role === "assistant");
   if (at < 0) return [];
   const answered = new Set(messages.slice(at + 1).filter((m) => m?.role === "toolResult").map((m) => m.toolCallId));
-  const calls = Array.isArray(messages[at].content) ? messages[at].content.filter((b) => b?.type === "toolCall") : [];
-  return calls.filter((c) => !answered.has(c.id));
+  return toolCalls(messages[at]).filter((c) => !answered.has(c.id));
 }
 
 /** From the last `keep` user messages on: older turns are left out of the request (each turn starts at a user
@@ -238,7 +237,7 @@ export class Run {
   /** Abort the signal and remember where: after which event, by whom, and which tools were running then. */
   abortNow(by) {
     if (this.controller.signal.aborted) return;
-    const running = this.pendingTools.map((x) => `${x.name}(${x.callId})`);
+    const running = this.pendingTools.map((x) => callLabel(x.name, x.callId));
     this.aborted = { seq: this.events.length, by, running, execs: this.execs.length };
     this.controller.abort();
   }

@@ -5,7 +5,7 @@
 // (see links.js); the items whose token is in the `highlight` set are marked, and a click selects the token.
 
 import { t } from "./i18n.js";
-import { toolCalls } from "./explain.js";
+import { toolCalls, callLabel } from "./explain.js";
 
 /** Create an element: props are attributes (data-*, class, ...), children are nodes or strings (as text). */
 export function h(tag, props = {}, ...children) {
@@ -106,23 +106,23 @@ function eventDetail(rec) {
       const delta = String(m.delta ?? "").replace(/\n/g, "↵");
       if (m.type === "text_delta" || m.type === "thinking_delta") return short(`"${delta}"`);
       if (m.type === "toolcall_delta") return short(`'${delta}'`);
-      if (m.type === "toolcall_end") return `${m.toolCall?.name}(${m.toolCall?.id})`;
+      if (m.type === "toolcall_end") return callLabel(m.toolCall?.name, m.toolCall?.id);
       if (m.type === "done") return `reason=${m.reason}`;
       if (m.type === "error") return `reason=${m.reason} ${m.error?.errorMessage ?? ""}`.trim();
       return "";
     }
     case "assistant_message": {
-      const calls = toolCalls(e.message).map((b) => `${b.name}(${b.id})`);
+      const calls = toolCalls(e.message).map((b) => callLabel(b.name, b.id));
       return `stopReason=${e.message?.stopReason}${calls.length ? ` ${calls.join(", ")}` : ""}`;
     }
     case "tool_start":
-      return `${e.call?.name}(${e.call?.id}) ${short(json(e.call?.arguments ?? {}), 60)}`;
+      return `${callLabel(e.call?.name, e.call?.id)} ${short(json(e.call?.arguments ?? {}), 60)}`;
     case "tool_progress":
       return `${e.callId} ${short(contentText(e.content))}`;
     case "tool_end":
-      return `${e.result?.toolName}(${e.result?.toolCallId})${e.result?.isError ? " isError" : ""}`;
+      return `${callLabel(e.result?.toolName, e.result?.toolCallId)}${e.result?.isError ? " isError" : ""}`;
     case "tool_skipped":
-      return `${e.result?.toolName}(${e.result?.toolCallId}) ${e.result?.details?.reason ?? ""}`;
+      return `${callLabel(e.result?.toolName, e.result?.toolCallId)} ${e.result?.details?.reason ?? ""}`;
     case "turn_end":
       return `reason=${e.reason} steps=${e.steps}`;
     case "queued_message":
@@ -220,7 +220,7 @@ export function blockNodes(content, { callToken, highlight = new Set(), onSelect
     if (b?.type === "thinking") return h("div", { class: "block thinking" }, h("span", { class: "tag" }, t("block.thinking")), b.thinking);
     if (b?.type === "toolCall") {
       const token = callToken?.(b.id);
-      const name = `${b.name}(${b.id})`;
+      const name = callLabel(b.name, b.id);
       return h(
         "div",
         { class: `block toolcall${token ? linkClass(highlight, token) : ""}`, "data-call-id": b.id, "data-link": token },
@@ -243,7 +243,7 @@ export function renderTranscript(list, messages, keys, { highlight, selected, pr
     const badges = [];
     if (m.role === "assistant") badges.push(h("span", { class: `badge stop-${m.stopReason}` }, `stopReason=${m.stopReason}`));
     if (m.role === "toolResult") {
-      badges.push(h("span", { class: "badge" }, `${m.toolName}(${m.toolCallId})`));
+      badges.push(h("span", { class: "badge" }, callLabel(m.toolName, m.toolCallId)));
       if (m.details?.skipped) badges.push(h("span", { class: "badge skipped", title: t(`skip.${m.details.reason}`) }, t("badge.skipped", { reason: m.details.reason })));
       else if (m.isError) badges.push(h("span", { class: "badge error" }, t("badge.isError")));
     }
@@ -333,7 +333,7 @@ export function renderPairing(list, rows, { execs, live, paused = null, inProgre
     let label;
     if (row.type === "result") {
       state = "orphan";
-      label = [`#${row.index} ${row.name}(${row.callId})`];
+      label = [`#${row.index} ${callLabel(row.name, row.callId)}`];
     } else if (row.result) {
       const r = row.result;
       state = r.details?.skipped ? "skipped" : r.isError ? "error" : "paired";
@@ -346,7 +346,7 @@ export function renderPairing(list, rows, { execs, live, paused = null, inProgre
       state = exec ? exec.state : pending ? (paused ? "paused" : "pending") : "missing";
       label = [state === "paused" ? pausedText(paused, "pairing", row.callId) : t(`pairing.${state}`)];
     }
-    const callText = row.type === "call" ? `#${row.index} ${row.name}(${row.callId})` : "?";
+    const callText = row.type === "call" ? `#${row.index} ${callLabel(row.name, row.callId)}` : "?";
     return selectable(
       h(
         "li",
@@ -407,7 +407,7 @@ export function renderTools(list, execs, onRelease) {
       h(
         "li",
         { class: `exec state-${x.state}`, "data-call-id": x.callId, "data-state": x.state },
-        h("span", { class: "call-name" }, `${x.name}(${x.callId})`),
+        h("span", { class: "call-name" }, callLabel(x.name, x.callId)),
         h("span", { class: "state" }, t(`tools.state.${x.state}`)),
         x.state === "gated" ? h("button", { type: "button", "data-testid": `release-${x.callId}`, onclick: () => onRelease(x) }, t("tools.release", { name: x.name })) : null,
       ),
