@@ -14,7 +14,8 @@ use crate::reading::ReadValue;
 use crate::signal::AbortSignal;
 use crate::tools::{Clock, ToolDefinition};
 use crate::wasm::transport::convert::{
-    array_from_js, error_message, get, is_object, messages_from_js, optional_function, type_of,
+    array_from_js, describe, error_message, get, is_object, messages_from_js, optional_function,
+    type_of,
 };
 use crate::wasm::transport::glue::read_clock_js;
 use crate::wasm::transport::signal::JsSignal;
@@ -131,8 +132,6 @@ pub fn count(value: &JsValue, what: &str, default: u32) -> Result<u32, String> {
         )),
     }
 }
-
-pub use crate::wasm::transport::convert::describe;
 
 /// `options.now`, falling back to `Date.now()` when absent or when it does not give a finite number.
 pub fn clock(now: Option<Function>) -> Clock {
