@@ -6,7 +6,7 @@ use std::rc::Rc;
 use js_sys::{Object, Promise};
 use wasm_bindgen::prelude::*;
 
-use super::approvals::{set_pending, RunApprovals, WithApprovals};
+use super::approvals::{pending_js, RunApprovals, WithApprovals};
 use super::options;
 use super::registry::registry_snapshot;
 use crate::agent_loop::{run_agent_loop, AgentContext, LoopOptions};
@@ -79,7 +79,9 @@ fn run_result(result: &RunResult, mirror: &SharedMirror) -> JsValue {
     if let Some(error) = &result.observer_error {
         set(&object, "observerError", &JsValue::from_str(error));
     }
-    set_pending(&object, result.pending.as_deref());
+    if let Some(pending) = &result.pending {
+        set(&object, "pending", &pending_js(pending));
+    }
     object
 }
 
