@@ -1,5 +1,5 @@
 //! SPEC §8 in `runAgentLoop`: its options `approvals` and `startSteps` read and checked, the executor a run
-//! asks about each call's need for a decision, and `result.pending` written.
+//! asks about each call's need for a decision, and the pending calls made as JS (`result.pending`).
 
 use futures::future::LocalBoxFuture;
 use serde_json::Value;
@@ -10,7 +10,7 @@ use crate::approval::{Approvals, PendingCall};
 use crate::control::{CallSettings, HookFuture};
 use crate::message::ToolCall;
 use crate::tools::{ExecutionContext, ToolExecutor, ToolRegistry, ToolReply};
-use crate::wasm::transport::convert::{from_js, get, json_of, set, type_of};
+use crate::wasm::transport::convert::{from_js, get, json_of, type_of};
 use crate::wasm::transport::glue::parse_frozen_js;
 use crate::wasm::transport::tools::JsExecutor;
 
@@ -95,11 +95,4 @@ impl ToolExecutor for WithApprovals<'_> {
 /// `result.pending`: the calls of a paused run's last batch, as frozen objects in a frozen array.
 pub fn pending_js(pending: &[PendingCall]) -> JsValue {
     parse_frozen_js(&json_of(pending))
-}
-
-/// Writes `result.pending` on a result object the bridge made, for a paused run.
-pub fn set_pending(result: &JsValue, pending: Option<&[PendingCall]>) {
-    if let Some(pending) = pending {
-        set(result, "pending", &pending_js(pending));
-    }
 }

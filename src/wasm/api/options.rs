@@ -14,7 +14,8 @@ use crate::reading::ReadValue;
 use crate::signal::AbortSignal;
 use crate::tools::{Clock, ToolDefinition};
 use crate::wasm::transport::convert::{
-    array_from_js, error_message, get, is_object, messages_from_js, optional_function, type_of,
+    array_from_js, describe, error_message, get, is_object, messages_from_js, optional_function,
+    type_of,
 };
 use crate::wasm::transport::glue::read_clock_js;
 use crate::wasm::transport::signal::JsSignal;
@@ -28,22 +29,26 @@ pub fn context(context: &JsValue, custom_roles: &[String]) -> Result<AgentContex
             type_of(context)
         ));
     }
-    let prompt = get(context, "systemPrompt", "options.context.systemPrompt")?;
-    let system_prompt = match prompt.as_string() {
-        Some(prompt) => Some(prompt),
-        None if prompt.is_undefined() || prompt.is_null() => None,
-        None => {
-            return Err(format!(
-                "options.context.systemPrompt must be a string (got {})",
-                type_of(&prompt)
-            ))
-        }
-    };
+    let system_prompt = optional_string(context, "systemPrompt", "options.context.systemPrompt")?;
     let messages = get(context, "messages", "options.context.messages")?;
     Ok(AgentContext {
         system_prompt,
         messages: messages_from_js(&messages, "options.context.messages", custom_roles)?,
     })
+}
+
+/// `object[name]` when it is a string, `None` when absent (undefined or null); `what` names it.
+pub fn optional_string(
+    object: &JsValue,
+    name: &'static str,
+    what: &str,
+) -> Result<Option<String>, String> {
+    let value = get(object, name, what)?;
+    match value.as_string() {
+        Some(text) => Ok(Some(text)),
+        None if value.is_undefined() || value.is_null() => Ok(None),
+        None => Err(format!("{what} must be a string (got {})", type_of(&value))),
+    }
 }
 
 /// `options.model`: the object and its `stream` method.
@@ -127,8 +132,6 @@ pub fn count(value: &JsValue, what: &str, default: u32) -> Result<u32, String> {
         )),
     }
 }
-
-pub use crate::wasm::transport::convert::describe;
 
 /// `options.now`, falling back to `Date.now()` when absent or when it does not give a finite number.
 pub fn clock(now: Option<Function>) -> Clock {

@@ -128,17 +128,8 @@ fn parse_tool(tool: &JsValue) -> Result<Tool, String> {
         .as_string()
         .filter(|n| !n.is_empty())
         .ok_or_else(|| "tool.name must be a non-empty string".to_string())?;
-    let description = get(tool, "description", "tool.description")?;
-    let description = match description.as_string() {
-        Some(d) => d,
-        None if description.is_undefined() || description.is_null() => String::new(),
-        None => {
-            return Err(format!(
-                "tool.description must be a string (got {})",
-                type_of(&description)
-            ))
-        }
-    };
+    let description =
+        options::optional_string(tool, "description", "tool.description")?.unwrap_or_default();
     let parameters = get(tool, "parameters", "tool.parameters")?;
     let parameters = match parameters.is_undefined() {
         true => crate::tools::any_object(),

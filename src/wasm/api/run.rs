@@ -6,7 +6,7 @@ use std::rc::Rc;
 use js_sys::{Object, Promise};
 use wasm_bindgen::prelude::*;
 
-use super::approvals::{set_pending, RunApprovals, WithApprovals};
+use super::approvals::{pending_js, RunApprovals, WithApprovals};
 use super::options;
 use super::registry::registry_snapshot;
 use crate::agent_loop::{run_agent_loop, AgentContext, LoopOptions};
@@ -79,7 +79,9 @@ fn run_result(result: &RunResult, mirror: &SharedMirror) -> JsValue {
     if let Some(error) = &result.observer_error {
         set(&object, "observerError", &JsValue::from_str(error));
     }
-    set_pending(&object, result.pending.as_deref());
+    if let Some(pending) = &result.pending {
+        set(&object, "pending", &pending_js(pending));
+    }
     object
 }
 
@@ -150,7 +152,7 @@ impl RunInput {
 }
 
 /// SPEC §7's options of a run, checked and converted: how calls run, the JS hooks and queues, the custom
-/// roles (read first, with the context, by `RunInput::parse`).
+/// roles.
 struct ControlInput {
     tool_execution: ExecutionMode,
     tool_timeout_ms: Option<u32>,
@@ -159,7 +161,8 @@ struct ControlInput {
     prepare_request: Option<JsPrepareRequest>,
     steering: Option<JsHook>,
     follow_up: Option<JsHook>,
-    custom_roles: Vec<String>,
+    /// The custom roles are theirs (read first, with the context, by `RunInput::parse`).
+    hooks: Rc<Hooks>,
 }
 
 impl ControlInput {
@@ -169,9 +172,8 @@ impl ControlInput {
         };
         let prepare = optional_function(options, "prepareRequest", "options.prepareRequest")?;
         // Without a hook of its own, a run with custom roles still has the bridge look at each request.
-        let custom_roles = hooks.custom_roles().to_vec();
-        let prepare_request =
-            (prepare.is_some() || !custom_roles.is_empty()).then(|| hooks.prepare_request(prepare));
+        let prepare_request = (prepare.is_some() || !hooks.custom_roles().is_empty())
+            .then(|| hooks.prepare_request(prepare));
         Ok(ControlInput {
             tool_execution: options::execution_mode(
                 &get(options, "toolExecution", "options.toolExecution")?,
@@ -186,7 +188,7 @@ impl ControlInput {
             prepare_request,
             steering: hook("getSteeringMessages", "options.getSteeringMessages")?,
             follow_up: hook("getFollowUpMessages", "options.getFollowUpMessages")?,
-            custom_roles,
+            hooks,
         })
     }
 
@@ -200,7 +202,7 @@ impl ControlInput {
             prepare_request: self.prepare_request.as_ref().map(|h| h as _),
             steering: self.steering.as_ref().map(|h| h as _),
             follow_up: self.follow_up.as_ref().map(|h| h as _),
-            custom_roles: self.custom_roles.clone(),
+            custom_roles: self.hooks.custom_roles().to_vec(),
             timers: &JsTimers,
             ..LoopControl::default()
         }

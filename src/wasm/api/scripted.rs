@@ -9,7 +9,7 @@ use crate::message::AssistantMessage;
 use crate::model::{EventGrammar, Model, ModelRequest, RecordedRequest, ScriptedStream};
 use crate::signal::AbortSignal;
 use crate::wasm::transport::convert::{
-    array_from_js, from_js, get, is_object, to_js, type_error, type_of,
+    array_from_js, describe, from_js, get, is_object, to_js, type_error, type_of,
 };
 use crate::wasm::transport::glue::iterator_result_js;
 
@@ -100,7 +100,7 @@ fn grammar_option(options: &JsValue) -> Result<EventGrammar, String> {
         .ok_or_else(|| {
             format!(
                 "ScriptedModel: options.events must be \"compact\" or \"pi-ai\" (got {})",
-                options::describe(&events)
+                describe(&events)
             )
         })
 }

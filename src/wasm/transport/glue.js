@@ -659,13 +659,11 @@ export function agentClass(tinyPi) {
     async prompt(input) {
       const messages = typeof input === "string" ? [{ role: "user", content: input, timestamp: this.#now() }] : Array.isArray(input) ? input : [input];
       tinyPi.__agentInput(messages, this.#options.customRoles);
-      const before = this.#act(AgentAction.Prompt);
-      return this.#run(before, [...this.#messages, ...frozenMessages(messages)], {});
+      return this.#act(AgentAction.Prompt, { input: messages });
     }
 
     async resume(approvals) {
-      const before = this.#act(AgentAction.Resume);
-      return this.#run(before, this.#messages, { approvals, startSteps: this.#steps });
+      return this.#act(AgentAction.Resume, { decisions: { approvals, startSteps: this.#steps } });
     }
 
     steer(message) {
@@ -677,15 +675,7 @@ export function agentClass(tinyPi) {
     }
 
     abort() {
-      this.#act(AgentAction.Abort, (effect) => {
-        if (effect === AgentEffect.AbortRun) this.#controller.abort();
-        if (effect === AgentEffect.Interrupt) {
-          const { now, customRoles } = this.#options;
-          const { messages } = tinyPi.repairTranscript(this.#messages, { now, customRoles });
-          deepFreeze(messages);
-          this.#settle(messages, NONE);
-        }
-      });
+      this.#act(AgentAction.Abort);
     }
 
     waitForIdle() {
@@ -702,30 +692,56 @@ export function agentClass(tinyPi) {
     }
 
     reset() {
-      this.#act(AgentAction.Reset, () => {
-        this.#settle([], NONE);
-        this.#steering = [];
-        this.#followUp = [];
-      });
+      this.#act(AgentAction.Reset);
     }
 
     toJSONL() {
       return tinyPi.toJSONL(this.#messages, { customRoles: this.#options.customRoles });
     }
 
-    /** The core's table for `action` (a refusal throws), then `then(effect)`; answers the state before. */
-    #act(action, then) {
+    /**
+     * The core's table for `action` (a refusal throws), then what its effect says, with what the method
+     * hands it: the `input` to append or the `decisions` (Run), the `queue` and `message` (Queue), the run's
+     * `result` (Settle). Answers a run's promise.
+     */
+    #act(action, work = {}) {
       const before = this.#state;
       const answer = tinyPi.__agentTransition(before, action);
       this.#state = answer & ((1 << AGENT_STATE_BITS) - 1);
-      then?.(answer >> AGENT_STATE_BITS);
-      return before;
+      switch (answer >> AGENT_STATE_BITS) {
+        case AgentEffect.Run: {
+          const messages = work.input ? [...this.#messages, ...frozenMessages(work.input)] : this.#messages;
+          return this.#run(before, messages, work.decisions);
+        }
+        case AgentEffect.Queue:
+          work.queue.push(copyJson(work.message));
+          break;
+        case AgentEffect.AbortRun:
+          this.#controller.abort();
+          break;
+        case AgentEffect.Interrupt: {
+          const { now, customRoles } = this.#options;
+          const { messages } = tinyPi.repairTranscript(this.#messages, { now, customRoles });
+          deepFreeze(messages);
+          this.#settle(messages, NONE);
+          break;
+        }
+        case AgentEffect.Clear:
+          this.#settle([], NONE);
+          this.#steering = [];
+          this.#followUp = [];
+          break;
+        case AgentEffect.Settle: {
+          // Frozen by the bridge (SPEC §10); the array is the result's.
+          const { result } = work;
+          this.#settle(result.messages, result.pending ?? NONE, result.steps);
+        }
+      }
     }
 
     #queue(queue, message) {
       tinyPi.__agentInput([message], this.#options.customRoles);
-      this.#act(AgentAction.Queue);
-      queue.push(copyJson(message));
+      this.#act(AgentAction.Queue, { queue, message });
     }
 
     /** `messages`, each frozen already, in a frozen array of its own; `pending` frozen. */
@@ -761,9 +777,7 @@ export function agentClass(tinyPi) {
         this.#ended();
         throw error;
       }
-      this.#act(result.reason === "paused" ? AgentAction.RunPaused : AgentAction.RunEnded);
-      // Frozen by the bridge (SPEC §10); the array is the result's.
-      this.#settle(result.messages, result.pending ?? NONE, result.steps);
+      this.#act(result.reason === "paused" ? AgentAction.RunPaused : AgentAction.RunEnded, { result });
       this.#ended();
       return result;
     }
