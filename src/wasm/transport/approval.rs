@@ -10,8 +10,8 @@ use serde_json::Value;
 use wasm_bindgen::JsValue;
 
 use super::convert::{error_message, json_of};
-use super::glue::{call_check_js, show_js, take_kept_js};
-use super::waiter::settle_with;
+use super::glue::{call_check_js, show_js};
+use super::waiter::settle_call;
 use crate::approval::ApprovalCheck;
 use crate::control::HookFuture;
 
@@ -42,9 +42,8 @@ impl ApprovalCheck for JsApprovalCheck {
         let arguments = json_of(arguments);
         let parts = self.0.clone();
         Box::pin(async move {
-            let answer = settle_with(|waiter, id| {
-                let pending = call_check_js(&parts.check, &parts.spec, &arguments, waiter, id);
-                (!pending).then(take_kept_js)
+            let answer = settle_call(|waiter, id| {
+                call_check_js(&parts.check, &parts.spec, &arguments, waiter, id)
             })
             .await
             .map_err(|e| format!("{} failed: {}", parts.what, error_message(&e)))?;
