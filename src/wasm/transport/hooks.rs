@@ -98,17 +98,14 @@ impl Hooks {
         context: Option<HookContext<'_>>,
     ) -> Result<JsValue, String> {
         let none = JsValue::UNDEFINED;
-        let (signal, held, step, messages) = match context {
-            None => (none.clone(), Registration::none(), 0, none.clone()),
+        let (arity, signal, held, step, messages) = match context {
+            None => (0, none.clone(), Registration::none(), 0, none.clone()),
             Some(context) => {
                 let (signal, held) = self.signal(context.signal);
                 let messages = self.mirror.borrow_mut().view(context.messages);
-                (signal, held, context.step, messages.into())
+                let arity = args.len() as u32 + 1;
+                (arity, signal, held, context.step, messages.into())
             }
-        };
-        let arity = match context {
-            None => 0,
-            Some(_) => args.len() as u32 + 1,
         };
         let (a, b) = (args.first().copied(), args.get(1).copied());
         let (a, b) = (a.unwrap_or(&none), b.unwrap_or(&none));
