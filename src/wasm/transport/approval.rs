@@ -9,9 +9,9 @@ use js_sys::Function;
 use serde_json::Value;
 use wasm_bindgen::JsValue;
 
-use super::convert::error_message;
-use super::glue::{call_check_js, show_js, take_kept_js};
-use super::waiter::settle_with;
+use super::convert::{error_message, json_of};
+use super::glue::{call_check_js, show_js};
+use super::waiter::settle_call;
 use crate::approval::ApprovalCheck;
 use crate::control::HookFuture;
 
@@ -39,12 +39,11 @@ impl JsApprovalCheck {
 impl ApprovalCheck for JsApprovalCheck {
     fn needs_approval<'a>(&'a self, arguments: &'a Value) -> HookFuture<'a, bool> {
         // Written out now: the function gets its own copy, parsed from this text in `glue.js`.
-        let arguments = serde_json::to_string(arguments).unwrap_or_else(|_| "null".into());
+        let arguments = json_of(arguments);
         let parts = self.0.clone();
         Box::pin(async move {
-            let answer = settle_with(|waiter, id| {
-                let pending = call_check_js(&parts.check, &parts.spec, &arguments, waiter, id);
-                (!pending).then(take_kept_js)
+            let answer = settle_call(|waiter, id| {
+                call_check_js(&parts.check, &parts.spec, &arguments, waiter, id)
             })
             .await
             .map_err(|e| format!("{} failed: {}", parts.what, error_message(&e)))?;

@@ -596,11 +596,7 @@ export const AGENT_STATE_BITS = 2;
 const copyJson = (value) => JSON.parse(JSON.stringify(value));
 
 /** A deeply frozen copy (SPEC §10). */
-function frozenMessages(messages) {
-  const copy = copyJson(messages);
-  deepFreeze(copy);
-  return copy;
-}
+const frozenMessages = (messages) => parseFrozen(JSON.stringify(messages));
 
 /** `pending` when nothing waits. */
 const NONE = Object.freeze([]);

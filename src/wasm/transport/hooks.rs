@@ -15,12 +15,10 @@ use wasm_bindgen::JsValue;
 use super::convert::{
     array_from_js, describe, error_message, from_js, get_key, is_object, messages_from_js,
 };
-use super::glue::{
-    call_hook_js, frozen_copy_js, frozen_request_js, new_controller_js, take_kept_js,
-};
+use super::glue::{call_hook_js, frozen_copy_js, frozen_request_js, new_controller_js};
 use super::mirror::{Patched, SharedMirror};
 use super::signal::handed;
-use super::waiter::settle_with;
+use super::waiter::settle_call;
 use crate::control::{
     AfterToolCall, BeforeToolCall, Block, HookContext, HookFuture, MessageQueue, PrepareRequest,
     RequestPatch, ResultPatch,
@@ -100,23 +98,19 @@ impl Hooks {
         context: Option<HookContext<'_>>,
     ) -> Result<JsValue, String> {
         let none = JsValue::UNDEFINED;
-        let (signal, held, step, messages) = match context {
-            None => (none.clone(), Registration::none(), 0, none.clone()),
+        let (arity, signal, held, step, messages) = match context {
+            None => (0, none.clone(), Registration::none(), 0, none.clone()),
             Some(context) => {
                 let (signal, held) = self.signal(context.signal);
                 let messages = self.mirror.borrow_mut().view(context.messages);
-                (signal, held, context.step, messages.into())
+                let arity = args.len() as u32 + 1;
+                (arity, signal, held, context.step, messages.into())
             }
-        };
-        let arity = match context {
-            None => 0,
-            Some(_) => args.len() as u32 + 1,
         };
         let (a, b) = (args.first().copied(), args.get(1).copied());
         let (a, b) = (a.unwrap_or(&none), b.unwrap_or(&none));
-        let outcome = settle_with(|waiter, id| {
-            let pending = call_hook_js(function, arity, a, b, &signal, step, &messages, waiter, id);
-            (!pending).then(take_kept_js)
+        let outcome = settle_call(|waiter, id| {
+            call_hook_js(function, arity, a, b, &signal, step, &messages, waiter, id)
         })
         .await;
         drop(held);

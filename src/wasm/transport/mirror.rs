@@ -145,14 +145,12 @@ impl Mirror {
     /// The JS object for a call's result: the one already made for it (by `afterToolCall`, when it left the
     /// result as it was), else a new one, kept for the transcript to reuse.
     pub fn result(&mut self, result: &ToolResultMessage) -> JsValue {
-        let kept = (self.slot(&result.tool_call_id)).and_then(|slot| slot.result.clone());
-        kept.unwrap_or_else(|| {
-            let js = tool_result(result, true);
-            if let Some(slot) = self.slot(&result.tool_call_id) {
-                slot.result = Some(js.clone());
-            }
-            js
-        })
+        match self.slot(&result.tool_call_id) {
+            Some(slot) => (slot.result)
+                .get_or_insert_with(|| tool_result(result, true))
+                .clone(),
+            None => tool_result(result, true),
+        }
     }
 
     /// Drops the result object kept for a call (`afterToolCall` changed the result: `tool_end` makes a new

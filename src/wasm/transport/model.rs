@@ -19,7 +19,7 @@ use super::glue::{call_result_js, open_stream_js, take_kept_js};
 use super::mirror::SharedMirror;
 use super::protocol::Opened;
 use super::signal::js_signal;
-use super::waiter::{settle_with, Pull, Step};
+use super::waiter::{settle_call, Pull, Step};
 use crate::message::AssistantMessage;
 use crate::model::{Model, ModelRequest, ModelStream, StreamEvent};
 use crate::signal::AbortSignal;
@@ -141,10 +141,9 @@ impl ModelStream for JsStream {
             return Err("model stream has no result()".into());
         }
         let opened = self.pull.opened();
-        let message =
-            settle_with(|waiter, id| (!call_result_js(opened, waiter, id)).then(take_kept_js))
-                .await
-                .map_err(|e| format!("model stream result() failed: {}", error_message(&e)))?;
+        let message = settle_call(|waiter, id| call_result_js(opened, waiter, id))
+            .await
+            .map_err(|e| format!("model stream result() failed: {}", error_message(&e)))?;
         let parsed = read_final(&message, &"model stream result()")?;
         self.mirror.borrow_mut().keep_assistant(&message, &parsed);
         Ok(parsed)

@@ -12,10 +12,10 @@ use wasm_bindgen::prelude::wasm_bindgen;
 use wasm_bindgen::JsValue;
 
 use super::convert::{error_message, from_js, json_of, type_error};
-use super::glue::{call_tool_js, take_kept_js};
+use super::glue::call_tool_js;
 use super::signal;
 use super::tool_output;
-use super::waiter::settle_with;
+use super::waiter::settle_call;
 use crate::message::{MediaBlock, ToolCall};
 use crate::signal::AbortSignal;
 use crate::tools::{
@@ -110,11 +110,10 @@ async fn call_js(
     let signal = handed
         .as_ref()
         .map_or(JsValue::UNDEFINED, |(s, _)| s.clone());
-    let outcome = settle_with(|waiter, id| {
-        let pending = REPORT_TO.with(|routes| {
+    let outcome = settle_call(|waiter, id| {
+        REPORT_TO.with(|routes| {
             call_tool_js(f, this, &arg, call_id, &signal, routes, route.0, waiter, id)
-        });
-        (!pending).then(take_kept_js)
+        })
     })
     .await;
     drop((route, handed));

@@ -18,7 +18,7 @@ use std::task::{Context, Poll, Waker};
 use wasm_bindgen::prelude::wasm_bindgen;
 use wasm_bindgen::JsValue;
 
-use super::glue::{pump_js, settle_js};
+use super::glue::{pump_js, settle_js, take_kept_js};
 use super::protocol::{StepKind, Unknown};
 
 type Outcome = Result<JsValue, JsValue>;
@@ -205,9 +205,15 @@ pub async fn settle(value: JsValue) -> Outcome {
     settle_with(|waiter, id| (!settle_js(&value, waiter, id)).then_some(value)).await
 }
 
+/// What a `glue.js` call (`callTool`, `callHook`, ..) settles under the id it is given; when it answers
+/// `false` (nothing to await), the value it left for `takeKept`.
+pub fn settle_call(start: impl FnOnce(&JsValue, u32) -> bool) -> impl Future<Output = Outcome> {
+    settle_with(|waiter, id| (!start(waiter, id)).then(take_kept_js))
+}
+
 /// What `start` settles under the id it is given (it calls `glue.js`, which reports to `waiter`), or the
 /// value it answers at once (`Some`: nothing to await, and nothing will be reported).
-pub async fn settle_with(start: impl FnOnce(&JsValue, u32) -> Option<JsValue>) -> Outcome {
+async fn settle_with(start: impl FnOnce(&JsValue, u32) -> Option<JsValue>) -> Outcome {
     let id = with_slots(|slots| {
         slots.take(Slot::Await {
             outcome: None,
