@@ -131,6 +131,11 @@ pub struct ResultPatch {
 }
 
 impl ResultPatch {
+    /// Whether applying the patch changes the result message (`terminate` alone does not).
+    pub fn changes_result(&self) -> bool {
+        self.content.is_some() || self.details.is_some() || self.is_error.is_some()
+    }
+
     /// Writes the patch into `result` and the call's terminate flag.
     pub fn apply(self, result: &mut ToolResultMessage, terminate: &mut bool) {
         if let Some(content) = self.content {

@@ -153,7 +153,7 @@ impl AfterToolCall for JsHook {
             // A result the patch (or an error result) replaces gets its own object at its `tool_end`.
             let kept = match &patch {
                 Ok(None) => true,
-                Ok(Some(p)) => p.content.is_none() && p.details.is_none() && p.is_error.is_none(),
+                Ok(Some(p)) => !p.changes_result(),
                 Err(_) => false,
             };
             if !kept {
