@@ -169,7 +169,7 @@ function responseOf(run, n) {
  * from): whether it runs one call at a time, whether it pauses for a decision. */
 function batchOf(run, rec) {
   const response = responseOf(run, rec.request);
-  const calls = response ? toolCalls(response) : unansweredCalls(run.def.messages);
+  const calls = response ? toolCalls(response) : unansweredCalls(run.api, run.def.messages, run.def.customRoles);
   return { response, sequential: isSequential(run.def, calls), approval: awaitsApproval(run.def, calls) };
 }
 
@@ -235,7 +235,7 @@ function pendingCalls(run) {
   let pending = [];
   if (run.status === "done" && run.reason === "paused") pending = run.result?.pending ?? [];
   else if (run.status === "ready")
-    pending = unansweredCalls(run.def.messages).map((c) => ({ toolCallId: c.id, toolName: c.name, arguments: c.arguments, needsApproval: run.def.tools[c.name]?.needsApproval === true }));
+    pending = unansweredCalls(run.api, run.def.messages, run.def.customRoles).map((c) => ({ toolCallId: c.id, toolName: c.name, arguments: c.arguments, needsApproval: run.def.tools[c.name]?.needsApproval === true }));
   return pending.some((p) => p.needsApproval) ? pending : [];
 }
 
@@ -634,7 +634,7 @@ function wire() {
     const messages = readPasted();
     if (!messages) return;
     // A paused transcript's responses count toward maxSteps: the run that finishes its batch goes on from them.
-    const a = continueFrom(messages, unansweredCalls(messages).length ? { startSteps: responsesIn(messages) } : {});
+    const a = continueFrom(messages, unansweredCalls(state.api, messages, state.def.customRoles).length ? { startSteps: responsesIn(messages) } : {});
     $("check-error").textContent = t("check.imported", { n: messages.length, a, next: a + 1 });
   });
   $("check-file").addEventListener("change", async (ev) => {

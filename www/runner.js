@@ -21,13 +21,17 @@ export function canonical(value) {
   );
 }
 
-/** The calls of the last message that have no result after it (a paused run's, or a transcript saved mid-batch),
- * in call order: the batch a run started from these messages finishes first (SPEC §8). */
-export function unansweredCalls(messages) {
-  const at = messages.findLastIndex((m) => m?.role === "assistant");
-  if (at < 0) return [];
-  const answered = new Set(messages.slice(at + 1).filter((m) => m?.role === "toolResult").map((m) => m.toolCallId));
-  return toolCalls(messages[at]).filter((c) => !answered.has(c.id));
+/** The calls that wait for a result (a paused run's, or a transcript saved mid-batch), in call order: the batch a
+ * run started from these messages finishes first (SPEC §8). Which calls those are is the package's answer,
+ * `validateTranscript`'s paused view (`pending`), here as the call objects; none when it refuses the messages. */
+export function unansweredCalls(api, messages, customRoles) {
+  let pending;
+  try {
+    pending = api.validateTranscript(messages, { customRoles, allowPending: true }).pending;
+  } catch {
+    return [];
+  }
+  return pending.map(({ toolCallId, index }) => toolCalls(messages[index]).find((c) => c.id === toolCallId));
 }
 
 /** From the last `keep` user messages on: older turns are left out of the request (each turn starts at a user
@@ -105,7 +109,7 @@ export class Run {
     this.execs = []; // one per executor call: {callId, name, state, release}
     // The tool batch in flight: {order: [callId], results: Map callId -> ToolResultMessage}. A run that starts from
     // unanswered calls finishes their batch first.
-    const open = unansweredCalls(def.messages).map((c) => c.id);
+    const open = unansweredCalls(api, def.messages, def.customRoles).map((c) => c.id);
     this.batch = open.length ? { order: open, results: new Map() } : null;
     this.hold = null; // {seq, resolve} while the loop awaits our onEvent promise
     // When the signal was aborted: after which event, by whom, the tools running then, how many had been called.

@@ -114,6 +114,26 @@ describe("prompt", () => {
     assert.equal(result.reason, "stop", "the agent works after every refusal");
   });
 
+  test("a prompt's string is stamped by the run's clock rule: options.now when it gives a number, else Date.now()", T, async () => {
+    const stamped = async (now) => {
+      const { agent } = agentWith([said("ok")], { now });
+      const before = Date.now();
+      const result = await agent.prompt("hi");
+      const after = Date.now();
+      assert.equal(result.reason, "stop");
+      return { timestamp: agent.messages[0].timestamp, before, after };
+    };
+    assert.equal((await stamped(() => 42)).timestamp, 42);
+    // Not a number, a promise, a clock that throws: Date.now() stands in, as it does for the run's own messages.
+    for (const now of [() => "later", () => NaN, () => Promise.resolve(7), () => { throw new Error("no clock"); }]) {
+      const { timestamp, before, after } = await stamped(now);
+      assert.ok(typeof timestamp === "number" && timestamp >= before && timestamp <= after, `${now}: ${timestamp}`);
+    }
+    const { agent } = agentWith([said("ok")], { now: 5 });
+    await assert.rejects(agent.prompt("hi"), { name: "TypeError", message: "options.now must be a function (got number)" });
+    assert.deepEqual(agent.messages, [], "nothing appended");
+  });
+
   test("the constructor checks its options and its transcript", () => {
     assert.throws(() => new tp.Agent(), { name: "TypeError", message: "options must be an object with a model (got undefined)" });
     assert.throws(() => new tp.Agent({}), { name: "TypeError", message: "options.model must be an object with a stream() method (got undefined)" });
@@ -255,6 +275,45 @@ describe("listeners", () => {
     assert.equal(first.at(-1), "turn_end", "the other one did");
     assert.ok(first.length > heard);
     assert.throws(() => agent.subscribe("nope"), { name: "TypeError", message: "listener must be a function (got string)" });
+  });
+});
+
+describe("listeners follow the core's rule", () => {
+  /** Runs a one-reply agent with `listeners`; the result and the run's own onEvent outcome for the same returns. */
+  async function heardBy(...listeners) {
+    const agent = new tp.Agent({ model: new tp.ScriptedModel([said("ok")]) });
+    for (const listener of listeners) agent.subscribe(listener);
+    return agent.prompt("go");
+  }
+
+  test("each listener in turn, then what they returned awaited in order; the first error thrown, then rejected", T, async () => {
+    const order = [];
+    const later = (name) => (e) => {
+      order.push(`${name}:${e.type}`);
+      if (e.type === "turn_end") return Promise.resolve().then(() => order.push(`${name} settled`));
+    };
+    await heardBy(later("a"), later("b"));
+    assert.deepEqual(order.slice(-4), ["a:turn_end", "b:turn_end", "a settled", "b settled"]);
+    const rejects = (e) => (e.type === "turn_end" ? Promise.reject(new Error("rejected first")) : undefined);
+    const throws = (e) => {
+      if (e.type === "turn_end") throw new Error("thrown second");
+    };
+    assert.equal((await heardBy(rejects, throws)).observerError, "thrown second");
+    assert.equal((await heardBy(rejects, () => {})).observerError, "rejected first");
+  });
+
+  test("what is awaited is what onEvent's is: a thenable, not an object whose then getter throws", T, async () => {
+    const odd = { get then() { throw new Error("no then"); } };
+    const heard = [];
+    const result = await heardBy(() => odd, (e) => heard.push(e.type));
+    assert.equal(result.observerError, undefined);
+    const alone = await tp.runAgentLoop({ model: new tp.ScriptedModel([said("ok")]), context: { messages: [userMsg("go")] }, onEvent: () => odd });
+    assert.equal(alone.observerError, undefined, "onEvent alone: the same");
+    assert.equal((await heardBy(() => odd)).observerError, undefined, "one listener: the same");
+    assert.equal(heard.at(-1), "turn_end");
+    const thenable = { then: (resolve) => setTimeout(() => (heard.push("thenable settled"), resolve()), 0) };
+    await heardBy((e) => (e.type === "turn_end" ? thenable : undefined), (e) => heard.push(e.type));
+    assert.deepEqual(heard.slice(-2), ["turn_end", "thenable settled"], "a thenable is awaited before the run ends");
   });
 });
 

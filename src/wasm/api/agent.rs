@@ -1,12 +1,12 @@
 //! The core's half of the JS `Agent` (SPEC §9). The class itself is thin JS over `runAgentLoop` (the
 //! `Agent` section of `glue.js`, made into the package's `Agent` export by `scripts/build.mjs`); every rule it
 //! follows is asked here: what each method does in each state (`AgentState::on`, through
-//! `__agentTransition`), the state a conversation starts in (`__agentRestore`), and which messages may be
-//! prompted or queued (`__agentInput`). None of these exports is part of the API: they are typed nowhere.
+//! `__agentTransition`), the state a conversation starts in (`__agentRestore`), and the messages a prompt
+//! appends or a queue takes (`__agentInput`). None of these exports is part of the API: they are typed nowhere.
 
 use std::rc::Rc;
 
-use js_sys::Object;
+use js_sys::{Array, Object};
 use wasm_bindgen::prelude::*;
 
 use super::approvals::pending_js;
@@ -16,7 +16,10 @@ use crate::agent::{
     check_input, starting_state, AgentAction as Action, AgentEffect as Effect, AgentState as State,
 };
 use crate::tools::ToolRegistry;
-use crate::wasm::transport::convert::{get, is_object, messages_from_js, set, type_error, type_of};
+use crate::wasm::transport::convert::{
+    get, is_array, is_object, key, messages_and_json, optional_function, set, type_error, type_of,
+};
+use crate::wasm::transport::glue::parse_frozen_json_js;
 use crate::wasm::transport::protocol::{AgentAction, AgentEffect, AgentState, AGENT_STATE_BITS};
 
 /// The core's state table for the JS `Agent`: the next `AgentState` and the `AgentEffect` of `action` in
@@ -61,10 +64,12 @@ fn state_number(state: State) -> AgentState {
     }
 }
 
-/// `new Agent(options)`'s checks and starting state: `{ state, pending }`, paused with the calls of the last
-/// message when `options.messages` ends with calls that have no result (their need for approval asked of
-/// `options.tools` at once). Throws a `TypeError` naming the field: `options`, `options.model`,
-/// `options.customRoles`, `options.messages` (a call without a result anywhere else, too).
+/// `new Agent(options)`'s checks and starting state: `{ state, pending, messages }`, paused with the calls of
+/// the last message when `options.messages` ends with calls that have no result (their need for approval
+/// asked of `options.tools` at once); `messages` is the agent's copy of `options.messages`, deeply frozen,
+/// parsed from the JSON text they were checked in.
+/// Throws a `TypeError` naming the field: `options`, `options.model`, `options.customRoles`,
+/// `options.messages` (a call without a result anywhere else, too).
 #[wasm_bindgen(js_name = __agentRestore, skip_typescript)]
 pub fn agent_restore_js(agent_options: JsValue) -> Result<JsValue, JsValue> {
     restore(&agent_options).map_err(type_error)
@@ -81,9 +86,9 @@ fn restore(agent_options: &JsValue) -> Result<JsValue, String> {
     let roles = get(agent_options, "customRoles", "options.customRoles")?;
     let roles = options::custom_roles(&roles)?;
     let messages = get(agent_options, "messages", "options.messages")?;
-    let messages = match messages.is_undefined() || messages.is_null() {
-        true => Vec::new(),
-        false => messages_from_js(&messages, "options.messages", &roles)?,
+    let (messages, json) = match messages.is_undefined() || messages.is_null() {
+        true => (Vec::new(), JsValue::from_str("[]")),
+        false => messages_and_json(&messages, "options.messages", &roles)?,
     };
     let tools = get(agent_options, "tools", "options.tools")?;
     // Only a registry says which calls need approval (a custom executor's runs ask it too).
@@ -97,19 +102,49 @@ fn restore(agent_options: &JsValue) -> Result<JsValue, String> {
         "state",
         &JsValue::from(state_number(state) as u32),
     );
+    set(&started, "messages", &parse_frozen_json_js(&json));
     set(&started, "pending", &pending_js(&pending));
     Ok(started)
 }
 
-/// Checks what `prompt`, `steer` or `followUp` is given (`input`, an array): well-formed messages, and only
-/// user messages or messages of a role in `customRoles` (the agent's option). Throws a `TypeError` naming
-/// the message (`input[0]...`).
+/// What `prompt`, `steer` or `followUp` is given (`input`: a string, a message or an array of them), as the
+/// messages the agent appends or queues, deeply frozen. A string is one user message stamped by the run's
+/// clock (`options.now` when it gives a number, else `Date.now()`); messages must be well-formed, and only
+/// user messages or messages of a role in `options.customRoles` (the agent's `options`) may be given. The
+/// copy is parsed from the JSON text they were checked in: they cross as JSON once. Throws a `TypeError`
+/// naming the message (`input[0]...`).
 #[wasm_bindgen(js_name = __agentInput, skip_typescript)]
-pub fn agent_input_js(input: JsValue, custom_roles: JsValue) -> Result<(), JsValue> {
-    let check = || -> Result<(), String> {
-        let roles = options::custom_roles(&custom_roles)?;
-        let input = messages_from_js(&input, "input", &roles)?;
-        check_input(&input, &roles).map_err(|e| e.to_string())
+pub fn agent_input_js(input: JsValue, agent_options: JsValue) -> Result<JsValue, JsValue> {
+    let read = || -> Result<JsValue, String> {
+        let roles = get(&agent_options, "customRoles", "options.customRoles")?;
+        let roles = options::custom_roles(&roles)?;
+        let list = match is_array(&input) {
+            true => input.clone(),
+            false => {
+                let message = match input.is_string() {
+                    true => user_message(&input, &agent_options)?,
+                    false => input.clone(),
+                };
+                let list = Array::new();
+                list.push(&message);
+                list.into()
+            }
+        };
+        let (messages, json) = messages_and_json(&list, "input", &roles)?;
+        check_input(&messages, &roles).map_err(|e| e.to_string())?;
+        Ok(json)
     };
-    check().map_err(type_error)
+    read()
+        .map(|json| parse_frozen_json_js(&json))
+        .map_err(type_error)
+}
+
+/// A prompt's string as a user message, stamped as the run's clock would stamp it.
+fn user_message(content: &JsValue, agent_options: &JsValue) -> Result<JsValue, String> {
+    let now = optional_function(agent_options, "now", "options.now")?;
+    let message = Object::new().into();
+    set(&message, "role", key("user"));
+    set(&message, "content", content);
+    set(&message, "timestamp", &options::time(now.as_ref()).into());
+    Ok(message)
 }

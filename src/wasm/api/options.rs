@@ -93,7 +93,7 @@ pub fn array<T: ReadValue>(value: &JsValue, what: &str, shape: &str) -> Result<T
 
 /// The messages of a transcript argument.
 pub fn messages(messages: &JsValue) -> Result<Vec<AgentMessage>, String> {
-    array(messages, "messages", "messages")
+    messages_from_js(messages, "messages", &[])
 }
 
 /// An optional `AbortSignal`; `what` names it.
@@ -135,12 +135,14 @@ pub fn count(value: &JsValue, what: &str, default: u32) -> Result<u32, String> {
 
 /// `options.now`, falling back to `Date.now()` when absent or when it does not give a finite number.
 pub fn clock(now: Option<Function>) -> Clock {
-    Rc::new(move || {
-        now.as_ref()
-            .and_then(read_clock_js)
-            .filter(|t| t.is_finite())
-            .unwrap_or_else(js_sys::Date::now)
-    })
+    Rc::new(move || time(now.as_ref()))
+}
+
+/// The time `clock(now)` gives.
+pub fn time(now: Option<&Function>) -> f64 {
+    now.and_then(read_clock_js)
+        .filter(|t| t.is_finite())
+        .unwrap_or_else(js_sys::Date::now)
 }
 
 /// `options.toolExecution` or a tool's `executionMode` (`what` names it): `"parallel"` (the default) or

@@ -407,7 +407,8 @@ export declare class Agent<A extends AssistantMessage = AssistantMessage, R exte
   readonly isRunning: boolean;
   /** When paused: the calls of the last message. */
   readonly pending: readonly PendingCall[] | undefined;
-  /** Appends the input (a string is a user message) and runs. Rejects with an `Error` while running or paused. */
+  /** Appends the input (a string is a user message, stamped as the run stamps its own: `now`, else `Date.now()`)
+   * and runs. Rejects with an `Error` while running or paused. */
   prompt(input: string | AgentInput<R> | AgentInput<R>[]): Promise<RunResult<A, R>>;
   /** Goes on from a pause with these decisions; steps count on. A call still undecided pauses again. */
   resume(approvals: Approvals): Promise<RunResult<A, R>>;

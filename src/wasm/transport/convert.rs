@@ -128,7 +128,11 @@ pub fn array_from_js<T: ReadValue>(
 /// `JSON.stringify(value)`; the error says what `what` is instead. (`what` is written out only for an
 /// error: a name made per value read would cost more than a small value.)
 pub fn json_text(value: &JsValue, what: &dyn fmt::Display) -> Result<String, String> {
-    let text = stringify_js(value);
+    json_string(value, &stringify_js(value), what)
+}
+
+/// `json_text`, given `text`, the JS string `stringify` made of `value` (null if that threw).
+fn json_string(value: &JsValue, text: &JsValue, what: &dyn fmt::Display) -> Result<String, String> {
     if text.is_null() {
         return Err(format!("{what}: {}", error_message(&take_kept_js())));
     }
@@ -171,7 +175,10 @@ pub fn rust_string(text: &JsString) -> Option<String> {
     String::from_utf8(bytes).ok()
 }
 
-/// The second half of `from_js`, for a caller that already has the JSON text.
+/// The second half of `from_js`, for a caller that already has the JSON text. Never inlined: its error
+/// half (surrogate repair, the shape's explanation) copied into each reader made the package larger
+/// (bench/RESULTS.md, size steps).
+#[inline(never)]
 pub fn from_json_text<T: ReadValue>(
     text: &str,
     what: &dyn fmt::Display,
@@ -325,10 +332,25 @@ pub fn messages_from_js(
     what: &str,
     custom_roles: &[String],
 ) -> Result<Vec<AgentMessage>, String> {
-    if custom_roles.is_empty() {
-        return array_from_js(value, what, "an array", "messages");
+    messages_and_json(value, what, custom_roles).map(|(messages, _)| messages)
+}
+
+/// `messages_from_js`, with the JS string of the JSON text they were read from: a JS copy of the caller's
+/// messages parsed from it costs no second `JSON.stringify`.
+pub fn messages_and_json(
+    value: &JsValue,
+    what: &str,
+    custom_roles: &[String],
+) -> Result<(Vec<AgentMessage>, JsValue), String> {
+    if !is_array(value) {
+        return Err(format!("{what} must be an array (got {})", type_of(value)));
     }
-    let serde_json::Value::Array(values) = array_from_js(value, what, "an array", "any")? else {
+    let json = stringify_js(value);
+    let text = json_string(value, &json, &what)?;
+    if custom_roles.is_empty() {
+        return Ok((from_json_text(&text, &what, "messages")?, json));
+    }
+    let serde_json::Value::Array(values) = from_json_text(&text, &what, "any")? else {
         return Err(format!("{what} must be an array"));
     };
     let mut messages = Vec::with_capacity(values.len());
@@ -349,7 +371,7 @@ pub fn messages_from_js(
             }
         }
     }
-    Ok(messages)
+    Ok((messages, json))
 }
 
 #[cfg(test)]

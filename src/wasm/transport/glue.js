@@ -47,12 +47,7 @@ export const SHORT_TEXT_UNITS = 64;
  * is (when it is not, Rust takes the value as it is, without a trip through the microtask queue).
  */
 export function settle(value, waiter, id) {
-  let thenable;
-  try {
-    thenable = value instanceof Promise || isThenable(value);
-  } catch {
-    thenable = false; // a revoked proxy or a throwing `then` getter: not something to await
-  }
+  const thenable = awaitable(value);
   if (thenable) settleLater(value, waiter, id);
   return thenable;
 }
@@ -60,6 +55,15 @@ export function settle(value, waiter, id) {
 /** Whether `value` is an object with a `then` method (reading `then` may throw: callers catch). */
 function isThenable(value) {
   return typeof value === "object" && value !== null && typeof value.then === "function";
+}
+
+/** Whether `value` is a promise or thenable to await: not a revoked proxy or a throwing `then` getter. Never throws. */
+function awaitable(value) {
+  try {
+    return value instanceof Promise || isThenable(value);
+  } catch {
+    return false;
+  }
 }
 
 async function settleLater(value, waiter, id) {
@@ -581,8 +585,9 @@ export function jsonLines(messages) {
 }
 
 // ---- api/agent.rs: the Agent (SPEC §9), thin JS over runAgentLoop ---------------------------------------
-// Every rule is the core's: the state table (`__agentTransition`), the starting state (`__agentRestore`),
-// what may be queued (`__agentInput`). glue.js imports nothing: scripts/build.mjs calls `agentClass` with
+// Every rule is the core's: the state table (`__agentTransition`), the starting state and transcript
+// (`__agentRestore`), the messages a prompt appends or a queue takes (`__agentInput`), the listeners' rule
+// (`Listeners` in src/agent.rs, which `#emit` follows). glue.js imports nothing: scripts/build.mjs calls `agentClass` with
 // each entry point's exports.
 
 /** `protocol.rs`'s numbers. */
@@ -592,16 +597,10 @@ export const AgentEffect = Object.freeze({ Run: 0, Queue: 1, AbortRun: 2, Interr
 /** `__agentTransition` answers `effect << AGENT_STATE_BITS | next state`. */
 export const AGENT_STATE_BITS = 2;
 
-/** A copy of the caller's value (which is never frozen). */
-const copyJson = (value) => JSON.parse(JSON.stringify(value));
-
-/** A deeply frozen copy (SPEC §10). */
-const frozenMessages = (messages) => parseFrozen(JSON.stringify(messages));
-
 /** `pending` when nothing waits. */
 const NONE = Object.freeze([]);
 
-/** Awaits each listener's promise; the first error is the event's. */
+/** Awaits each listener's promise in order; the first error (thrown, then rejected) is the event's. */
 async function settleListeners(waits, failed) {
   for (const wait of waits) {
     try {
@@ -630,10 +629,10 @@ export function agentClass(tinyPi) {
     #idle = [];
 
     constructor(options) {
-      const { state, pending } = tinyPi.__agentRestore(options);
+      const { state, pending, messages } = tinyPi.__agentRestore(options);
       this.#options = { ...options };
       this.#state = state;
-      this.#settle(frozenMessages(options.messages ?? []), pending);
+      this.#settle(messages, pending);
     }
 
     static fromJSONL(text, options) {
@@ -653,9 +652,7 @@ export function agentClass(tinyPi) {
     }
 
     async prompt(input) {
-      const messages = typeof input === "string" ? [{ role: "user", content: input, timestamp: this.#now() }] : Array.isArray(input) ? input : [input];
-      tinyPi.__agentInput(messages, this.#options.customRoles);
-      return this.#act(AgentAction.Prompt, { input: messages });
+      return this.#act(AgentAction.Prompt, { input: tinyPi.__agentInput(input, this.#options) });
     }
 
     async resume(approvals) {
@@ -706,11 +703,11 @@ export function agentClass(tinyPi) {
       this.#state = answer & ((1 << AGENT_STATE_BITS) - 1);
       switch (answer >> AGENT_STATE_BITS) {
         case AgentEffect.Run: {
-          const messages = work.input ? [...this.#messages, ...frozenMessages(work.input)] : this.#messages;
+          const messages = work.input ? [...this.#messages, ...work.input] : this.#messages;
           return this.#run(before, messages, work.decisions);
         }
         case AgentEffect.Queue:
-          work.queue.push(copyJson(work.message));
+          work.queue.push(work.message);
           break;
         case AgentEffect.AbortRun:
           this.#controller.abort();
@@ -736,8 +733,8 @@ export function agentClass(tinyPi) {
     }
 
     #queue(queue, message) {
-      tinyPi.__agentInput([message], this.#options.customRoles);
-      this.#act(AgentAction.Queue, { queue, message });
+      const [copy] = tinyPi.__agentInput([message], this.#options);
+      this.#act(AgentAction.Queue, { queue, message: copy });
     }
 
     /** `messages`, each frozen already, in a frozen array of its own; `pending` frozen. */
@@ -745,10 +742,6 @@ export function agentClass(tinyPi) {
       this.#messages = Object.freeze(messages.slice());
       this.#pending = pending;
       this.#steps = steps;
-    }
-
-    #now() {
-      return typeof this.#options.now === "function" ? this.#options.now() : Date.now();
     }
 
     async #run(before, messages, decisions) {
@@ -783,14 +776,20 @@ export function agentClass(tinyPi) {
       for (const wake of this.#idle.splice(0)) wake();
     }
 
-    /** Every event to every listener, their promises awaited like `onEvent`'s. */
+    /**
+     * Every event to every listener, as the core's `Listeners` does: each in turn gets it, then what they
+     * returned is awaited in the same order; the first error (thrown, then rejected) is the event's. One
+     * listener is `onEvent` itself.
+     */
     #emit = (event) => {
+      const listeners = this.#listeners;
+      if (listeners.length === 1) return listeners[0].listener(event);
       let waits;
       let failed;
-      for (const { listener } of this.#listeners) {
+      for (const { listener } of listeners) {
         try {
           const returned = listener(event);
-          if (typeof returned?.then === "function") (waits ??= []).push(returned);
+          if (awaitable(returned)) (waits ??= []).push(returned);
         } catch (error) {
           failed ??= { error };
         }

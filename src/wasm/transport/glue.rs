@@ -139,6 +139,9 @@ extern "C" {
     /// `JSON.parse` of text `serde_json` wrote, deeply frozen. Cannot throw.
     #[wasm_bindgen(js_name = parseFrozen)]
     pub fn parse_frozen_js(text: &str) -> JsValue;
+    /// `parseFrozen` of a JS string (JSON text `JSON.stringify` wrote). Cannot throw.
+    #[wasm_bindgen(js_name = parseFrozen)]
+    pub fn parse_frozen_json_js(text: &JsValue) -> JsValue;
     /// A frozen copy of an array we own. Cannot throw.
     #[wasm_bindgen(js_name = frozenCopy)]
     pub fn frozen_copy_js(array: &JsValue) -> Array;
