@@ -746,6 +746,9 @@ for (const w of workloads) {
 }
 const gzMax = Object.values(size).length ? Math.max(...Object.values(size).map((e) => e.gzip)) : null;
 target("wasm + glue <= 60 KB gzipped (largest pkg target)", gzMax, 60000, gzMax === null ? "-" : `${kb(gzMax)} KB`);
+// Issue 15: the package as a page loads it (`pkg/web`: the .wasm, wasm-bindgen's glue, the bridge's snippets).
+const gzWeb = size.web?.gzip ?? null;
+target("web target (wasm + JS) <= 160 KB gzipped (issue 15)", gzWeb, 160000, gzWeb === null ? "-" : `${kb(gzWeb)} KB`);
 const tm = memory?.tiny;
 target(`wasm memory after ${cfg.memTotal} runs within 1 MB of after ${cfg.memBase}`, tm ? tm.wasm_delta : null, 1e6, tm ? `${kb(tm.wasm_delta)} KB` : "-");
 target(`JS heap after ${cfg.memTotal} runs within 1 MB of after ${cfg.memBase} (tiny)`, tm ? tm.heap_delta : null, 1e6, tm ? `${kb(tm.heap_delta)} KB` : "-");

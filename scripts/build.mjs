@@ -158,6 +158,10 @@ const wasmOptVersion = await step("check tools (wasm-pack, wasm-bindgen, wasm-op
 // ---- wasm-pack, one run per folder with a target -----------------------------
 fs.rmSync(outDir, { recursive: true, force: true });
 process.on("exit", () => fs.rmSync(outDir, { recursive: true, force: true }));
+// `rustflags` (wasm-pack.toml): flags for this build's rustc only, after any RUSTFLAGS of the caller's.
+const rustflags = config.profile?.rustflags ?? [];
+if (rustflags.length) console.log(`rustc flags (wasm-pack.toml): ${rustflags.join(" ")}`);
+const wasmPackEnv = { ...env, RUSTFLAGS: [process.env.RUSTFLAGS, ...rustflags].filter(Boolean).join(" ") };
 for (const b of builtFolders) {
   await step(`wasm-pack build --target ${b.target} -> ${shown}/${b.folder}`, () => {
     run("wasm-pack", [
@@ -166,7 +170,7 @@ for (const b of builtFolders) {
       `--${profile}`, "--target", b.target,
       "--out-dir", path.join(outDir, b.folder), "--out-name", stem,
       root,
-    ]);
+    ], { env: wasmPackEnv });
   });
 }
 
