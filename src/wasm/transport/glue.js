@@ -296,6 +296,22 @@ export function callResult(opened, waiter, id) {
   return settleOrKeep(returned, waiter, id);
 }
 
+/**
+ * The JSON of what the lean reader reads of a model's final message (SPEC §1's fields: `role`, `content`,
+ * `stopReason`, `errorMessage`, `timestamp`), without the provider's fields it would read past (usage,
+ * costs, model names), which stay in the object the loop keeps. Undefined when `message` is not a plain
+ * object without `toJSON` (then `stringify` of all of it is read, as before), or a getter threw. Never throws.
+ */
+export function leanMessageJson(message) {
+  try {
+    if (!isPlain(message)) return undefined;
+    const { role, content, stopReason, errorMessage, timestamp } = message;
+    return JSON.stringify({ role, content, stopReason, errorMessage, timestamp });
+  } catch {
+    return undefined;
+  }
+}
+
 // ---- tools.rs: a tool call, made in one call ------------------------------------------------------------
 
 /** A tool call's context: `reportProgress` reports to `progress` under the call's `route` (a plain closure). */
@@ -411,12 +427,22 @@ export function takeSimpleDetails() {
 // Objects are made as literals, one per shape (keys stored one by one make each store megamorphic).
 // Every message, call and result handed out is frozen, deeply, once, where it is made or adopted (SPEC §10).
 
-/** Freezes `value` and every object reachable through its own enumerable properties. */
+/** Freezes `value` and every object reachable through its own enumerable properties. An array is walked by
+ * index and a plain object (`isPlain`) by `for...in` (it inherits no enumerable keys), which allocate nothing:
+ * `Object.values` made an array per object. */
 function deepFreeze(value) {
   Object.freeze(value);
-  for (const item of Array.isArray(value) ? value : Object.values(value)) {
-    if (typeof item === "object" && item !== null) deepFreeze(item);
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i += 1) freezeItem(value[i]);
+  } else if (isPlain(value)) {
+    for (const key in value) freezeItem(value[key]);
+  } else {
+    for (const item of Object.values(value)) freezeItem(item);
   }
+}
+
+function freezeItem(item) {
+  if (typeof item === "object" && item !== null) deepFreeze(item);
 }
 
 /** `JSON.parse` of JSON text Rust wrote, deeply frozen (our own objects: nothing here can throw). */
