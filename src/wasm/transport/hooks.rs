@@ -145,6 +145,9 @@ impl AfterToolCall for JsHook {
         Box::pin(async move {
             let (call_js, result_js) = {
                 let mut mirror = self.hooks.mirror.borrow_mut();
+                // Up to date first: catching up later would drop the result object made here, and
+                // `tool_end` would make another.
+                mirror.catch_up(context.messages);
                 (mirror.call(call), mirror.result(result))
             };
             let args = [&call_js, &result_js];

@@ -51,6 +51,8 @@ struct CallSlot {
     id: Range<usize>,
     /// Where it sits in the message's `content`.
     index: u32,
+    /// Its object (the block of that message's object), once asked for: `tool_start` and the hooks share it.
+    call: Option<JsValue>,
     /// The result object made for it (for `afterToolCall`, `tool_end` or `tool_skipped`), until the result
     /// joins `sent`.
     result: Option<JsValue>,
@@ -106,6 +108,7 @@ impl Mirror {
                 self.calls.push(CallSlot {
                     id: start..self.ids.len(),
                     index: index as u32,
+                    call: None,
                     result: None,
                 });
             }
@@ -123,23 +126,25 @@ impl Mirror {
 
     /// The slot of the first call with this id.
     fn slot(&mut self, id: &str) -> Option<&mut CallSlot> {
-        let ids = &self.ids;
-        self.calls
-            .iter_mut()
-            .find(|slot| ids[slot.id.clone()] == *id)
+        find_slot(&mut self.calls, &self.ids, id)
     }
 
     /// The JS object for a call of the message being answered: its block in that message's object, or a
     /// frozen copy of the call (a call the mirror did not see come from the model: a resumed batch's).
     pub fn call(&mut self, call: &ToolCall) -> JsValue {
-        let block = match self.slot(&call.id).map(|slot| slot.index) {
-            Some(index) => call_block_js(&self.answering, index, &call.id),
-            None => JsValue::UNDEFINED,
+        let answering = &self.answering;
+        let Some(slot) = find_slot(&mut self.calls, &self.ids, &call.id) else {
+            return frozen_js(&call.tagged());
         };
-        match block.is_undefined() {
-            true => frozen_js(&call.tagged()),
-            false => block,
-        }
+        (slot.call)
+            .get_or_insert_with(|| {
+                let block = call_block_js(answering, slot.index, &call.id);
+                match block.is_undefined() {
+                    true => frozen_js(&call.tagged()),
+                    false => block,
+                }
+            })
+            .clone()
     }
 
     /// The JS object for a call's result: the one already made for it (by `afterToolCall`, when it left the
@@ -260,6 +265,11 @@ impl Mirror {
             self.answer_calls_of(&js, last);
         }
     }
+}
+
+/// The slot of the first call with this id (`ids` holds the calls' ids, `CallSlot::id` says where).
+fn find_slot<'s>(calls: &'s mut [CallSlot], ids: &str, id: &str) -> Option<&'s mut CallSlot> {
+    calls.iter_mut().find(|slot| ids[slot.id.clone()] == *id)
 }
 
 /// `value` as a deeply frozen JS value (one JSON text parsed in JS).
