@@ -549,18 +549,45 @@ export function emit(onEvent, shape, type, a, b) {
 
 // ---- hooks.rs: a hook called, in one call ----------------------------------------------------------------
 
+/** The transcript as hook contexts see it: `sent[0..length]`, copied and frozen when a hook first reads it
+ * (`made`: that copy, already made for a request), then shared by every context of this view. */
+export function transcriptView(sent, length, made) {
+  return { sent, length, made };
+}
+
+/**
+ * A hook's context (SPEC §7), frozen: `signal` and `step` its own, `messages` read from the run's transcript
+ * view when asked. A hook that never reads it costs no copy of the transcript; contexts of one view share
+ * one frozen array.
+ */
+class HookContext {
+  #view;
+
+  constructor(signal, step, view) {
+    this.signal = signal;
+    this.step = step;
+    this.#view = view;
+    Object.freeze(this);
+  }
+
+  get messages() {
+    const view = this.#view;
+    return (view.made ??= Object.freeze(view.sent.slice(0, view.length)));
+  }
+}
+
 /**
  * Calls hook `f` with `arity` arguments: `f()` (0, a queue), `f(a, context)` (2) or `f(a, b, context)` (3),
- * the context being `{ signal, step, messages }`, frozen; settles what it returns under `id` as `callTool`
- * does (a throw is settled as a rejection).
+ * the context a `HookContext` over `view`; settles what it returns under `id` as `callTool` does (a throw
+ * is settled as a rejection).
  */
-export function callHook(f, arity, a, b, signal, step, messages, waiter, id) {
+export function callHook(f, arity, a, b, signal, step, view, waiter, id) {
   let returned;
   try {
     if (arity === 0) {
       returned = f();
     } else {
-      const context = Object.freeze({ signal, step, messages });
+      const context = new HookContext(signal, step, view);
       returned = arity === 2 ? f(a, context) : f(a, b, context);
     }
   } catch (error) {

@@ -184,6 +184,10 @@ extern "C" {
         waiter: &JsValue,
         id: u32,
     ) -> bool;
+    /// What hook contexts read `messages` from: `sent[..length]`, frozen when first read (`made`, if
+    /// given, is that copy already). Cannot throw.
+    #[wasm_bindgen(js_name = transcriptView)]
+    pub fn transcript_view_js(sent: &Array, length: u32, made: &JsValue) -> JsValue;
     /// `{ systemPrompt, messages, tools }`, frozen. Cannot throw.
     #[wasm_bindgen(js_name = frozenRequest)]
     pub fn frozen_request_js(

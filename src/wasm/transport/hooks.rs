@@ -102,9 +102,9 @@ impl Hooks {
             None => (0, none.clone(), Registration::none(), 0, none.clone()),
             Some(context) => {
                 let (signal, held) = self.signal(context.signal);
-                let messages = self.mirror.borrow_mut().view(context.messages);
+                let messages = self.mirror.borrow_mut().hook_view(context.messages);
                 let arity = args.len() as u32 + 1;
-                (arity, signal, held, context.step, messages.into())
+                (arity, signal, held, context.step, messages)
             }
         };
         let (a, b) = (args.first().copied(), args.get(1).copied());
@@ -206,7 +206,7 @@ impl MessageQueue for JsHook {
     fn take_messages(&self) -> HookFuture<'_, Vec<AgentMessage>> {
         Box::pin(async move {
             let returned = self.hooks.call(&self.function, &[], None).await?;
-            if returned.is_undefined() || returned.is_null() {
+            if returned.is_null_or_undefined() {
                 return Ok(Vec::new());
             }
             messages_from_js(&returned, "returned messages", &self.hooks.custom_roles)
@@ -272,7 +272,7 @@ fn read_request_patch(
 
 /// The object a hook returned; `None` for nothing (undefined or null); an error for anything else.
 fn object<'v>(returned: &'v JsValue, expected: &str) -> Result<Option<&'v JsValue>, String> {
-    if returned.is_undefined() || returned.is_null() {
+    if returned.is_null_or_undefined() {
         return Ok(None);
     }
     if !is_object(returned) {
@@ -287,7 +287,7 @@ fn object<'v>(returned: &'v JsValue, expected: &str) -> Result<Option<&'v JsValu
 /// `answer[name]`; `None` when undefined or null.
 fn field(answer: &JsValue, name: &'static str) -> Result<Option<JsValue>, String> {
     let value = get_key(answer, name).map_err(|e| threw(name, &e))?;
-    Ok((!value.is_undefined() && !value.is_null()).then_some(value))
+    Ok((!value.is_null_or_undefined()).then_some(value))
 }
 
 /// An optional string field.

@@ -18,6 +18,7 @@ use wasm_bindgen::{JsCast, JsValue};
 use super::convert::{json_of, name_js};
 use super::glue::{
     adopt_message_js, call_block_js, frozen_copy_js, parse_frozen_js, tool_result_js,
+    transcript_view_js,
 };
 use crate::message::{
     AgentMessage, AssistantBlock, AssistantMessage, MediaBlock, ToolCall, ToolResultMessage,
@@ -28,8 +29,11 @@ pub struct Mirror {
     sent: Array,
     /// Where `sent` holds custom-role messages (SPEC §7), which requests leave out.
     custom: Vec<u32>,
-    /// A frozen copy of `sent`, handed out (hook contexts, requests) until `sent` changes.
+    /// A frozen copy of `sent`, handed out (requests, hook contexts) until `sent` changes.
     view: Option<Array>,
+    /// What hook contexts read their `messages` from until `sent` changes (`glue.js` `transcriptView`):
+    /// the copy is made the first time a hook reads it, or is `view` if that was made first.
+    lazy: Option<JsValue>,
     /// The JS object of the model's latest final message, until it joins `sent`.
     assistant: Option<JsValue>,
     /// The same object, kept for its calls' objects while they are answered.
@@ -74,6 +78,7 @@ impl Default for Mirror {
             sent: Array::new(),
             custom: Vec::new(),
             view: None,
+            lazy: None,
             assistant: None,
             answering: JsValue::UNDEFINED,
             ids: String::new(),
@@ -198,6 +203,20 @@ impl Mirror {
             .clone()
     }
 
+    /// The transcript as hook contexts see it (`context.messages`): a frozen copy of `messages`, made when a
+    /// hook first reads it and shared by every hook until the transcript grows (a batch's hooks see one).
+    pub fn hook_view(&mut self, messages: &[AgentMessage]) -> JsValue {
+        self.catch_up(messages);
+        let (sent, view) = (&self.sent, &self.view);
+        (self.lazy)
+            .get_or_insert_with(|| {
+                let none = JsValue::UNDEFINED;
+                let made = view.as_ref().map_or(&none, |v| v.as_ref());
+                transcript_view_js(sent, sent.length(), made)
+            })
+            .clone()
+    }
+
     /// A request's messages as JS, frozen: fresh when `prepareRequest` replaced them; else the transcript
     /// without its custom-role messages (SPEC §7), from the objects that crossed. (With custom roles, the
     /// bridge brought the transcript up to date right before the request: `hooks::JsPrepareRequest`.)
@@ -228,6 +247,7 @@ impl Mirror {
         }
 
         self.view = None;
+        self.lazy = None;
         self.sent.set_length(known as u32);
         self.custom.retain(|&index| (index as usize) < known);
         for message in &messages[known..] {
