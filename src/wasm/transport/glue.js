@@ -302,11 +302,14 @@ export function callResult(opened, waiter, id) {
  * costs, model names), which stay in the object the loop keeps. Undefined when `message` is not a plain
  * object without `toJSON` (then `stringify` of all of it is read, as before), or a getter threw. Never throws.
  */
+const { propertyIsEnumerable } = Object.prototype;
+
 export function leanMessageJson(message) {
   try {
     if (!isPlain(message)) return undefined;
-    const { role, content, stopReason, errorMessage, timestamp } = message;
-    return JSON.stringify({ role, content, stopReason, errorMessage, timestamp });
+    // Own enumerable fields only, as `JSON.stringify(message)` would write them.
+    const field = (key) => (propertyIsEnumerable.call(message, key) ? message[key] : undefined);
+    return JSON.stringify({ role: field("role"), content: field("content"), stopReason: field("stopReason"), errorMessage: field("errorMessage"), timestamp: field("timestamp") });
   } catch {
     return undefined;
   }
@@ -427,17 +430,16 @@ export function takeSimpleDetails() {
 // Objects are made as literals, one per shape (keys stored one by one make each store megamorphic).
 // Every message, call and result handed out is frozen, deeply, once, where it is made or adopted (SPEC §10).
 
-/** Freezes `value` and every object reachable through its own enumerable properties. An array is walked by
- * index and a plain object (`isPlain`) by `for...in` (it inherits no enumerable keys), which allocate nothing:
- * `Object.values` made an array per object. */
+/** Freezes `value` and every object reachable through its own enumerable properties: an array walked by
+ * index, an object by its `Object.keys` (`Object.values` copied every value out first; `for...in` would
+ * also walk what a polluted `Object.prototype` adds). */
 function deepFreeze(value) {
   Object.freeze(value);
   if (Array.isArray(value)) {
     for (let i = 0; i < value.length; i += 1) freezeItem(value[i]);
-  } else if (isPlain(value)) {
-    for (const key in value) freezeItem(value[key]);
   } else {
-    for (const item of Object.values(value)) freezeItem(item);
+    const keys = Object.keys(value);
+    for (let i = 0; i < keys.length; i += 1) freezeItem(value[keys[i]]);
   }
 }
 

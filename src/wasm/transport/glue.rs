@@ -64,7 +64,7 @@ extern "C" {
     pub fn open_stream_js(
         model: &JsValue,
         stream: &Function,
-        system_prompt: Option<&str>,
+        system_prompt: &JsValue,
         messages: &JsValue,
         tools: &JsValue,
         signal: &JsValue,
@@ -191,7 +191,7 @@ extern "C" {
     /// `{ systemPrompt, messages, tools }`, frozen. Cannot throw.
     #[wasm_bindgen(js_name = frozenRequest)]
     pub fn frozen_request_js(
-        system_prompt: Option<&str>,
+        system_prompt: &JsValue,
         messages: &JsValue,
         tools: &JsValue,
     ) -> JsValue;

@@ -33,6 +33,8 @@ pub struct Hooks {
     mirror: SharedMirror,
     custom_roles: Vec<String>,
     definitions: JsValue,
+    /// The definitions as `prepareRequest` is shown them: one frozen array for the run (nothing can change it).
+    shown_tools: OnceCell<JsValue>,
     never: OnceCell<JsValue>,
 }
 
@@ -56,6 +58,7 @@ impl Hooks {
             mirror,
             custom_roles,
             definitions,
+            shown_tools: OnceCell::new(),
             never: OnceCell::new(),
         })
     }
@@ -182,13 +185,15 @@ impl PrepareRequest for JsPrepareRequest {
                 hooks.mirror.borrow_mut().catch_up(context.messages);
                 return Ok(None);
             };
-            let messages = {
+            let (system_prompt, messages) = {
                 let mut mirror = hooks.mirror.borrow_mut();
                 mirror.catch_up(context.messages);
-                mirror.request_messages(request.messages)
+                let system_prompt = mirror.system_prompt(request.system_prompt);
+                (system_prompt, mirror.request_messages(request.messages))
             };
-            let tools = frozen_copy_js(&hooks.definitions);
-            let shown = frozen_request_js(request.system_prompt, &messages, &tools);
+            let tools =
+                (hooks.shown_tools).get_or_init(|| frozen_copy_js(&hooks.definitions).into());
+            let shown = frozen_request_js(&system_prompt, &messages, tools);
             let returned = hooks.call(function, &[&shown], Some(context)).await?;
             let patch = read_request_patch(&returned, &hooks.custom_roles)?;
             if let Some(patch) = &patch {

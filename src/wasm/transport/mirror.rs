@@ -47,6 +47,8 @@ pub struct Mirror {
     queued: VecDeque<JsValue>,
     /// What `prepareRequest` replaced in the request about to be made.
     patched: Patched,
+    /// The last system prompt that crossed, and its JS string: a run sends the same one with every request.
+    system_prompt: Option<(String, JsValue)>,
 }
 
 /// One tool call of the model's latest final message.
@@ -85,6 +87,7 @@ impl Default for Mirror {
             calls: Vec::new(),
             queued: VecDeque::new(),
             patched: Patched::default(),
+            system_prompt: None,
         }
     }
 }
@@ -176,6 +179,21 @@ impl Mirror {
         let js = frozen_js(message);
         self.queued.push_back(js.clone());
         js
+    }
+
+    /// A request's system prompt as JS (undefined for none), crossing again only when it changed.
+    pub fn system_prompt(&mut self, prompt: Option<&str>) -> JsValue {
+        let Some(prompt) = prompt else {
+            return JsValue::UNDEFINED;
+        };
+        match &self.system_prompt {
+            Some((text, js)) if text == prompt => js.clone(),
+            _ => {
+                let js = JsValue::from_str(prompt);
+                self.system_prompt = Some((prompt.to_owned(), js.clone()));
+                js
+            }
+        }
     }
 
     /// Notes what `prepareRequest` replaced in the request about to be made.

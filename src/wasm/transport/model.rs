@@ -52,20 +52,21 @@ impl Model for JsModel {
     fn stream(&self, request: ModelRequest<'_>, signal: &AbortSignal) -> Result<JsStream, String> {
         let signal = js_signal(signal).map_or(JsValue::UNDEFINED, |s| JsValue::from(s.clone()));
         // Each request gets its own arrays; the message objects in them crossed once and are shared.
-        let (messages, tools) = {
+        let (system_prompt, messages, tools) = {
             let mut mirror = self.mirror.borrow_mut();
+            let system_prompt = mirror.system_prompt(request.system_prompt);
             let messages = mirror.request_messages(request.messages);
             // The run's definitions, each request its own array of them, unless prepareRequest replaced them.
             let tools = match mirror.take_patched_tools() {
                 true => to_js(request.tools),
                 false => Array::from(&self.tools).into(),
             };
-            (messages, tools)
+            (system_prompt, messages, tools)
         };
         let step = open_stream_js(
             &self.model,
             &self.stream,
-            request.system_prompt,
+            &system_prompt,
             &messages,
             &tools,
             &signal,
