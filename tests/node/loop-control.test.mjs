@@ -593,3 +593,72 @@ describe("frozen objects (SPEC §10)", () => {
     assert.ok(!Object.isFrozen(r));
   });
 });
+
+describe("what crosses once (the bridge's shortcuts keep the rules)", () => {
+  test("afterToolCall that changes nothing: each call's result is one object, the hook's, tool_end's and the transcript's", T, async () => {
+    const ids = ["a", "b", "c"];
+    const seen = [];
+    const events = [];
+    const result = await tp.runAgentLoop({
+      context: { messages: [userMsg("go")] },
+      model: new tp.ScriptedModel([useTools(...ids.map((id) => toolCall(id, "echo"))), stop()]),
+      tools: registry(),
+      onEvent: (e) => events.push(e),
+      afterToolCall: (call, result, ctx) => void seen.push({ call, result, ctx }),
+    });
+    const ends = events.filter((e) => e.type === "tool_end").map((e) => e.result);
+    assert.equal(seen.length, 3);
+    for (const { call, result: shown } of seen) {
+      assert.equal(ends.find((r) => r.toolCallId === call.id), shown, `${call.id}: tool_end carries the object the hook saw`);
+      assert.equal(result.messages.find((m) => m.role === "toolResult" && m.toolCallId === call.id), shown, `${call.id}: and the transcript holds it`);
+    }
+  });
+
+  test("a hook's context.messages read after its batch is still the transcript as it was then", T, async () => {
+    const contexts = [];
+    const result = await tp.runAgentLoop({
+      context: { messages: [userMsg("go")] },
+      model: new tp.ScriptedModel([useTools(toolCall("a", "echo")), useTools(toolCall("b", "echo")), stop()]),
+      tools: registry(),
+      beforeToolCall: (_call, ctx) => void contexts.push(ctx),
+      prepareRequest: (_request, ctx) => void contexts.push(ctx),
+    });
+    assert.equal(result.messages.length, 6);
+    // Read only now, when the run has ended: each is the transcript at its hook's time.
+    const roles = contexts.map((ctx) => ctx.messages.map((m) => m.role).join(","));
+    assert.deepEqual(roles, [
+      "user", // request 1
+      "user,assistant", // batch 1
+      "user,assistant,toolResult", // request 2
+      "user,assistant,toolResult,assistant", // batch 2
+      "user,assistant,toolResult,assistant,toolResult", // request 3
+    ]);
+    for (const ctx of contexts) assert.ok(Object.isFrozen(ctx) && deeplyFrozen(ctx.messages));
+    for (const [i, m] of contexts[4].messages.entries()) assert.equal(m, result.messages[i], "the transcript's own objects");
+  });
+
+  test("the model's final message is read from its own enumerable fields only, as JSON.stringify writes them", T, async () => {
+    // The bridge reads SPEC §1's fields of a plain final message without stringifying the rest: a field that
+    // JSON.stringify would not write (inherited, or not enumerable) must not make a malformed message whole.
+    const run = (message) => tp.runAgentLoop({ context: { messages: [userMsg("go")] }, model: jsModel(() => message) });
+    const hidden = { role: "assistant", content: [text("x")], timestamp: 3 };
+    Object.defineProperty(hidden, "stopReason", { value: "stop", enumerable: false });
+    const lacking = { role: "assistant", content: [text("x")], timestamp: 4 };
+    Object.prototype.stopReason = "stop";
+    let inherited;
+    try {
+      inherited = await run(lacking);
+    } finally {
+      delete Object.prototype.stopReason;
+    }
+    for (const result of [await run(hidden), inherited]) {
+      assert.equal(result.reason, "error");
+      assert.match(result.error, /stopReason/);
+    }
+    // A well-formed one is read as before, and kept as the model's own object.
+    const fine = { role: "assistant", content: [text("done")], stopReason: "stop", timestamp: 5, usage: { input: 1 } };
+    const result = await run(fine);
+    assert.equal(result.reason, "stop");
+    assert.equal(result.messages[1], fine);
+  });
+});

@@ -86,7 +86,7 @@ fn restore(agent_options: &JsValue) -> Result<JsValue, String> {
     let roles = get(agent_options, "customRoles", "options.customRoles")?;
     let roles = options::custom_roles(&roles)?;
     let messages = get(agent_options, "messages", "options.messages")?;
-    let (messages, json) = match messages.is_undefined() || messages.is_null() {
+    let (messages, json) = match messages.is_null_or_undefined() {
         true => (Vec::new(), JsValue::from_str("[]")),
         false => messages_and_json(&messages, "options.messages", &roles)?,
     };

@@ -39,7 +39,7 @@ impl RunApprovals {
 /// Decisions by tool call id (`{ [toolCallId]: {approve: true} | {approve: false, reason?} }`; `what` names
 /// them), none when absent.
 pub fn approvals(value: &JsValue, what: &str) -> Result<Approvals, String> {
-    if value.is_undefined() || value.is_null() {
+    if value.is_null_or_undefined() {
         return Ok(Approvals::new());
     }
     if value.is_function() || value.is_symbol() {

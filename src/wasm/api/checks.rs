@@ -20,7 +20,7 @@ pub fn validate_transcript_js(messages: JsValue, options: JsValue) -> Result<JsV
         let allow = get(&options.object, "allowPending", "options.allowPending")?;
         let allow_pending = match allow.as_bool() {
             Some(allow) => allow,
-            None if allow.is_undefined() || allow.is_null() => false,
+            None if allow.is_null_or_undefined() => false,
             None => {
                 return Err(format!(
                     "options.allowPending must be a boolean (got {})",

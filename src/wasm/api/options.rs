@@ -46,7 +46,7 @@ pub fn optional_string(
     let value = get(object, name, what)?;
     match value.as_string() {
         Some(text) => Ok(Some(text)),
-        None if value.is_undefined() || value.is_null() => Ok(None),
+        None if value.is_null_or_undefined() => Ok(None),
         None => Err(format!("{what} must be a string (got {})", type_of(&value))),
     }
 }
@@ -98,7 +98,7 @@ pub fn messages(messages: &JsValue) -> Result<Vec<AgentMessage>, String> {
 
 /// An optional `AbortSignal`; `what` names it.
 pub fn signal(signal: &JsValue, what: &str) -> Result<AbortSignal, String> {
-    if signal.is_undefined() || signal.is_null() {
+    if signal.is_null_or_undefined() {
         return Ok(AbortSignal::none());
     }
     let signal = signal
@@ -149,7 +149,7 @@ pub fn time(now: Option<&Function>) -> f64 {
 /// `"sequential"`.
 pub fn execution_mode(value: &JsValue, what: &str) -> Result<ExecutionMode, String> {
     match value.as_string().as_deref() {
-        _ if value.is_undefined() || value.is_null() => Ok(ExecutionMode::Parallel),
+        _ if value.is_null_or_undefined() => Ok(ExecutionMode::Parallel),
         Some("parallel") => Ok(ExecutionMode::Parallel),
         Some("sequential") => Ok(ExecutionMode::Sequential),
         _ => Err(format!(
@@ -166,7 +166,7 @@ const MAX_TIMEOUT_MS: u32 = 2_147_483_647;
 /// `options.toolTimeoutMs` or a tool's `timeoutMs` (`what` names it): a positive integer of milliseconds a
 /// JS timer can wait; `None` when absent.
 pub fn timeout_ms(value: &JsValue, what: &str) -> Result<Option<u32>, String> {
-    if value.is_undefined() || value.is_null() {
+    if value.is_null_or_undefined() {
         return Ok(None);
     }
     match value.as_f64() {
@@ -182,7 +182,7 @@ pub fn timeout_ms(value: &JsValue, what: &str) -> Result<Option<u32>, String> {
 /// none of SPEC's roles.
 pub fn custom_roles(value: &JsValue) -> Result<Vec<String>, String> {
     const WHAT: &str = "options.customRoles";
-    if value.is_undefined() || value.is_null() {
+    if value.is_null_or_undefined() {
         return Ok(Vec::new());
     }
     let Value::Array(listed) = array_from_js(value, WHAT, "an array of role names", "any")? else {
@@ -213,7 +213,7 @@ pub struct TranscriptOptions {
 
 impl TranscriptOptions {
     pub fn read(options: &JsValue) -> Result<TranscriptOptions, String> {
-        let object = match options.is_undefined() || options.is_null() {
+        let object = match options.is_null_or_undefined() {
             true => js_sys::Object::new().into(),
             false if is_object(options) => options.clone(),
             false => {

@@ -162,7 +162,7 @@ fn needs_approval(tool: &JsValue, name: &str) -> Result<NeedsApproval, String> {
     match value.as_bool() {
         Some(true) => return Ok(NeedsApproval::Always),
         Some(false) => return Ok(NeedsApproval::Never),
-        None if value.is_undefined() || value.is_null() => return Ok(NeedsApproval::Never),
+        None if value.is_null_or_undefined() => return Ok(NeedsApproval::Never),
         None => {}
     }
     match value.dyn_into::<Function>() {

@@ -218,7 +218,7 @@ struct ToolsInput {
 }
 
 fn tools_option(tools: &JsValue) -> Result<ToolsInput, String> {
-    if tools.is_undefined() || tools.is_null() {
+    if tools.is_null_or_undefined() {
         return Ok(registry_input(Rc::default()));
     }
     let refused = || {

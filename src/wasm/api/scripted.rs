@@ -81,7 +81,7 @@ impl JsScriptedModel {
 
 /// `{ events?: "compact" | "pi-ai" }`, absent meaning the compact grammar.
 fn grammar_option(options: &JsValue) -> Result<EventGrammar, String> {
-    if options.is_undefined() || options.is_null() {
+    if options.is_null_or_undefined() {
         return Ok(EventGrammar::default());
     }
     if !is_object(options) {

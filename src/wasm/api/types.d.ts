@@ -188,8 +188,10 @@ export interface HookContext<A extends AssistantMessage = AssistantMessage, R ex
   /** For tool hooks, the number of the request whose response is being answered (1 for the first); for
    * `prepareRequest`, the number the request about to be made will have. */
   step: number;
-  /** The transcript so far (frozen), custom-role messages included; a batch's results are not in it yet. */
-  messages: readonly (AgentMessage<A> | CustomMessage<R>)[];
+  /** The transcript so far (frozen), custom-role messages included; a batch's results are not in it yet.
+   * A getter: the copy is made when a hook first reads it (so `{ ...ctx }` and `Object.keys(ctx)` leave it
+   * out), and stays the transcript as it was at the hook's call however late it is read. */
+  readonly messages: readonly (AgentMessage<A> | CustomMessage<R>)[];
 }
 
 /** `beforeToolCall`'s answer: block the call (a skipped result, reason `"blocked"`, its text `reason` or

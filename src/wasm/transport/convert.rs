@@ -300,7 +300,7 @@ pub fn optional_function(
     what: &str,
 ) -> Result<Option<Function>, String> {
     let value = get(object, name, what)?;
-    if value.is_undefined() || value.is_null() {
+    if value.is_null_or_undefined() {
         return Ok(None);
     }
     value

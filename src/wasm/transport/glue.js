@@ -296,6 +296,25 @@ export function callResult(opened, waiter, id) {
   return settleOrKeep(returned, waiter, id);
 }
 
+/**
+ * The JSON of what the lean reader reads of a model's final message (SPEC §1's fields: `role`, `content`,
+ * `stopReason`, `errorMessage`, `timestamp`), without the provider's fields it would read past (usage,
+ * costs, model names), which stay in the object the loop keeps. Undefined when `message` is not a plain
+ * object without `toJSON` (then `stringify` of all of it is read, as before), or a getter threw. Never throws.
+ */
+const { propertyIsEnumerable } = Object.prototype;
+
+export function leanMessageJson(message) {
+  try {
+    if (!isPlain(message)) return undefined;
+    // Own enumerable fields only, as `JSON.stringify(message)` would write them.
+    const field = (key) => (propertyIsEnumerable.call(message, key) ? message[key] : undefined);
+    return JSON.stringify({ role: field("role"), content: field("content"), stopReason: field("stopReason"), errorMessage: field("errorMessage"), timestamp: field("timestamp") });
+  } catch {
+    return undefined;
+  }
+}
+
 // ---- tools.rs: a tool call, made in one call ------------------------------------------------------------
 
 /** A tool call's context: `reportProgress` reports to `progress` under the call's `route` (a plain closure). */
@@ -411,12 +430,21 @@ export function takeSimpleDetails() {
 // Objects are made as literals, one per shape (keys stored one by one make each store megamorphic).
 // Every message, call and result handed out is frozen, deeply, once, where it is made or adopted (SPEC §10).
 
-/** Freezes `value` and every object reachable through its own enumerable properties. */
+/** Freezes `value` and every object reachable through its own enumerable properties: an array walked by
+ * index, an object by its `Object.keys` (`Object.values` copied every value out first; `for...in` would
+ * also walk what a polluted `Object.prototype` adds). */
 function deepFreeze(value) {
   Object.freeze(value);
-  for (const item of Array.isArray(value) ? value : Object.values(value)) {
-    if (typeof item === "object" && item !== null) deepFreeze(item);
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i += 1) freezeItem(value[i]);
+  } else {
+    const keys = Object.keys(value);
+    for (let i = 0; i < keys.length; i += 1) freezeItem(value[keys[i]]);
   }
+}
+
+function freezeItem(item) {
+  if (typeof item === "object" && item !== null) deepFreeze(item);
 }
 
 /** `JSON.parse` of JSON text Rust wrote, deeply frozen (our own objects: nothing here can throw). */
@@ -523,18 +551,45 @@ export function emit(onEvent, shape, type, a, b) {
 
 // ---- hooks.rs: a hook called, in one call ----------------------------------------------------------------
 
+/** The transcript as hook contexts see it: `sent[0..length]`, copied and frozen when a hook first reads it
+ * (`made`: that copy, already made for a request), then shared by every context of this view. */
+export function transcriptView(sent, length, made) {
+  return { sent, length, made };
+}
+
+/**
+ * A hook's context (SPEC §7), frozen: `signal` and `step` its own, `messages` read from the run's transcript
+ * view when asked. A hook that never reads it costs no copy of the transcript; contexts of one view share
+ * one frozen array.
+ */
+class HookContext {
+  #view;
+
+  constructor(signal, step, view) {
+    this.signal = signal;
+    this.step = step;
+    this.#view = view;
+    Object.freeze(this);
+  }
+
+  get messages() {
+    const view = this.#view;
+    return (view.made ??= Object.freeze(view.sent.slice(0, view.length)));
+  }
+}
+
 /**
  * Calls hook `f` with `arity` arguments: `f()` (0, a queue), `f(a, context)` (2) or `f(a, b, context)` (3),
- * the context being `{ signal, step, messages }`, frozen; settles what it returns under `id` as `callTool`
- * does (a throw is settled as a rejection).
+ * the context a `HookContext` over `view`; settles what it returns under `id` as `callTool` does (a throw
+ * is settled as a rejection).
  */
-export function callHook(f, arity, a, b, signal, step, messages, waiter, id) {
+export function callHook(f, arity, a, b, signal, step, view, waiter, id) {
   let returned;
   try {
     if (arity === 0) {
       returned = f();
     } else {
-      const context = Object.freeze({ signal, step, messages });
+      const context = new HookContext(signal, step, view);
       returned = arity === 2 ? f(a, context) : f(a, b, context);
     }
   } catch (error) {

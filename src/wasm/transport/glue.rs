@@ -64,7 +64,7 @@ extern "C" {
     pub fn open_stream_js(
         model: &JsValue,
         stream: &Function,
-        system_prompt: Option<&str>,
+        system_prompt: &JsValue,
         messages: &JsValue,
         tools: &JsValue,
         signal: &JsValue,
@@ -73,6 +73,10 @@ extern "C" {
     /// left for `take_kept_js`. Cannot throw.
     #[wasm_bindgen(js_name = callResult)]
     pub fn call_result_js(opened: &JsValue, waiter: &JsValue, id: u32) -> bool;
+
+    /// The JSON of a model's final message's SPEC §1 fields, or undefined (read all of it). Cannot throw.
+    #[wasm_bindgen(js_name = leanMessageJson)]
+    pub fn lean_message_json_js(message: &JsValue) -> JsValue;
 
     // ---- tools.rs
 
@@ -180,10 +184,14 @@ extern "C" {
         waiter: &JsValue,
         id: u32,
     ) -> bool;
+    /// What hook contexts read `messages` from: `sent[..length]`, frozen when first read (`made`, if
+    /// given, is that copy already). Cannot throw.
+    #[wasm_bindgen(js_name = transcriptView)]
+    pub fn transcript_view_js(sent: &Array, length: u32, made: &JsValue) -> JsValue;
     /// `{ systemPrompt, messages, tools }`, frozen. Cannot throw.
     #[wasm_bindgen(js_name = frozenRequest)]
     pub fn frozen_request_js(
-        system_prompt: Option<&str>,
+        system_prompt: &JsValue,
         messages: &JsValue,
         tools: &JsValue,
     ) -> JsValue;

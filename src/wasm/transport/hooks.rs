@@ -33,6 +33,8 @@ pub struct Hooks {
     mirror: SharedMirror,
     custom_roles: Vec<String>,
     definitions: JsValue,
+    /// The definitions as `prepareRequest` is shown them: one frozen array for the run (nothing can change it).
+    shown_tools: OnceCell<JsValue>,
     never: OnceCell<JsValue>,
 }
 
@@ -56,6 +58,7 @@ impl Hooks {
             mirror,
             custom_roles,
             definitions,
+            shown_tools: OnceCell::new(),
             never: OnceCell::new(),
         })
     }
@@ -102,9 +105,9 @@ impl Hooks {
             None => (0, none.clone(), Registration::none(), 0, none.clone()),
             Some(context) => {
                 let (signal, held) = self.signal(context.signal);
-                let messages = self.mirror.borrow_mut().view(context.messages);
+                let messages = self.mirror.borrow_mut().hook_view(context.messages);
                 let arity = args.len() as u32 + 1;
-                (arity, signal, held, context.step, messages.into())
+                (arity, signal, held, context.step, messages)
             }
         };
         let (a, b) = (args.first().copied(), args.get(1).copied());
@@ -145,6 +148,9 @@ impl AfterToolCall for JsHook {
         Box::pin(async move {
             let (call_js, result_js) = {
                 let mut mirror = self.hooks.mirror.borrow_mut();
+                // Up to date first: catching up later would drop the result object made here, and
+                // `tool_end` would make another.
+                mirror.catch_up(context.messages);
                 (mirror.call(call), mirror.result(result))
             };
             let args = [&call_js, &result_js];
@@ -179,13 +185,15 @@ impl PrepareRequest for JsPrepareRequest {
                 hooks.mirror.borrow_mut().catch_up(context.messages);
                 return Ok(None);
             };
-            let messages = {
+            let (system_prompt, messages) = {
                 let mut mirror = hooks.mirror.borrow_mut();
                 mirror.catch_up(context.messages);
-                mirror.request_messages(request.messages)
+                let system_prompt = mirror.system_prompt(request.system_prompt);
+                (system_prompt, mirror.request_messages(request.messages))
             };
-            let tools = frozen_copy_js(&hooks.definitions);
-            let shown = frozen_request_js(request.system_prompt, &messages, &tools);
+            let tools =
+                (hooks.shown_tools).get_or_init(|| frozen_copy_js(&hooks.definitions).into());
+            let shown = frozen_request_js(&system_prompt, &messages, tools);
             let returned = hooks.call(function, &[&shown], Some(context)).await?;
             let patch = read_request_patch(&returned, &hooks.custom_roles)?;
             if let Some(patch) = &patch {
@@ -203,7 +211,7 @@ impl MessageQueue for JsHook {
     fn take_messages(&self) -> HookFuture<'_, Vec<AgentMessage>> {
         Box::pin(async move {
             let returned = self.hooks.call(&self.function, &[], None).await?;
-            if returned.is_undefined() || returned.is_null() {
+            if returned.is_null_or_undefined() {
                 return Ok(Vec::new());
             }
             messages_from_js(&returned, "returned messages", &self.hooks.custom_roles)
@@ -269,7 +277,7 @@ fn read_request_patch(
 
 /// The object a hook returned; `None` for nothing (undefined or null); an error for anything else.
 fn object<'v>(returned: &'v JsValue, expected: &str) -> Result<Option<&'v JsValue>, String> {
-    if returned.is_undefined() || returned.is_null() {
+    if returned.is_null_or_undefined() {
         return Ok(None);
     }
     if !is_object(returned) {
@@ -284,7 +292,7 @@ fn object<'v>(returned: &'v JsValue, expected: &str) -> Result<Option<&'v JsValu
 /// `answer[name]`; `None` when undefined or null.
 fn field(answer: &JsValue, name: &'static str) -> Result<Option<JsValue>, String> {
     let value = get_key(answer, name).map_err(|e| threw(name, &e))?;
-    Ok((!value.is_undefined() && !value.is_null()).then_some(value))
+    Ok((!value.is_null_or_undefined()).then_some(value))
 }
 
 /// An optional string field.

@@ -18,6 +18,7 @@ use wasm_bindgen::{JsCast, JsValue};
 use super::convert::{json_of, name_js};
 use super::glue::{
     adopt_message_js, call_block_js, frozen_copy_js, parse_frozen_js, tool_result_js,
+    transcript_view_js,
 };
 use crate::message::{
     AgentMessage, AssistantBlock, AssistantMessage, MediaBlock, ToolCall, ToolResultMessage,
@@ -28,8 +29,11 @@ pub struct Mirror {
     sent: Array,
     /// Where `sent` holds custom-role messages (SPEC §7), which requests leave out.
     custom: Vec<u32>,
-    /// A frozen copy of `sent`, handed out (hook contexts, requests) until `sent` changes.
+    /// A frozen copy of `sent`, handed out (requests, hook contexts) until `sent` changes.
     view: Option<Array>,
+    /// What hook contexts read their `messages` from until `sent` changes (`glue.js` `transcriptView`):
+    /// the copy is made the first time a hook reads it, or is `view` if that was made first.
+    lazy: Option<JsValue>,
     /// The JS object of the model's latest final message, until it joins `sent`.
     assistant: Option<JsValue>,
     /// The same object, kept for its calls' objects while they are answered.
@@ -43,6 +47,8 @@ pub struct Mirror {
     queued: VecDeque<JsValue>,
     /// What `prepareRequest` replaced in the request about to be made.
     patched: Patched,
+    /// The last system prompt that crossed, and its JS string: a run sends the same one with every request.
+    system_prompt: Option<(String, JsValue)>,
 }
 
 /// One tool call of the model's latest final message.
@@ -51,6 +57,8 @@ struct CallSlot {
     id: Range<usize>,
     /// Where it sits in the message's `content`.
     index: u32,
+    /// Its object (the block of that message's object), once asked for: `tool_start` and the hooks share it.
+    call: Option<JsValue>,
     /// The result object made for it (for `afterToolCall`, `tool_end` or `tool_skipped`), until the result
     /// joins `sent`.
     result: Option<JsValue>,
@@ -72,12 +80,14 @@ impl Default for Mirror {
             sent: Array::new(),
             custom: Vec::new(),
             view: None,
+            lazy: None,
             assistant: None,
             answering: JsValue::UNDEFINED,
             ids: String::new(),
             calls: Vec::new(),
             queued: VecDeque::new(),
             patched: Patched::default(),
+            system_prompt: None,
         }
     }
 }
@@ -106,6 +116,7 @@ impl Mirror {
                 self.calls.push(CallSlot {
                     id: start..self.ids.len(),
                     index: index as u32,
+                    call: None,
                     result: None,
                 });
             }
@@ -123,23 +134,25 @@ impl Mirror {
 
     /// The slot of the first call with this id.
     fn slot(&mut self, id: &str) -> Option<&mut CallSlot> {
-        let ids = &self.ids;
-        self.calls
-            .iter_mut()
-            .find(|slot| ids[slot.id.clone()] == *id)
+        find_slot(&mut self.calls, &self.ids, id)
     }
 
     /// The JS object for a call of the message being answered: its block in that message's object, or a
     /// frozen copy of the call (a call the mirror did not see come from the model: a resumed batch's).
     pub fn call(&mut self, call: &ToolCall) -> JsValue {
-        let block = match self.slot(&call.id).map(|slot| slot.index) {
-            Some(index) => call_block_js(&self.answering, index, &call.id),
-            None => JsValue::UNDEFINED,
+        let answering = &self.answering;
+        let Some(slot) = find_slot(&mut self.calls, &self.ids, &call.id) else {
+            return frozen_js(&call.tagged());
         };
-        match block.is_undefined() {
-            true => frozen_js(&call.tagged()),
-            false => block,
-        }
+        (slot.call)
+            .get_or_insert_with(|| {
+                let block = call_block_js(answering, slot.index, &call.id);
+                match block.is_undefined() {
+                    true => frozen_js(&call.tagged()),
+                    false => block,
+                }
+            })
+            .clone()
     }
 
     /// The JS object for a call's result: the one already made for it (by `afterToolCall`, when it left the
@@ -168,6 +181,21 @@ impl Mirror {
         js
     }
 
+    /// A request's system prompt as JS (undefined for none), crossing again only when it changed.
+    pub fn system_prompt(&mut self, prompt: Option<&str>) -> JsValue {
+        let Some(prompt) = prompt else {
+            return JsValue::UNDEFINED;
+        };
+        match &self.system_prompt {
+            Some((text, js)) if text == prompt => js.clone(),
+            _ => {
+                let js = JsValue::from_str(prompt);
+                self.system_prompt = Some((prompt.to_owned(), js.clone()));
+                js
+            }
+        }
+    }
+
     /// Notes what `prepareRequest` replaced in the request about to be made.
     pub fn patch_request(&mut self, patched: Patched) {
         self.patched = patched;
@@ -190,6 +218,20 @@ impl Mirror {
         self.catch_up(messages);
         self.view
             .get_or_insert_with(|| frozen_copy_js(&self.sent))
+            .clone()
+    }
+
+    /// The transcript as hook contexts see it (`context.messages`): a frozen copy of `messages`, made when a
+    /// hook first reads it and shared by every hook until the transcript grows (a batch's hooks see one).
+    pub fn hook_view(&mut self, messages: &[AgentMessage]) -> JsValue {
+        self.catch_up(messages);
+        let (sent, view) = (&self.sent, &self.view);
+        (self.lazy)
+            .get_or_insert_with(|| {
+                let none = JsValue::UNDEFINED;
+                let made = view.as_ref().map_or(&none, |v| v.as_ref());
+                transcript_view_js(sent, sent.length(), made)
+            })
             .clone()
     }
 
@@ -223,6 +265,7 @@ impl Mirror {
         }
 
         self.view = None;
+        self.lazy = None;
         self.sent.set_length(known as u32);
         self.custom.retain(|&index| (index as usize) < known);
         for message in &messages[known..] {
@@ -260,6 +303,11 @@ impl Mirror {
             self.answer_calls_of(&js, last);
         }
     }
+}
+
+/// The slot of the first call with this id (`ids` holds the calls' ids, `CallSlot::id` says where).
+fn find_slot<'s>(calls: &'s mut [CallSlot], ids: &str, id: &str) -> Option<&'s mut CallSlot> {
+    calls.iter_mut().find(|slot| ids[slot.id.clone()] == *id)
 }
 
 /// `value` as a deeply frozen JS value (one JSON text parsed in JS).

@@ -12,10 +12,12 @@
 //! does not take is read from the same JSON text by the full reader, which names the bad field.
 
 use js_sys::{Array, Function};
-use wasm_bindgen::JsValue;
+use wasm_bindgen::{JsCast, JsValue};
 
-use super::convert::{error_message, from_json_text, get, get_key, json_text, key, to_js, type_of};
-use super::glue::{call_result_js, open_stream_js, take_kept_js};
+use super::convert::{
+    error_message, from_json_text, get, get_key, json_text, key, rust_string, to_js, type_of,
+};
+use super::glue::{call_result_js, lean_message_json_js, open_stream_js, take_kept_js};
 use super::mirror::SharedMirror;
 use super::protocol::Opened;
 use super::signal::js_signal;
@@ -50,20 +52,21 @@ impl Model for JsModel {
     fn stream(&self, request: ModelRequest<'_>, signal: &AbortSignal) -> Result<JsStream, String> {
         let signal = js_signal(signal).map_or(JsValue::UNDEFINED, |s| JsValue::from(s.clone()));
         // Each request gets its own arrays; the message objects in them crossed once and are shared.
-        let (messages, tools) = {
+        let (system_prompt, messages, tools) = {
             let mut mirror = self.mirror.borrow_mut();
+            let system_prompt = mirror.system_prompt(request.system_prompt);
             let messages = mirror.request_messages(request.messages);
             // The run's definitions, each request its own array of them, unless prepareRequest replaced them.
             let tools = match mirror.take_patched_tools() {
                 true => to_js(request.tools),
                 false => Array::from(&self.tools).into(),
             };
-            (messages, tools)
+            (system_prompt, messages, tools)
         };
         let step = open_stream_js(
             &self.model,
             &self.stream,
-            request.system_prompt,
+            &system_prompt,
             &messages,
             &tools,
             &signal,
@@ -174,6 +177,13 @@ impl StreamEvent for JsEvent {
 
 /// A model's final message; `what` names it in errors.
 fn read_final(message: &JsValue, what: &dyn std::fmt::Display) -> Result<AssistantMessage, String> {
+    // `rust_string` answers `None` for undefined (not a plain message).
+    if let Some(message) = rust_string(lean_message_json_js(message).unchecked_ref()) {
+        if let Some(message) = AssistantMessage::from_json_lean(&message) {
+            return Ok(message);
+        }
+    }
+    // Not plainly a message: all of it, read by the full reader, which names what is wrong.
     let text = json_text(message, what)?;
     AssistantMessage::from_json_lean(&text)
         .map_or_else(|| from_json_text(&text, what, "assistant"), Ok)
