@@ -637,6 +637,31 @@ describe("what crosses once (the bridge's shortcuts keep the rules)", () => {
     for (const [i, m] of contexts[4].messages.entries()) assert.equal(m, result.messages[i], "the transcript's own objects");
   });
 
+  test("late-read contexts with custom roles and steering: each the transcript at its hook's call", T, async () => {
+    const note = (t) => ({ role: "note", text: t });
+    const contexts = [];
+    let steered = false;
+    const result = await tp.runAgentLoop({
+      context: { messages: [userMsg("go"), note("input")] },
+      model: new tp.ScriptedModel([useTools(toolCall("a", "echo")), useTools(toolCall("b", "echo")), stop()]),
+      tools: registry(),
+      customRoles: ["note"],
+      getSteeringMessages: () => (steered ? [] : ((steered = true), [note("steered"), userMsg("also")])),
+      beforeToolCall: (_call, ctx) => void contexts.push(ctx),
+      prepareRequest: (_request, ctx) => void contexts.push(ctx),
+    });
+    assert.equal(result.reason, "stop");
+    const roles = contexts.map((ctx) => ctx.messages.map((m) => m.role).join(","));
+    assert.deepEqual(roles, [
+      "user,note",
+      "user,note,assistant",
+      "user,note,assistant,toolResult,note,user",
+      "user,note,assistant,toolResult,note,user,assistant",
+      "user,note,assistant,toolResult,note,user,assistant,toolResult",
+    ]);
+    for (const [i, m] of contexts[4].messages.entries()) assert.equal(m, result.messages[i], "the transcript's own objects");
+  });
+
   test("a final message JSON.stringify refuses ends the run with its error, as before the lean read; a toJSON it calls is read", T, async () => {
     const run = (message) => tp.runAgentLoop({ context: { messages: [userMsg("go")] }, model: jsModel(() => message) });
     const base = () => ({ role: "assistant", content: [text("x")], stopReason: "stop", timestamp: 1 });

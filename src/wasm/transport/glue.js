@@ -302,13 +302,14 @@ export function callResult(opened, waiter, id) {
  * `stopReason`, `errorMessage`, `timestamp`), without the provider's fields it would read past (usage, costs,
  * model names), which stay in the object. Undefined when the message is not a plain assistant message or holds
  * what `JSON.stringify` refuses or rewrites (a bigint, a cycle, a `toJSON`): the whole message is then read as
- * JSON, which reports what is wrong (the walk may have frozen part of it: it is the loop's own either way).
+ * JSON, which reports what is wrong (the walk may have frozen part of it: it is the loop's own either way;
+ * a cycle ends the walk by overflowing the stack, caught here).
  * Never throws.
  */
 export function adoptLean(message) {
   try {
     if (!isPlain(message) || !propertyIsEnumerable.call(message, "role") || message.role !== "assistant") return undefined;
-    if (!freezeAsJson(message, [])) return undefined;
+    if (!freezeAsJson(message, true)) return undefined;
     const field = (key) => (propertyIsEnumerable.call(message, key) ? message[key] : undefined);
     return JSON.stringify({ role: field("role"), content: field("content"), stopReason: field("stopReason"), errorMessage: field("errorMessage"), timestamp: field("timestamp") });
   } catch {
@@ -318,20 +319,19 @@ export function adoptLean(message) {
 
 const { propertyIsEnumerable } = Object.prototype;
 
-/** `deepFreeze(value)`, answering whether `JSON.stringify` writes `value` as it is: no bigint, no cycle
- * (`path`: the objects above it), no `toJSON` below the top. Stops at the first that is not. */
-function freezeAsJson(value, path) {
-  if (path.includes(value) || (path.length > 0 && typeof value.toJSON === "function")) return false;
+/** `deepFreeze(value)`, answering whether `JSON.stringify` writes `value` as it is: no bigint, no `toJSON`
+ * below the top (`top`). Stops at the first that is not. A cycle overflows the stack, which `adoptLean`
+ * catches: rare enough not to track the path on every message. */
+function freezeAsJson(value, top) {
+  if (!top && typeof value.toJSON === "function") return false;
   Object.freeze(value);
-  path.push(value);
   const keys = Array.isArray(value) ? null : Object.keys(value);
   const length = keys === null ? value.length : keys.length;
   for (let i = 0; i < length; i += 1) {
     const item = keys === null ? value[i] : value[keys[i]];
     if (typeof item === "bigint") return false;
-    if (typeof item === "object" && item !== null && !freezeAsJson(item, path)) return false;
+    if (typeof item === "object" && item !== null && !freezeAsJson(item, false)) return false;
   }
-  path.pop();
   return true;
 }
 
