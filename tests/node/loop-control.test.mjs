@@ -637,6 +637,106 @@ describe("what crosses once (the bridge's shortcuts keep the rules)", () => {
     for (const [i, m] of contexts[4].messages.entries()) assert.equal(m, result.messages[i], "the transcript's own objects");
   });
 
+  test("late-read contexts with custom roles and steering: each the transcript at its hook's call", T, async () => {
+    const note = (t) => ({ role: "note", text: t });
+    const contexts = [];
+    let steered = false;
+    const result = await tp.runAgentLoop({
+      context: { messages: [userMsg("go"), note("input")] },
+      model: new tp.ScriptedModel([useTools(toolCall("a", "echo")), useTools(toolCall("b", "echo")), stop()]),
+      tools: registry(),
+      customRoles: ["note"],
+      getSteeringMessages: () => (steered ? [] : ((steered = true), [note("steered"), userMsg("also")])),
+      beforeToolCall: (_call, ctx) => void contexts.push(ctx),
+      prepareRequest: (_request, ctx) => void contexts.push(ctx),
+    });
+    assert.equal(result.reason, "stop");
+    const roles = contexts.map((ctx) => ctx.messages.map((m) => m.role).join(","));
+    assert.deepEqual(roles, [
+      "user,note",
+      "user,note,assistant",
+      "user,note,assistant,toolResult,note,user",
+      "user,note,assistant,toolResult,note,user,assistant",
+      "user,note,assistant,toolResult,note,user,assistant,toolResult",
+    ]);
+    for (const [i, m] of contexts[4].messages.entries()) assert.equal(m, result.messages[i], "the transcript's own objects");
+  });
+
+  test("a final message JSON.stringify refuses ends the run with its error, as before the lean read; a toJSON it calls is read", T, async () => {
+    const run = (message) => tp.runAgentLoop({ context: { messages: [userMsg("go")] }, model: jsModel(() => message) });
+    const base = () => ({ role: "assistant", content: [text("x")], stopReason: "stop", timestamp: 1 });
+    const cyclic = base();
+    cyclic.raw = { parent: cyclic };
+    const cases = [
+      [{ ...base(), usage: { cost: 10n } }, /BigInt/],
+      [{ ...base(), usage: { toJSON() { throw new Error("no usage today"); } } }, /no usage today/],
+      [cyclic, /circular/i],
+    ];
+    for (const [message, error] of cases) {
+      const result = await run(message);
+      assert.equal(result.reason, "error", String(error));
+      assert.match(result.error, error);
+    }
+    // A toJSON JSON.stringify calls without complaint: the message is read whole and kept as the model's object.
+    const dated = { ...base(), createdAt: new Date(0) };
+    const result = await run(dated);
+    assert.equal(result.reason, "stop");
+    assert.equal(result.messages[1], dated);
+    assert.ok(Object.isFrozen(dated) && Object.isFrozen(dated.content[0]));
+    assert.ok(tp.validateTranscript(result.messages).ok, "what the run kept can be checked and sent again");
+  });
+
+  test("a hook cannot redefine what later contexts read: the context's prototype is frozen too", T, async () => {
+    const contexts = [];
+    await tp.runAgentLoop({
+      context: { messages: [userMsg("go")] },
+      model: new tp.ScriptedModel([useTools(toolCall("a", "echo"), toolCall("b", "echo")), stop()]),
+      tools: registry(),
+      beforeToolCall: (_call, ctx) => {
+        contexts.push(ctx);
+        if (contexts.length === 1) {
+          assert.throws(() => Object.defineProperty(Object.getPrototypeOf(ctx), "messages", { get: () => [] }), TypeError);
+        }
+      },
+    });
+    assert.deepEqual(contexts[1].messages.map((m) => m.role), ["user", "assistant"]);
+  });
+
+  test("the tool definitions a request offers are frozen: a model cannot change what later requests offer", T, async () => {
+    const attempts = [];
+    const model = jsModel((request, i) => {
+      try {
+        request.tools[0].description = "changed by the model";
+      } catch (error) {
+        attempts.push(error.constructor.name);
+      }
+      return i === 0 ? useTools(toolCall("a", "echo")) : stop();
+    });
+    const tools = new tp.ToolRegistry();
+    tools.register({ name: "echo", description: "echoes", parameters: { type: "object" }, execute: async () => ({ content: [text("ok")] }) });
+    const result = await tp.runAgentLoop({ context: { messages: [userMsg("go")] }, model, tools, prepareRequest: (request) => void attempts.push(Object.isFrozen(request.tools[0])) });
+    assert.equal(result.reason, "stop");
+    assert.deepEqual(attempts, [true, "TypeError", true, "TypeError"]);
+    assert.deepEqual(model.requests.map((r) => r.tools[0].description), ["echoes", "echoes"]);
+  });
+
+  test("a system prompt prepareRequest replaces for one request is the context's again on the next", T, async () => {
+    const model = jsModel((_req, i) => (i < 3 ? useTools(toolCall(`c${i}`, "echo")) : stop()));
+    const shown = [];
+    await tp.runAgentLoop({
+      context: { systemPrompt: "SYS", messages: [userMsg("go")] },
+      model,
+      tools: registry(),
+      prepareRequest: (request, ctx) => {
+        shown.push(request.systemPrompt);
+        if (ctx.step === 2) return { systemPrompt: "ONE-OFF" };
+        if (ctx.step === 3) return { systemPrompt: "" };
+      },
+    });
+    assert.deepEqual(model.requests.map((r) => r.systemPrompt), ["SYS", "ONE-OFF", "", "SYS"]);
+    assert.deepEqual(shown, ["SYS", "SYS", "SYS", "SYS"], "the hook is shown the context's prompt");
+  });
+
   test("the model's final message is read from its own enumerable fields only, as JSON.stringify writes them", T, async () => {
     // The bridge reads SPEC §1's fields of a plain final message without stringifying the rest: a field that
     // JSON.stringify would not write (inherited, or not enumerable) must not make a malformed message whole.

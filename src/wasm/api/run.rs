@@ -15,11 +15,11 @@ use crate::event::RunResult;
 use crate::signal::AbortSignal;
 use crate::tools::{Clock, ToolDefinition, ToolRegistry};
 use crate::wasm::transport::convert::{
-    get, is_object, optional_function, set, to_js, type_error, type_of,
+    get, is_object, optional_function, set, type_error, type_of,
 };
 use crate::wasm::transport::events::JsObserver;
 use crate::wasm::transport::hooks::{Hooks, JsHook, JsPrepareRequest};
-use crate::wasm::transport::mirror::SharedMirror;
+use crate::wasm::transport::mirror::{frozen_js, SharedMirror};
 use crate::wasm::transport::model::JsModel;
 use crate::wasm::transport::task::spawn_promise;
 use crate::wasm::transport::timers::JsTimers;
@@ -121,7 +121,9 @@ impl RunInput {
                 },
             );
         let definitions = tools.definitions;
-        let definitions_js = to_js(&definitions);
+        // Frozen, deeply: every request shares these objects, so a model or `prepareRequest` that could
+        // change one would change what every later request offers.
+        let definitions_js = frozen_js(&definitions);
         let mirror = SharedMirror::default();
         let (model, stream) = options::model(get(options, "model", "options.model")?)?;
         let model = JsModel::new(model, stream, definitions_js.clone(), mirror.clone());

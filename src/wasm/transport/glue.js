@@ -297,22 +297,42 @@ export function callResult(opened, waiter, id) {
 }
 
 /**
- * The JSON of what the lean reader reads of a model's final message (SPEC §1's fields: `role`, `content`,
- * `stopReason`, `errorMessage`, `timestamp`), without the provider's fields it would read past (usage,
- * costs, model names), which stay in the object the loop keeps. Undefined when `message` is not a plain
- * object without `toJSON` (then `stringify` of all of it is read, as before), or a getter threw. Never throws.
+ * Makes a plain final message the loop's own (frozen in place, deeply, as `adoptMessage` does) and answers the
+ * JSON of what the lean reader reads of it: SPEC §1's fields (its own enumerable `role`, `content`,
+ * `stopReason`, `errorMessage`, `timestamp`), without the provider's fields it would read past (usage, costs,
+ * model names), which stay in the object. Undefined when the message is not a plain assistant message or holds
+ * what `JSON.stringify` refuses or rewrites (a bigint, a cycle, a `toJSON`): the whole message is then read as
+ * JSON, which reports what is wrong (the walk may have frozen part of it: it is the loop's own either way;
+ * a cycle ends the walk by overflowing the stack, caught here).
+ * Never throws.
  */
-const { propertyIsEnumerable } = Object.prototype;
-
-export function leanMessageJson(message) {
+export function adoptLean(message) {
   try {
-    if (!isPlain(message)) return undefined;
-    // Own enumerable fields only, as `JSON.stringify(message)` would write them.
+    if (!isPlain(message) || !propertyIsEnumerable.call(message, "role") || message.role !== "assistant") return undefined;
+    if (!freezeAsJson(message, true)) return undefined;
     const field = (key) => (propertyIsEnumerable.call(message, key) ? message[key] : undefined);
     return JSON.stringify({ role: field("role"), content: field("content"), stopReason: field("stopReason"), errorMessage: field("errorMessage"), timestamp: field("timestamp") });
   } catch {
     return undefined;
   }
+}
+
+const { propertyIsEnumerable } = Object.prototype;
+
+/** `deepFreeze(value)`, answering whether `JSON.stringify` writes `value` as it is: no bigint, no `toJSON`
+ * below the top (`top`). Stops at the first that is not. A cycle overflows the stack, which `adoptLean`
+ * catches: rare enough not to track the path on every message. */
+function freezeAsJson(value, top) {
+  if (!top && typeof value.toJSON === "function") return false;
+  Object.freeze(value);
+  const keys = Array.isArray(value) ? null : Object.keys(value);
+  const length = keys === null ? value.length : keys.length;
+  for (let i = 0; i < length; i += 1) {
+    const item = keys === null ? value[i] : value[keys[i]];
+    if (typeof item === "bigint") return false;
+    if (typeof item === "object" && item !== null && !freezeAsJson(item, false)) return false;
+  }
+  return true;
 }
 
 // ---- tools.rs: a tool call, made in one call ------------------------------------------------------------
@@ -577,6 +597,8 @@ class HookContext {
     return (view.made ??= Object.freeze(view.sent.slice(0, view.length)));
   }
 }
+// Frozen too: a hook that could redefine `messages` here would change every later context's.
+Object.freeze(HookContext.prototype);
 
 /**
  * Calls hook `f` with `arity` arguments: `f()` (0, a queue), `f(a, context)` (2) or `f(a, b, context)` (3),

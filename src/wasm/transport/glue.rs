@@ -74,9 +74,10 @@ extern "C" {
     #[wasm_bindgen(js_name = callResult)]
     pub fn call_result_js(opened: &JsValue, waiter: &JsValue, id: u32) -> bool;
 
-    /// The JSON of a model's final message's SPEC §1 fields, or undefined (read all of it). Cannot throw.
-    #[wasm_bindgen(js_name = leanMessageJson)]
-    pub fn lean_message_json_js(message: &JsValue) -> JsValue;
+    /// A plain final message adopted (frozen in place) and the JSON of its SPEC §1 fields; undefined, and
+    /// not adopted, for any other (read all of it). Cannot throw.
+    #[wasm_bindgen(js_name = adoptLean)]
+    pub fn adopt_lean_js(message: &JsValue) -> JsValue;
 
     // ---- tools.rs
 

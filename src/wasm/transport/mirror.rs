@@ -97,12 +97,16 @@ impl Mirror {
     /// in place, if it is a well-formed one that can be frozen; else a frozen copy of what was read. Its
     /// calls are the ones answered next.
     pub fn keep_assistant(&mut self, model_object: &JsValue, message: &AssistantMessage) {
-        let js = match adopt_message_js(model_object) {
-            true => model_object.clone(),
-            false => frozen_js(&message.tagged()),
-        };
-        self.answer_calls_of(&js, message);
-        self.assistant = Some(js);
+        match adopt_message_js(model_object) {
+            true => self.keep_adopted(model_object, message),
+            false => self.keep_adopted(&frozen_js(&message.tagged()), message),
+        }
+    }
+
+    /// Takes the model's final message (`js`, read as `message`) when it is the loop's own already (frozen).
+    pub fn keep_adopted(&mut self, js: &JsValue, message: &AssistantMessage) {
+        self.answer_calls_of(js, message);
+        self.assistant = Some(js.clone());
     }
 
     /// Makes the calls of `message` (its JS object `js`) the ones answered next.
@@ -311,7 +315,7 @@ fn find_slot<'s>(calls: &'s mut [CallSlot], ids: &str, id: &str) -> Option<&'s m
 }
 
 /// `value` as a deeply frozen JS value (one JSON text parsed in JS).
-fn frozen_js<T: Serialize + ?Sized>(value: &T) -> JsValue {
+pub fn frozen_js<T: Serialize + ?Sized>(value: &T) -> JsValue {
     parse_frozen_js(&json_of(value))
 }
 

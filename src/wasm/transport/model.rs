@@ -4,12 +4,12 @@
 //! Events stay JS values: they reach `onEvent` as the objects the model yielded.
 //!
 //! The final message is the one value of a turn the loop must read (its stop reason and tool calls decide
-//! what happens next). It crosses as JSON, like every value (`convert::from_js`), but is read lean first
-//! (`AssistantMessage::from_json_lean`): the provider fields the loop never looks at (usage, costs,
-//! signatures) are skipped, not built. They stay in the model's own object, which becomes the loop's own
-//! (frozen in place, SPEC §10) and is what the run's observers, hooks, later requests and result hold
-//! (`mirror.rs`), so nothing is lost. Anything the lean reader
-//! does not take is read from the same JSON text by the full reader, which names the bad field.
+//! what happens next). It crosses as JSON, like every value (`convert::from_js`), but lean: a plain message
+//! is adopted (frozen in place, SPEC §10) and only its SPEC §1 fields cross (`glue.js` `adoptLean`), read by
+//! `AssistantMessage::from_json_lean`; the provider fields the loop never looks at (usage, costs, names) stay
+//! in the model's own object, which the run's observers, hooks, later requests and result hold (`mirror.rs`),
+//! so nothing is lost. Any other message, or one the lean reader does not take, crosses whole and is read by
+//! the full reader, which names the bad field.
 
 use js_sys::{Array, Function};
 use wasm_bindgen::{JsCast, JsValue};
@@ -17,7 +17,7 @@ use wasm_bindgen::{JsCast, JsValue};
 use super::convert::{
     error_message, from_json_text, get, get_key, json_text, key, rust_string, to_js, type_of,
 };
-use super::glue::{call_result_js, lean_message_json_js, open_stream_js, take_kept_js};
+use super::glue::{adopt_lean_js, call_result_js, open_stream_js, take_kept_js};
 use super::mirror::SharedMirror;
 use super::protocol::Opened;
 use super::signal::js_signal;
@@ -147,9 +147,7 @@ impl ModelStream for JsStream {
         let message = settle_call(|waiter, id| call_result_js(opened, waiter, id))
             .await
             .map_err(|e| format!("model stream result() failed: {}", error_message(&e)))?;
-        let parsed = read_final(&message, &"model stream result()")?;
-        self.mirror.borrow_mut().keep_assistant(&message, &parsed);
-        Ok(parsed)
+        read_final(&message, &"model stream result()", &self.mirror)
     }
 }
 
@@ -167,24 +165,32 @@ impl StreamEvent for JsEvent {
             Ok(message) => message,
             Err(e) => return Some(Err(e)),
         };
-        let parsed = read_final(&message, &format_args!("model event {kind}.{field}"));
-        if let Ok(parsed) = &parsed {
-            self.1.borrow_mut().keep_assistant(&message, parsed);
-        }
-        Some(parsed)
+        Some(read_final(
+            &message,
+            &format_args!("model event {kind}.{field}"),
+            &self.1,
+        ))
     }
 }
 
-/// A model's final message; `what` names it in errors.
-fn read_final(message: &JsValue, what: &dyn std::fmt::Display) -> Result<AssistantMessage, String> {
-    // `rust_string` answers `None` for undefined (not a plain message).
-    if let Some(message) = rust_string(lean_message_json_js(message).unchecked_ref()) {
-        if let Some(message) = AssistantMessage::from_json_lean(&message) {
-            return Ok(message);
+/// A model's final message, read and kept as the one whose calls are answered next; `what` names it in
+/// errors. A plain one is adopted as its SPEC §1 fields cross (`adoptLean`); anything else crosses whole, and
+/// the full reader names what is wrong with it.
+fn read_final(
+    message: &JsValue,
+    what: &dyn std::fmt::Display,
+    mirror: &SharedMirror,
+) -> Result<AssistantMessage, String> {
+    // `rust_string` answers `None` for undefined (not adopted).
+    if let Some(lean) = rust_string(adopt_lean_js(message).unchecked_ref()) {
+        if let Some(parsed) = AssistantMessage::from_json_lean(&lean) {
+            mirror.borrow_mut().keep_adopted(message, &parsed);
+            return Ok(parsed);
         }
     }
-    // Not plainly a message: all of it, read by the full reader, which names what is wrong.
     let text = json_text(message, what)?;
-    AssistantMessage::from_json_lean(&text)
-        .map_or_else(|| from_json_text(&text, what, "assistant"), Ok)
+    let parsed = AssistantMessage::from_json_lean(&text)
+        .map_or_else(|| from_json_text(&text, what, "assistant"), Ok)?;
+    mirror.borrow_mut().keep_assistant(message, &parsed);
+    Ok(parsed)
 }
