@@ -27,6 +27,8 @@ use crate::message::{
 pub struct Mirror {
     /// JS forms of `messages[..sent.length]`, in transcript order.
     sent: Array,
+    /// `sent.length`, kept here: asking JS for it was a crossing per look.
+    sent_len: u32,
     /// Where `sent` holds custom-role messages (SPEC §7), which requests leave out.
     custom: Vec<u32>,
     /// A frozen copy of `sent`, handed out (requests, hook contexts) until `sent` changes.
@@ -78,6 +80,7 @@ impl Default for Mirror {
     fn default() -> Self {
         Mirror {
             sent: Array::new(),
+            sent_len: 0,
             custom: Vec::new(),
             view: None,
             lazy: None,
@@ -213,7 +216,7 @@ impl Mirror {
     /// The JS form of `messages` (the transcript), its own array, for the caller to keep (a run's result).
     pub fn sync(&mut self, messages: &[AgentMessage]) -> Array {
         self.catch_up(messages);
-        self.sent.slice(0, self.sent.length())
+        self.sent.slice(0, self.sent_len)
     }
 
     /// The JS form of `messages` (the transcript), as a frozen array shared until the transcript grows:
@@ -229,12 +232,12 @@ impl Mirror {
     /// hook first reads it and shared by every hook until the transcript grows (a batch's hooks see one).
     pub fn hook_view(&mut self, messages: &[AgentMessage]) -> JsValue {
         self.catch_up(messages);
-        let (sent, view) = (&self.sent, &self.view);
+        let (sent, sent_len, view) = (&self.sent, self.sent_len, &self.view);
         (self.lazy)
             .get_or_insert_with(|| {
                 let none = JsValue::UNDEFINED;
                 let made = view.as_ref().map_or(&none, |v| v.as_ref());
-                transcript_view_js(sent, sent.length(), made)
+                transcript_view_js(sent, sent_len, made)
             })
             .clone()
     }
@@ -263,14 +266,15 @@ impl Mirror {
 
     /// Converts the messages that have not crossed yet (each at most once; a transcript only grows).
     pub fn catch_up(&mut self, messages: &[AgentMessage]) {
-        let known = (self.sent.length() as usize).min(messages.len());
-        if known == messages.len() && known == self.sent.length() as usize {
+        let known = (self.sent_len as usize).min(messages.len());
+        if known == messages.len() && known == self.sent_len as usize {
             return;
         }
 
         self.view = None;
         self.lazy = None;
         self.sent.set_length(known as u32);
+        self.sent_len = known as u32;
         self.custom.retain(|&index| (index as usize) < known);
         for message in &messages[known..] {
             let js = match message {
@@ -288,9 +292,10 @@ impl Mirror {
                 }
             };
             if let AgentMessage::Custom(_) = message {
-                self.custom.push(self.sent.length());
+                self.custom.push(self.sent_len);
             }
             self.sent.push(&js);
+            self.sent_len += 1;
         }
         for slot in &mut self.calls {
             slot.result = None;
@@ -303,7 +308,7 @@ impl Mirror {
     pub fn start(&mut self, input: &[AgentMessage]) {
         self.catch_up(input);
         if let Some(AgentMessage::Assistant(last)) = input.last() {
-            let js = self.sent.get(self.sent.length() - 1);
+            let js = self.sent.get(self.sent_len - 1);
             self.answer_calls_of(&js, last);
         }
     }
