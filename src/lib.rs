@@ -34,7 +34,9 @@ pub use agent_loop::{
     run_agent_loop, AgentContext, InputError, LoopOptions, NoObserver, Observed, Observer,
     DEFAULT_MAX_STEPS,
 };
-pub use approval::{Approval, ApprovalCheck, Approvals, NeedsApproval, PendingCall};
+pub use approval::{
+    Approval, ApprovalCheck, Approvals, NeedsApproval, PendingCall, RegistryApprovals,
+};
 pub use control::{
     AfterToolCall, BeforeToolCall, Block, CallSettings, ExecutionMode, HookContext, HookFuture,
     LoopControl, MessageQueue, NoTimers, PrepareRequest, RequestPatch, ResultPatch, Timers,

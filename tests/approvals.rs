@@ -853,3 +853,75 @@ fn approvals_read_from_json_name_the_bad_field() {
         (1, Some(&Approval::Deny { reason: None }))
     );
 }
+
+// ---------------------------------------------------------------------------------------------------------
+// A custom executor with a registry
+
+/// An executor of the app's own: runs every call itself, answering `custom <id>`.
+struct Custom(RefCell<Vec<String>>);
+
+impl ToolExecutor for Custom {
+    fn execute<'a>(
+        &'a self,
+        call: &'a ToolCall,
+        _context: ExecutionContext,
+    ) -> futures::future::LocalBoxFuture<'a, Result<ToolReply, String>> {
+        self.0.borrow_mut().push(call.id.clone());
+        Box::pin(async move {
+            Ok(ToolReply {
+                content: vec![MediaBlock::text(format!("custom {}", call.id))],
+                ..ToolReply::default()
+            })
+        })
+    }
+}
+
+#[test]
+fn a_custom_executor_runs_the_calls_and_the_registry_still_says_which_wait_for_a_decision() {
+    let world = World::new();
+    let custom = Custom(RefCell::default());
+    let executor = RegistryApprovals {
+        runner: &custom,
+        registry: &world.registry,
+    };
+    let run = |script: Vec<AssistantMessage>, messages: Vec<AgentMessage>, approvals: Approvals| {
+        let model = ScriptedModel::new(script);
+        let mut setup = Setup::new(&model, &world.registry, &NoObserver);
+        setup.context.messages = messages;
+        setup.executor = Some(&executor);
+        setup.control.approvals = approvals;
+        setup.run()
+    };
+    let batch = tool_use(vec![on("c1", "delete", "a.txt"), on("c2", "read", "b.txt")]);
+    let paused = run(vec![batch], start(), Approvals::new());
+    assert_eq!(paused.reason, RunReason::Paused);
+    assert_eq!(
+        paused.pending.unwrap(),
+        vec![
+            pending("c1", "delete", "a.txt", true),
+            pending("c2", "read", "b.txt", false)
+        ]
+    );
+    assert!(
+        custom.0.borrow().is_empty(),
+        "nothing ran before the decision"
+    );
+
+    let done = run(
+        vec![done()],
+        paused.messages,
+        Approvals::new().approve("c1"),
+    );
+    assert_eq!(done.reason, RunReason::Stop);
+    assert_eq!(
+        *custom.0.borrow(),
+        ["c1", "c2"],
+        "the custom executor ran both"
+    );
+    assert!(
+        world.ran().is_empty(),
+        "the registry's own tools ran nothing"
+    );
+    let texts: Vec<_> = results(&done.messages).into_iter().map(text_of).collect();
+    assert_eq!(texts, ["custom c1", "custom c2"]);
+}

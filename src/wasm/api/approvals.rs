@@ -1,18 +1,13 @@
-//! SPEC §8 in `runAgentLoop`: its options `approvals` and `startSteps` read and checked, the executor a run
-//! asks about each call's need for a decision, and the pending calls made as JS (`result.pending`).
+//! SPEC §8 in `runAgentLoop`: its options `approvals` and `startSteps` read and checked, and the pending calls
+//! made as JS (`result.pending`).
 
-use futures::future::LocalBoxFuture;
 use serde_json::Value;
 use wasm_bindgen::JsValue;
 
 use super::options;
 use crate::approval::{Approvals, PendingCall};
-use crate::control::{CallSettings, HookFuture};
-use crate::message::ToolCall;
-use crate::tools::{ExecutionContext, ToolExecutor, ToolRegistry, ToolReply};
 use crate::wasm::transport::convert::{from_js, get, json_of, type_of};
 use crate::wasm::transport::glue::parse_frozen_js;
-use crate::wasm::transport::tools::JsExecutor;
 
 /// `options.approvals` and `options.startSteps`.
 pub struct RunApprovals {
@@ -51,45 +46,6 @@ pub fn approvals(value: &JsValue, what: &str) -> Result<Approvals, String> {
     }
     let decisions: Value = from_js(value, what, "any")?;
     Approvals::from_value(&decisions, what)
-}
-
-/// What runs a run's calls, asked about their need for a decision by the registry: a custom executor
-/// (`executeToolCall`, a tool source's `execute`) runs the calls, but a call to a tool registered with
-/// `needsApproval` still waits for a decision (without a custom executor, the registry does all).
-pub struct WithApprovals<'a> {
-    pub custom: Option<&'a JsExecutor>,
-    pub registry: &'a ToolRegistry,
-}
-
-impl WithApprovals<'_> {
-    fn runner(&self) -> &dyn ToolExecutor {
-        match self.custom {
-            Some(custom) => custom,
-            None => self.registry,
-        }
-    }
-}
-
-impl ToolExecutor for WithApprovals<'_> {
-    fn execute<'b>(
-        &'b self,
-        call: &'b ToolCall,
-        context: ExecutionContext,
-    ) -> LocalBoxFuture<'b, Result<ToolReply, String>> {
-        self.runner().execute(call, context)
-    }
-
-    fn settings(&self, call: &ToolCall) -> CallSettings {
-        self.runner().settings(call)
-    }
-
-    fn refuses(&self, call: &ToolCall) -> bool {
-        self.runner().refuses(call)
-    }
-
-    fn needs_approval<'b>(&'b self, call: &'b ToolCall) -> Option<HookFuture<'b, bool>> {
-        self.registry.needs_approval(call)
-    }
 }
 
 /// `result.pending`: the calls of a paused run's last batch, as frozen objects in a frozen array.

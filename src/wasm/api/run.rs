@@ -6,10 +6,11 @@ use std::rc::Rc;
 use js_sys::{Object, Promise};
 use wasm_bindgen::prelude::*;
 
-use super::approvals::{pending_js, RunApprovals, WithApprovals};
+use super::approvals::{pending_js, RunApprovals};
 use super::options;
 use super::registry::registry_snapshot;
 use crate::agent_loop::{run_agent_loop, AgentContext, LoopOptions};
+use crate::approval::RegistryApprovals;
 use crate::control::{ExecutionMode, LoopControl};
 use crate::event::RunResult;
 use crate::signal::AbortSignal;
@@ -32,8 +33,11 @@ use crate::wasm::transport::tools::JsExecutor;
 pub fn run_agent_loop_js(options: JsValue) -> Promise {
     spawn_promise(async move {
         let run = RunInput::parse(&options).map_err(type_error)?;
-        let executor = WithApprovals {
-            custom: run.executor.as_ref(),
+        let executor = RegistryApprovals {
+            runner: match &run.executor {
+                Some(custom) => custom,
+                None => &*run.registry,
+            },
             registry: &run.registry,
         };
         run.mirror.borrow_mut().start(&run.context.messages);

@@ -308,32 +308,15 @@ export function callResult(opened, waiter, id) {
  */
 export function adoptLean(message) {
   try {
-    if (!isPlain(message) || !propertyIsEnumerable.call(message, "role") || message.role !== "assistant") return undefined;
-    if (!freezeAsJson(message, true)) return undefined;
     const field = (key) => (propertyIsEnumerable.call(message, key) ? message[key] : undefined);
-    return JSON.stringify({ role: field("role"), content: field("content"), stopReason: field("stopReason"), errorMessage: field("errorMessage"), timestamp: field("timestamp") });
+    if (!isPlain(message) || field("role") !== "assistant" || !deepFreeze(message, true)) return undefined;
+    return JSON.stringify({ role: "assistant", content: field("content"), stopReason: field("stopReason"), errorMessage: field("errorMessage"), timestamp: field("timestamp") });
   } catch {
     return undefined;
   }
 }
 
 const { propertyIsEnumerable } = Object.prototype;
-
-/** `deepFreeze(value)`, answering whether `JSON.stringify` writes `value` as it is: no bigint, no `toJSON`
- * below the top (`top`). Stops at the first that is not. A cycle overflows the stack, which `adoptLean`
- * catches: rare enough not to track the path on every message. */
-function freezeAsJson(value, top) {
-  if (!top && typeof value.toJSON === "function") return false;
-  Object.freeze(value);
-  const keys = Array.isArray(value) ? null : Object.keys(value);
-  const length = keys === null ? value.length : keys.length;
-  for (let i = 0; i < length; i += 1) {
-    const item = keys === null ? value[i] : value[keys[i]];
-    if (typeof item === "bigint") return false;
-    if (typeof item === "object" && item !== null && !freezeAsJson(item, false)) return false;
-  }
-  return true;
-}
 
 // ---- tools.rs: a tool call, made in one call ------------------------------------------------------------
 
@@ -452,19 +435,22 @@ export function takeSimpleDetails() {
 
 /** Freezes `value` and every object reachable through its own enumerable properties: an array walked by
  * index, an object by its `Object.keys` (`Object.values` copied every value out first; `for...in` would
- * also walk what a polluted `Object.prototype` adds). */
-function deepFreeze(value) {
+ * also walk what a polluted `Object.prototype` adds). With `asJson`, stops at the first value below `value`
+ * that `JSON.stringify` refuses or rewrites (a bigint, a `toJSON`) and answers false (`adoptLean`). */
+function deepFreeze(value, asJson = false) {
   Object.freeze(value);
-  if (Array.isArray(value)) {
-    for (let i = 0; i < value.length; i += 1) freezeItem(value[i]);
-  } else {
-    const keys = Object.keys(value);
-    for (let i = 0; i < keys.length; i += 1) freezeItem(value[keys[i]]);
+  const keys = Array.isArray(value) ? null : Object.keys(value);
+  const length = keys === null ? value.length : keys.length;
+  for (let i = 0; i < length; i += 1) {
+    const item = keys === null ? value[i] : value[keys[i]];
+    if (typeof item === "object" && item !== null) {
+      if (asJson && typeof item.toJSON === "function") return false;
+      if (!deepFreeze(item, asJson)) return false;
+    } else if (asJson && typeof item === "bigint") {
+      return false;
+    }
   }
-}
-
-function freezeItem(item) {
-  if (typeof item === "object" && item !== null) deepFreeze(item);
+  return true;
 }
 
 /** `JSON.parse` of JSON text Rust wrote, deeply frozen (our own objects: nothing here can throw). */
