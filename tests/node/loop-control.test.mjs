@@ -761,4 +761,70 @@ describe("what crosses once (the bridge's shortcuts keep the rules)", () => {
     assert.equal(result.reason, "stop");
     assert.equal(result.messages[1], fine);
   });
+
+  test("a tool's arguments: its own copy of its call's, equal to the JSON the core read, whichever way the call was made", T, async () => {
+    // The bridge hands a tool a copy of its call object's arguments (not their JSON from wasm): the copy must
+    // be what JSON.parse(JSON.stringify(arguments)) makes, and the tool's to change.
+    const odd = { n: -0, nan: NaN, inf: -Infinity, skip: undefined, f() {}, list: [undefined, () => 1, 2, -0], deep: { a: [{ b: "c" }] }, 10: "ten", 2: "two" };
+    const dated = { when: new Date(0), also: 1 };
+    const own = JSON.parse('{"__proto__": {"x": 1}, "y": 2}');
+    const calls = [toolCall("plain", "echo", { path: "/a", n: 1 }), toolCall("odd", "echo", odd), toolCall("dated", "echo", dated), toolCall("own", "echo", own)];
+    const noArgs = { type: "toolCall", id: "none", name: "echo" };
+    const got = {};
+    const result = await tp.runAgentLoop({
+      context: { messages: [userMsg("go")] },
+      model: jsModel((_request, i) => (i === 0 ? useTools(...calls, noArgs) : stop())),
+      tools: registry(["echo"], {
+        spec: {
+          echo: {
+            execute: (args, ctx) => {
+              got[ctx.callId] = args;
+              args.changed = true; // the tool's own copy: no TypeError, and the call is untouched
+              return { content: [text("ok")] };
+            },
+          },
+        },
+      }),
+    });
+    assert.equal(result.reason, "stop");
+    for (const call of [...calls, noArgs]) {
+      const expected = call.arguments === undefined ? {} : JSON.parse(JSON.stringify(call.arguments));
+      assert.deepEqual(got[call.id], { ...expected, changed: true }, call.id);
+      assert.equal(Object.getPrototypeOf(got[call.id]), Object.prototype, call.id);
+    }
+    assert.ok(Object.is(got.odd.n, 0), "-0 is written 0");
+    assert.ok(Object.hasOwn(got.own, "__proto__") && got.own.x === undefined, "an own __proto__ key stays an own key");
+    const asked = result.messages[1].content;
+    assert.ok(asked.every((block) => Object.isFrozen(block) && block.arguments?.changed === undefined), "the calls keep their arguments");
+  });
+
+  test("ToolRegistry.execute called from inside a run's tool, with an id the run also uses, gets its own call's arguments", T, async () => {
+    const tools = new tp.ToolRegistry();
+    const seen = [];
+    tools.register({ name: "inner", parameters: { type: "object" }, execute: (args) => (seen.push(args), { content: [text("inner")] }) });
+    const outer = registry(["outer"], {
+      spec: {
+        outer: {
+          // Synchronously inside the run's poll: the same id, other arguments.
+          execute: async (args) => {
+            const inner = await tools.execute(toolCall("same", "inner", { from: "inside" }));
+            const nested = await tp.runAgentLoop({
+              context: { messages: [userMsg("nested")] },
+              model: new tp.ScriptedModel([useTools(toolCall("same", "inner", { from: "nested run" })), stop()]),
+              tools,
+            });
+            return { content: [text(`${args.from}|${inner.content[0].text}|${nested.reason}`)] };
+          },
+        },
+      },
+    });
+    const result = await tp.runAgentLoop({
+      context: { messages: [userMsg("go")] },
+      model: new tp.ScriptedModel([useTools(toolCall("same", "outer", { from: "outside" })), stop()]),
+      tools: outer,
+    });
+    assert.equal(result.messages[2].content[0].text, "outside|inner|stop");
+    assert.deepEqual(seen, [{ from: "inside" }, { from: "nested run" }]);
+  });
+
 });

@@ -318,6 +318,60 @@ export function adoptLean(message) {
 
 const { propertyIsEnumerable } = Object.prototype;
 
+// A tool is handed its own copy of its call's arguments (the call is frozen; the copy is the tool's to
+// change), equal to what `JSON.parse(JSON.stringify(value))` makes: what the core read and validated.
+const NOT_PLAIN = Symbol("not plain");
+const OMITTED = Symbol("omitted");
+
+/** A call's arguments as the core read them from the message's JSON: `{}` where JSON leaves them out (none,
+ * a function), else `JSON.parse(JSON.stringify(value))`, by a walk while the value is plain JSON data. */
+function argumentsCopy(value) {
+  const copy = plainCopy(value);
+  if (copy === OMITTED) return {};
+  return copy === NOT_PLAIN ? JSON.parse(JSON.stringify(value)) : copy;
+}
+
+/** The copy `JSON.stringify` then `JSON.parse` would make of a string, boolean, number, `null`, an array
+ * or an object of Object's prototype without `toJSON` (and no key `__proto__`, which `JSON.parse` makes an
+ * own property), `OMITTED` for what JSON leaves out (undefined, a function, a symbol), else `NOT_PLAIN`. */
+function plainCopy(value) {
+  switch (typeof value) {
+    case "string":
+    case "boolean":
+      return value;
+    case "number":
+      return Number.isFinite(value) ? value + 0 : null; // -0 is written 0; NaN and the infinities null
+    case "undefined":
+    case "function":
+    case "symbol":
+      return OMITTED;
+    case "object":
+      break;
+    default:
+      return NOT_PLAIN; // a bigint: JSON.stringify throws, and the round trip says so
+  }
+  if (value === null) return null;
+  if (Array.isArray(value)) {
+    if (Object.getPrototypeOf(value) !== Array.prototype || value.toJSON !== undefined) return NOT_PLAIN;
+    const copy = [];
+    for (let i = 0; i < value.length; i += 1) {
+      const item = plainCopy(value[i]);
+      if (item === NOT_PLAIN) return NOT_PLAIN;
+      copy.push(item === OMITTED ? null : item);
+    }
+    return copy;
+  }
+  if (!isPlain(value)) return NOT_PLAIN;
+  const copy = {};
+  for (const key of Object.keys(value)) {
+    if (key === "__proto__") return NOT_PLAIN;
+    const item = plainCopy(value[key]);
+    if (item === NOT_PLAIN) return NOT_PLAIN;
+    if (item !== OMITTED) copy[key] = item;
+  }
+  return copy;
+}
+
 // ---- tools.rs: a tool call, made in one call ------------------------------------------------------------
 
 /** A tool call's context: `reportProgress` reports to `progress` under the call's `route` (a plain closure). */
@@ -329,15 +383,23 @@ function toolContext(callId, signal, progress, route) {
 }
 
 /**
- * `f.call(thisArg, JSON.parse(argJson), context)` for a tool call, the context being
- * `toolContext(callId, signal, progress, route)`, and `settle` of what it returned under `id`: answers
- * `true` if that is being awaited, else `false` with the value left for `takeKept`. A throw is settled as
- * a rejection, so nothing unwinds through wasm.
+ * `f.call(thisArg, args, context)` for a tool call, and `settle` of what it returned under `id`: answers
+ * `true` if that is being awaited, else `false` with the value left for `takeKept`. With the run's `call`
+ * object, `args` is a copy of its arguments (`{}` when it has none, as the core reads it) and the context
+ * `toolContext(call.id, ...)`; else `args` is `JSON.parse(argJson)` and the context `toolContext(callId,
+ * ...)`. A throw is settled as a rejection, so nothing unwinds through wasm.
  */
-export function callTool(f, thisArg, argJson, callId, signal, progress, route, waiter, id) {
+export function callTool(f, thisArg, call, argJson, callId, signal, progress, route, waiter, id) {
   let returned;
   try {
-    returned = f.call(thisArg, JSON.parse(argJson), toolContext(callId, signal, progress, route));
+    let args;
+    if (call === undefined) {
+      args = JSON.parse(argJson);
+    } else {
+      args = argumentsCopy(call.arguments);
+      callId = call.id;
+    }
+    returned = f.call(thisArg, args, toolContext(callId, signal, progress, route));
   } catch (error) {
     returned = Promise.reject(error);
   }

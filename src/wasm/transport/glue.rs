@@ -87,7 +87,8 @@ extern "C" {
     pub fn call_tool_js(
         f: &Function,
         this: &JsValue,
-        arg_json: &str,
+        call: &JsValue,
+        arg_json: Option<&str>,
         call_id: Option<&str>,
         signal: &JsValue,
         progress: &JsValue,

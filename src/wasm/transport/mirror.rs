@@ -4,11 +4,18 @@
 //! hook context and the run's result reuse those objects. Every message, call or result object the bridge
 //! hands to JS is made or found here, and is deeply frozen where it is made or adopted (SPEC §10): what the
 //! caller passed in is copied, never frozen; what a model returns becomes the loop's own.
+//!
+//! A run's future is polled inside its mirror's scope (`InMirror`, as tracing's `Instrument` polls inside a
+//! span): a JS tool the registry calls during that poll finds its call's object there (`running_call`), and
+//! reads its id and arguments from it instead of their text crossing out of wasm again.
 
 use std::cell::RefCell;
 use std::collections::VecDeque;
+use std::future::Future;
 use std::ops::Range;
+use std::pin::Pin;
 use std::rc::Rc;
+use std::task::{Context, Poll};
 
 use js_sys::Array;
 use serde::Serialize;
@@ -147,19 +154,29 @@ impl Mirror {
     /// The JS object for a call of the message being answered: its block in that message's object, or a
     /// frozen copy of the call (a call the mirror did not see come from the model: a resumed batch's).
     pub fn call(&mut self, call: &ToolCall) -> JsValue {
+        if let Some(js) = self.call_object(&call.id) {
+            return js;
+        }
+        let js = frozen_js(&call.tagged());
+        if let Some(slot) = self.slot(&call.id) {
+            slot.call = Some(js.clone());
+        }
+        js
+    }
+
+    /// The object `call` gives for the call `id` of the message being answered, when that message's object
+    /// has it (or it was made already); `None` for any other id.
+    fn call_object(&mut self, id: &str) -> Option<JsValue> {
         let answering = &self.answering;
-        let Some(slot) = find_slot(&mut self.calls, &self.ids, &call.id) else {
-            return frozen_js(&call.tagged());
-        };
-        (slot.call)
-            .get_or_insert_with(|| {
-                let block = call_block_js(answering, slot.index, &call.id);
-                match block.is_undefined() {
-                    true => frozen_js(&call.tagged()),
-                    false => block,
-                }
-            })
-            .clone()
+        let slot = find_slot(&mut self.calls, &self.ids, id)?;
+        if slot.call.is_none() {
+            let block = call_block_js(answering, slot.index, id);
+            if block.is_undefined() {
+                return None;
+            }
+            slot.call = Some(block);
+        }
+        slot.call.clone()
     }
 
     /// The JS object for a call's result: the one already made for it (by `afterToolCall`, when it left the
@@ -312,6 +329,50 @@ impl Mirror {
             self.answer_calls_of(&js, last);
         }
     }
+}
+
+thread_local! {
+    /// The mirror of the run being polled, if a run is (`InMirror`).
+    static POLLING: RefCell<Option<SharedMirror>> = const { RefCell::new(None) };
+}
+
+/// A future polled inside a run's mirror (`Some`), or outside any (`None`: a task that is not a run, such as
+/// `ToolRegistry.execute`, even when it starts inside a run's tool). Each poll restores the scope it found,
+/// so a run started from inside another run's tool has its own.
+pub struct InMirror<F> {
+    mirror: Option<SharedMirror>,
+    future: Pin<Box<F>>,
+}
+
+impl<F: Future> InMirror<F> {
+    pub fn new(mirror: Option<SharedMirror>, future: F) -> Self {
+        InMirror {
+            mirror,
+            future: Box::pin(future),
+        }
+    }
+}
+
+impl<F: Future> Future for InMirror<F> {
+    type Output = F::Output;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<F::Output> {
+        let this = &mut *self;
+        let outer = POLLING.with(|polling| polling.replace(this.mirror.clone()));
+        let outcome = this.future.as_mut().poll(cx);
+        POLLING.with(|polling| *polling.borrow_mut() = outer);
+        outcome
+    }
+}
+
+/// The JS object of the call `id` of the run being polled (the one its `tool_start` showed), when a run is
+/// being polled and is answering that call; `None` otherwise (the call's id and arguments then cross as text).
+pub fn running_call(id: &str) -> Option<JsValue> {
+    POLLING.with(|polling| {
+        let polling = polling.try_borrow().ok()?;
+        let mut mirror = polling.as_ref()?.try_borrow_mut().ok()?;
+        mirror.call_object(id)
+    })
 }
 
 /// The slot of the first call with this id (`ids` holds the calls' ids, `CallSlot::id` says where).
