@@ -558,8 +558,10 @@ export function callBlock(message, index, id) {
 
 /** A tool result as `serde` would write it (`role`, `toolCallId`, `toolName`, `content`, `details` when
  * there are some, `isError`, `timestamp`), made in one call instead of a JSON text parsed again; deeply
- * frozen when `frozen` (one the loop hands out), walking only what Rust made. */
-export function toolResult(toolCallId, toolName, text, content, details, emptyDetails, isError, timestamp, frozen) {
+ * frozen when `frozen` (one the loop hands out), walking only what Rust made. Without a `toolCallId`, the
+ * id is that of `call`, the run's object of the call it answers. */
+export function toolResult(toolCallId, call, toolName, text, content, details, emptyDetails, isError, timestamp, frozen) {
+  if (toolCallId === undefined) toolCallId = call.id;
   // `text`: the content is that one text block (the usual case).
   if (text !== undefined) content = [{ type: "text", text }];
   const result = { role: "toolResult", toolCallId, toolName, content };

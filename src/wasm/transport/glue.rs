@@ -128,11 +128,13 @@ extern "C" {
     /// `message.content[index]` if it is still the call `id`, else `undefined`. Cannot throw.
     #[wasm_bindgen(js_name = callBlock)]
     pub fn call_block_js(message: &JsValue, index: u32, id: &str) -> JsValue;
-    /// A tool result object, its one text block made from `text` when given; deeply frozen if `frozen`.
+    /// A tool result object, its one text block made from `text` when given, its `toolCallId` that of
+    /// `call` when no id is given; deeply frozen if `frozen`.
     #[wasm_bindgen(js_name = toolResult)]
     #[allow(clippy::too_many_arguments)]
     pub fn tool_result_js(
-        tool_call_id: &str,
+        tool_call_id: Option<&str>,
+        call: &JsValue,
         tool_name: &JsValue,
         text: Option<&str>,
         content: &JsValue,

@@ -183,8 +183,9 @@ impl Mirror {
     /// result as it was), else a new one, kept for the transcript to reuse.
     pub fn result(&mut self, result: &ToolResultMessage) -> JsValue {
         match self.slot(&result.tool_call_id) {
+            // Its id read from the call's object, when that was made: it need not cross again.
             Some(slot) => (slot.result)
-                .get_or_insert_with(|| tool_result(result, true))
+                .get_or_insert_with(|| made_result(result, slot.call.as_ref(), true))
                 .clone(),
             None => tool_result(result, true),
         }
@@ -389,6 +390,11 @@ pub fn frozen_js<T: Serialize + ?Sized>(value: &T) -> JsValue {
 /// `to_js(&result.tagged())` would make, built in one call for the usual shape (no extra fields) instead of
 /// serialized and parsed again.
 pub fn tool_result(result: &ToolResultMessage, frozen: bool) -> JsValue {
+    made_result(result, None, frozen)
+}
+
+/// `tool_result`, its `toolCallId` read from `call` (the JS object of the call it answers) when given.
+fn made_result(result: &ToolResultMessage, call: Option<&JsValue>, frozen: bool) -> JsValue {
     if !result.extra.is_empty() {
         return match frozen {
             true => frozen_js(&result.tagged()),
@@ -406,8 +412,13 @@ pub fn tool_result(result: &ToolResultMessage, frozen: bool) -> JsValue {
         Some(Value::Object(map)) if map.is_empty() => (JsValue::UNDEFINED, true),
         Some(details) => (super::convert::to_js(details), false),
     };
+    let (id, call) = match call {
+        Some(call) => (None, call),
+        None => (Some(&*result.tool_call_id), &JsValue::UNDEFINED),
+    };
     tool_result_js(
-        &result.tool_call_id,
+        id,
+        call,
         &name_js(&result.tool_name),
         text,
         &content,
