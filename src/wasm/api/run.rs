@@ -43,7 +43,7 @@ pub fn run_agent_loop_js(options: JsValue) -> Promise {
         run.mirror.borrow_mut().start(&run.context.messages);
         // Polled in its mirror: a JS tool finds its call's object there (`mirror::running_call`).
         let polled = InMirror::new(
-            Some(run.mirror.clone()),
+            run.mirror.clone(),
             run_agent_loop(LoopOptions {
                 context: run.context,
                 model: &run.model,

@@ -74,10 +74,16 @@ extern "C" {
     #[wasm_bindgen(js_name = callResult)]
     pub fn call_result_js(opened: &JsValue, waiter: &JsValue, id: u32) -> bool;
 
-    /// A plain final message adopted (frozen in place) and the JSON of its SPEC §1 fields; undefined, and
-    /// not adopted, for any other (read all of it). Cannot throw.
-    #[wasm_bindgen(js_name = adoptLean)]
-    pub fn adopt_lean_js(message: &JsValue) -> JsValue;
+    /// A plain final message adopted (frozen in place) and taken apart for the two calls below: the
+    /// number of its blocks plus 1; 0 for any other (read all of it). Cannot throw.
+    #[wasm_bindgen(js_name = adoptParts)]
+    pub fn adopt_parts_js(message: &JsValue) -> u32;
+    /// Its numbers: `[timestamp, has an error message, each block's BlockPart..., each string's length]`.
+    #[wasm_bindgen(js_name = takePartNumbers)]
+    pub fn take_part_numbers_js() -> Vec<f64>;
+    /// Its strings, joined.
+    #[wasm_bindgen(js_name = takePartsText)]
+    pub fn take_parts_text_js() -> JsString;
 
     // ---- tools.rs
 

@@ -337,16 +337,15 @@ thread_local! {
     static POLLING: RefCell<Option<SharedMirror>> = const { RefCell::new(None) };
 }
 
-/// A future polled inside a run's mirror (`Some`), or outside any (`None`: a task that is not a run, such as
-/// `ToolRegistry.execute`, even when it starts inside a run's tool). Each poll restores the scope it found,
-/// so a run started from inside another run's tool has its own.
+/// A run's future, polled inside its mirror. Each poll restores the scope it found, so a run started from
+/// inside another run's tool has its own.
 pub struct InMirror<F> {
-    mirror: Option<SharedMirror>,
+    mirror: SharedMirror,
     future: Pin<Box<F>>,
 }
 
 impl<F: Future> InMirror<F> {
-    pub fn new(mirror: Option<SharedMirror>, future: F) -> Self {
+    pub fn new(mirror: SharedMirror, future: F) -> Self {
         InMirror {
             mirror,
             future: Box::pin(future),
@@ -359,21 +358,56 @@ impl<F: Future> Future for InMirror<F> {
 
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<F::Output> {
         let this = &mut *self;
-        let outer = POLLING.with(|polling| polling.replace(this.mirror.clone()));
-        let outcome = this.future.as_mut().poll(cx);
-        POLLING.with(|polling| *polling.borrow_mut() = outer);
-        outcome
+        let _scope = Scope::enter(Some(this.mirror.clone()));
+        this.future.as_mut().poll(cx)
+    }
+}
+
+/// Outside any run's mirror until dropped: a task that is not a run (`ToolRegistry.execute`), started from
+/// inside a run's tool, whose calls are not the run's.
+pub struct OutsideRuns {
+    _scope: Scope,
+}
+
+impl OutsideRuns {
+    pub fn enter() -> Self {
+        OutsideRuns {
+            _scope: Scope::enter(None),
+        }
+    }
+}
+
+/// `POLLING` set until dropped, then what it was.
+struct Scope(Option<SharedMirror>);
+
+impl Scope {
+    fn enter(mirror: Option<SharedMirror>) -> Scope {
+        // `try_with`: `with` would link a panic for a thread-local read after its thread ended.
+        Scope(
+            POLLING
+                .try_with(|polling| polling.replace(mirror))
+                .unwrap_or(None),
+        )
+    }
+}
+
+impl Drop for Scope {
+    fn drop(&mut self) {
+        let outer = self.0.take();
+        let _ = POLLING.try_with(|polling| polling.replace(outer));
     }
 }
 
 /// The JS object of the call `id` of the run being polled (the one its `tool_start` showed), when a run is
 /// being polled and is answering that call; `None` otherwise (the call's id and arguments then cross as text).
 pub fn running_call(id: &str) -> Option<JsValue> {
-    POLLING.with(|polling| {
-        let polling = polling.try_borrow().ok()?;
-        let mut mirror = polling.as_ref()?.try_borrow_mut().ok()?;
-        mirror.call_object(id)
-    })
+    POLLING
+        .try_with(|polling| {
+            let polling = polling.try_borrow().ok()?;
+            let mut mirror = polling.as_ref()?.try_borrow_mut().ok()?;
+            mirror.call_object(id)
+        })
+        .ok()?
 }
 
 /// The slot of the first call with this id (`ids` holds the calls' ids, `CallSlot::id` says where).
