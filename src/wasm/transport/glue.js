@@ -381,11 +381,12 @@ export function adoptParts(message) {
   }
 }
 
-/** The numbers of the message `adoptParts` took apart, once. */
+/** The numbers of the message `adoptParts` took apart, once (a plain array: wasm-bindgen copies it into
+ * wasm memory with `Float64Array.prototype.set`, which takes one as it is). */
 export function takePartNumbers() {
   const numbers = partNumbers;
   partNumbers = undefined;
-  return new Float64Array(numbers);
+  return numbers;
 }
 
 /** Its strings, joined, once. */
