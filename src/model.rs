@@ -420,9 +420,15 @@ pub struct ScriptedStream {
 }
 
 impl ScriptedStream {
-    /// The next event without awaiting (the script is already in memory).
+    /// The next event without awaiting (the script is already in memory). After the last one the events'
+    /// buffer is let go: a finished stream a host has not dropped yet (a JS one waits for its finalizer)
+    /// holds its message only.
     pub fn next_now(&mut self) -> Option<ModelEvent> {
-        self.events.next()
+        let event = self.events.next();
+        if self.events.len() == 0 {
+            self.events = Vec::new().into_iter();
+        }
+        event
     }
 
     pub fn message(&self) -> &AssistantMessage {
@@ -434,7 +440,7 @@ impl ModelStream for ScriptedStream {
     type Event = ModelEvent;
 
     async fn next(&mut self) -> Option<Result<ModelEvent, String>> {
-        self.events.next().map(Ok)
+        self.next_now().map(Ok)
     }
 
     fn has_result(&self) -> bool {

@@ -49,6 +49,8 @@
 //!
 //! - How a JS tool's result is read: `transport/tool_output.rs` (it names each way, in order, including the
 //!   JS half of the fast one, `simpleOutput` in `glue.js`).
+//! - What a JS tool is handed (its arguments and context): `transport/tools.rs` (its JS half is `callTool`;
+//!   the run's call objects it reads are found in `transport/mirror.rs`, `running_call`).
 //! - How a model stream is opened: `transport/model.rs` (`JsModel::stream`; its JS half is `openStream`).
 //! - How an event reaches `onEvent`: `transport/events.rs` (its JS half is `emit`).
 //! - A new option of `runAgentLoop`: read in `api/run.rs`, checked in `api/options.rs`, typed in

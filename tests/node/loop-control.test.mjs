@@ -761,4 +761,121 @@ describe("what crosses once (the bridge's shortcuts keep the rules)", () => {
     assert.equal(result.reason, "stop");
     assert.equal(result.messages[1], fine);
   });
+
+  test("a tool's arguments: its own copy of its call's, equal to the JSON the core read, whichever way the call was made", T, async () => {
+    // The bridge hands a tool a copy of its call object's arguments (not their JSON from wasm): the copy must
+    // be what JSON.parse(JSON.stringify(arguments)) makes, and the tool's to change.
+    const odd = { n: -0, nan: NaN, inf: -Infinity, skip: undefined, f() {}, list: [undefined, () => 1, 2, -0], deep: { a: [{ b: "c" }] }, 10: "ten", 2: "two" };
+    const dated = { when: new Date(0), also: 1 };
+    const own = JSON.parse('{"__proto__": {"x": 1}, "y": 2}');
+    const calls = [toolCall("plain", "echo", { path: "/a", n: 1 }), toolCall("odd", "echo", odd), toolCall("dated", "echo", dated), toolCall("own", "echo", own)];
+    const noArgs = { type: "toolCall", id: "none", name: "echo" };
+    const got = {};
+    const result = await tp.runAgentLoop({
+      context: { messages: [userMsg("go")] },
+      model: jsModel((_request, i) => (i === 0 ? useTools(...calls, noArgs) : stop())),
+      tools: registry(["echo"], {
+        spec: {
+          echo: {
+            execute: (args, ctx) => {
+              got[ctx.callId] = args;
+              args.changed = true; // the tool's own copy: no TypeError, and the call is untouched
+              return { content: [text("ok")] };
+            },
+          },
+        },
+      }),
+    });
+    assert.equal(result.reason, "stop");
+    for (const call of [...calls, noArgs]) {
+      const expected = call.arguments === undefined ? {} : JSON.parse(JSON.stringify(call.arguments));
+      assert.deepEqual(got[call.id], { ...expected, changed: true }, call.id);
+      assert.equal(Object.getPrototypeOf(got[call.id]), Object.prototype, call.id);
+    }
+    assert.ok(Object.is(got.odd.n, 0), "-0 is written 0");
+    assert.ok(Object.hasOwn(got.own, "__proto__") && got.own.x === undefined, "an own __proto__ key stays an own key");
+    const asked = result.messages[1].content;
+    assert.ok(asked.every((block) => Object.isFrozen(block) && block.arguments?.changed === undefined), "the calls keep their arguments");
+  });
+
+  test("a final message taken apart without JSON reads as its JSON does, for every shape of its fields", T, async () => {
+    // The bridge hands the core the usual final message as its strings, not as JSON (adoptParts), and leaves
+    // anything else to the JSON readers. Each message here runs twice: as a plain object, and as an instance
+    // of a class (the same JSON, read the JSON way); the core's reading (what the executor is handed, the
+    // reason, the error) must not tell them apart.
+    const long = "x".repeat(70);
+    const call = (id, args, extra = {}) => ({ type: "toolCall", id, name: "probe", arguments: args, ...extra });
+    const messages = {
+      usual: assistantMsg([text("plan"), call("a", { path: "/a" }), call("b", { n: 1 })], "toolUse"),
+      "non-ASCII strings": assistantMsg([text("héllo 👋 日本"), call("ïd-😀", { q: "ünï 👍" }), call("b", {})], "toolUse"),
+      "long strings": assistantMsg([text(long), { type: "thinking", thinking: long }, call(long, { p: long })], "toolUse"),
+      "thinking and extras": assistantMsg([{ type: "thinking", thinking: "hm", thinkingSignature: "s" }, text("t", ), call("a", { x: [1, 2] }, { extra: 1 })], "toolUse", { usage: { input: 1 }, model: "m" }),
+      "arguments absent, null, a function, odd numbers": assistantMsg([call("a", undefined), call("b", null), call("c", () => 1), call("d", { z: -0, n: NaN, i: Infinity, u: undefined, big: 12345678901234567890 })], "toolUse"),
+      "an own __proto__ key": assistantMsg([call("a", JSON.parse('{"__proto__": {"x": 1}}'))], "toolUse"),
+      "timestamps": assistantMsg([text("t")], "stop", { timestamp: -0 }),
+      "no timestamp": (({ timestamp, ...m }) => m)(assistantMsg([text("t")], "stop")),
+      "huge timestamp": assistantMsg([text("t")], "stop", { timestamp: 1e21 }),
+      "NaN timestamp": assistantMsg([text("t")], "stop", { timestamp: NaN }),
+      "error message": assistantMsg([text("t")], "error", { errorMessage: "boom é" }),
+      "null error message": assistantMsg([text("t")], "stop", { errorMessage: null }),
+      "empty content": assistantMsg([], "stop"),
+      "a null text in a call": assistantMsg([call("a", {}, { text: null })], "toolUse"),
+      "a number id": assistantMsg([call(5, {})], "toolUse"),
+      "half a surrogate pair": assistantMsg([text("a\ud800b"), call("a", { s: "\udc00" })], "toolUse"),
+      "an image block": assistantMsg([{ type: "image", data: "AA==", mimeType: "image/png" }], "stop"),
+      "an unknown stop reason": assistantMsg([text("t")], "sideways"),
+      "no stop reason": (({ stopReason, ...m }) => m)(assistantMsg([text("t")], "stop")),
+      "a block that is not an object": assistantMsg([text("t"), "text"], "stop"),
+    };
+    class Message {}
+    const asInstance = (message) => Object.assign(new Message(), structuredClone({ ...message, content: message.content.map((b) => (typeof b === "object" ? { ...b, arguments: typeof b.arguments === "function" ? undefined : b.arguments } : b)) }), { content: message.content });
+    const observe = async (message) => {
+      const seen = [];
+      const result = await tp.runAgentLoop({
+        context: { messages: [userMsg("go")] },
+        model: jsModel((_request, i) => (i === 0 ? message : stop())),
+        executeToolCall: (c) => (seen.push(c), { content: [text("ok")] }),
+        now: () => 7,
+      });
+      return { reason: result.reason, error: result.error, steps: result.steps, seen: JSON.stringify(seen), messages: JSON.stringify(result.messages) };
+    };
+    for (const [name, message] of Object.entries(messages)) {
+      const plain = await observe(message);
+      const other = await observe(asInstance(message));
+      assert.deepEqual(plain, other, name);
+    }
+    // The usual message was taken apart: the executor saw its calls as written.
+    const usual = await observe(messages.usual);
+    assert.equal(usual.seen, JSON.stringify([{ type: "toolCall", id: "a", name: "probe", arguments: { path: "/a" } }, { type: "toolCall", id: "b", name: "probe", arguments: { n: 1 } }]));
+  });
+
+  test("ToolRegistry.execute called from inside a run's tool, with an id the run also uses, gets its own call's arguments", T, async () => {
+    const tools = new tp.ToolRegistry();
+    const seen = [];
+    tools.register({ name: "inner", parameters: { type: "object" }, execute: (args) => (seen.push(args), { content: [text("inner")] }) });
+    const outer = registry(["outer"], {
+      spec: {
+        outer: {
+          // Synchronously inside the run's poll: the same id, other arguments.
+          execute: async (args) => {
+            const inner = await tools.execute(toolCall("same", "inner", { from: "inside" }));
+            const nested = await tp.runAgentLoop({
+              context: { messages: [userMsg("nested")] },
+              model: new tp.ScriptedModel([useTools(toolCall("same", "inner", { from: "nested run" })), stop()]),
+              tools,
+            });
+            return { content: [text(`${args.from}|${inner.content[0].text}|${nested.reason}`)] };
+          },
+        },
+      },
+    });
+    const result = await tp.runAgentLoop({
+      context: { messages: [userMsg("go")] },
+      model: new tp.ScriptedModel([useTools(toolCall("same", "outer", { from: "outside" })), stop()]),
+      tools: outer,
+    });
+    assert.equal(result.messages[2].content[0].text, "outside|inner|stop");
+    assert.deepEqual(seen, [{ from: "inside" }, { from: "nested run" }]);
+  });
+
 });

@@ -21,7 +21,7 @@ use crate::wasm::transport::approval::JsApprovalCheck;
 use crate::wasm::transport::convert::{
     from_js, get, is_object, optional_function, to_js, type_error, type_of,
 };
-use crate::wasm::transport::mirror::tool_result;
+use crate::wasm::transport::mirror::{tool_result, OutsideRuns};
 use crate::wasm::transport::regexp::HostPatterns;
 use crate::wasm::transport::task::spawn_promise;
 use crate::wasm::transport::tools::JsTool;
@@ -84,6 +84,9 @@ impl JsToolRegistry {
         context: JsValue,
     ) -> Promise {
         let registry = self.0.try_borrow().map(|r| Rc::clone(&r));
+        // Outside any run's mirror, even when called from a run's tool: `call` is the caller's, not the run's.
+        // (Only the first poll can be inside a run's: later ones start from JS's microtasks.)
+        let _outside = OutsideRuns::enter();
         spawn_promise(async move {
             let registry = registry.map_err(|_| type_error("ToolRegistry is busy"))?;
             let call: ToolCall = from_js(&call, "call", "toolCall").map_err(type_error)?;

@@ -20,7 +20,7 @@ use crate::wasm::transport::convert::{
 };
 use crate::wasm::transport::events::JsObserver;
 use crate::wasm::transport::hooks::{Hooks, JsHook, JsPrepareRequest};
-use crate::wasm::transport::mirror::{frozen_js, SharedMirror};
+use crate::wasm::transport::mirror::{frozen_js, InMirror, SharedMirror};
 use crate::wasm::transport::model::JsModel;
 use crate::wasm::transport::task::spawn_promise;
 use crate::wasm::transport::timers::JsTimers;
@@ -41,23 +41,28 @@ pub fn run_agent_loop_js(options: JsValue) -> Promise {
             registry: &run.registry,
         };
         run.mirror.borrow_mut().start(&run.context.messages);
-        let result = run_agent_loop(LoopOptions {
-            context: run.context,
-            model: &run.model,
-            tools: run.definitions,
-            executor: &executor,
-            signal: run.signal,
-            max_steps: run.max_steps,
-            observer: &run.observer,
-            clock: run.clock,
-            control: LoopControl {
-                approvals: run.approval.approvals,
-                start_steps: run.approval.start_steps,
-                ..run.control.borrow()
-            },
-        })
-        .await
-        .map_err(|error| type_error(format!("options.{error}")))?;
+        // Polled in its mirror: a JS tool finds its call's object there (`mirror::running_call`).
+        let polled = InMirror::new(
+            run.mirror.clone(),
+            run_agent_loop(LoopOptions {
+                context: run.context,
+                model: &run.model,
+                tools: run.definitions,
+                executor: &executor,
+                signal: run.signal,
+                max_steps: run.max_steps,
+                observer: &run.observer,
+                clock: run.clock,
+                control: LoopControl {
+                    approvals: run.approval.approvals,
+                    start_steps: run.approval.start_steps,
+                    ..run.control.borrow()
+                },
+            }),
+        );
+        let result = polled
+            .await
+            .map_err(|error| type_error(format!("options.{error}")))?;
         Ok(run_result(&result, &run.mirror))
     })
 }

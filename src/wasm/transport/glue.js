@@ -32,6 +32,9 @@ export const EventShape = Object.freeze({ Event: 0, Message: 1, Call: 2, Progres
 /** The bits of `simpleOutput`'s answer (0: not of the simple shape). */
 export const OutputBit = Object.freeze({ Simple: 1, EmptyDetails: 2, IsError: 4, DetailsJson: 8, ShortText: 16 });
 
+/** What each block of a final message `adoptParts` took apart is. */
+export const BlockPart = Object.freeze({ Text: 1, Thinking: 2, Call: 3 });
+
 /** A text shorter than this (UTF-16 units) crosses by wasm-bindgen's own string return. */
 export const SHORT_TEXT_UNITS = 64;
 
@@ -296,27 +299,134 @@ export function callResult(opened, waiter, id) {
   return settleOrKeep(returned, waiter, id);
 }
 
+const { propertyIsEnumerable } = Object.prototype;
+
+// The model's final message is the one value of a turn the core must read. The usual one (SPEC §1's fields
+// as strings, `null` or a number, blocks of the three kinds) crosses without a JSON text of it, whose keys
+// cost more to write and parse than the strings themselves: `adoptParts` makes it the loop's own (frozen in
+// place, deeply, as `adoptMessage` does) and hands Rust its strings joined in one text, with their lengths
+// and each block's `BlockPart` as numbers; a call's arguments cross as their JSON. The provider's fields the
+// core never reads (usage, costs, names) stay in the object. Anything else answers 0 and crosses whole as
+// JSON, which the core's readers decide on: what is taken apart here is what the lean reader reads.
+let partsText;
+let partNumbers;
+
+/** A string that crosses as it is: not half a surrogate pair (the JSON readers refuse those). An engine
+ * without `isWellFormed` leaves every message to the JSON path. */
+const wellFormed = typeof String.prototype.isWellFormed === "function" ? (text) => text.isWellFormed() : () => false;
+
+/** Left out, `null` (the lean reader reads both as none) or a string. */
+const absentOrString = (value) => value == null || (typeof value === "string" && wellFormed(value));
+
 /**
- * Makes a plain final message the loop's own (frozen in place, deeply, as `adoptMessage` does) and answers the
- * JSON of what the lean reader reads of it: SPEC §1's fields (its own enumerable `role`, `content`,
- * `stopReason`, `errorMessage`, `timestamp`), without the provider's fields it would read past (usage, costs,
- * model names), which stay in the object. Undefined when the message is not a plain assistant message or holds
- * what `JSON.stringify` refuses or rewrites (a bigint, a cycle, a `toJSON`): the whole message is then read as
- * JSON, which reports what is wrong (the walk may have frozen part of it: it is the loop's own either way;
- * a cycle ends the walk by overflowing the stack, caught here).
- * Never throws.
+ * Adopts a plain final message and keeps its parts for Rust (`takePartNumbers`, `takePartsText`): the text
+ * of its strings joined (`stopReason`, the `errorMessage` if any, then each block's text, thinking, or a
+ * call's id, name and arguments' JSON), and the numbers `[timestamp, has an errorMessage, each block's
+ * BlockPart..., each string's length in UTF-16 units...]`. Answers the number of blocks plus 1, or 0 when the
+ * message is not of that shape or holds what `JSON.stringify` refuses or rewrites (a bigint, a cycle, a
+ * `toJSON`), which the whole message's JSON then reports (the walk may have frozen part of it: it is the
+ * loop's own either way; a cycle ends the walk by overflowing the stack, caught here). Never throws.
  */
-export function adoptLean(message) {
+export function adoptParts(message) {
+  partsText = undefined;
+  partNumbers = undefined;
   try {
-    const field = (key) => (propertyIsEnumerable.call(message, key) ? message[key] : undefined);
-    if (!isPlain(message) || field("role") !== "assistant" || !deepFreeze(message, true)) return undefined;
-    return JSON.stringify({ role: "assistant", content: field("content"), stopReason: field("stopReason"), errorMessage: field("errorMessage"), timestamp: field("timestamp") });
+    if (!isPlain(message) || !propertyIsEnumerable.call(message, "role") || message.role !== "assistant" || !deepFreeze(message, true)) return 0;
+    // Own enumerable fields only, read once each, as JSON.stringify reads them.
+    let content, stopReason, errorMessage, timestamp;
+    for (const key of Object.keys(message)) {
+      if (key === "content") content = message.content;
+      else if (key === "stopReason") stopReason = message.stopReason;
+      else if (key === "errorMessage") errorMessage = message.errorMessage;
+      else if (key === "timestamp") timestamp = message.timestamp;
+    }
+    if (!Array.isArray(content) || typeof stopReason !== "string" || !wellFormed(stopReason) || !absentOrString(errorMessage)) return 0;
+    if (timestamp !== undefined && !(typeof timestamp === "number" && Number.isFinite(timestamp))) return 0;
+    // -0 is written 0; no timestamp reads as 0.
+    const numbers = [timestamp === undefined ? 0 : timestamp + 0, errorMessage == null ? 0 : 1];
+    const strings = errorMessage == null ? [stopReason] : [stopReason, errorMessage];
+    for (let i = 0; i < content.length; i += 1) {
+      const block = content[i];
+      if (!isPlain(block)) return 0;
+      let type, text, thinking, id, name, args;
+      for (const key of Object.keys(block)) {
+        if (key === "type") type = block.type;
+        else if (key === "text") text = block.text;
+        else if (key === "thinking") thinking = block.thinking;
+        else if (key === "id") id = block.id;
+        else if (key === "name") name = block.name;
+        else if (key === "arguments") args = block.arguments;
+      }
+      // The lean reader reads these four of every block, whatever its type.
+      if (!absentOrString(text) || !absentOrString(thinking) || !absentOrString(id) || !absentOrString(name)) return 0;
+      if (type === "text" && text != null) {
+        numbers.push(BlockPart.Text);
+        strings.push(text);
+      } else if (type === "thinking" && thinking != null) {
+        numbers.push(BlockPart.Thinking);
+        strings.push(thinking);
+      } else if (type === "toolCall" && id != null && name != null) {
+        numbers.push(BlockPart.Call);
+        strings.push(id, name, JSON.stringify(args) ?? "{}"); // undefined where JSON leaves the arguments out
+      } else {
+        return 0;
+      }
+    }
+    for (const text of strings) numbers.push(text.length);
+    partNumbers = numbers;
+    partsText = strings.join("");
+    return content.length + 1;
   } catch {
-    return undefined;
+    return 0;
   }
 }
 
-const { propertyIsEnumerable } = Object.prototype;
+/** The numbers of the message `adoptParts` took apart, once (a plain array: wasm-bindgen copies it into
+ * wasm memory with `Float64Array.prototype.set`, which takes one as it is). */
+export function takePartNumbers() {
+  const numbers = partNumbers;
+  partNumbers = undefined;
+  return numbers;
+}
+
+/** Its strings, joined, once. */
+export function takePartsText() {
+  const text = partsText;
+  partsText = undefined;
+  return text;
+}
+
+// A tool is handed its own copy of its call's arguments (the call is frozen; the copy is the tool's to
+// change), equal to what `JSON.parse(JSON.stringify(value))` makes: what the core read and validated.
+const NOT_PLAIN = Symbol("not plain");
+
+/** A call's arguments as the core read them from the message's JSON: `{}` where JSON leaves them out (none,
+ * a function), else `JSON.parse(JSON.stringify(value))`, by a walk while the value is plain JSON data. */
+function argumentsCopy(value) {
+  const copy = plainCopy(value);
+  if (copy !== NOT_PLAIN) return copy;
+  const json = JSON.stringify(value);
+  return json === undefined ? {} : JSON.parse(json);
+}
+
+/** The copy `JSON.stringify` then `JSON.parse` would make of a string, boolean, finite number, `null`, an
+ * array or an object of Object's prototype without `toJSON` (and no key `__proto__`, which `JSON.parse` makes
+ * an own property), holding only such values; else `NOT_PLAIN`. */
+function plainCopy(value) {
+  if (typeof value === "string" || typeof value === "boolean" || value === null) return value;
+  if (typeof value === "number") return Number.isFinite(value) ? value + 0 : NOT_PLAIN; // -0 is written 0
+  const array = Array.isArray(value);
+  if (array ? Object.getPrototypeOf(value) !== Array.prototype || value.toJSON !== undefined : !isPlain(value)) return NOT_PLAIN;
+  const keys = array ? null : Object.keys(value);
+  const copy = array ? [] : {};
+  for (let i = 0; i < (array ? value.length : keys.length); i += 1) {
+    const key = array ? i : keys[i];
+    const item = key === "__proto__" ? NOT_PLAIN : plainCopy(value[key]);
+    if (item === NOT_PLAIN) return NOT_PLAIN;
+    copy[key] = item;
+  }
+  return copy;
+}
 
 // ---- tools.rs: a tool call, made in one call ------------------------------------------------------------
 
@@ -329,15 +439,23 @@ function toolContext(callId, signal, progress, route) {
 }
 
 /**
- * `f.call(thisArg, JSON.parse(argJson), context)` for a tool call, the context being
- * `toolContext(callId, signal, progress, route)`, and `settle` of what it returned under `id`: answers
- * `true` if that is being awaited, else `false` with the value left for `takeKept`. A throw is settled as
- * a rejection, so nothing unwinds through wasm.
+ * `f.call(thisArg, args, context)` for a tool call, and `settle` of what it returned under `id`: answers
+ * `true` if that is being awaited, else `false` with the value left for `takeKept`. With the run's `call`
+ * object, `args` is a copy of its arguments (`{}` when it has none, as the core reads it) and the context
+ * `toolContext(call.id, ...)`; else `args` is `JSON.parse(argJson)` and the context `toolContext(callId,
+ * ...)`. A throw is settled as a rejection, so nothing unwinds through wasm.
  */
-export function callTool(f, thisArg, argJson, callId, signal, progress, route, waiter, id) {
+export function callTool(f, thisArg, call, argJson, callId, signal, progress, route, waiter, id) {
   let returned;
   try {
-    returned = f.call(thisArg, JSON.parse(argJson), toolContext(callId, signal, progress, route));
+    let args;
+    if (call === undefined) {
+      args = JSON.parse(argJson);
+    } else {
+      args = argumentsCopy(call.arguments);
+      callId = call.id;
+    }
+    returned = f.call(thisArg, args, toolContext(callId, signal, progress, route));
   } catch (error) {
     returned = Promise.reject(error);
   }
@@ -436,7 +554,7 @@ export function takeSimpleDetails() {
 /** Freezes `value` and every object reachable through its own enumerable properties: an array walked by
  * index, an object by its `Object.keys` (`Object.values` copied every value out first; `for...in` would
  * also walk what a polluted `Object.prototype` adds). With `asJson`, stops at the first value below `value`
- * that `JSON.stringify` refuses or rewrites (a bigint, a `toJSON`) and answers false (`adoptLean`). */
+ * that `JSON.stringify` refuses or rewrites (a bigint, a `toJSON`) and answers false (`adoptParts`). */
 function deepFreeze(value, asJson = false) {
   Object.freeze(value);
   const keys = Array.isArray(value) ? null : Object.keys(value);
@@ -496,8 +614,10 @@ export function callBlock(message, index, id) {
 
 /** A tool result as `serde` would write it (`role`, `toolCallId`, `toolName`, `content`, `details` when
  * there are some, `isError`, `timestamp`), made in one call instead of a JSON text parsed again; deeply
- * frozen when `frozen` (one the loop hands out), walking only what Rust made. */
-export function toolResult(toolCallId, toolName, text, content, details, emptyDetails, isError, timestamp, frozen) {
+ * frozen when `frozen` (one the loop hands out), walking only what Rust made. Without a `toolCallId`, the
+ * id is that of `call`, the run's object of the call it answers. */
+export function toolResult(toolCallId, call, toolName, text, content, details, emptyDetails, isError, timestamp, frozen) {
+  if (toolCallId === undefined) toolCallId = call.id;
   // `text`: the content is that one text block (the usual case).
   if (text !== undefined) content = [{ type: "text", text }];
   const result = { role: "toolResult", toolCallId, toolName, content };

@@ -74,10 +74,16 @@ extern "C" {
     #[wasm_bindgen(js_name = callResult)]
     pub fn call_result_js(opened: &JsValue, waiter: &JsValue, id: u32) -> bool;
 
-    /// A plain final message adopted (frozen in place) and the JSON of its SPEC §1 fields; undefined, and
-    /// not adopted, for any other (read all of it). Cannot throw.
-    #[wasm_bindgen(js_name = adoptLean)]
-    pub fn adopt_lean_js(message: &JsValue) -> JsValue;
+    /// A plain final message adopted (frozen in place) and taken apart for the two calls below: the
+    /// number of its blocks plus 1; 0 for any other (read all of it). Cannot throw.
+    #[wasm_bindgen(js_name = adoptParts)]
+    pub fn adopt_parts_js(message: &JsValue) -> u32;
+    /// Its numbers: `[timestamp, has an error message, each block's BlockPart..., each string's length]`.
+    #[wasm_bindgen(js_name = takePartNumbers)]
+    pub fn take_part_numbers_js() -> Vec<f64>;
+    /// Its strings, joined.
+    #[wasm_bindgen(js_name = takePartsText)]
+    pub fn take_parts_text_js() -> JsString;
 
     // ---- tools.rs
 
@@ -87,7 +93,8 @@ extern "C" {
     pub fn call_tool_js(
         f: &Function,
         this: &JsValue,
-        arg_json: &str,
+        call: &JsValue,
+        arg_json: Option<&str>,
         call_id: Option<&str>,
         signal: &JsValue,
         progress: &JsValue,
@@ -127,11 +134,13 @@ extern "C" {
     /// `message.content[index]` if it is still the call `id`, else `undefined`. Cannot throw.
     #[wasm_bindgen(js_name = callBlock)]
     pub fn call_block_js(message: &JsValue, index: u32, id: &str) -> JsValue;
-    /// A tool result object, its one text block made from `text` when given; deeply frozen if `frozen`.
+    /// A tool result object, its one text block made from `text` when given, its `toolCallId` that of
+    /// `call` when no id is given; deeply frozen if `frozen`.
     #[wasm_bindgen(js_name = toolResult)]
     #[allow(clippy::too_many_arguments)]
     pub fn tool_result_js(
-        tool_call_id: &str,
+        tool_call_id: Option<&str>,
+        call: &JsValue,
         tool_name: &JsValue,
         text: Option<&str>,
         content: &JsValue,

@@ -4,11 +4,18 @@
 //! hook context and the run's result reuse those objects. Every message, call or result object the bridge
 //! hands to JS is made or found here, and is deeply frozen where it is made or adopted (SPEC §10): what the
 //! caller passed in is copied, never frozen; what a model returns becomes the loop's own.
+//!
+//! A run's future is polled inside its mirror's scope (`InMirror`, as tracing's `Instrument` polls inside a
+//! span): a JS tool the registry calls during that poll finds its call's object there (`running_call`), and
+//! reads its id and arguments from it instead of their text crossing out of wasm again.
 
 use std::cell::RefCell;
 use std::collections::VecDeque;
+use std::future::Future;
 use std::ops::Range;
+use std::pin::Pin;
 use std::rc::Rc;
+use std::task::{Context, Poll};
 
 use js_sys::Array;
 use serde::Serialize;
@@ -147,27 +154,38 @@ impl Mirror {
     /// The JS object for a call of the message being answered: its block in that message's object, or a
     /// frozen copy of the call (a call the mirror did not see come from the model: a resumed batch's).
     pub fn call(&mut self, call: &ToolCall) -> JsValue {
+        if let Some(js) = self.call_object(&call.id) {
+            return js;
+        }
+        let js = frozen_js(&call.tagged());
+        if let Some(slot) = self.slot(&call.id) {
+            slot.call = Some(js.clone());
+        }
+        js
+    }
+
+    /// The object `call` gives for the call `id` of the message being answered, when that message's object
+    /// has it (or it was made already); `None` for any other id.
+    fn call_object(&mut self, id: &str) -> Option<JsValue> {
         let answering = &self.answering;
-        let Some(slot) = find_slot(&mut self.calls, &self.ids, &call.id) else {
-            return frozen_js(&call.tagged());
-        };
-        (slot.call)
-            .get_or_insert_with(|| {
-                let block = call_block_js(answering, slot.index, &call.id);
-                match block.is_undefined() {
-                    true => frozen_js(&call.tagged()),
-                    false => block,
-                }
-            })
-            .clone()
+        let slot = find_slot(&mut self.calls, &self.ids, id)?;
+        if slot.call.is_none() {
+            let block = call_block_js(answering, slot.index, id);
+            if block.is_undefined() {
+                return None;
+            }
+            slot.call = Some(block);
+        }
+        slot.call.clone()
     }
 
     /// The JS object for a call's result: the one already made for it (by `afterToolCall`, when it left the
     /// result as it was), else a new one, kept for the transcript to reuse.
     pub fn result(&mut self, result: &ToolResultMessage) -> JsValue {
         match self.slot(&result.tool_call_id) {
+            // Its id read from the call's object, when that was made: it need not cross again.
             Some(slot) => (slot.result)
-                .get_or_insert_with(|| tool_result(result, true))
+                .get_or_insert_with(|| made_result(result, slot.call.as_ref(), true))
                 .clone(),
             None => tool_result(result, true),
         }
@@ -314,6 +332,84 @@ impl Mirror {
     }
 }
 
+thread_local! {
+    /// The mirror of the run being polled, if a run is (`InMirror`).
+    static POLLING: RefCell<Option<SharedMirror>> = const { RefCell::new(None) };
+}
+
+/// A run's future, polled inside its mirror. Each poll restores the scope it found, so a run started from
+/// inside another run's tool has its own.
+pub struct InMirror<F> {
+    mirror: SharedMirror,
+    future: Pin<Box<F>>,
+}
+
+impl<F: Future> InMirror<F> {
+    pub fn new(mirror: SharedMirror, future: F) -> Self {
+        InMirror {
+            mirror,
+            future: Box::pin(future),
+        }
+    }
+}
+
+impl<F: Future> Future for InMirror<F> {
+    type Output = F::Output;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<F::Output> {
+        let this = &mut *self;
+        let _scope = Scope::enter(Some(this.mirror.clone()));
+        this.future.as_mut().poll(cx)
+    }
+}
+
+/// Outside any run's mirror until dropped: a task that is not a run (`ToolRegistry.execute`), started from
+/// inside a run's tool, whose calls are not the run's.
+pub struct OutsideRuns {
+    _scope: Scope,
+}
+
+impl OutsideRuns {
+    pub fn enter() -> Self {
+        OutsideRuns {
+            _scope: Scope::enter(None),
+        }
+    }
+}
+
+/// `POLLING` set until dropped, then what it was.
+struct Scope(Option<SharedMirror>);
+
+impl Scope {
+    fn enter(mirror: Option<SharedMirror>) -> Scope {
+        // `try_with`: `with` would link a panic for a thread-local read after its thread ended.
+        Scope(
+            POLLING
+                .try_with(|polling| polling.replace(mirror))
+                .unwrap_or(None),
+        )
+    }
+}
+
+impl Drop for Scope {
+    fn drop(&mut self) {
+        let outer = self.0.take();
+        let _ = POLLING.try_with(|polling| polling.replace(outer));
+    }
+}
+
+/// The JS object of the call `id` of the run being polled (the one its `tool_start` showed), when a run is
+/// being polled and is answering that call; `None` otherwise (the call's id and arguments then cross as text).
+pub fn running_call(id: &str) -> Option<JsValue> {
+    POLLING
+        .try_with(|polling| {
+            let polling = polling.try_borrow().ok()?;
+            let mut mirror = polling.as_ref()?.try_borrow_mut().ok()?;
+            mirror.call_object(id)
+        })
+        .ok()?
+}
+
 /// The slot of the first call with this id (`ids` holds the calls' ids, `CallSlot::id` says where).
 fn find_slot<'s>(calls: &'s mut [CallSlot], ids: &str, id: &str) -> Option<&'s mut CallSlot> {
     calls.iter_mut().find(|slot| ids[slot.id.clone()] == *id)
@@ -328,6 +424,11 @@ pub fn frozen_js<T: Serialize + ?Sized>(value: &T) -> JsValue {
 /// `to_js(&result.tagged())` would make, built in one call for the usual shape (no extra fields) instead of
 /// serialized and parsed again.
 pub fn tool_result(result: &ToolResultMessage, frozen: bool) -> JsValue {
+    made_result(result, None, frozen)
+}
+
+/// `tool_result`, its `toolCallId` read from `call` (the JS object of the call it answers) when given.
+fn made_result(result: &ToolResultMessage, call: Option<&JsValue>, frozen: bool) -> JsValue {
     if !result.extra.is_empty() {
         return match frozen {
             true => frozen_js(&result.tagged()),
@@ -345,8 +446,13 @@ pub fn tool_result(result: &ToolResultMessage, frozen: bool) -> JsValue {
         Some(Value::Object(map)) if map.is_empty() => (JsValue::UNDEFINED, true),
         Some(details) => (super::convert::to_js(details), false),
     };
+    let (id, call) = match call {
+        Some(call) => (None, call),
+        None => (Some(&*result.tool_call_id), &JsValue::UNDEFINED),
+    };
     tool_result_js(
-        &result.tool_call_id,
+        id,
+        call,
         &name_js(&result.tool_name),
         text,
         &content,

@@ -4,26 +4,31 @@
 //! Events stay JS values: they reach `onEvent` as the objects the model yielded.
 //!
 //! The final message is the one value of a turn the loop must read (its stop reason and tool calls decide
-//! what happens next). It crosses as JSON, like every value (`convert::from_js`), but lean: a plain message
-//! is adopted (frozen in place, SPEC §10) and only its SPEC §1 fields cross (`glue.js` `adoptLean`), read by
-//! `AssistantMessage::from_json_lean`; the provider fields the loop never looks at (usage, costs, names) stay
-//! in the model's own object, which the run's observers, hooks, later requests and result hold (`mirror.rs`),
-//! so nothing is lost. Any other message, or one the lean reader does not take, crosses whole and is read by
-//! the full reader, which names the bad field.
+//! what happens next). The usual one is adopted (frozen in place, SPEC §10) and only its SPEC §1 fields
+//! cross, as strings and numbers with no JSON text of the message (`read_parts`; its JS half `adoptParts`);
+//! the provider fields the loop never looks at (usage, costs, names) stay in the model's own object, which the
+//! run's observers, hooks, later requests and result hold (`mirror.rs`), so nothing is lost. Any other
+//! message crosses whole as JSON, like every value (`convert::from_js`), read lean when it can be and else
+//! by the full reader, which names the bad field.
 
 use js_sys::{Array, Function};
-use wasm_bindgen::{JsCast, JsValue};
+use serde_json::Value;
+use wasm_bindgen::JsValue;
 
 use super::convert::{
     error_message, from_json_text, get, get_key, json_text, key, rust_string, to_js, type_of,
 };
-use super::glue::{adopt_lean_js, call_result_js, open_stream_js, take_kept_js};
+use super::glue::{
+    adopt_parts_js, call_result_js, open_stream_js, take_kept_js, take_part_numbers_js,
+    take_parts_text_js,
+};
 use super::mirror::SharedMirror;
-use super::protocol::Opened;
+use super::protocol::{BlockPart, Opened};
 use super::signal::js_signal;
 use super::waiter::{settle_call, Pull, Step};
-use crate::message::AssistantMessage;
+use crate::message::{AssistantBlock, AssistantMessage, Extra, StopReason, ToolCall};
 use crate::model::{Model, ModelRequest, ModelStream, StreamEvent};
+use crate::reading::from_json;
 use crate::signal::AbortSignal;
 
 pub struct JsModel {
@@ -173,20 +178,97 @@ impl StreamEvent for JsEvent {
     }
 }
 
+/// The usual final message, adopted and taken apart by `glue.js` (`adoptParts`) with no JSON text of it:
+/// its strings cross joined in one text, cut here by their lengths; each block is made as its `BlockPart`
+/// says, a call's arguments parsed from their JSON as the lean reader parses them. `None` when it is not of
+/// that shape, or the arguments are not JSON the core reads (the whole message's JSON then decides).
+fn read_parts(message: &JsValue) -> Option<AssistantMessage> {
+    let blocks = adopt_parts_js(message).checked_sub(1)? as usize;
+    let numbers = take_part_numbers_js();
+    let text = rust_string(&take_parts_text_js())?;
+    let (head, rest) = numbers.split_at_checked(2)?;
+    let (kinds, lengths) = rest.split_at_checked(blocks)?;
+    let mut strings = Cut::new(&text, lengths);
+    let stop_reason = StopReason::parse(strings.next()?)?;
+    let error_message = match head[1] != 0.0 {
+        true => Some(strings.next()?.to_owned()),
+        false => None,
+    };
+    let mut content = Vec::with_capacity(blocks);
+    for &kind in kinds {
+        let part = BlockPart::from_u32(kind as u32).ok()?;
+        let first = strings.next()?.to_owned();
+        content.push(match part {
+            BlockPart::Text => AssistantBlock::text(first),
+            BlockPart::Thinking => AssistantBlock::thinking(first),
+            BlockPart::Call => AssistantBlock::ToolCall(ToolCall {
+                id: first,
+                name: strings.next()?.to_owned(),
+                arguments: from_json::<Value>(strings.next()?).ok()?,
+                extra: Extra::new(),
+            }),
+        });
+    }
+    Some(AssistantMessage {
+        content,
+        stop_reason,
+        error_message,
+        timestamp: head[0],
+        extra: Extra::new(),
+    })
+}
+
+/// The strings of a joined text, one after another, each as long as the next of `lengths` says in UTF-16
+/// units (JS's lengths). Each string is well formed (`adoptParts` checked), so no cut splits a character.
+struct Cut<'a> {
+    text: &'a str,
+    lengths: std::slice::Iter<'a, f64>,
+    /// Every character is one byte and one unit: a length in units is a length in bytes.
+    ascii: bool,
+}
+
+impl<'a> Cut<'a> {
+    fn new(text: &'a str, lengths: &'a [f64]) -> Self {
+        Cut {
+            text,
+            lengths: lengths.iter(),
+            ascii: text.is_ascii(),
+        }
+    }
+
+    fn next(&mut self) -> Option<&'a str> {
+        let units = *self.lengths.next()? as usize;
+        let bytes = match self.ascii {
+            true => units,
+            false => {
+                let (mut counted, mut bytes) = (0, 0);
+                for c in self.text.chars() {
+                    if counted == units {
+                        break;
+                    }
+                    counted += c.len_utf16();
+                    bytes += c.len_utf8();
+                }
+                bytes
+            }
+        };
+        let (part, rest) = self.text.split_at_checked(bytes)?;
+        self.text = rest;
+        Some(part)
+    }
+}
+
 /// A model's final message, read and kept as the one whose calls are answered next; `what` names it in
-/// errors. A plain one is adopted as its SPEC §1 fields cross (`adoptLean`); anything else crosses whole, and
-/// the full reader names what is wrong with it.
+/// errors. The usual one is adopted as its parts cross (`read_parts`); anything else crosses whole, and the
+/// full reader names what is wrong with it.
 fn read_final(
     message: &JsValue,
     what: &dyn std::fmt::Display,
     mirror: &SharedMirror,
 ) -> Result<AssistantMessage, String> {
-    // `rust_string` answers `None` for undefined (not adopted).
-    if let Some(lean) = rust_string(adopt_lean_js(message).unchecked_ref()) {
-        if let Some(parsed) = AssistantMessage::from_json_lean(&lean) {
-            mirror.borrow_mut().keep_adopted(message, &parsed);
-            return Ok(parsed);
-        }
+    if let Some(parsed) = read_parts(message) {
+        mirror.borrow_mut().keep_adopted(message, &parsed);
+        return Ok(parsed);
     }
     let text = json_text(message, what)?;
     let parsed = AssistantMessage::from_json_lean(&text)

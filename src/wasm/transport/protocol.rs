@@ -116,6 +116,20 @@ protocol! {
     }
 }
 
+protocol! {
+    /// What each block of a final message `adoptParts` took apart is (`takePartNumbers`); the strings it
+    /// names follow in the message's text, in order.
+    BlockPart {
+        /// A text block: its text.
+        Text = 1,
+        /// A thinking block: its thinking.
+        Thinking = 2,
+        /// A tool call: its id, its name and the JSON of its arguments (`{}` where JSON leaves them out, as
+        /// the core reads a call without them).
+        Call = 3,
+    }
+}
+
 /// A text this short (UTF-16 units) crosses by wasm-bindgen's own string return: below it, the two extra
 /// calls of `convert::rust_string`'s long path cost more than wasm-bindgen's character loop.
 pub const SHORT_TEXT_UNITS: u32 = 64;
@@ -209,6 +223,8 @@ mod tests {
         static EVENT_SHAPE: Object;
         #[wasm_bindgen(thread_local_v2, js_name = OutputBit)]
         static OUTPUT_BIT: Object;
+        #[wasm_bindgen(thread_local_v2, js_name = BlockPart)]
+        static BLOCK_PART: Object;
         #[wasm_bindgen(thread_local_v2, js_name = SHORT_TEXT_UNITS)]
         static JS_SHORT_TEXT_UNITS: JsValue;
         #[wasm_bindgen(thread_local_v2, js_name = AgentState)]
@@ -248,6 +264,7 @@ mod tests {
         StepKind,
         EventShape,
         OutputBit,
+        BlockPart,
         AgentState,
         AgentAction,
         AgentEffect
@@ -259,6 +276,7 @@ mod tests {
         STEP_KIND.with(|js| agree(js, StepKind::ALL, "StepKind"));
         EVENT_SHAPE.with(|js| agree(js, EventShape::ALL, "EventShape"));
         OUTPUT_BIT.with(|js| agree(js, OutputBit::ALL, "OutputBit"));
+        BLOCK_PART.with(|js| agree(js, BlockPart::ALL, "BlockPart"));
         JS_SHORT_TEXT_UNITS.with(|js| assert_eq!(js.as_f64(), Some(f64::from(SHORT_TEXT_UNITS))));
         AGENT_STATE.with(|js| agree(js, AgentState::ALL, "AgentState"));
         AGENT_ACTION.with(|js| agree(js, AgentAction::ALL, "AgentAction"));
@@ -278,6 +296,7 @@ mod tests {
         );
         assert!(StepKind::from_u32(4).is_err());
         assert!(EventShape::from_u32(7).is_err());
+        assert!(BlockPart::from_u32(0).is_err() && BlockPart::from_u32(4).is_err());
         assert!(OutputBit::set(1 | 16).is_ok());
         assert_eq!(OutputBit::set(1 | 32).unwrap_err().number, 32);
     }

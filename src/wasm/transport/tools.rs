@@ -1,7 +1,11 @@
 //! JS tools: a registered tool's `execute(args, {callId, signal, reportProgress})`, and a caller's
 //! `executeToolCall(call, {signal, reportProgress})` or tool source's `execute` (same arguments, the source
-//! as `this`), each called in one `glue.js` call (`callTool`) and awaited. A call's `reportProgress` reports until the call settles. What a tool returns is read by
-//! `tool_output.rs`.
+//! as `this`), each called in one `glue.js` call (`callTool`) and awaited. A call's `reportProgress` reports
+//! until the call settles. What a tool returns is read by `tool_output.rs`.
+//!
+//! A registered tool called by a run gets its arguments from the run's object of its call
+//! (`mirror::running_call`): `glue.js` copies them as JSON would, so neither they nor the call's id cross
+//! out of wasm as text. Anywhere else (`ToolRegistry.execute`, an executor) they cross as JSON text.
 
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
@@ -13,6 +17,7 @@ use wasm_bindgen::JsValue;
 
 use super::convert::{error_message, from_js, json_of, type_error};
 use super::glue::call_tool_js;
+use super::mirror::running_call;
 use super::signal;
 use super::tool_output;
 use super::waiter::settle_call;
@@ -92,14 +97,23 @@ impl Drop for Route {
     }
 }
 
+/// What a JS tool or executor is called with.
+enum Arg {
+    /// The run's object of the tool's call: `glue.js` reads its id and hands the tool a copy of its
+    /// arguments, so neither crosses out of wasm again.
+    Call(JsValue),
+    /// The JSON text of the argument, parsed in JS, and the call's id for the context (none for an
+    /// executor, which is handed the whole call).
+    Json(String, Option<String>),
+}
+
 /// Calls `f(this, arg, context)` and settles what it returns; a throw or rejection becomes its message.
 /// The context's `reportProgress` reports to `progress` until the call has settled. (One call into
-/// `glue.js` parses `arg` from its JSON text, makes the context, calls and starts the await.)
+/// `glue.js` reads or parses `arg`, makes the context, calls and starts the await.)
 async fn call_js(
     f: &Function,
     this: &JsValue,
-    arg: String,
-    call_id: Option<&str>,
+    arg: Arg,
     signal: &AbortSignal,
     progress: ProgressSink,
     what: Rc<str>,
@@ -110,9 +124,15 @@ async fn call_js(
     let signal = handed
         .as_ref()
         .map_or(JsValue::UNDEFINED, |(s, _)| s.clone());
+    let (call, json, call_id) = match &arg {
+        Arg::Call(call) => (call, None, None),
+        Arg::Json(json, call_id) => (&JsValue::UNDEFINED, Some(&**json), call_id.as_deref()),
+    };
     let outcome = settle_call(|waiter, id| {
         REPORT_TO.with(|routes| {
-            call_tool_js(f, this, &arg, call_id, &signal, routes, route.0, waiter, id)
+            call_tool_js(
+                f, this, call, json, call_id, &signal, routes, route.0, waiter, id,
+            )
         })
     })
     .await;
@@ -149,14 +169,16 @@ impl ToolHandler for JsTool {
         context: ToolCallContext,
     ) -> LocalBoxFuture<'static, Result<ToolOutput, String>> {
         let tool = self.0.clone();
-        // Written out now, so the future keeps the text and not a copy of the arguments.
-        let arguments = json_of(arguments);
+        // Found (or written out) now, so the future keeps no copy of the arguments.
+        let arg = match running_call(&context.call_id) {
+            Some(call) => Arg::Call(call),
+            None => Arg::Json(json_of(arguments), Some(context.call_id)),
+        };
         Box::pin(async move {
             let outcome = call_js(
                 &tool.execute,
                 &tool.spec,
-                arguments,
-                Some(&context.call_id),
+                arg,
                 &context.signal,
                 context.progress,
                 tool.what.clone(),
@@ -187,8 +209,7 @@ impl ToolExecutor for JsExecutor {
             let outcome = call_js(
                 &self.execute,
                 &self.this,
-                json_of(&call.tagged()),
-                None,
+                Arg::Json(json_of(&call.tagged()), None),
                 &context.signal,
                 context.progress,
                 self.what.into(),
