@@ -71,32 +71,8 @@ const { Script, WORKLOADS, toolSpecs, SYSTEM_PROMPT, userMessage, transcriptShap
   await import("./workload.mjs");
 const { floorLoop, FloorTools } = await import("./floor-loop.mjs");
 
-// tiny-pi as an app imports it: `import ... from "tiny-pi"` (linked by `npm install --prefix bench`); if the
-// name is not linked, the same entry resolved by hand from pkg/package.json's exports (condition "node").
-async function loadTiny() {
-  // BENCH_TINY=/path/to/tiny_pi.js: another build of the glue (e.g. one keeping wasm function names, to profile).
-  if (process.env.BENCH_TINY) {
-    const file = path.resolve(process.env.BENCH_TINY);
-    const mod = await import(pathToFileURL(file).href);
-    return { mod: mod.runAgentLoop ? mod : mod.default, via: `BENCH_TINY=${process.env.BENCH_TINY}`, entry: file };
-  }
-  try {
-    const mod = await import("tiny-pi");
-    return { mod: mod.runAgentLoop ? mod : mod.default, via: 'import "tiny-pi"', entry: fileURLToPath(import.meta.resolve("tiny-pi")) };
-  } catch (err) {
-    if (err.code !== "ERR_MODULE_NOT_FOUND" && err.code !== "MODULE_NOT_FOUND") throw err;
-  }
-  const pkgJson = path.join(ROOT, "pkg/package.json");
-  if (!fs.existsSync(pkgJson)) return null;
-  const pj = JSON.parse(fs.readFileSync(pkgJson, "utf8"));
-  const node = pj.exports?.["."]?.node;
-  const entry = node?.import?.default ?? node?.default ?? pj.main;
-  if (!entry) fail("loading tiny-pi", "pkg/package.json names no node entry", "rebuild with `npm run build`");
-  const file = path.join(ROOT, "pkg", entry);
-  const mod = await import(pathToFileURL(file).href);
-  return { mod: mod.runAgentLoop ? mod : mod.default, via: path.relative(ROOT, file), entry: file };
-}
-const tiny = await loadTiny();
+const { loadTiny, PI_MODEL } = await import("./legs.mjs");
+const tiny = await loadTiny().catch((err) => fail("loading tiny-pi", err.message, "rebuild with `npm run build`"));
 // BENCH_BASE=/path/to/tiny_pi.js: another build (main's, or one with a step switched off) timed as one more leg,
 // `base`, interleaved with the others in this process: a two-build A/B without a second process's noise.
 const base = process.env.BENCH_BASE
@@ -111,8 +87,6 @@ const wasmMemory = () => {
 // Each leg: run(turns, workload, shape?) -> { messages, events }. Tools and registries are built once per
 // workload, as an app would build them once.
 
-const PI_MODEL = { id: "bench-model", name: "bench", api: "bench", provider: "bench", baseUrl: "", reasoning: false,
-  input: ["text"], cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 }, contextWindow: 1e6, maxTokens: 1e5 };
 
 const setups = new Map();
 /** The tools of each leg and pi's config, for one workload (made on first use, then kept). */
