@@ -5,6 +5,7 @@
 import assert from "node:assert/strict";
 import { before, describe, test } from "node:test";
 import { loadTinyPi } from "./app-fixture.mjs";
+import { garbage, rng } from "./garbage-gen.mjs";
 import { assistantMsg, eventLog, gate, jsModel, label, text, toolCall, userMsg } from "./helpers.mjs";
 
 let tp;
@@ -847,6 +848,74 @@ describe("what crosses once (the bridge's shortcuts keep the rules)", () => {
     // The usual message was taken apart: the executor saw its calls as written.
     const usual = await observe(messages.usual);
     assert.equal(usual.seen, JSON.stringify([{ type: "toolCall", id: "a", name: "probe", arguments: { path: "/a" } }, { type: "toolCall", id: "b", name: "probe", arguments: { n: 1 } }]));
+  });
+
+  test("generated final messages: taken apart or read whole, the core reads the same", T, async () => {
+    // The table above, generalised: 1,000 seeded messages, each a usual one with one to three fields (or blocks)
+    // replaced by an edge value or by garbage-gen's garbage, run as a plain object and as a class instance
+    // (read whole, as JSON). What the core read must not tell them apart.
+    const edge = [
+      null, undefined, null, undefined, null, undefined, "", "plain", "héllo wörld", "👋 emoji", "日本語のテキスト", "a\ud800b", "\udc00", "x".repeat(100),
+      "é".repeat(70), -0, 0, 1.5, NaN, Infinity, 1e21, 2 ** 53 + 2, true, [], {}, { path: "/a", n: -0, u: undefined },
+      { nested: { deep: [1, "two", { three: null }] } }, "toolCall", "text", "thinking", "stop", "toolUse", "error",
+    ];
+    const fields = [
+      ["stopReason"], ["errorMessage"], ["timestamp"], ["role"], ["content"], ["content", 0], ["content", 1],
+      ["content", 0, "text"], ["content", 0, "type"], ["content", 1, "id"], ["content", 1, "name"], ["content", 1, "type"],
+      ["content", 1, "arguments"], ["content", 1, "arguments", "path"], ["content", 2, "thinking"], ["content", 2, "type"],
+      ["content", 3, "arguments"], ["content", 3, "text"],
+    ];
+    class Message {}
+    const observe = async (message) => {
+      const seen = [];
+      const result = await tp.runAgentLoop({
+        context: { messages: [userMsg("go")] },
+        model: jsModel((_request, i) => (i === 0 ? message : stop())),
+        executeToolCall: (c) => (seen.push(c), { content: [text("ok")] }),
+        now: () => 7,
+      });
+      let messages;
+      try {
+        messages = JSON.stringify(result.messages);
+      } catch (error) {
+        messages = `unwritable: ${error.message}`;
+      }
+      return { reason: result.reason, error: result.error, steps: result.steps, seen: JSON.stringify(seen), messages };
+    };
+    let takenApart = 0;
+    for (let i = 0; i < 1000; i += 1) {
+      const r = rng(1000 + i);
+      const make = () => {
+        const message = assistantMsg(
+          [text("plan é"), toolCall(`c${i}`, "probe", { path: "/p" }), { type: "thinking", thinking: "hm" }, toolCall(`d${i}`, "probe", { q: [1, 2] })],
+          "toolUse",
+        );
+        for (let n = 1 + r.int(3); n > 0; n -= 1) {
+          const path = r.pick(fields);
+          let parent = message;
+          try {
+            for (const key of path.slice(0, -1)) parent = parent?.[key];
+          } catch {
+            continue; // a getter or proxy on the way that throws
+          }
+          const value = r.chance(0.5) ? r.pick(edge) : garbage(r, { tp, original: path.length }).value;
+          try {
+            parent[path.at(-1)] = value;
+          } catch {
+            // a frozen or trapping value put there by an earlier replacement: left as it is
+          }
+        }
+        return message;
+      };
+      const plain = make();
+      // The same own fields, in a class instance: read whole (as JSON), never taken apart.
+      const asInstance = Object.assign(new Message(), plain);
+      const a = await observe(plain);
+      const b = await observe(asInstance);
+      assert.deepEqual(a, b, `case ${i}`);
+      if (a.reason === "stop" && a.seen !== "[]") takenApart += 1;
+    }
+    assert.ok(takenApart > 100, `enough generated messages were read and their calls run (${takenApart})`);
   });
 
   test("ToolRegistry.execute called from inside a run's tool, with an id the run also uses, gets its own call's arguments", T, async () => {
