@@ -918,6 +918,35 @@ describe("what crosses once (the bridge's shortcuts keep the rules)", () => {
     assert.ok(takenApart > 100, `enough generated messages were read and their calls run (${takenApart})`);
   });
 
+  test("a final message whose content getter starts a run each time it is read: both runs end, nothing traps", T, async () => {
+    // Reading the message (to adopt it, to find a call's object for its tool) runs the getter inside the
+    // outer run's poll; the nested run sets the mirror scope of its own then.
+    const nested = [];
+    const content = [text("x"), toolCall("a", "echo", { n: 1 })];
+    const message = { role: "assistant", stopReason: "toolUse", timestamp: 2 };
+    Object.defineProperty(message, "content", {
+      enumerable: true,
+      get() {
+        try {
+          nested.push(tp.runAgentLoop({ context: { messages: [userMsg("nested")] }, model: new tp.ScriptedModel([stop("n")]) }));
+        } catch (error) {
+          nested.push(Promise.resolve({ reason: `threw ${error}` }));
+        }
+        return content;
+      },
+    });
+    const seen = [];
+    const result = await tp.runAgentLoop({
+      context: { messages: [userMsg("go")] },
+      model: jsModel((_request, i) => (i === 0 ? message : stop())),
+      tools: registry(["echo"], { spec: { echo: { execute: (args) => (seen.push(args), { content: [text("ok")] }) } } }),
+    });
+    assert.equal(result.reason, "stop");
+    assert.deepEqual(seen, [{ n: 1 }]);
+    assert.ok(nested.length >= 3, `the getter ran inside the run (${nested.length} times)`);
+    for (const run of await Promise.all(nested)) assert.equal(run.reason, "stop");
+  });
+
   test("ToolRegistry.execute called from inside a run's tool, with an id the run also uses, gets its own call's arguments", T, async () => {
     const tools = new tp.ToolRegistry();
     const seen = [];

@@ -377,37 +377,42 @@ impl OutsideRuns {
     }
 }
 
-/// `POLLING` set until dropped, then what it was.
+/// `POLLING` set until dropped, then what it was. (No borrow of `POLLING` outlives these calls, so setting it
+/// cannot fail; `try_*` all the same: a panic here would trap the instance.)
 struct Scope(Option<SharedMirror>);
 
 impl Scope {
     fn enter(mirror: Option<SharedMirror>) -> Scope {
-        // `try_with`: `with` would link a panic for a thread-local read after its thread ended.
-        Scope(
-            POLLING
-                .try_with(|polling| polling.replace(mirror))
-                .unwrap_or(None),
-        )
+        Scope(swap_polling(mirror))
     }
 }
 
 impl Drop for Scope {
     fn drop(&mut self) {
-        let outer = self.0.take();
-        let _ = POLLING.try_with(|polling| polling.replace(outer));
+        swap_polling(self.0.take());
     }
+}
+
+/// Sets `POLLING`, answering what it was. (`try_with`: `with` would link a panic for a thread-local read after
+/// its thread ended.)
+fn swap_polling(mirror: Option<SharedMirror>) -> Option<SharedMirror> {
+    let swap = |polling: &RefCell<Option<SharedMirror>>| {
+        let mut polling = polling.try_borrow_mut().ok()?;
+        std::mem::replace(&mut *polling, mirror)
+    };
+    POLLING.try_with(swap).ok().flatten()
 }
 
 /// The JS object of the call `id` of the run being polled (the one its `tool_start` showed), when a run is
 /// being polled and is answering that call; `None` otherwise (the call's id and arguments then cross as text).
 pub fn running_call(id: &str) -> Option<JsValue> {
-    POLLING
-        .try_with(|polling| {
-            let polling = polling.try_borrow().ok()?;
-            let mut mirror = polling.as_ref()?.try_borrow_mut().ok()?;
-            mirror.call_object(id)
-        })
-        .ok()?
+    // The mirror taken out first: finding the call reads the message (JS, perhaps a getter that starts a
+    // run of its own, which sets `POLLING`).
+    let mirror = POLLING
+        .try_with(|polling| polling.try_borrow().ok()?.clone())
+        .ok()??;
+    let mut mirror = mirror.try_borrow_mut().ok()?;
+    mirror.call_object(id)
 }
 
 /// The slot of the first call with this id (`ids` holds the calls' ids, `CallSlot::id` says where).
