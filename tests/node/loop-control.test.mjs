@@ -799,6 +799,26 @@ describe("what crosses once (the bridge's shortcuts keep the rules)", () => {
     assert.ok(asked.every((block) => Object.isFrozen(block) && block.arguments?.changed === undefined), "the calls keep their arguments");
   });
 
+  // A final message run once as the model's answer, and what the core read of it: the reason, the error, the
+  // steps, the calls handed to the executor and the transcript (the two tests below compare two readings).
+  class Message {}
+  const observe = async (message) => {
+    const seen = [];
+    const result = await tp.runAgentLoop({
+      context: { messages: [userMsg("go")] },
+      model: jsModel((_request, i) => (i === 0 ? message : stop())),
+      executeToolCall: (c) => (seen.push(c), { content: [text("ok")] }),
+      now: () => 7,
+    });
+    let messages;
+    try {
+      messages = JSON.stringify(result.messages);
+    } catch (error) {
+      messages = `unwritable: ${error.message}`;
+    }
+    return { reason: result.reason, error: result.error, steps: result.steps, seen: JSON.stringify(seen), messages };
+  };
+
   test("a final message taken apart without JSON reads as its JSON does, for every shape of its fields", T, async () => {
     // The bridge hands the core the usual final message as its strings, not as JSON (adoptParts), and leaves
     // anything else to the JSON readers. Each message here runs twice: as a plain object, and as an instance
@@ -828,18 +848,7 @@ describe("what crosses once (the bridge's shortcuts keep the rules)", () => {
       "no stop reason": (({ stopReason, ...m }) => m)(assistantMsg([text("t")], "stop")),
       "a block that is not an object": assistantMsg([text("t"), "text"], "stop"),
     };
-    class Message {}
     const asInstance = (message) => Object.assign(new Message(), structuredClone({ ...message, content: message.content.map((b) => (typeof b === "object" ? { ...b, arguments: typeof b.arguments === "function" ? undefined : b.arguments } : b)) }), { content: message.content });
-    const observe = async (message) => {
-      const seen = [];
-      const result = await tp.runAgentLoop({
-        context: { messages: [userMsg("go")] },
-        model: jsModel((_request, i) => (i === 0 ? message : stop())),
-        executeToolCall: (c) => (seen.push(c), { content: [text("ok")] }),
-        now: () => 7,
-      });
-      return { reason: result.reason, error: result.error, steps: result.steps, seen: JSON.stringify(seen), messages: JSON.stringify(result.messages) };
-    };
     for (const [name, message] of Object.entries(messages)) {
       const plain = await observe(message);
       const other = await observe(asInstance(message));
@@ -865,23 +874,6 @@ describe("what crosses once (the bridge's shortcuts keep the rules)", () => {
       ["content", 1, "arguments"], ["content", 1, "arguments", "path"], ["content", 2, "thinking"], ["content", 2, "type"],
       ["content", 3, "arguments"], ["content", 3, "text"],
     ];
-    class Message {}
-    const observe = async (message) => {
-      const seen = [];
-      const result = await tp.runAgentLoop({
-        context: { messages: [userMsg("go")] },
-        model: jsModel((_request, i) => (i === 0 ? message : stop())),
-        executeToolCall: (c) => (seen.push(c), { content: [text("ok")] }),
-        now: () => 7,
-      });
-      let messages;
-      try {
-        messages = JSON.stringify(result.messages);
-      } catch (error) {
-        messages = `unwritable: ${error.message}`;
-      }
-      return { reason: result.reason, error: result.error, steps: result.steps, seen: JSON.stringify(seen), messages };
-    };
     let takenApart = 0;
     for (let i = 0; i < 1000; i += 1) {
       const r = rng(1000 + i);
