@@ -154,27 +154,22 @@ impl Mirror {
     /// The JS object for a call of the message being answered: its block in that message's object, or a
     /// frozen copy of the call (a call the mirror did not see come from the model: a resumed batch's).
     pub fn call(&mut self, call: &ToolCall) -> JsValue {
-        if let Some(js) = self.call_object(&call.id) {
-            return js;
-        }
-        let js = frozen_js(&call.tagged());
-        if let Some(slot) = self.slot(&call.id) {
-            slot.call = Some(js.clone());
-        }
-        js
+        self.call_object(&call.id, Some(call))
+            .unwrap_or_else(|| frozen_js(&call.tagged()))
     }
 
-    /// The object `call` gives for the call `id` of the message being answered, when that message's object
-    /// has it (or it was made already); `None` for any other id.
-    fn call_object(&mut self, id: &str) -> Option<JsValue> {
+    /// The object of the call `id` of the message being answered, found once and kept in its slot: its
+    /// block in that message's object, else a frozen copy of `made` (none given: `None`); `None` for any
+    /// other id.
+    fn call_object(&mut self, id: &str, made: Option<&ToolCall>) -> Option<JsValue> {
         let answering = &self.answering;
         let slot = find_slot(&mut self.calls, &self.ids, id)?;
         if slot.call.is_none() {
             let block = call_block_js(answering, slot.index, id);
-            if block.is_undefined() {
-                return None;
-            }
-            slot.call = Some(block);
+            slot.call = match block.is_undefined() {
+                false => Some(block),
+                true => Some(frozen_js(&made?.tagged())),
+            };
         }
         slot.call.clone()
     }
@@ -412,7 +407,7 @@ pub fn running_call(id: &str) -> Option<JsValue> {
         .try_with(|polling| polling.try_borrow().ok()?.clone())
         .ok()??;
     let mut mirror = mirror.try_borrow_mut().ok()?;
-    mirror.call_object(id)
+    mirror.call_object(id, None)
 }
 
 /// The slot of the first call with this id (`ids` holds the calls' ids, `CallSlot::id` says where).
