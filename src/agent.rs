@@ -54,15 +54,14 @@ use crate::agent_loop::{
 };
 use crate::approval::{needed, Approvals, PendingCall};
 use crate::control::{
-    AfterToolCall, BeforeToolCall, ExecutionMode, HookFuture, LoopControl, MessageQueue, NoTimers,
-    PrepareRequest, Timers,
+    AfterToolCall, BeforeToolCall, LoopControl, MessageQueue, NoTimers, PrepareRequest, Timers,
 };
 use crate::event::{LoopEvent, RunReason, RunResult};
 use crate::message::AgentMessage;
 use crate::model::{Model, ModelStream};
 use crate::session::{parse_jsonl, to_jsonl};
 use crate::signal::AbortController;
-use crate::tools::{Clock, ToolDefinition, ToolExecutor, ToolRegistry};
+use crate::tools::{Clock, ExecutionMode, HookFuture, ToolDefinition, ToolExecutor, ToolRegistry};
 use crate::transcript::{repair_transcript, Unanswered};
 
 /// What the agent is doing.

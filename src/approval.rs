@@ -62,12 +62,9 @@ use std::rc::Rc;
 use serde::Serialize;
 use serde_json::Value;
 
-use futures::future::LocalBoxFuture;
-
-use crate::control::{CallSettings, HookFuture};
 use crate::message::ToolCall;
 use crate::schema::type_name;
-use crate::tools::{ExecutionContext, ToolExecutor, ToolRegistry, ToolReply};
+use crate::tools::executor::HookFuture;
 
 /// What a tool says about its calls' need for a decision (`needsApproval`). The default: none.
 #[derive(Clone, Default)]
@@ -249,35 +246,5 @@ impl PendingCall {
             arguments: call.arguments.clone(),
             needs_approval,
         }
-    }
-}
-
-/// Runs a run's calls with `runner` and asks `registry` which of them wait for a decision: a custom executor
-/// (a JS app's `executeToolCall` or tool source) runs the calls, but a call to a tool registered with
-/// `needsApproval` still waits for one (SPEC §8). With the registry as the runner, it is the registry alone.
-pub struct RegistryApprovals<'a> {
-    pub runner: &'a dyn ToolExecutor,
-    pub registry: &'a ToolRegistry,
-}
-
-impl ToolExecutor for RegistryApprovals<'_> {
-    fn execute<'b>(
-        &'b self,
-        call: &'b ToolCall,
-        context: ExecutionContext,
-    ) -> LocalBoxFuture<'b, Result<ToolReply, String>> {
-        self.runner.execute(call, context)
-    }
-
-    fn settings(&self, call: &ToolCall) -> CallSettings {
-        self.runner.settings(call)
-    }
-
-    fn refuses(&self, call: &ToolCall) -> bool {
-        self.runner.refuses(call)
-    }
-
-    fn needs_approval<'b>(&'b self, call: &'b ToolCall) -> Option<HookFuture<'b, bool>> {
-        self.registry.needs_approval(call)
     }
 }

@@ -65,18 +65,14 @@
 //! assert_eq!(blocked.details, Some(json!({"skipped": true, "reason": "blocked"})));
 //! ```
 
-use futures::future::LocalBoxFuture;
-use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::approval::Approvals;
 use crate::message::{AgentMessage, MediaBlock, ToolCall, ToolResultMessage};
 use crate::model::ModelRequest;
 use crate::signal::{AbortSignal, Registration};
-use crate::tools::ToolDefinition;
-
-/// What a hook or a queue answers: a value, or (`Err`) the message of a hook that threw.
-pub type HookFuture<'a, T> = LocalBoxFuture<'a, Result<T, String>>;
+use crate::tools::definition::ToolDefinition;
+use crate::tools::executor::{ExecutionMode, HookFuture};
 
 /// What every hook gets beside its subject. Lent: a hook that keeps any of it must copy it.
 #[derive(Debug, Clone, Copy)]
@@ -89,26 +85,6 @@ pub struct HookContext<'a> {
     pub step: u32,
     /// The transcript so far, custom-role messages included (a batch's results are not in it yet).
     pub messages: &'a [AgentMessage],
-}
-
-/// How the calls of a batch run: all at once, or one at a time in call order.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub enum ExecutionMode {
-    /// Every call of the batch at once; `tool_end` in completion order.
-    #[default]
-    Parallel,
-    /// One call at a time, in call order.
-    Sequential,
-}
-
-/// How one call is to be run, as its executor knows it (the registry: from the tool's registration).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct CallSettings {
-    /// `Sequential` makes the whole batch sequential.
-    pub execution_mode: ExecutionMode,
-    /// The call's own timeout; `None` leaves it to the run's `tool_timeout_ms`.
-    pub timeout_ms: Option<u32>,
 }
 
 /// `beforeToolCall`'s `{block: true, reason?}`: the call is answered with a skipped result, reason

@@ -3,6 +3,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::approval::PendingCall;
+pub use crate::message::SkipReason;
 use crate::message::{
     tagged, AgentMessage, AssistantMessage, MediaBlock, ToolCall, ToolResultMessage,
 };
@@ -100,58 +101,6 @@ impl RunReason {
             RunReason::MaxSteps => "maxSteps",
             RunReason::Terminated => "terminated",
             RunReason::Paused => "paused",
-        }
-    }
-}
-
-/// Why a tool call was answered without running (`details.reason` of a skipped result).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum SkipReason {
-    Length,
-    Error,
-    Aborted,
-    UnexpectedStop,
-    DuplicateCallId,
-    /// `beforeToolCall` blocked the call, or threw (SPEC §7).
-    Blocked,
-    /// The call was denied approval (SPEC §8).
-    Denied,
-    /// `repair_transcript` answered a call the run never finished (SPEC §8).
-    Interrupted,
-}
-
-impl SkipReason {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            SkipReason::Length => "length",
-            SkipReason::Error => "error",
-            SkipReason::Aborted => "aborted",
-            SkipReason::UnexpectedStop => "unexpected-stop",
-            SkipReason::DuplicateCallId => "duplicate-call-id",
-            SkipReason::Blocked => "blocked",
-            SkipReason::Denied => "denied",
-            SkipReason::Interrupted => "interrupted",
-        }
-    }
-
-    /// The one sentence a skipped result carries (`Blocked`, `Denied`: when no reason was given).
-    pub fn explanation(self) -> &'static str {
-        match self {
-            SkipReason::Length => "Tool call was not executed because the model response was truncated.",
-            SkipReason::Error => "Tool call was not executed because the model response ended with an error.",
-            SkipReason::Aborted => "Tool call was not executed because the run was aborted.",
-            SkipReason::UnexpectedStop => {
-                "Tool call was not executed because the model stopped instead of requesting tool use."
-            }
-            SkipReason::DuplicateCallId => {
-                "Tool call was not executed because its id was used by more than one call in the same message."
-            }
-            SkipReason::Blocked => "Tool call was blocked.",
-            SkipReason::Denied => "Tool call was denied.",
-            SkipReason::Interrupted => {
-                "Tool call was not executed because the run was interrupted."
-            }
         }
     }
 }

@@ -34,14 +34,12 @@ pub use agent_loop::{
     run_agent_loop, AgentContext, InputError, LoopOptions, NoObserver, Observed, Observer,
     DEFAULT_MAX_STEPS,
 };
-pub use approval::{
-    Approval, ApprovalCheck, Approvals, NeedsApproval, PendingCall, RegistryApprovals,
-};
+pub use approval::{Approval, ApprovalCheck, Approvals, NeedsApproval, PendingCall};
 pub use control::{
-    AfterToolCall, BeforeToolCall, Block, CallSettings, ExecutionMode, HookContext, HookFuture,
-    LoopControl, MessageQueue, NoTimers, PrepareRequest, RequestPatch, ResultPatch, Timers,
+    AfterToolCall, BeforeToolCall, Block, HookContext, LoopControl, MessageQueue, NoTimers,
+    PrepareRequest, RequestPatch, ResultPatch, Timers,
 };
-pub use event::{LoopEvent, Queue, RunReason, RunResult, SkipReason};
+pub use event::{LoopEvent, Queue, RunReason, RunResult};
 pub use message::*;
 pub use model::{
     EventGrammar, Model, ModelEvent, ModelRequest, ModelStream, Partial, RecordedRequest,
@@ -50,8 +48,9 @@ pub use model::{
 pub use session::{jsonl_lines, parse_jsonl, to_jsonl, JsonlError};
 pub use signal::{AbortController, AbortSignal, Registration, SignalSource};
 pub use tools::{
-    Clock, ExecutionContext, ProgressSink, Tool, ToolCallContext, ToolDefinition, ToolExecutor,
-    ToolHandler, ToolOutput, ToolRegistry, ToolReply,
+    CallSettings, Clock, ExecutionContext, ExecutionMode, HookFuture, ProgressSink,
+    RegistryApprovals, Tool, ToolCallContext, ToolDefinition, ToolExecutor, ToolHandler,
+    ToolOutput, ToolRegistry, ToolReply,
 };
 pub use trace::{
     format_trace, prologue_trace, validate_trace, Owner, TraceKind, TraceRecord, TraceValidation,

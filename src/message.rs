@@ -209,6 +209,89 @@ impl ToolResultMessage {
             extra: Extra::new(),
         }
     }
+
+    /// A skipped result answering `call` (the call never ran): `details: {skipped: true, reason}`, its text
+    /// the reason's one-sentence explanation.
+    pub fn skipped(call: &ToolCall, reason: SkipReason, timestamp: f64) -> Self {
+        Self::skipped_with(call, reason, reason.explanation(), timestamp)
+    }
+
+    /// A skipped result with its own text (a blocking hook's reason, a denial's).
+    pub fn skipped_with(
+        call: &ToolCall,
+        reason: SkipReason,
+        text: impl Into<String>,
+        timestamp: f64,
+    ) -> Self {
+        ToolResultMessage {
+            details: Some(serde_json::json!({ "skipped": true, "reason": reason.as_str() })),
+            ..ToolResultMessage::error(call, text, timestamp)
+        }
+    }
+
+    /// The result answering a call that ran longer than its timeout of `ms` milliseconds.
+    pub fn timed_out(call: &ToolCall, ms: u32, timestamp: f64) -> Self {
+        ToolResultMessage {
+            details: Some(serde_json::json!({ "timedOut": true, "timeoutMs": ms })),
+            ..ToolResultMessage::error(
+                call,
+                format!("Tool call timed out after {ms} ms."),
+                timestamp,
+            )
+        }
+    }
+}
+
+/// Why a tool call was answered without running (`details.reason` of a skipped result).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum SkipReason {
+    Length,
+    Error,
+    Aborted,
+    UnexpectedStop,
+    DuplicateCallId,
+    /// `beforeToolCall` blocked the call, or threw (SPEC §7).
+    Blocked,
+    /// The call was denied approval (SPEC §8).
+    Denied,
+    /// `repair_transcript` answered a call the run never finished (SPEC §8).
+    Interrupted,
+}
+
+impl SkipReason {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SkipReason::Length => "length",
+            SkipReason::Error => "error",
+            SkipReason::Aborted => "aborted",
+            SkipReason::UnexpectedStop => "unexpected-stop",
+            SkipReason::DuplicateCallId => "duplicate-call-id",
+            SkipReason::Blocked => "blocked",
+            SkipReason::Denied => "denied",
+            SkipReason::Interrupted => "interrupted",
+        }
+    }
+
+    /// The one sentence a skipped result carries (`Blocked`, `Denied`: when no reason was given).
+    pub fn explanation(self) -> &'static str {
+        match self {
+            SkipReason::Length => "Tool call was not executed because the model response was truncated.",
+            SkipReason::Error => "Tool call was not executed because the model response ended with an error.",
+            SkipReason::Aborted => "Tool call was not executed because the run was aborted.",
+            SkipReason::UnexpectedStop => {
+                "Tool call was not executed because the model stopped instead of requesting tool use."
+            }
+            SkipReason::DuplicateCallId => {
+                "Tool call was not executed because its id was used by more than one call in the same message."
+            }
+            SkipReason::Blocked => "Tool call was blocked.",
+            SkipReason::Denied => "Tool call was denied.",
+            SkipReason::Interrupted => {
+                "Tool call was not executed because the run was interrupted."
+            }
+        }
+    }
 }
 
 /// A message of a role the app defines (SPEC §7 `customRoles`, e.g. a `notification`), kept verbatim: the

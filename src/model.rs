@@ -9,7 +9,7 @@ use crate::message::{
     empty_object, tagged, AgentMessage, AssistantBlock, AssistantMessage, StopReason, ToolCall,
 };
 use crate::signal::AbortSignal;
-use crate::tools::ToolDefinition;
+use crate::tools::definition::ToolDefinition;
 
 /// What the loop sends on each request. Borrowed: a model that keeps it must copy it (each request
 /// sees its own snapshot; later appends cannot change it).

@@ -13,7 +13,6 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use crate::agent_loop::skipped;
 use crate::event::SkipReason;
 use crate::message::{AgentMessage, AssistantMessage, ToolResultMessage};
 
@@ -213,7 +212,7 @@ pub fn repair_transcript(messages: &[AgentMessage], now: f64) -> Repaired {
         };
         inserts.push((
             after_results(messages, problem.index, message),
-            skipped(call, SkipReason::Interrupted, now),
+            ToolResultMessage::skipped(call, SkipReason::Interrupted, now),
         ));
     }
     let repaired = inserts.len();

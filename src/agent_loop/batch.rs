@@ -16,16 +16,13 @@ use futures::channel::{mpsc, oneshot};
 use futures::future::LocalBoxFuture;
 use futures::stream::{FuturesUnordered, StreamExt};
 use futures::FutureExt;
-use serde_json::json;
 
 use super::Emitter;
-use crate::control::{
-    AfterToolCall, BeforeToolCall, Block, ExecutionMode, HookContext, LoopControl, Timers,
-};
+use crate::control::{AfterToolCall, BeforeToolCall, Block, HookContext, LoopControl, Timers};
 use crate::event::{LoopEvent, SkipReason};
 use crate::message::{AgentMessage, MediaBlock, ToolCall, ToolResultMessage};
 use crate::signal::{AbortController, AbortSignal, Registration};
-use crate::tools::{Clock, ExecutionContext, ToolExecutor, ToolReply};
+use crate::tools::{Clock, ExecutionContext, ExecutionMode, ToolExecutor, ToolReply};
 
 /// A call of the batch, as phase 1 leaves it.
 enum Slot {
@@ -389,7 +386,7 @@ impl<E> Batch<'_, '_, E> {
         reason: SkipReason,
         text: String,
     ) -> ToolResultMessage {
-        let result = skipped_with(call, reason, text, (self.clock)());
+        let result = ToolResultMessage::skipped_with(call, reason, text, (self.clock)());
         self.emitter
             .emit(LoopEvent::ToolSkipped { result: &result })
             .await;
@@ -407,7 +404,7 @@ fn finish_call(call: &ToolCall, outcome: Outcome, clock: &Clock) -> (ToolResultM
             (reply.into_result(call, || clock()), terminate)
         }
         Outcome::Replied(Err(message)) => (ToolResultMessage::error(call, message, clock()), false),
-        Outcome::TimedOut(ms) => (timed_out(call, ms, clock()), false),
+        Outcome::TimedOut(ms) => (ToolResultMessage::timed_out(call, ms, clock()), false),
     }
 }
 
@@ -466,31 +463,5 @@ impl Timer {
             open,
             _registration: registration,
         }
-    }
-}
-
-/// The result answering a call the loop did not run, with its reason's sentence.
-pub fn skipped(call: &ToolCall, reason: SkipReason, now: f64) -> ToolResultMessage {
-    skipped_with(call, reason, reason.explanation(), now)
-}
-
-/// A skipped result with its own text (a blocking hook's reason).
-fn skipped_with(
-    call: &ToolCall,
-    reason: SkipReason,
-    text: impl Into<String>,
-    now: f64,
-) -> ToolResultMessage {
-    ToolResultMessage {
-        details: Some(json!({ "skipped": true, "reason": reason.as_str() })),
-        ..ToolResultMessage::error(call, text, now)
-    }
-}
-
-/// The result answering a call that ran longer than its timeout of `ms` milliseconds.
-pub fn timed_out(call: &ToolCall, ms: u32, now: f64) -> ToolResultMessage {
-    ToolResultMessage {
-        details: Some(json!({ "timedOut": true, "timeoutMs": ms })),
-        ..ToolResultMessage::error(call, format!("Tool call timed out after {ms} ms."), now)
     }
 }

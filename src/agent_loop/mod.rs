@@ -29,7 +29,6 @@ use approval::{approval_gate, Gate};
 use batch::Batch;
 use decide::{decide, Decision};
 
-pub use batch::{skipped, timed_out};
 pub(crate) use queue::may_queue;
 
 pub const DEFAULT_MAX_STEPS: u32 = 32;

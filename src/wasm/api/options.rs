@@ -8,10 +8,10 @@ use serde_json::Value;
 use wasm_bindgen::{JsCast, JsValue};
 
 use crate::agent_loop::{AgentContext, DEFAULT_MAX_STEPS};
-use crate::control::ExecutionMode;
 use crate::message::AgentMessage;
 use crate::reading::ReadValue;
 use crate::signal::AbortSignal;
+use crate::tools::ExecutionMode;
 use crate::tools::{Clock, ToolDefinition};
 use crate::wasm::transport::convert::{
     array_from_js, describe, error_message, get, is_object, messages_from_js, optional_function,

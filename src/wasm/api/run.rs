@@ -10,11 +10,10 @@ use super::approvals::{pending_js, RunApprovals};
 use super::options;
 use super::registry::registry_snapshot;
 use crate::agent_loop::{run_agent_loop, AgentContext, LoopOptions};
-use crate::approval::RegistryApprovals;
-use crate::control::{ExecutionMode, LoopControl};
+use crate::control::LoopControl;
 use crate::event::RunResult;
 use crate::signal::AbortSignal;
-use crate::tools::{Clock, ToolDefinition, ToolRegistry};
+use crate::tools::{Clock, ExecutionMode, RegistryApprovals, ToolDefinition, ToolRegistry};
 use crate::wasm::transport::convert::{
     get, is_object, optional_function, set, type_error, type_of,
 };

@@ -13,7 +13,7 @@ use super::convert::{error_message, json_of};
 use super::glue::{call_check_js, show_js};
 use super::waiter::settle_call;
 use crate::approval::ApprovalCheck;
-use crate::control::HookFuture;
+use crate::tools::HookFuture;
 
 /// A registered tool's `needsApproval` function.
 pub struct JsApprovalCheck(Rc<Parts>);

@@ -20,12 +20,13 @@ use super::mirror::{Patched, SharedMirror};
 use super::signal::handed;
 use super::waiter::settle_call;
 use crate::control::{
-    AfterToolCall, BeforeToolCall, Block, HookContext, HookFuture, MessageQueue, PrepareRequest,
-    RequestPatch, ResultPatch,
+    AfterToolCall, BeforeToolCall, Block, HookContext, MessageQueue, PrepareRequest, RequestPatch,
+    ResultPatch,
 };
 use crate::message::{AgentMessage, ToolCall, ToolResultMessage};
 use crate::model::ModelRequest;
 use crate::signal::{AbortSignal, Registration};
+use crate::tools::HookFuture;
 
 /// What a run's hooks share: its mirror, its custom roles, its tool definitions as JS, and the signal that
 /// never aborts (made once, if a hook needs it: the caller gave no signal).

@@ -1,34 +1,23 @@
-//! Tools (SPEC §3): the registry, the core executor that never fails, and the executor boundary the loop
-//! calls (the registry by default, or a caller's `executeToolCall`). A tool may also be registered to run
-//! alone or with its own timeout, ask the run to end after its batch (SPEC §7), and have its calls wait
-//! for a decision (SPEC §8).
+//! The tool registry (SPEC §3): tools registered with their schemas, and the core executor that never
+//! fails. A tool may also be registered to run alone or with its own timeout, ask the run to end after its
+//! batch (SPEC §7), and have its calls wait for a decision (SPEC §8), which a caller's own executor still
+//! asks the registry about (`RegistryApprovals`).
 
 use std::rc::Rc;
 
 use futures::future::LocalBoxFuture;
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use serde_json::Value;
 
+use super::definition::ToolDefinition;
+use super::executor::{
+    CallSettings, ExecutionContext, ExecutionMode, HookFuture, ProgressSink, ToolExecutor,
+    ToolReply,
+};
 use crate::approval::NeedsApproval;
-use crate::control::{CallSettings, ExecutionMode, HookFuture};
 use crate::message::{Extra, MediaBlock, ToolCall, ToolResultMessage};
 use crate::schema::{self, PatternEngine, Schema};
 use crate::signal::AbortSignal;
-
-/// What the model is told about a tool.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ToolDefinition {
-    pub name: String,
-    #[serde(default)]
-    pub description: String,
-    /// A JSON Schema for the arguments object.
-    #[serde(default = "any_object")]
-    pub parameters: Value,
-}
-
-pub(crate) fn any_object() -> Value {
-    serde_json::json!({ "type": "object" })
-}
 
 /// What a tool's `execute` returns. Other fields are ignored.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
@@ -42,19 +31,6 @@ pub struct ToolOutput {
     /// stored in the result.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub terminate: bool,
-}
-
-/// Called with the content a running tool reports; the loop turns it into `tool_progress`.
-pub type ProgressSink = Rc<dyn Fn(Vec<MediaBlock>)>;
-/// The clock for timestamps the loop and the executor write.
-pub type Clock = Rc<dyn Fn() -> f64>;
-
-/// What every executor gets with a call.
-#[derive(Clone)]
-pub struct ExecutionContext {
-    pub signal: AbortSignal,
-    pub progress: ProgressSink,
-    pub clock: Clock,
 }
 
 /// What a tool's `execute` gets beside its arguments.
@@ -114,82 +90,6 @@ impl Tool {
             timeout_ms: None,
             needs_approval: NeedsApproval::Never,
         }
-    }
-}
-
-/// What an executor answers for one call. Lenient on purpose: a caller's executor may leave out the
-/// pairing fields, which the loop stamps from the call it executed (pairing is the loop's job).
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct ToolReply {
-    pub content: Vec<MediaBlock>,
-    pub details: Option<Value>,
-    pub is_error: bool,
-    pub timestamp: Option<f64>,
-    pub extra: Extra,
-    /// Asks the run to end after this batch (SPEC §7); not part of the result.
-    pub terminate: bool,
-}
-
-impl ToolReply {
-    /// The transcript message answering `call`; `now` stamps it if the reply is not stamped.
-    pub fn into_result(mut self, call: &ToolCall, now: impl FnOnce() -> f64) -> ToolResultMessage {
-        // Fields a full ToolResultMessage carries are written from the call, not copied.
-        for key in ["role", "toolCallId", "toolName"] {
-            self.extra.shift_remove(key);
-        }
-        ToolResultMessage {
-            tool_call_id: call.id.clone(),
-            tool_name: call.name.clone(),
-            content: self.content,
-            details: self.details,
-            is_error: self.is_error,
-            timestamp: self.timestamp.unwrap_or_else(now),
-            extra: self.extra,
-        }
-    }
-}
-
-impl From<ToolResultMessage> for ToolReply {
-    fn from(r: ToolResultMessage) -> Self {
-        ToolReply {
-            content: r.content,
-            details: r.details,
-            is_error: r.is_error,
-            timestamp: Some(r.timestamp),
-            extra: r.extra,
-            terminate: false,
-        }
-    }
-}
-
-/// Runs one tool call. `Err` is an executor that rejected; the loop answers the call with an error result.
-pub trait ToolExecutor {
-    fn execute<'a>(
-        &'a self,
-        call: &'a ToolCall,
-        context: ExecutionContext,
-    ) -> LocalBoxFuture<'a, Result<ToolReply, String>>;
-
-    /// How `call` is to be run. The default (a caller's own executor): in parallel, with the run's timeout.
-    fn settings(&self, call: &ToolCall) -> CallSettings {
-        let _ = call;
-        CallSettings::default()
-    }
-
-    /// Whether `execute` would answer `call` with an error at once, running nothing (an unknown tool,
-    /// arguments that fail the schema): no hook sees such a call (SPEC §7). Asked only when a tool hook is
-    /// set. The default: every call is the hooks' to see.
-    fn refuses(&self, call: &ToolCall) -> bool {
-        let _ = call;
-        false
-    }
-
-    /// Whether `call` waits for a decision before it runs (SPEC §8): `None` when it needs none without
-    /// asking (the default: a caller's own executor runs every call), else the answer, which may come
-    /// later. An `Err` (a `needsApproval` that threw) counts as `true`.
-    fn needs_approval<'a>(&'a self, call: &'a ToolCall) -> Option<HookFuture<'a, bool>> {
-        let _ = call;
-        None
     }
 }
 
@@ -385,5 +285,35 @@ impl ToolExecutor for ToolRegistry {
             NeedsApproval::Always => Some(Box::pin(async { Ok(true) })),
             NeedsApproval::Ask(check) => Some(check.needs_approval(&call.arguments)),
         }
+    }
+}
+
+/// Runs a run's calls with `runner` and asks `registry` which of them wait for a decision: a custom executor
+/// (a JS app's `executeToolCall` or tool source) runs the calls, but a call to a tool registered with
+/// `needsApproval` still waits for one (SPEC §8). With the registry as the runner, it is the registry alone.
+pub struct RegistryApprovals<'a> {
+    pub runner: &'a dyn ToolExecutor,
+    pub registry: &'a ToolRegistry,
+}
+
+impl ToolExecutor for RegistryApprovals<'_> {
+    fn execute<'b>(
+        &'b self,
+        call: &'b ToolCall,
+        context: ExecutionContext,
+    ) -> LocalBoxFuture<'b, Result<ToolReply, String>> {
+        self.runner.execute(call, context)
+    }
+
+    fn settings(&self, call: &ToolCall) -> CallSettings {
+        self.runner.settings(call)
+    }
+
+    fn refuses(&self, call: &ToolCall) -> bool {
+        self.runner.refuses(call)
+    }
+
+    fn needs_approval<'b>(&'b self, call: &'b ToolCall) -> Option<HookFuture<'b, bool>> {
+        self.registry.needs_approval(call)
     }
 }
