@@ -10,6 +10,11 @@ use crate::message::{
 
 /// One observable step of a run. Borrowed, so emitting an event copies nothing; `E` is the model's own
 /// event type, forwarded untouched (the wasm bridge hands JS the very objects the model yielded).
+///
+/// Every message the run appends is announced by exactly one event, which says where it goes in the
+/// transcript (`index`, never serialized): `assistant_message` and `queued_message` once it is appended,
+/// `tool_end` and `tool_skipped` for the place the result takes when its batch is appended. A host that
+/// keeps its own form of each message (the wasm bridge's frozen JS objects) keeps it by that index.
 #[derive(Debug, Serialize)]
 #[serde(
     tag = "type",
@@ -23,6 +28,8 @@ pub enum LoopEvent<'a, E> {
     AssistantMessage {
         #[serde(serialize_with = "tagged::assistant")]
         message: &'a AssistantMessage,
+        #[serde(skip)]
+        index: usize,
     },
     ToolStart {
         #[serde(serialize_with = "tagged::tool_call")]
@@ -35,15 +42,21 @@ pub enum LoopEvent<'a, E> {
     ToolEnd {
         #[serde(serialize_with = "tagged::tool_result")]
         result: &'a ToolResultMessage,
+        #[serde(skip)]
+        index: usize,
     },
     ToolSkipped {
         #[serde(serialize_with = "tagged::tool_result")]
         result: &'a ToolResultMessage,
+        #[serde(skip)]
+        index: usize,
     },
     /// A message a queue gave (SPEC §7), after it was appended.
     QueuedMessage {
         message: &'a AgentMessage,
         queue: Queue,
+        #[serde(skip)]
+        index: usize,
     },
     TurnEnd {
         reason: RunReason,

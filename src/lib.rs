@@ -43,12 +43,12 @@ pub use event::{LoopEvent, Queue, RunReason, RunResult};
 pub use message::*;
 pub use model::{
     EventGrammar, Model, ModelEvent, ModelRequest, ModelStream, Partial, RecordedRequest,
-    ScriptedModel, StreamEvent,
+    ScriptedModel, Sources, StreamEvent,
 };
 pub use session::{jsonl_lines, parse_jsonl, to_jsonl, JsonlError};
 pub use signal::{AbortController, AbortSignal, Registration, SignalSource};
 pub use tools::{
-    CallSettings, Clock, ExecutionContext, ExecutionMode, HookFuture, ProgressSink,
+    CallSettings, Clock, ExecutionContext, ExecutionMode, HookFuture, HostValue, ProgressSink,
     RegistryApprovals, Tool, ToolCallContext, ToolDefinition, ToolExecutor, ToolHandler,
     ToolOutput, ToolRegistry, ToolReply,
 };

@@ -235,7 +235,7 @@ fn after_tool_call_replaces_the_result_before_its_tool_end() {
     struct Ends(Log, Rc<std::cell::RefCell<Vec<ToolResultMessage>>>);
     impl Observer<ModelEvent> for Ends {
         fn on_event(&self, event: LoopEvent<'_, ModelEvent>) -> Observed {
-            if let LoopEvent::ToolEnd { result } = &event {
+            if let LoopEvent::ToolEnd { result, .. } = &event {
                 self.1.borrow_mut().push((*result).clone());
             }
             Timeline(self.0.clone()).on_event(event)
@@ -951,6 +951,7 @@ fn queued_message_has_its_json_shape() {
     let event = LoopEvent::QueuedMessage::<ModelEvent> {
         message: &message,
         queue: Queue::FollowUp,
+        index: 3,
     };
     assert_eq!(
         serde_json::to_value(event).unwrap(),

@@ -19,7 +19,7 @@ use crate::approval::PendingCall;
 use crate::control::{HookContext, LoopControl};
 use crate::event::{LoopEvent, Queue, RunReason, RunResult};
 use crate::message::{AgentMessage, AssistantMessage, ToolCall};
-use crate::model::{Model, ModelRequest, ModelStream};
+use crate::model::{Model, ModelRequest, ModelStream, Sources};
 use crate::signal::AbortSignal;
 use crate::tools::{Clock, ToolDefinition, ToolExecutor};
 use crate::transcript::{
@@ -220,8 +220,9 @@ impl<M: Model> Run<'_, M> {
             let Some(AgentMessage::Assistant(message)) = self.messages.last() else {
                 unreachable!("the message was just appended");
             };
+            let index = self.messages.len() - 1;
             self.emitter
-                .emit(LoopEvent::AssistantMessage { message })
+                .emit(LoopEvent::AssistantMessage { message, index })
                 .await;
             if let Some(end) = self.answer(self.messages.len() - 1).await {
                 return end;
@@ -258,6 +259,7 @@ impl<M: Model> Run<'_, M> {
             clock: &self.clock,
             step: self.steps,
             messages: &self.messages,
+            first_index: self.messages.len(),
         };
         let (results, after) = match (decision, gate) {
             (_, Gate::Pause(pending)) => (Vec::new(), After::End(End::Paused(pending))),
@@ -294,11 +296,14 @@ impl<M: Model> Run<'_, M> {
     /// A hook that throws or breaks the pairing ends the run before the request, which is then not
     /// counted; so does an abort while the hook ran.
     async fn next_response(&mut self) -> Result<AssistantMessage, End> {
-        let messages = request::request_messages(&self.messages, self.has_custom);
+        let (messages, picked) = request::request_messages(&self.messages, self.has_custom);
         let built = ModelRequest {
             system_prompt: self.system_prompt.as_deref(),
             messages: &messages,
             tools: &self.tools,
+            sources: picked
+                .as_deref()
+                .map_or(Sources::Transcript, Sources::Picked),
         };
         let patch = match self.control.prepare_request {
             None => None,

@@ -11,22 +11,21 @@ use crate::model::{Model, ModelRequest, ModelStream, StreamEvent};
 use crate::signal::AbortSignal;
 use crate::transcript::validate_transcript;
 
-/// The messages a request carries: the transcript without its custom-role messages. Borrowed when there
-/// are none, so a run without custom roles copies nothing.
+/// The messages a request carries: the transcript without its custom-role messages, and where each comes
+/// from in it (`None`: all of them, in order). Borrowed when there are none, so a run without custom roles
+/// copies nothing.
 pub(super) fn request_messages(
     messages: &[AgentMessage],
     has_custom: bool,
-) -> Cow<'_, [AgentMessage]> {
+) -> (Cow<'_, [AgentMessage]>, Option<Vec<usize>>) {
     if !has_custom {
-        return Cow::Borrowed(messages);
+        return (Cow::Borrowed(messages), None);
     }
-    Cow::Owned(
-        messages
-            .iter()
-            .filter(|m| !matches!(m, AgentMessage::Custom(_)))
-            .cloned()
-            .collect(),
-    )
+    let sent = |(_, m): &(usize, &AgentMessage)| !matches!(m, AgentMessage::Custom(_));
+    let picked: Vec<(usize, &AgentMessage)> = messages.iter().enumerate().filter(sent).collect();
+    let at = picked.iter().map(|(index, _)| *index).collect();
+    let copies = picked.into_iter().map(|(_, m)| m.clone()).collect();
+    (Cow::Owned(copies), Some(at))
 }
 
 /// Shows the request the loop built to `prepareRequest`. Its patch, if it has one whose `messages` still

@@ -1214,7 +1214,28 @@ pub fn check(plan: &RunPlan, finished: &Finished) -> Result<(), String> {
     );
 
     let (reason, cause) = walk.run()?;
-    walk.end(result, reason, cause)
+    walk.end(result, reason, cause)?;
+    check_announced(plan, world, result)
+}
+
+/// Every message the run appended was announced by one event, with the index it took in the transcript.
+fn check_announced(plan: &RunPlan, world: &World, result: &RunResult) -> Result<(), String> {
+    let mut announced = world.appended.borrow().clone();
+    announced.sort_by_key(|(index, _)| *index);
+    let indices: Vec<usize> = announced.iter().map(|(index, _)| *index).collect();
+    let expected: Vec<usize> = (plan.input.len()..result.messages.len()).collect();
+    ensure!(
+        indices == expected,
+        "the events announced indices {indices:?}, but the run appended {expected:?}"
+    );
+    for (index, message) in &announced {
+        ensure!(
+            result.messages[*index] == *message,
+            "the event for index {index} announced {message:#?}, but the transcript holds {:#?}",
+            result.messages[*index]
+        );
+    }
+    Ok(())
 }
 
 impl Walk<'_> {

@@ -213,6 +213,8 @@ pub struct World {
     /// events of a run paused and resumed line up with those of the same run never paused).
     resuming: Cell<bool>,
     pub pauses: Cell<usize>,
+    /// What the events said each appended message is, and where it goes (`index`).
+    pub appended: RefCell<Vec<(usize, AgentMessage)>>,
 }
 
 impl World {
@@ -759,16 +761,27 @@ impl Observer<ModelEvent> for Recorder {
         &self,
         event: LoopEvent<'_, ModelEvent>,
     ) -> Result<Option<LocalBoxFuture<'static, Result<(), String>>>, String> {
+        let announced = match event {
+            LoopEvent::AssistantMessage { message, index } => {
+                Some((index, AgentMessage::Assistant(message.clone())))
+            }
+            LoopEvent::ToolEnd { result, index } | LoopEvent::ToolSkipped { result, index } => {
+                Some((index, AgentMessage::ToolResult(result.clone())))
+            }
+            LoopEvent::QueuedMessage { message, index, .. } => Some((index, message.clone())),
+            _ => None,
+        };
+        self.world.appended.borrow_mut().extend(announced);
         let owned = match event {
             LoopEvent::ModelEvent { event } => Ev::Model(event.clone()),
-            LoopEvent::AssistantMessage { message } => Ev::Assistant(message.clone()),
+            LoopEvent::AssistantMessage { message, .. } => Ev::Assistant(message.clone()),
             LoopEvent::ToolStart { call } => Ev::ToolStart(call.clone()),
             LoopEvent::ToolProgress { call_id, content } => {
                 Ev::Progress(call_id.to_owned(), content.to_vec())
             }
-            LoopEvent::ToolEnd { result } => Ev::ToolEnd(result.clone()),
-            LoopEvent::ToolSkipped { result } => Ev::Skipped(result.clone()),
-            LoopEvent::QueuedMessage { message, queue } => Ev::Queued(message.clone(), queue),
+            LoopEvent::ToolEnd { result, .. } => Ev::ToolEnd(result.clone()),
+            LoopEvent::ToolSkipped { result, .. } => Ev::Skipped(result.clone()),
+            LoopEvent::QueuedMessage { message, queue, .. } => Ev::Queued(message.clone(), queue),
             LoopEvent::TurnEnd {
                 reason: RunReason::Paused,
                 ..
