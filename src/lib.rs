@@ -28,7 +28,7 @@ pub mod transcript;
 pub mod wasm;
 
 pub use agent::{
-    Agent, AgentAction, AgentEffect, AgentError, AgentOptions, AgentState, ListenerId,
+    Agent, AgentAction, AgentEffect, AgentError, AgentOptions, AgentState, ListenerId, WeakAgent,
 };
 pub use agent_loop::{
     run_agent_loop, AgentContext, InputError, LoopOptions, NoObserver, Observed, Observer,
