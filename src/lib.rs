@@ -56,6 +56,6 @@ pub use trace::{
     format_trace, prologue_trace, validate_trace, Owner, TraceKind, TraceRecord, TraceValidation,
 };
 pub use transcript::{
-    repair_transcript, validate_transcript, validate_transcript_with, Problem, ProblemKind,
-    Repaired, Unanswered, ValidateOptions, Validation,
+    open_calls, repair_transcript, validate_transcript, validate_transcript_with, Problem,
+    ProblemKind, Repaired, Unanswered, ValidateOptions, Validation,
 };

@@ -662,8 +662,8 @@ fn unanswered_calls_anywhere_but_in_the_last_assistant_message_are_refused() {
     );
     assert_eq!(
         error.to_string(),
-        "context.messages[1]: tool call \"a\" has no result (missing_result); only the calls of the last \
-         assistant message may wait for one (a paused run)"
+        "context.messages[1]: tool call \"a\" has no result, and only the calls of the last assistant \
+         message may wait for one (a paused run) (missing_result)"
     );
     assert!(
         world.did().is_empty(),
