@@ -501,7 +501,7 @@ impl Walk<'_> {
     /// SPEC §8's gate, before phase 1: each call's need, asked in call order (a function only for calls its
     /// executor would run); a call that needs approval and has no decision pauses the run, and nothing else
     /// happens; otherwise the batch uses up its calls' decisions. `None` when paused, else each call's
-    /// denial text (decisions matter only for calls that need approval).
+    /// denial text (a decision applies to any call, whether it needs approval or not).
     #[allow(clippy::type_complexity)]
     fn gate(&mut self, calls: &[ToolCall]) -> Result<Option<Vec<Option<String>>>, String> {
         let Some(approval) = self.plan.control.approval.clone() else {
@@ -559,12 +559,13 @@ impl Walk<'_> {
             self.pending = Some(pending.collect());
             return Ok(None);
         }
+        // A decision applies to any call of the batch, whether it needs approval or not, and is used up.
         let mut denials = Vec::new();
-        for (call, need) in calls.iter().zip(needs) {
-            let decision = need
+        for call in calls {
+            let decision = decided(self, &call.id)
                 .then(|| self.approvals.get(&call.id).cloned())
                 .flatten();
-            if need {
+            if decision.is_some() {
                 self.used.insert(call.id.clone());
             }
             denials.push(match decision {

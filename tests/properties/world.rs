@@ -213,6 +213,8 @@ pub struct World {
     /// events of a run paused and resumed line up with those of the same run never paused).
     resuming: Cell<bool>,
     pub pauses: Cell<usize>,
+    /// The ids of the calls the driver gave a decision about when it resumed a pause.
+    pub decided_at_pauses: RefCell<Vec<String>>,
 }
 
 impl World {
@@ -1190,6 +1192,7 @@ where
     let mut pool = LocalPool::new();
     let slot = result.clone();
     let all = runs.clone();
+    let decider = world.clone();
     pool.spawner()
         .spawn_local(async move {
             let (mut context, mut approvals, mut start_steps) = (context, up_front.clone(), 0);
@@ -1225,6 +1228,8 @@ where
                         let plan = control.approval.as_ref().expect("only approvals pause");
                         approvals = up_front.clone();
                         for call in pending.iter().filter(|c| c.needs_approval) {
+                            (decider.decided_at_pauses.borrow_mut())
+                                .push(call.tool_call_id.clone());
                             approvals.insert(
                                 call.tool_call_id.clone(),
                                 plan.decision(&call.tool_call_id),
