@@ -141,6 +141,7 @@ fn every_generated_run_keeps_the_invariants() {
             ("follow-up messages", tally.follow_ups, 20),
             ("timers", tally.timers_set, 300),
             ("timeouts", tally.timeouts, 100),
+            ("timed-out calls settled later", tally.late_settles, 20),
             ("sequential runs", tally.sequential_runs, 300),
             ("calls skipped by an abort", tally.aborted_skips, 30),
             ("runs with custom messages", tally.custom_runs, 300),

@@ -77,7 +77,8 @@ pub struct Execution {
     pub call: ToolCall,
     pub progress_sent: usize,
     pub handler_ran: bool,
-    /// `None` while running, and for good when the call timed out (its future was dropped).
+    /// `None` while running, and for good when the call timed out and its future was dropped (a parallel
+    /// batch's); a sequential batch's timed-out call may settle later (`Entry::ExecEnd` after its timer fired).
     pub reply: Option<Result<ToolReply, String>>,
     /// The signal the executor was handed.
     pub signal: AbortSignal,
@@ -147,6 +148,8 @@ pub enum Entry {
     Event(usize),
     /// `executions[n]` began.
     ExecStart(usize),
+    /// `executions[n]` settled (its reply or rejection was recorded).
+    ExecEnd(usize),
     /// The model was asked for `requests[n]`.
     Request(usize),
     /// `befores[n]`, `afters[n]`, `prepares[n]`, `asks[n]`, `needs[n]` were called.
@@ -613,6 +616,7 @@ impl ToolExecutor for Executor {
                 }
             };
             world.executions.borrow_mut()[index].reply = Some(reply.clone());
+            world.entry(Entry::ExecEnd(index));
             reply
         }
         .boxed_local()
