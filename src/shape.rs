@@ -5,7 +5,7 @@
 
 use serde_json::Value;
 
-use crate::schema::{NoPatterns, Schema};
+use crate::schema::Schema;
 
 /// The shapes by name: `message`, `messages`, `assistant`, `assistants`, `mediaBlocks`, `toolCall`,
 /// `toolOutput`, `toolReply`, `toolDefinitions`, `modelRequest`, `traceRecords`.
@@ -66,6 +66,6 @@ pub const SHAPES: &str = r##"{
 pub fn explain(name: &str, value: &Value, path: &str) -> Option<String> {
     let document: Value = serde_json::from_str(SHAPES).ok()?;
     let pointer = format!("/$defs/{name}");
-    let shape = Schema::compile_at(&document, &pointer, &NoPatterns, "shape").ok()?;
+    let shape = Schema::compile_at(&document, &pointer, "shape").ok()?;
     shape.validate(value, path).err()
 }

@@ -16,7 +16,7 @@ use super::executor::{
 };
 use crate::approval::NeedsApproval;
 use crate::message::{Extra, MediaBlock, ToolCall, ToolResultMessage};
-use crate::schema::{self, PatternEngine, Schema};
+use crate::schema::Schema;
 use crate::signal::AbortSignal;
 
 /// What a tool's `execute` returns. Other fields are ignored.
@@ -94,37 +94,19 @@ impl Tool {
 }
 
 /// Cheap to clone (handlers and compiled schemas are shared): a run works on a snapshot.
-#[derive(Clone)]
+#[derive(Clone, Default)]
 pub struct ToolRegistry {
     /// Each tool with its `parameters`, compiled at `register`.
     tools: Vec<(Tool, Rc<Schema>)>,
-    /// Compiles the schemas' `pattern`s.
-    patterns: Rc<dyn PatternEngine>,
     /// Whether a tool has an execution mode or timeout of its own (else `settings` needs no lookup).
     any_settings: bool,
     /// Whether a tool may need approval (else `needs_approval` needs no lookup).
     any_approval: bool,
 }
 
-impl Default for ToolRegistry {
-    fn default() -> Self {
-        Self::with_patterns(schema::default_patterns())
-    }
-}
-
 impl ToolRegistry {
     pub fn new() -> Self {
         Self::default()
-    }
-
-    /// A registry whose schemas' `pattern`s compile with `patterns` (the JS bridge's is the host's RegExp).
-    pub fn with_patterns(patterns: Rc<dyn PatternEngine>) -> Self {
-        ToolRegistry {
-            tools: Vec::new(),
-            patterns,
-            any_settings: false,
-            any_approval: false,
-        }
     }
 
     /// Adds a tool. Names are unique and the parameters must be a usable schema.
@@ -149,11 +131,7 @@ impl ToolRegistry {
                 "tool.name: a tool named \"{name}\" is already registered"
             ));
         }
-        let parameters = Schema::compile(
-            &tool.definition.parameters,
-            &*self.patterns,
-            "tool.parameters",
-        )?;
+        let parameters = Schema::compile(&tool.definition.parameters, "tool.parameters")?;
         self.any_settings |=
             tool.execution_mode != ExecutionMode::Parallel || tool.timeout_ms.is_some();
         self.any_approval |= !matches!(tool.needs_approval, NeedsApproval::Never);
