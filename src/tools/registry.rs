@@ -109,29 +109,18 @@ impl ToolRegistry {
         Self::default()
     }
 
-    /// Adds a tool. Names are unique and the parameters must be a usable schema.
+    /// Adds a tool. Its name must be one providers accept and not registered yet, and its parameters a
+    /// schema the validator can apply (compiled now); the error names the field (`tool.name`,
+    /// `tool.parameters.properties.path.pattern`).
     pub fn register(&mut self, tool: Tool) -> Result<(), String> {
         let name = &tool.definition.name;
-        if name.is_empty() {
-            return Err("tool.name must be a non-empty string".into());
-        }
-        // What providers accept (OpenAI's and Anthropic's rule): a name outside it fails every request.
-        let allowed = |c: char| c.is_ascii_alphanumeric() || c == '_' || c == '-';
-        if !name.chars().all(allowed) || name.len() > 64 {
-            let got = match name.len() > 64 {
-                true => format!("{} characters", name.chars().count()),
-                false => format!("\"{name}\""),
-            };
-            return Err(format!(
-                "tool.name must match ^[a-zA-Z0-9_-]{{1,64}}$ (got {got})"
-            ));
-        }
+        tool.definition.check_name("tool")?;
         if self.get(name).is_some() {
             return Err(format!(
-                "tool.name: a tool named \"{name}\" is already registered"
+                "tool.name must be unique (got \"{name}\", already registered)"
             ));
         }
-        let parameters = Schema::compile(&tool.definition.parameters, "tool.parameters")?;
+        let parameters = tool.definition.compile("tool")?;
         self.any_settings |=
             tool.execution_mode != ExecutionMode::Parallel || tool.timeout_ms.is_some();
         self.any_approval |= !matches!(tool.needs_approval, NeedsApproval::Never);
