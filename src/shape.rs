@@ -1,7 +1,6 @@
 //! The JSON shapes of SPEC §1 as one JSON Schema document, used to say which field of a malformed value is
-//! wrong (`messages[1].content[0].id: expected string, got integer`). serde reads the value; only when it
-//! refuses does this look for the first field that breaks the shape. (Tracking the path during every read
-//! would cost more code than the whole loop.)
+//! wrong (`messages[1].content[0].id must be a string (got integer)`), in the readers' words
+//! (`crate::reading`), which name the field themselves; for a host that checks a value before it reads it.
 
 use serde_json::Value;
 
@@ -24,16 +23,16 @@ pub const SHAPES: &str = r##"{
     "assistantBlock": { "type": "object", "discriminator": { "propertyName": "type" },
       "oneOf": [{ "$ref": "#/$defs/text" }, { "$ref": "#/$defs/thinking" }, { "$ref": "#/$defs/toolCall" }] },
     "mediaBlocks": { "type": "array", "items": { "$ref": "#/$defs/mediaBlock" } },
-    "user": { "type": "object", "required": ["content"],
-      "properties": { "role": { "const": "user" }, "timestamp": { "type": ["number", "null"] },
+    "user": { "type": "object", "required": ["content", "timestamp"],
+      "properties": { "role": { "const": "user" }, "timestamp": { "type": "number" },
         "content": { "type": ["string", "array"], "items": { "$ref": "#/$defs/mediaBlock" } } } },
-    "assistant": { "type": "object", "required": ["content", "stopReason"],
-      "properties": { "role": { "const": "assistant" }, "timestamp": { "type": ["number", "null"] },
+    "assistant": { "type": "object", "required": ["content", "stopReason", "timestamp"],
+      "properties": { "role": { "const": "assistant" }, "timestamp": { "type": "number" },
         "content": { "type": "array", "items": { "$ref": "#/$defs/assistantBlock" } },
         "stopReason": { "enum": ["stop", "length", "toolUse", "error", "aborted"] },
         "errorMessage": { "type": ["string", "null"] } } },
-    "toolResult": { "type": "object", "required": ["toolCallId", "toolName", "content", "isError"],
-      "properties": { "role": { "const": "toolResult" }, "timestamp": { "type": ["number", "null"] },
+    "toolResult": { "type": "object", "required": ["toolCallId", "toolName", "content", "isError", "timestamp"],
+      "properties": { "role": { "const": "toolResult" }, "timestamp": { "type": "number" },
         "toolCallId": { "type": "string" }, "toolName": { "type": "string" },
         "content": { "$ref": "#/$defs/mediaBlocks" }, "isError": { "type": "boolean" } } },
     "message": { "type": "object", "discriminator": { "propertyName": "role" },

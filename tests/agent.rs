@@ -595,6 +595,6 @@ fn a_restored_transcript_must_be_whole_but_for_its_last_message() {
         .unwrap();
     assert_eq!(
         error,
-        AgentError::Input("line 1: message: missing required property \"content\"".into())
+        AgentError::Input("line 1: message.content is missing".into())
     );
 }

@@ -126,7 +126,8 @@ fn a_tool_sources_definitions_are_checked_as_register_checks_a_tool() {
         ),
         (
             vec![definition("read", object()), definition("write", json!("x"))],
-            "options.tools.definitions()[1].parameters must be a JSON Schema object",
+            "options.tools.definitions()[1].parameters must be a JSON Schema, an object or a boolean (got \
+             string)",
         ),
         (
             vec![definition(

@@ -260,7 +260,10 @@ impl<'a> Compiler<'a> {
             Value::Bool(false) => return vec![Check::Never],
             Value::Object(_) => {}
             other => {
-                let problem = format!("must be a JSON Schema object, got {}", type_name(other));
+                let problem = format!(
+                    "must be a JSON Schema, an object or a boolean (got {})",
+                    type_name(other)
+                );
                 self.fail(schema, "", &problem);
                 return Node::new();
             }
@@ -485,9 +488,12 @@ impl<'a> Keywords<'_, 'a> {
             match kinds {
                 Some(kinds) => self.add(Check::Type(kinds)),
                 None => {
-                    let problem =
-                        format!("unknown type {kind} (expected one of {})", TYPES.join(", "));
-                    self.fail("type:", &problem);
+                    let names: Vec<String> = TYPES.iter().map(|t| format!("\"{t}\"")).collect();
+                    let problem = format!(
+                        "must be one of {}, or an array of them (got {kind})",
+                        names.join(", ")
+                    );
+                    self.fail("type", &problem);
                 }
             }
         }
