@@ -1,9 +1,10 @@
 //! Answering one response's calls. A batch (a `toolUse` response with unique ids, SPEC §7) that the
 //! approval gate let through (SPEC §8) runs in three phases: `prepare_calls` (each call's settings, timeout
-//! and signal) and `screen_calls` (in call order: the denied calls, and `beforeToolCall`); then `execute_calls` (all at once, or one at a time); and each call, as it ends, through
-//! `finish_call` and `after_tool_call` before its `tool_end`. The other rows of the table answer every call
-//! with a skipped result (`skip`). Either way the results come back in call order, to be appended once
-//! every call is answered.
+//! and signal) and `screen_calls` (in call order: the denied calls, and `beforeToolCall`); then
+//! `execute_calls` (all at once, or one at a time, a timed-out call settled before the next starts); and
+//! each call, as it ends, through `finish_call` and `after_tool_call` before its `tool_end`. The other rows
+//! of the table answer every call with a skipped result (`skip`). Either way the results come back in call
+//! order, to be appended once every call is answered.
 
 use std::cell::Cell;
 use std::collections::BTreeSet;

@@ -1,11 +1,12 @@
 //! The agent loop (SPEC §4, §7, §8): ask the model, decide, answer the calls, append each result paired to
 //! its call, ask again. Reads top-down like pi-agent-core's `agent-loop.ts`:
 //!
-//! `open_batch` (a transcript that ends with unanswered calls: SPEC §8) → `drive` → `next_response`
-//! (`request.rs`: `prepare_request`, `stream_response`) → `answer` → `decide` (`decide.rs`: the decision
-//! table) → `approval_gate` (`approval.rs`: pause, or go on with the decisions) → `Batch::answer`
-//! (`batch.rs`: `deny_calls` → `prepare_calls` → `execute_calls` → `finish_call`) or `Batch::skip` →
-//! `after_batch` / `after_stop` (the checks, then the queues: `queue.rs`) → `finish`.
+//! `open_calls` (`transcript.rs`: what the input may end with, SPEC §8; any other pairing problem refuses
+//! it) → `drive` → `next_response` (`request.rs`: `prepare_request`, `stream_response`) → `answer` →
+//! `decide` (`decide.rs`: the decision table) → `approval_gate` (`approval.rs`: pause, or go on with the
+//! decisions) → `Batch::answer` (`batch.rs`: `prepare_calls` → `screen_calls` → `execute_calls`, with
+//! `settle` for a sequential batch's timed-out call → `finish_call`) or `Batch::skip` → `after_batch` /
+//! `after_stop` (the checks, then the queues: `queue.rs`) → `finish`.
 
 mod approval;
 mod batch;
