@@ -656,6 +656,11 @@ fn malformed_messages_are_refused_naming_the_bad_field_as_the_shape_does() {
         read(json!([{"role": "user", "content": "q"}])),
         "messages[0].timestamp is missing"
     );
+    // A field's own error comes before the missing timestamp, in the reader and in the shape.
+    assert_eq!(
+        read(json!([{"role": "user", "content": 5}])),
+        "messages[0].content must be a string or an array (got integer)"
+    );
     // A well-formed transcript has the shape.
     let good =
         json!([{"role": "user", "content": [{"type": "text", "text": "q"}], "timestamp": 1}]);
