@@ -49,8 +49,7 @@ use futures::future::LocalBoxFuture;
 use futures::FutureExt;
 
 use crate::agent_loop::{
-    may_queue, open_calls, run_agent_loop, AgentContext, LoopOptions, Observed, Observer,
-    DEFAULT_MAX_STEPS,
+    may_queue, run_agent_loop, AgentContext, LoopOptions, Observed, Observer, DEFAULT_MAX_STEPS,
 };
 use crate::approval::{needed, Approvals, PendingCall};
 use crate::control::{
@@ -59,10 +58,10 @@ use crate::control::{
 use crate::event::{LoopEvent, RunReason, RunResult};
 use crate::message::AgentMessage;
 use crate::model::{Model, ModelStream};
-use crate::session::{parse_jsonl, to_jsonl};
+use crate::session::{jsonl_lines, parse_jsonl, to_jsonl};
 use crate::signal::AbortController;
 use crate::tools::{Clock, ExecutionMode, HookFuture, ToolDefinition, ToolExecutor, ToolRegistry};
-use crate::transcript::{repair_transcript, Unanswered};
+use crate::transcript::{open_calls, repair_transcript, Unanswered};
 
 /// What the agent is doing.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -276,10 +275,31 @@ struct Conversation {
 }
 
 impl<M: Model + 'static> Agent<M> {
-    /// An agent over `options`. Refused when `options.messages` has a call without a result anywhere but
-    /// in its last assistant message; when that message has some, the agent starts paused on them.
-    pub fn new(mut options: AgentOptions<M>) -> Result<Self, AgentError> {
-        let (state, pending) = starting_state(&*options.executor, &options.messages)?;
+    /// An agent over `options`. Refused when `options.messages` has a pairing problem beyond the calls of its
+    /// last assistant message that wait for results (`open_calls`: a call without a result anywhere else, a
+    /// result before its call or answering none, two results for a call, an id used twice in one message),
+    /// the first one named (`options.messages[3]: ...`); when that message has such calls, the agent starts
+    /// paused on them.
+    pub fn new(options: AgentOptions<M>) -> Result<Self, AgentError> {
+        Self::starting(options, &|index| format!("options.messages[{index}]"))
+    }
+
+    /// An agent over `options` whose conversation is the JSONL `text` (`to_jsonl`'s): paused when its last
+    /// message has calls without results. Refused as `new` refuses a transcript, the problem named by its
+    /// line (`line 4: ...`).
+    pub fn from_jsonl(text: &str, mut options: AgentOptions<M>) -> Result<Self, AgentError> {
+        options.messages = parse_jsonl(text, &options.custom_roles)
+            .map_err(|e| AgentError::Input(e.to_string()))?;
+        let lines: Vec<usize> = jsonl_lines(text).map(|(line, _)| line).collect();
+        Self::starting(options, &|index| format!("line {}", lines[index]))
+    }
+
+    /// `new`, naming the messages by `name` in its error.
+    fn starting(
+        mut options: AgentOptions<M>,
+        name: &dyn Fn(usize) -> String,
+    ) -> Result<Self, AgentError> {
+        let (state, pending) = starting_state_named(&*options.executor, &options.messages, name)?;
         let conversation = Conversation {
             state,
             messages: std::mem::take(&mut options.messages),
@@ -297,14 +317,6 @@ impl<M: Model + 'static> Agent<M> {
                 listeners: Listeners::default(),
             }),
         })
-    }
-
-    /// An agent over `options` whose conversation is the JSONL `text` (`to_jsonl`'s): paused when its last
-    /// message has calls without results.
-    pub fn from_jsonl(text: &str, mut options: AgentOptions<M>) -> Result<Self, AgentError> {
-        options.messages = parse_jsonl(text, &options.custom_roles)
-            .map_err(|e| AgentError::Input(e.to_string()))?;
-        Self::new(options)
     }
 
     /// The conversation as JSON Lines (`parse_jsonl`, `Agent::from_jsonl` read it back).
@@ -624,13 +636,14 @@ pub(crate) fn check_input(
 }
 
 /// The state an agent over `messages` starts in, and the calls it then waits on: paused when its last
-/// assistant message has calls without results; refused when any other call has none. (The wasm bridge's JS
-/// `Agent` starts so too.)
-pub(crate) fn starting_state(
+/// assistant message has calls without results; refused for any other pairing problem (`open_calls`), the
+/// messages named by `name` in the error.
+fn starting_state_named(
     executor: &dyn ToolExecutor,
     messages: &[AgentMessage],
+    name: &dyn Fn(usize) -> String,
 ) -> Result<(AgentState, Vec<PendingCall>), AgentError> {
-    let open = open_calls(messages).map_err(|e| AgentError::Input(e.to_string()))?;
+    let open = open_calls(messages).map_err(|e| AgentError::Input(e.describe(name)))?;
     let pending = pending_now(executor, messages, &open);
     let state = match pending.is_empty() {
         true => AgentState::Idle,

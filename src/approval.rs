@@ -115,10 +115,11 @@ pub enum Approval {
 
 /// The decisions a run is given (`options.approvals`), by tool call id.
 ///
-/// Decisions matter only for calls that need approval: a call that needs none runs whatever it is given.
-/// Each decision answers one call: once a batch has used it, a later call with the same id (some providers
-/// number their calls per turn) waits for a decision of its own, so that an approval can never let a
-/// different call run. Decisions for ids no such call has are ignored.
+/// A call that needs approval waits for a decision; an explicit decision applies to any call, whether its
+/// tool needs approval or not: a denial answers the call with a skipped result (reason `denied`) and it never
+/// runs. Each decision answers one call: once a batch has used it, a later call with the same id (some
+/// providers number their calls per turn) waits for a decision of its own, so that an approval can never let
+/// a different call run. Decisions for ids no call has are ignored.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Approvals(Vec<(String, Approval)>);
 

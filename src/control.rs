@@ -232,8 +232,9 @@ pub struct LoopControl<'a> {
     pub custom_roles: Vec<String>,
     /// What timeouts are measured with; `NoTimers` (never fires) by default.
     pub timers: &'a dyn Timers,
-    /// `approvals` (SPEC §8): the decisions about calls that need approval. A batch with such a call and
-    /// no decision for it pauses the run.
+    /// `approvals` (SPEC §8): decisions by call id. A batch with a call that needs approval and no decision
+    /// for it pauses the run; a decision applies to any call with its id (a denial denies a call whose tool
+    /// needs no approval too).
     pub approvals: Approvals,
     /// `startSteps` (SPEC §8): the steps already made by the runs this one continues (a paused run's
     /// `steps`), so that `max_steps` spans the conversation; the result's `steps` counts on from it.

@@ -48,14 +48,14 @@ pub use model::{
 pub use session::{jsonl_lines, parse_jsonl, to_jsonl, JsonlError};
 pub use signal::{AbortController, AbortSignal, Registration, SignalSource};
 pub use tools::{
-    CallSettings, Clock, ExecutionContext, ExecutionMode, HookFuture, HostValue, ProgressSink,
-    RegistryApprovals, Tool, ToolCallContext, ToolDefinition, ToolExecutor, ToolHandler,
-    ToolOutput, ToolRegistry, ToolReply,
+    check_definitions, CallSettings, Clock, ExecutionContext, ExecutionMode, HookFuture, HostValue,
+    ProgressSink, RegistryApprovals, Tool, ToolCallContext, ToolDefinition, ToolExecutor,
+    ToolHandler, ToolOutput, ToolRegistry, ToolReply,
 };
 pub use trace::{
     format_trace, prologue_trace, validate_trace, Owner, TraceKind, TraceRecord, TraceValidation,
 };
 pub use transcript::{
-    repair_transcript, validate_transcript, validate_transcript_with, Problem, ProblemKind,
-    Repaired, Unanswered, ValidateOptions, Validation,
+    open_calls, repair_transcript, validate_transcript, validate_transcript_with, Problem,
+    ProblemKind, Repaired, Unanswered, ValidateOptions, Validation,
 };

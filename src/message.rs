@@ -105,12 +105,6 @@ impl StopReason {
         Self::ALL.into_iter().find(|reason| reason.as_str() == text)
     }
 
-    pub(crate) fn from_str(text: &str) -> Result<Self, String> {
-        Self::parse(text).ok_or_else(|| {
-                format!("stopReason: unknown stop reason \"{text}\", expected one of stop, length, toolUse, error, aborted")
-            })
-    }
-
     pub fn as_str(self) -> &'static str {
         match self {
             StopReason::Stop => "stop",

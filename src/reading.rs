@@ -3,8 +3,13 @@
 //! Every shape is read the same way: the JSON is parsed once into a `Value`, and each object's known fields
 //! are moved out of its map; what is left is `extra`. (serde's derive with `flatten` and internally tagged
 //! enums buffers every object again per level: measured slower and more code, bench/RESULTS.md.)
-//! Errors carry no path: a refused value is walked again against `crate::shape` to name the bad field.
 //! `from_json` is that way in for every shape the wasm bridge reads (`ReadValue`).
+//!
+//! An error names the field by its path from the value read, each level adding its key on the way out (so
+//! nothing is spent on paths until there is an error), in one wording per kind of problem:
+//! `content[0].text must be a string (got integer)`, `timestamp is missing`,
+//! `role must be one of "user", "assistant", "toolResult" (got "system")`. `read_at` puts the caller's
+//! name of the value in front: `messages[2].timestamp is missing`.
 //!
 //! Nothing here asks serde_json for a Rust type (a derived reader, `String`, `Vec`): only for a `Value`. A
 //! typed read links serde's "invalid type" messages, and with them
@@ -28,7 +33,7 @@ pub trait ReadValue: Sized {
 }
 
 /// `text` parsed once into a `Value`, then read as `T`; the error is serde_json's (with its position) for
-/// text that is not JSON, else the reader's.
+/// text that is not JSON, else the reader's (the path from the value: `timestamp is missing`).
 pub fn from_json<T: ReadValue>(text: &str) -> Result<T, String> {
     T::read_value(parse(text)?)
 }
@@ -63,6 +68,23 @@ pub fn lone_surrogate(text: &str) -> Option<&str> {
     None
 }
 
+/// `value` read as `T`, an error naming the field under `path`, the caller's name of the value
+/// (`context.messages[2]` gives `context.messages[2].timestamp is missing`).
+pub fn read_at<T: ReadValue>(value: Value, path: &str) -> Result<T, String> {
+    T::read_value(value).map_err(|error| at(path, &error))
+}
+
+/// A reader's error (its path from the value read, or none when the value itself is wrong) under `path`.
+pub fn at(path: &str, error: &str) -> String {
+    if error.starts_with("must ") || error.starts_with("is ") {
+        format!("{path} {error}")
+    } else if error.starts_with('[') {
+        format!("{path}{error}")
+    } else {
+        format!("{path}.{error}")
+    }
+}
+
 /// One parser for every shape `from_json` reads (not a copy inlined into each).
 #[inline(never)]
 fn parse(text: &str) -> Result<Value, String> {
@@ -75,19 +97,27 @@ impl ReadValue for Value {
     }
 }
 
-/// Each item read as `T`; an item's error is the array's.
+/// Each item read as `T`; an item's error names its index.
 impl<T: ReadValue> ReadValue for Vec<T> {
     fn read_value(value: Value) -> Result<Self, String> {
         match value {
-            Value::Array(items) => items.into_iter().map(T::read_value).collect(),
-            other => Err(format!("expected an array, got {}", type_name(&other))),
+            Value::Array(items) => (items.into_iter().enumerate())
+                .map(|(i, item)| T::read_value(item).map_err(|e| at(&format!("[{i}]"), &e)))
+                .collect(),
+            other => Err(mismatch("", "an array", &other)),
         }
     }
 }
 
-/// "`key`: expected `wanted`, got <the JSON type of `got`>".
+/// "`key` must be `wanted` (got <the JSON type of `got`>)".
 fn mismatch(key: &str, wanted: &str, got: &Value) -> String {
-    format!("{key}: expected {wanted}, got {}", type_name(got))
+    let gap = if key.is_empty() { "" } else { " " };
+    format!("{key}{gap}must be {wanted} (got {})", type_name(got))
+}
+
+/// "`key` is missing".
+fn missing(key: &str) -> String {
+    format!("{key} is missing")
 }
 
 /// The fields of one JSON object, taken out one by one; what is left is the `extra`.
@@ -97,7 +127,7 @@ impl Fields {
     pub(crate) fn of(value: Value) -> Result<Self, String> {
         match value {
             Value::Object(map) => Ok(Fields(map)),
-            other => Err(format!("expected an object, got {}", type_name(&other))),
+            other => Err(mismatch("", "an object", &other)),
         }
     }
 
@@ -110,7 +140,16 @@ impl Fields {
         match self.take(key) {
             Some(Value::String(text)) => Ok(text),
             Some(other) => Err(mismatch(key, "a string", &other)),
-            None => Err(format!("missing field `{key}`")),
+            None => Err(missing(key)),
+        }
+    }
+
+    /// A number that must be there (`timestamp`).
+    pub(crate) fn number(&mut self, key: &str) -> Result<f64, String> {
+        match self.take(key) {
+            Some(Value::Number(n)) => Ok(n.as_f64().unwrap_or_default()),
+            Some(other) => Err(mismatch(key, "a number", &other)),
+            None => Err(missing(key)),
         }
     }
 
@@ -120,14 +159,6 @@ impl Fields {
             None | Some(Value::Null) => Ok(None),
             Some(Value::String(text)) => Ok(Some(text)),
             Some(other) => Err(mismatch(key, "a string", &other)),
-        }
-    }
-
-    pub(crate) fn optional_number(&mut self, key: &str) -> Result<Option<f64>, String> {
-        match self.take(key) {
-            None => Ok(None),
-            Some(Value::Number(n)) => Ok(n.as_f64()),
-            Some(other) => Err(mismatch(key, "a number", &other)),
         }
     }
 
@@ -154,7 +185,7 @@ impl Fields {
             Some(Value::Array(items)) => items
                 .into_iter()
                 .enumerate()
-                .map(|(i, v)| item(v).map_err(|e| format!("{key}[{i}]: {e}")))
+                .map(|(i, v)| item(v).map_err(|e| at(&format!("{key}[{i}]"), &e)))
                 .collect::<Result<_, _>>()
                 .map(Some),
             Some(other) => Err(mismatch(key, "an array", &other)),
@@ -167,7 +198,7 @@ impl Fields {
         match self.take(key) {
             None => Ok(()),
             Some(Value::String(tag)) if tag == expected => Ok(()),
-            Some(other) => Err(format!("{key}: expected \"{expected}\", got {other}")),
+            Some(other) => Err(format!("{key} must be \"{expected}\" (got {other})")),
         }
     }
 
@@ -176,7 +207,7 @@ impl Fields {
         match self.0.get(key) {
             Some(Value::String(tag)) => Ok(tag),
             Some(other) => Err(mismatch(key, "a string", other)),
-            None => Err(format!("missing field `{key}`")),
+            None => Err(missing(key)),
         }
     }
 
@@ -188,8 +219,14 @@ impl Fields {
 /// How a tagged enum reads the object its tag picked a variant for.
 type Read<T> = fn(Fields) -> Result<T, String>;
 
-fn unknown_tag(key: &str, tag: &str, expected: &str) -> String {
-    format!("{key}: unknown {key} \"{tag}\", expected one of {expected}")
+/// "`key` must be one of "a", "b" (got "c")": `expected` are the names, unquoted.
+pub(crate) fn unknown_tag(key: &str, tag: &str, expected: &[&str]) -> String {
+    let quoted: Vec<String> = expected.iter().map(|name| format!("\"{name}\"")).collect();
+    format!(
+        "{key} must be one of {} (got {})",
+        quoted.join(", "),
+        Value::String(tag.into())
+    )
 }
 
 /// Implements `ReadValue` through `from_value`.
@@ -300,7 +337,7 @@ impl MediaBlock {
         let read: Read<Self> = match f.variant("type")? {
             "text" => |f| TextContent::from_fields(f).map(MediaBlock::Text),
             "image" => |f| ImageContent::from_fields(f).map(MediaBlock::Image),
-            other => return Err(unknown_tag("type", other, "text, image")),
+            other => return Err(unknown_tag("type", other, &["text", "image"])),
         };
         read(f)
     }
@@ -313,7 +350,13 @@ impl AssistantBlock {
             "text" => |f| TextContent::from_fields(f).map(AssistantBlock::Text),
             "thinking" => |f| ThinkingContent::from_fields(f).map(AssistantBlock::Thinking),
             "toolCall" => |f| ToolCall::from_fields(f).map(AssistantBlock::ToolCall),
-            other => return Err(unknown_tag("type", other, "text, thinking, toolCall")),
+            other => {
+                return Err(unknown_tag(
+                    "type",
+                    other,
+                    &["text", "thinking", "toolCall"],
+                ))
+            }
         };
         read(f)
     }
@@ -323,15 +366,13 @@ impl UserContent {
     pub fn from_value(value: Value) -> Result<Self, String> {
         match value {
             Value::String(text) => Ok(UserContent::Text(text)),
-            Value::Array(blocks) => blocks
-                .into_iter()
-                .map(MediaBlock::from_value)
+            Value::Array(blocks) => (blocks.into_iter().enumerate())
+                .map(|(i, block)| {
+                    MediaBlock::from_value(block).map_err(|e| at(&format!("[{i}]"), &e))
+                })
                 .collect::<Result<_, _>>()
                 .map(UserContent::Blocks),
-            other => Err(format!(
-                "expected a string or an array of text/image blocks, got {}",
-                type_name(&other)
-            )),
+            other => Err(mismatch("", "a string or an array", &other)),
         }
     }
 }
@@ -343,10 +384,10 @@ impl UserMessage {
 
     fn from_fields(mut f: Fields) -> Result<Self, String> {
         f.tag("role", "user")?;
-        let content = f.take("content").ok_or("missing field `content`")?;
+        let content = f.take("content").ok_or_else(|| missing("content"))?;
         Ok(UserMessage {
-            content: UserContent::from_value(content).map_err(|e| format!("content: {e}"))?,
-            timestamp: f.optional_number("timestamp")?.unwrap_or(0.0),
+            content: UserContent::from_value(content).map_err(|e| at("content", &e))?,
+            timestamp: f.number("timestamp")?,
             extra: f.extra(),
         })
     }
@@ -360,12 +401,17 @@ impl AssistantMessage {
     fn from_fields(mut f: Fields) -> Result<Self, String> {
         f.tag("role", "assistant")?;
         let content = f.array("content", AssistantBlock::from_value)?;
-        let stop_reason = StopReason::from_str(&f.string("stopReason")?)?;
+        let content = content.ok_or_else(|| missing("content"))?;
+        let stop_reason = f.string("stopReason")?;
+        let stop_reason = StopReason::parse(&stop_reason).ok_or_else(|| {
+            let reasons = StopReason::ALL.map(StopReason::as_str);
+            unknown_tag("stopReason", &stop_reason, &reasons)
+        })?;
         Ok(AssistantMessage {
-            content: content.ok_or("missing field `content`")?,
+            content,
             stop_reason,
             error_message: f.optional_string("errorMessage")?,
-            timestamp: f.optional_number("timestamp")?.unwrap_or(0.0),
+            timestamp: f.number("timestamp")?,
             extra: f.extra(),
         })
     }
@@ -383,12 +429,12 @@ impl ToolResultMessage {
             tool_name: f.string("toolName")?,
             content: f
                 .array("content", MediaBlock::from_value)?
-                .ok_or("missing field `content`")?,
+                .ok_or_else(|| missing("content"))?,
             details: f.optional_value("details"),
             is_error: f
                 .optional_bool("isError")?
-                .ok_or("missing field `isError`")?,
-            timestamp: f.optional_number("timestamp")?.unwrap_or(0.0),
+                .ok_or_else(|| missing("isError"))?,
+            timestamp: f.number("timestamp")?,
             extra: f.extra(),
         })
     }
@@ -416,11 +462,8 @@ impl AgentMessage {
                 |f| CustomMessage::from_fields(f).map(AgentMessage::Custom)
             }
             other => {
-                let mut expected = String::from("user, assistant, toolResult");
-                for role in custom_roles {
-                    expected.push_str(", ");
-                    expected.push_str(role.as_ref());
-                }
+                let mut expected = vec!["user", "assistant", "toolResult"];
+                expected.extend(custom_roles.iter().map(AsRef::as_ref));
                 return Err(unknown_tag("role", other, &expected));
             }
         };
@@ -453,7 +496,7 @@ impl ToolOutput {
         Ok(ToolOutput {
             content: f
                 .array("content", MediaBlock::from_value)?
-                .ok_or("missing field `content`")?,
+                .ok_or_else(|| missing("content"))?,
             details: f.optional_value("details"),
             is_error: f.optional_bool("isError")?.unwrap_or(false),
             terminate: f.optional_bool("terminate")?.unwrap_or(false),
@@ -466,7 +509,8 @@ impl ToolReply {
     pub fn from_value(value: Value) -> Result<Self, String> {
         let mut f = Fields::of(value)?;
         let timestamp = match f.optional_value("timestamp") {
-            Some(t) => Some(t.as_f64().ok_or("timestamp: expected a number")?),
+            Some(Value::Number(t)) => t.as_f64(),
+            Some(other) => return Err(mismatch("timestamp", "a number", &other)),
             None => None,
         };
         Ok(ToolReply {
@@ -512,7 +556,7 @@ impl RecordedRequest {
             system_prompt: f.optional_string("systemPrompt")?,
             messages: f
                 .array("messages", AgentMessage::from_value)?
-                .ok_or("missing field `messages`")?,
+                .ok_or_else(|| missing("messages"))?,
             tools: f
                 .array("tools", ToolDefinition::from_value)?
                 .unwrap_or_default(),
@@ -525,7 +569,7 @@ impl TraceRecord {
     pub fn from_value(value: Value) -> Result<Self, String> {
         let mut f = Fields::of(value)?;
         let seq = match f.take("seq") {
-            None => return Err("missing field `seq`".into()),
+            None => return Err(missing("seq")),
             Some(seq) => match seq.as_u64().map(usize::try_from) {
                 Some(Ok(n)) => n,
                 _ => return Err(mismatch("seq", "a non-negative integer", &seq)),
@@ -539,15 +583,19 @@ impl TraceRecord {
                 unknown_tag(
                     "kind",
                     &kind,
-                    "user_message, model_start, assistant_message, tool_start, tool_result",
+                    &[
+                        "user_message",
+                        "model_start",
+                        "assistant_message",
+                        "tool_start",
+                        "tool_result",
+                    ],
                 )
             })?,
             owner: Owner::parse(&owner)
-                .ok_or_else(|| unknown_tag("owner", &owner, "user, model, loop, tool"))?,
+                .ok_or_else(|| unknown_tag("owner", &owner, &["user", "model", "loop", "tool"]))?,
             detail: f.string("detail")?,
             tool_call_id: f.optional_string("toolCallId")?,
         })
     }
 }
-
-// ---------------------------------------------------------------------------------------------------------

@@ -19,10 +19,10 @@ use std::fmt;
 use serde_json::Value;
 
 use crate::message::AgentMessage;
-use crate::shape;
+use crate::reading;
 
 /// A line `parse_jsonl` could not read: its number (1 for the first) and what is wrong, naming the field
-/// (`line 3: content[0].text: expected string, got number`).
+/// (`line 3: message.content[0].text must be a string (got number)`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct JsonlError {
     /// 1 for the first line; blank lines count.
@@ -63,7 +63,7 @@ pub fn parse_jsonl(
         let error = |message| JsonlError { line, message };
         let value: Value = serde_json::from_str(json).map_err(|e| error(not_json(json, &e)))?;
         let message = AgentMessage::from_value_with_roles(value, custom_roles)
-            .map_err(|reader| error(explain(json, reader)))?;
+            .map_err(|reader| error(reading::at("message", &reader)))?;
         messages.push(message);
     }
     Ok(messages)
@@ -91,20 +91,6 @@ fn not_json(line: &str, error: &serde_json::Error) -> String {
         .rsplit_once(" at line ")
         .map_or(&*text, |(what, _)| what);
     format!("not valid JSON: {what} at column {}", error.column())
-}
-
-/// Why a line that is JSON is not a message: the first field that breaks SPEC §1's shape when the line has
-/// one of its roles (the reader's own words carry no path), else the reader's error (an unknown role).
-fn explain(line: &str, reader: String) -> String {
-    let value: Value = serde_json::from_str(line).unwrap_or_default();
-    let known = matches!(
-        value.get("role").and_then(Value::as_str),
-        Some("user" | "assistant" | "toolResult")
-    );
-    let path = known
-        .then(|| shape::explain("message", &value, "message"))
-        .flatten();
-    path.unwrap_or(reader)
 }
 
 /// Appends `json` (compact JSON as serde_json writes it) to `out` with each number that is not an integer

@@ -1,14 +1,13 @@
 //! The JSON shapes of SPEC §1 as one JSON Schema document, used to say which field of a malformed value is
-//! wrong (`messages[1].content[0].id: expected string, got integer`). serde reads the value; only when it
-//! refuses does this look for the first field that breaks the shape. (Tracking the path during every read
-//! would cost more code than the whole loop.)
+//! wrong (`messages[1].content[0].id must be a string (got integer)`), in the readers' words
+//! (`crate::reading`), which name the field themselves; for a host that checks a value before it reads it.
 
 use std::cell::RefCell;
 use std::rc::Rc;
 
 use serde_json::Value;
 
-use crate::schema::{NoPatterns, Schema};
+use crate::schema::Schema;
 
 /// The shapes by name: `message`, `messages`, `assistant`, `assistants`, `mediaBlocks`, `toolCall`,
 /// `toolOutput`, `toolReply`, `toolDefinitions`, `modelRequest`, `traceRecords`.
@@ -27,16 +26,18 @@ pub const SHAPES: &str = r##"{
     "assistantBlock": { "type": "object", "discriminator": { "propertyName": "type" },
       "oneOf": [{ "$ref": "#/$defs/text" }, { "$ref": "#/$defs/thinking" }, { "$ref": "#/$defs/toolCall" }] },
     "mediaBlocks": { "type": "array", "items": { "$ref": "#/$defs/mediaBlock" } },
-    "user": { "type": "object", "required": ["content"],
-      "properties": { "role": { "const": "user" }, "timestamp": { "type": ["number", "null"] },
+    "stamped": { "required": ["timestamp"] },
+    "user": { "type": "object", "required": ["content"], "allOf": [{ "$ref": "#/$defs/stamped" }],
+      "properties": { "role": { "const": "user" }, "timestamp": { "type": "number" },
         "content": { "type": ["string", "array"], "items": { "$ref": "#/$defs/mediaBlock" } } } },
-    "assistant": { "type": "object", "required": ["content", "stopReason"],
-      "properties": { "role": { "const": "assistant" }, "timestamp": { "type": ["number", "null"] },
+    "assistant": { "type": "object", "required": ["content", "stopReason"], "allOf": [{ "$ref": "#/$defs/stamped" }],
+      "properties": { "role": { "const": "assistant" }, "timestamp": { "type": "number" },
         "content": { "type": "array", "items": { "$ref": "#/$defs/assistantBlock" } },
         "stopReason": { "enum": ["stop", "length", "toolUse", "error", "aborted"] },
         "errorMessage": { "type": ["string", "null"] } } },
     "toolResult": { "type": "object", "required": ["toolCallId", "toolName", "content", "isError"],
-      "properties": { "role": { "const": "toolResult" }, "timestamp": { "type": ["number", "null"] },
+      "allOf": [{ "$ref": "#/$defs/stamped" }],
+      "properties": { "role": { "const": "toolResult" }, "timestamp": { "type": "number" },
         "toolCallId": { "type": "string" }, "toolName": { "type": "string" },
         "content": { "$ref": "#/$defs/mediaBlocks" }, "isError": { "type": "boolean" } } },
     "message": { "type": "object", "discriminator": { "propertyName": "role" },
@@ -92,7 +93,7 @@ fn compiled(name: &str) -> Option<Rc<Schema>> {
     let pointer = format!("/$defs/{name}");
     let shape = DOCUMENT.with(|document| {
         let document = document.as_ref()?;
-        Schema::compile_at(document, &pointer, &NoPatterns, "shape").ok()
+        Schema::compile_at(document, &pointer, "shape").ok()
     })?;
     let shape = Rc::new(shape);
     COMPILED.with(|c| c.borrow_mut().push((name.to_owned(), shape.clone())));

@@ -1,5 +1,5 @@
 //! Checks on a transcript's call/result pairing (SPEC §5, invariant 2), the paused view of one (SPEC §8),
-//! and its repair.
+//! what a run may start from (`open_calls`), and its repair.
 //!
 //! A call is answered by one result with its id, after it and before the next assistant message. An id
 //! may be used again by a later message (some providers number calls per turn); inside one message a
@@ -12,6 +12,7 @@
 use std::collections::BTreeMap;
 
 use serde::Serialize;
+use serde_json::Value;
 
 use crate::event::SkipReason;
 use crate::message::{AgentMessage, AssistantMessage, ToolResultMessage};
@@ -79,6 +80,89 @@ pub struct ValidateOptions {
     /// results and custom-role messages after it, are `pending`, not `missing_result`. Off by default:
     /// a transcript with unanswered calls is not one a model may be sent.
     pub allow_pending: bool,
+}
+
+/// Why a run (or an `Agent`) does not start from a transcript (SPEC §8): the transcript has a pairing problem
+/// beyond the calls of its last assistant message that wait for results. Any edit that could make a call
+/// run a second time (a result moved above its call, a result line repeated or left without its call) is
+/// such a problem.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct InputError {
+    /// The first problem, as `validate_transcript_with` (the paused view) reports it.
+    pub problem: Problem,
+    /// For `result_before_call`: the index of the assistant message with the call.
+    pub call_index: Option<usize>,
+}
+
+impl InputError {
+    /// The error, naming each message by `name(index)` (`context.messages[3]`, `line 4`): where the problem
+    /// is, what it is in words, and its `kind` as `validateTranscript` names it.
+    pub fn describe(&self, name: &dyn Fn(usize) -> String) -> String {
+        let Problem {
+            kind,
+            tool_call_id: id,
+            index,
+        } = &self.problem;
+        let id = Value::String(id.clone());
+        let what = match kind {
+            ProblemKind::MissingResult => format!(
+                "tool call {id} has no result, and only the calls of the last assistant message may \
+                 wait for one (a paused run)"
+            ),
+            ProblemKind::ResultBeforeCall => format!(
+                "the result of tool call {id} comes before the call ({}); a result must follow its call",
+                self.call_index.map_or_else(|| "later".into(), name)
+            ),
+            ProblemKind::OrphanResult => format!(
+                "the result of tool call {id} answers no call: the assistant message before it has no \
+                 call with that id"
+            ),
+            ProblemKind::DuplicateResult => {
+                format!("a second result for tool call {id}: each call has exactly one")
+            }
+            ProblemKind::DuplicateCallId => format!(
+                "tool call id {id} is used by more than one call of this assistant message"
+            ),
+        };
+        format!("{}: {what} ({})", name(*index), kind.as_str())
+    }
+}
+
+impl std::fmt::Display for InputError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.describe(&|index| format!("context.messages[{index}]")))
+    }
+}
+
+impl std::error::Error for InputError {}
+
+/// What a run may start from (SPEC §8): the calls of the last assistant message that wait for results (a
+/// paused run's batch, or a transcript saved mid-batch), one per distinct id in call order; none when the
+/// transcript ends otherwise. Any other pairing problem refuses the transcript, the first one named: these
+/// calls, and only these, are what the run answers before its first request, so a call that has a result
+/// (before, after or beside it) is never taken for one that waits, and never runs again.
+pub fn open_calls(messages: &[AgentMessage]) -> Result<Vec<Unanswered>, InputError> {
+    let view = ValidateOptions {
+        allow_pending: true,
+    };
+    let validation = validate_transcript_with(messages, view);
+    let Some(problem) = validation.problems.into_iter().next() else {
+        return Ok(validation.pending);
+    };
+    let call_index = (problem.kind == ProblemKind::ResultBeforeCall)
+        .then(|| {
+            (problem.index..messages.len()).find(|&at| match &messages[at] {
+                AgentMessage::Assistant(message) => message
+                    .tool_calls()
+                    .any(|call| call.id == problem.tool_call_id),
+                _ => false,
+            })
+        })
+        .flatten();
+    Err(InputError {
+        problem,
+        call_index,
+    })
 }
 
 /// `messages` with every call that has no result answered (`repair_transcript`).

@@ -587,7 +587,7 @@ fn a_restored_transcript_must_be_whole_but_for_its_last_message() {
     assert!(
         error
             .to_string()
-            .starts_with("context.messages[1]: tool call \"a\" has no result"),
+            .starts_with("line 2: tool call \"a\" has no result"),
         "{error}"
     );
     let error = Agent::from_jsonl("{\"role\":\"user\"}\n", options(vec![], &gates, &kept))
@@ -595,6 +595,6 @@ fn a_restored_transcript_must_be_whole_but_for_its_last_message() {
         .unwrap();
     assert_eq!(
         error,
-        AgentError::Input("line 1: message: missing required property \"content\"".into())
+        AgentError::Input("line 1: message.content is missing".into())
     );
 }

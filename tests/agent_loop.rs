@@ -500,7 +500,7 @@ fn unknown_tools_and_bad_arguments_become_error_results() {
     assert_eq!(
         rs[1].content,
         vec![MediaBlock::text(
-            "Invalid arguments for tool \"read\": arguments.path: expected string, got integer"
+            "Invalid arguments for tool \"read\": arguments.path must be a string (got integer)"
         )]
     );
 }
@@ -605,47 +605,77 @@ fn events_and_standalone_messages_have_pi_ai_json_shapes() {
 }
 
 #[test]
-fn malformed_messages_are_refused_and_the_shape_names_the_bad_field() {
+fn malformed_messages_are_refused_naming_the_bad_field_as_the_shape_does() {
+    // The reader names the field itself (`read_at`), and the shape of SPEC §1 says the same.
     let read = |v: serde_json::Value| -> String {
-        assert!(
-            serde_json::from_value::<Vec<AgentMessage>>(v.clone()).is_err(),
-            "{v} must be refused"
-        );
-        tiny_pi::shape::explain("messages", &v, "messages").expect("the shape finds the bad field")
+        let error = tiny_pi::reading::read_at::<Vec<AgentMessage>>(v.clone(), "messages")
+            .expect_err("refused");
+        let shape = tiny_pi::shape::explain("messages", &v, "messages")
+            .expect("the shape finds the bad field");
+        assert_eq!(error, shape, "{v}");
+        error
     };
-    let bad_id = json!([{"role": "user", "content": "q"},
-        {"role": "assistant", "content": [{"type": "toolCall", "id": 7, "name": "x", "arguments": {}}], "stopReason": "toolUse"}]);
+    let bad_id = json!([{"role": "user", "content": "q", "timestamp": 1},
+        {"role": "assistant", "content": [{"type": "toolCall", "id": 7, "name": "x", "arguments": {}}], "stopReason": "toolUse", "timestamp": 2}]);
     assert_eq!(
         read(bad_id),
-        "messages[1].content[0].id: expected string, got integer"
+        "messages[1].content[0].id must be a string (got integer)"
     );
     assert_eq!(
         read(json!([{"role": "bot"}])),
-        "messages[0].role: unknown role \"bot\", expected one of user, assistant, toolResult"
+        "messages[0].role must be one of \"user\", \"assistant\", \"toolResult\" (got \"bot\")"
     );
     assert_eq!(
-        read(json!([{"role": "user", "content": 7}])),
-        "messages[0].content: expected string or array, got integer"
+        read(json!([{"role": "user", "content": 7, "timestamp": 1}])),
+        "messages[0].content must be a string or an array (got integer)"
     );
     assert_eq!(
-        read(json!([{"role": "assistant", "content": [], "stopReason": "done"}])),
-        "messages[0].stopReason: must be one of [\"stop\",\"length\",\"toolUse\",\"error\",\"aborted\"], got \"done\""
+        read(json!([{"role": "assistant", "content": [], "stopReason": "done", "timestamp": 1}])),
+        "messages[0].stopReason must be one of \"stop\", \"length\", \"toolUse\", \"error\", \"aborted\" (got \"done\")"
     );
     assert_eq!(
         read(
-            json!([{"role": "toolResult", "toolCallId": "a", "toolName": "t", "content": [{"type": "image"}], "isError": false}])
+            json!([{"role": "toolResult", "toolCallId": "a", "toolName": "t", "content": [{"type": "image"}], "isError": false, "timestamp": 1}])
         ),
-        "messages[0].content[0]: missing required property \"data\""
+        "messages[0].content[0].data is missing"
+    );
+    // A timestamp is a number, and it is there (SPEC §1): one wording whether it is null, a string or
+    // missing, the path kept.
+    for (timestamp, error) in [
+        (
+            json!(null),
+            "messages[0].timestamp must be a number (got null)",
+        ),
+        (
+            json!("now"),
+            "messages[0].timestamp must be a number (got string)",
+        ),
+    ] {
+        assert_eq!(
+            read(json!([{"role": "user", "content": "q", "timestamp": timestamp}])),
+            error
+        );
+    }
+    assert_eq!(
+        read(json!([{"role": "user", "content": "q"}])),
+        "messages[0].timestamp is missing"
+    );
+    // A field's own error comes before the missing timestamp, in the reader and in the shape.
+    assert_eq!(
+        read(json!([{"role": "user", "content": 5}])),
+        "messages[0].content must be a string or an array (got integer)"
     );
     // A well-formed transcript has the shape.
-    let good = json!([{"role": "user", "content": [{"type": "text", "text": "q"}]}]);
+    let good =
+        json!([{"role": "user", "content": [{"type": "text", "text": "q"}], "timestamp": 1}]);
     assert!(serde_json::from_value::<Vec<AgentMessage>>(good.clone()).is_ok());
     assert_eq!(tiny_pi::shape::explain("messages", &good, "messages"), None);
     // On its own, a message must not claim another role.
-    let wrong: Result<AssistantMessage, _> =
-        serde_json::from_value(json!({"role": "user", "content": [], "stopReason": "stop"}));
+    let wrong: Result<AssistantMessage, _> = serde_json::from_value(
+        json!({"role": "user", "content": [], "stopReason": "stop", "timestamp": 1}),
+    );
     assert!(wrong
         .unwrap_err()
         .to_string()
-        .contains("role: expected \"assistant\", got \"user\""));
+        .contains("role must be \"assistant\" (got \"user\")"));
 }

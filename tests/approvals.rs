@@ -662,8 +662,8 @@ fn unanswered_calls_anywhere_but_in_the_last_assistant_message_are_refused() {
     );
     assert_eq!(
         error.to_string(),
-        "context.messages[1]: tool call \"a\" has no result (missing_result); only the calls of the last \
-         assistant message may wait for one (a paused run)"
+        "context.messages[1]: tool call \"a\" has no result, and only the calls of the last assistant \
+         message may wait for one (a paused run) (missing_result)"
     );
     assert!(
         world.did().is_empty(),
@@ -808,19 +808,68 @@ fn a_repaired_paused_transcript_runs_on_like_any_other() {
 }
 
 #[test]
-fn decisions_matter_only_for_calls_that_need_approval() {
+fn an_explicit_decision_applies_to_any_call_of_the_batch() {
+    // `a` needs no approval: a denial of it still denies it, given up front...
     let world = World::new();
-    // `a` needs no approval: a deny for it is ignored, and it runs.
     let script = vec![
         tool_use(vec![on("a", "read", "x"), on("b", "delete", "y")]),
         done(),
     ];
-    let approvals = Approvals::new().deny("a", None).approve("b");
+    let approvals = Approvals::new()
+        .deny("a", Some("not that file"))
+        .approve("b");
     let result = world
         .run(script, start(), approvals, (0, DEFAULT_MAX_STEPS))
         .unwrap();
     assert_eq!(result.reason, RunReason::Stop);
-    assert_eq!(world.ran(), ["a", "b"]);
+    assert_eq!(world.ran(), ["b"], "the denied call never runs");
+    assert_eq!(
+        world.did()[..4],
+        [
+            "assistant_message:toolUse",
+            "tool_skipped:a",
+            "before:b",
+            "tool_start:b"
+        ],
+        "denied in phase 1, at its turn, no hook seeing it"
+    );
+    let rs = results(&result.messages);
+    assert_eq!(
+        (text_of(rs[0]), rs[0].details.clone()),
+        (
+            "not that file",
+            Some(json!({"skipped": true, "reason": "denied"}))
+        )
+    );
+    assert!(validate_transcript(&result.messages).ok);
+
+    // ...and when resuming a paused batch (the issue: `{a: {approve: false}}` still ran `a`).
+    let world = World::new();
+    let (_, resumed) = pause_then_resume(&world, Approvals::new().deny("a", None).approve("b"));
+    assert_eq!(world.ran(), ["b"]);
+    let rs = results(&resumed.messages);
+    assert_eq!(
+        (text_of(rs[0]), rs[0].details.clone()),
+        (
+            "Tool call was denied.",
+            Some(json!({"skipped": true, "reason": "denied"}))
+        )
+    );
+
+    // A batch with no call that needs approval: a denial still denies, an approval changes nothing, and
+    // each is used up by its call (a later call with the same id gets no decision from it).
+    let world = World::new();
+    let script = vec![
+        tool_use(vec![on("a", "read", "x"), on("c", "read", "z")]),
+        tool_use(vec![on("a", "read", "again"), on("c", "read", "again")]),
+        done(),
+    ];
+    let approvals = Approvals::new().deny("a", None).approve("c");
+    let result = world
+        .run(script, start(), approvals, (0, DEFAULT_MAX_STEPS))
+        .unwrap();
+    assert_eq!(result.reason, RunReason::Stop);
+    assert_eq!(world.ran(), ["c", "a", "c"]);
 }
 
 #[test]

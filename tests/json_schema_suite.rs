@@ -24,8 +24,8 @@ fn no_progress() -> ExecutionContext {
     }
 }
 
-/// The expected refusal of a group, if `skips.json` lists it (natively, every entry applies; in wasm, the
-/// `"only": "native"` ones do not).
+/// The expected refusal of a group, if `skips.json` lists it (an entry marked `"only": "native"` would not
+/// apply in wasm; none is: the core validates alike in every target).
 fn skip<'a>(skips: &'a [Value], file: &str, group: &str) -> Option<&'a Value> {
     skips
         .iter()

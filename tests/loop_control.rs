@@ -482,7 +482,7 @@ fn a_call_that_finishes_in_time_is_answered_by_its_tool_and_its_signal_stays_qui
 }
 
 #[test]
-fn a_sequential_call_times_out_on_its_own_clock_and_the_next_call_then_runs() {
+fn a_sequential_call_that_timed_out_is_waited_for_before_the_next_call_starts() {
     let log = Log::default();
     let model = ScriptedModel::new(vec![tool_use(vec![read("a"), read("b")]), done()]);
     let (gates, kept) = (GatedTools::default(), Kept::default());
@@ -500,7 +500,25 @@ fn a_sequential_call_times_out_on_its_own_clock_and_the_next_call_then_runs() {
     assert_eq!(clock.asked(), [30], "b's timer starts only when b does");
     clock.advance(30);
     run.stall();
-    assert_eq!(*gates.started.borrow(), ["a", "b"]);
+    assert_eq!(
+        lines(&log, &["tool_"]),
+        ["tool_start:a", "tool_end:a"],
+        "a is answered as timed out at once"
+    );
+    assert!(kept.signals.borrow()["a"].aborted());
+    // `a` ignores its signal and goes on: `b` waits, whatever the time.
+    clock.advance(1000);
+    run.stall();
+    assert_eq!(*gates.started.borrow(), ["a"], "b never overlaps a");
+    (kept.sinks.borrow()["a"])(vec![MediaBlock::text("still writing")]);
+    gates.release("a", Ok("a done, too late"));
+    run.stall();
+    assert_eq!(
+        *gates.started.borrow(),
+        ["a", "b"],
+        "b starts once a settled"
+    );
+    assert_eq!(clock.asked(), [30, 30]);
     clock.advance(29);
     gates.release("b", Ok("b done"));
     let result = run.result();
@@ -509,7 +527,113 @@ fn a_sequential_call_times_out_on_its_own_clock_and_the_next_call_then_runs() {
     assert_eq!(text_of(rs[1]), "b done");
     assert_eq!(
         lines(&log, &["tool_"]),
-        ["tool_start:a", "tool_end:a", "tool_start:b", "tool_end:b"]
+        ["tool_start:a", "tool_end:a", "tool_start:b", "tool_end:b"],
+        "nothing of a's after its tool_end"
+    );
+    assert_eq!((result.reason, result.steps), (RunReason::Stop, 2));
+}
+
+#[test]
+fn a_sequential_batch_ends_only_once_its_timed_out_call_settled() {
+    let model = ScriptedModel::new(vec![tool_use(vec![read("a")]), done()]);
+    let (gates, kept) = (GatedTools::default(), Kept::default());
+    gates.gate("a");
+    let registry = gated_registry(&gates, &kept, &[spec("read")]);
+    let clock = ManualClock::default();
+    let mut setup = Setup::new(&model, &registry, &NoObserver);
+    setup.control.tool_timeout_ms = Some(30);
+    setup.control.timers = &clock;
+    setup.control.tool_execution = ExecutionMode::Sequential;
+    let mut run = Driver::new(setup.options());
+    run.stall();
+    clock.advance(30);
+    run.stall();
+    assert_eq!(
+        model.request_count(),
+        1,
+        "no request while the batch's timed-out call still runs"
+    );
+    gates.release("a", Ok("late"));
+    let result = run.result();
+    assert_eq!(model.request_count(), 2);
+    assert_eq!(
+        text_of(results(&result.messages)[0]),
+        "Tool call timed out after 30 ms."
+    );
+}
+
+#[test]
+fn a_timed_out_call_that_never_settles_holds_its_sequential_batch_until_the_run_is_aborted() {
+    let log = Log::default();
+    let model = ScriptedModel::new(vec![
+        tool_use(vec![read("a"), read("b"), read("c")]),
+        done(),
+    ]);
+    let (gates, kept) = (GatedTools::default(), Kept::default());
+    gates.gate("a");
+    let registry = gated_registry(&gates, &kept, &[spec("read")]);
+    let clock = ManualClock::default();
+    let controller = AbortController::new();
+    let timeline = Timeline(log.clone());
+    let mut setup = Setup::new(&model, &registry, &timeline);
+    setup.signal = controller.signal();
+    setup.control.tool_timeout_ms = Some(30);
+    setup.control.timers = &clock;
+    setup.control.tool_execution = ExecutionMode::Sequential;
+    let mut run = Driver::new(setup.options());
+    run.stall();
+    clock.advance(30);
+    run.stall();
+    clock.advance(1_000_000);
+    run.stall();
+    assert!(!run.finished(), "the batch waits for a");
+    assert_eq!(*gates.started.borrow(), ["a"]);
+    controller.abort();
+    let result = run.result();
+    assert_eq!(
+        *gates.started.borrow(),
+        ["a"],
+        "the abort frees the batch: b and c never start"
+    );
+    assert_eq!(
+        lines(&log, &["tool_", "turn_end"]),
+        [
+            "tool_start:a",
+            "tool_end:a",
+            "tool_skipped:b",
+            "tool_skipped:c",
+            "turn_end:aborted:1"
+        ]
+    );
+    let rs = results(&result.messages);
+    assert_eq!(text_of(rs[0]), "Tool call timed out after 30 ms.");
+    assert_eq!(
+        rs[1].details,
+        Some(json!({"skipped": true, "reason": "aborted"}))
+    );
+    assert!(validate_transcript(&result.messages).ok);
+    assert_eq!(model.request_count(), 1);
+}
+
+#[test]
+fn a_timed_out_call_of_a_parallel_batch_is_not_waited_for() {
+    let model = ScriptedModel::new(vec![tool_use(vec![read("a"), read("b")]), done()]);
+    let (gates, kept) = (GatedTools::default(), Kept::default());
+    gates.gate("a");
+    let registry = gated_registry(&gates, &kept, &[spec("read")]);
+    let clock = ManualClock::default();
+    let mut setup = Setup::new(&model, &registry, &NoObserver);
+    setup.control.tool_timeout_ms = Some(30);
+    setup.control.timers = &clock;
+    let mut run = Driver::new(setup.options());
+    run.stall();
+    clock.advance(30);
+    let result = run.result();
+    assert_eq!(*gates.started.borrow(), ["a", "b"]);
+    assert_eq!((result.reason, result.steps), (RunReason::Stop, 2));
+    assert_eq!(
+        text_of(results(&result.messages)[0]),
+        "Tool call timed out after 30 ms."
     );
 }
 
@@ -1106,11 +1230,11 @@ fn custom_role_messages_are_kept_verbatim_and_never_sent() {
     );
     assert_eq!(
         AgentMessage::from_value(note.clone()).unwrap_err(),
-        "role: unknown role \"notification\", expected one of user, assistant, toolResult"
+        "role must be one of \"user\", \"assistant\", \"toolResult\" (got \"notification\")"
     );
     assert_eq!(
         AgentMessage::from_value_with_roles(json!({"role": "bot"}), &roles_list).unwrap_err(),
-        "role: unknown role \"bot\", expected one of user, assistant, toolResult, notification"
+        "role must be one of \"user\", \"assistant\", \"toolResult\", \"notification\" (got \"bot\")"
     );
 
     let log = Log::default();

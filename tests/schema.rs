@@ -30,36 +30,36 @@ fn failures_name_the_path() {
         "lines": {"type": "array", "items": {"type": "integer", "minimum": 0}}
     }, "required": ["path"], "additionalProperties": false});
     let cases = [
-        (json!({}), "arguments: missing required property \"path\""),
+        (json!({}), "arguments.path is missing"),
         (
             json!({"path": 1}),
-            "arguments.path: expected string, got integer",
+            "arguments.path must be a string (got integer)",
         ),
         (
             json!({"path": "long!"}),
-            "arguments.path: must be at most 3 characters long",
+            "arguments.path must be at most 3 characters long (got 5)",
         ),
         (
             json!({"path": "a", "mode": "x"}),
-            "arguments.mode: must be one of [\"r\",\"w\"], got \"x\"",
+            "arguments.mode must be one of \"r\", \"w\" (got \"x\")",
         ),
         (
             json!({"path": "a", "n": 10}),
-            "arguments.n: must be < 10, got 10",
+            "arguments.n must be < 10 (got 10)",
         ),
         (
             json!({"path": "a", "lines": [1, -1]}),
-            "arguments.lines[1]: must be >= 0, got -1",
+            "arguments.lines[1] must be >= 0 (got -1)",
         ),
         (
             json!({"path": "a", "lines": [1.5]}),
-            "arguments.lines[0]: expected integer, got number",
+            "arguments.lines[0] must be an integer (got number)",
         ),
         (
             json!({"path": "a", "extra": true}),
-            "arguments: unexpected property \"extra\"",
+            "arguments.extra is not allowed",
         ),
-        (json!([]), "arguments: expected object, got array"),
+        (json!([]), "arguments must be an object (got array)"),
     ];
     for (value, message) in cases {
         assert_eq!(
@@ -76,7 +76,7 @@ fn any_of_and_nullable_types() {
     assert!(validate(&schema, &json!(null), "a").is_ok());
     assert!(validate(&schema, &json!(3), "a")
         .unwrap_err()
-        .starts_with("a: matches none of anyOf"));
+        .starts_with("a must match a schema of anyOf"));
     assert!(validate(&json!({"type": ["string", "null"]}), &json!(null), "a").is_ok());
 }
 
@@ -84,17 +84,15 @@ fn any_of_and_nullable_types() {
 fn unusable_schemas_are_refused_at_registration() {
     assert_eq!(
         check_schema(&json!("object"), "tool.parameters"),
-        Err("tool.parameters must be a JSON Schema object, got string".into())
+        Err("tool.parameters must be a JSON Schema, an object or a boolean (got string)".into())
     );
     assert!(check_schema(&json!({"type": "strnig"}), "p")
         .unwrap_err()
-        .starts_with("p.type: unknown type \"strnig\""));
-    assert_eq!(
+        .starts_with("p.type must be one of"));
+    assert!(
         check_schema(&json!({"properties": {"a": {"type": 3}}}), "p")
             .unwrap_err()
-            .split(':')
-            .next(),
-        Some("p.properties.a.type")
+            .starts_with("p.properties.a.type must be one of")
     );
     assert_eq!(
         check_schema(&json!({"required": "a"}), "p"),
@@ -112,7 +110,7 @@ fn deeply_nested_any_of_is_validated_once_per_branch() {
         }
         let error = validate(&schema, &json!("README.md"), "arguments.path").unwrap_err();
         assert!(
-            error.starts_with(&format!("arguments.path: matches none of {keyword}")),
+            error.starts_with(&format!("arguments.path must match a schema of {keyword}")),
             "{error}"
         );
         assert!(
@@ -143,25 +141,22 @@ fn discriminated_one_of_picks_the_variant_and_keeps_the_outer_keywords() {
         // The tag picks one variant, and the error names the field inside it.
         (
             json!({"id": "a", "kind": "box", "size": "big"}),
-            "a.size: expected integer, got string",
+            "a.size must be an integer (got string)",
         ),
         (
             json!({"id": "a", "kind": "cup"}),
-            "a.kind: unknown kind \"cup\", expected one of box, note",
+            "a.kind must be one of \"box\", \"note\" (got \"cup\")",
         ),
-        (json!({"id": "a"}), "a: missing required property \"kind\""),
+        (json!({"id": "a"}), "a.kind is missing"),
         // The schema's own keywords still hold beside the discriminator.
-        (
-            json!({"kind": "note", "text": "hi"}),
-            "a: missing required property \"id\"",
-        ),
+        (json!({"kind": "note", "text": "hi"}), "a.id is missing"),
         (
             json!({"id": "a", "kind": "note", "text": "hi", "zzz": 1}),
-            "a: unexpected property \"zzz\"",
+            "a.zzz is not allowed",
         ),
         (
             json!({"id": 7, "kind": "note", "text": "hi"}),
-            "a.id: expected string, got integer",
+            "a.id must be a string (got integer)",
         ),
     ];
     for (value, message) in cases {
@@ -192,108 +187,108 @@ fn each_keyword_names_the_failing_path() {
         (
             path.clone(),
             json!({"items": [{"path": "a"}, {"path": "b/c"}, {"path": "../../etc/passwd"}]}),
-            "arguments.items[2].path: does not match ^[a-z/]+$",
+            "arguments.items[2].path must match ^[a-z/]+$",
         ),
-        (json!({"not": {"type": "string"}}), json!("x"), "arguments: must not match the schema in \"not\""),
+        (json!({"not": {"type": "string"}}), json!("x"), "arguments must not match the schema in \"not\""),
         (
             json!({"uniqueItems": true}),
             json!([1, {"a": [2]}, 3, {"a": [2.0]}]),
-            "arguments: items must be unique, but [1] and [3] are equal",
+            "arguments must have unique items (arguments[1] and arguments[3] are equal)",
         ),
         (
             json!({"contains": {"type": "integer"}}),
             json!(["a", 1.5]),
-            "arguments: must contain at least 1 item matching \"contains\", found 0",
+            "arguments must contain at least 1 item matching \"contains\" (got 0)",
         ),
         (
             json!({"contains": {"type": "integer"}, "minContains": 2}),
             json!([1, "a"]),
-            "arguments: must contain at least 2 items matching \"contains\", found 1",
+            "arguments must contain at least 2 items matching \"contains\" (got 1)",
         ),
         (
             json!({"contains": {"type": "integer"}, "maxContains": 1}),
             json!([1, 2]),
-            "arguments: must contain at most 1 items matching \"contains\", found 2",
+            "arguments must contain at most 1 items matching \"contains\" (got 2)",
         ),
         (
             json!({"dependentRequired": {"card": ["cvc"]}}),
             json!({"card": 1}),
-            "arguments: missing property \"cvc\", required with \"card\"",
+            "arguments.cvc is missing (required with arguments.card)",
         ),
         (
             json!({"dependentSchemas": {"card": {"properties": {"cvc": {"maxLength": 3}}}}}),
             json!({"card": 1, "cvc": "1234"}),
-            "arguments.cvc: must be at most 3 characters long",
+            "arguments.cvc must be at most 3 characters long (got 4)",
         ),
         (
             json!({"if": {"properties": {"kind": {"const": "n"}}}, "then": {"properties": {"v": {"type": "number"}}},
                    "else": {"properties": {"v": {"type": "string"}}}}),
             json!({"kind": "n", "v": "1"}),
-            "arguments.v: expected number, got string",
+            "arguments.v must be a number (got string)",
         ),
         (
             json!({"if": {"properties": {"kind": {"const": "n"}}}, "then": {"properties": {"v": {"type": "number"}}},
                    "else": {"properties": {"v": {"type": "string"}}}}),
             json!({"kind": "s", "v": 1}),
-            "arguments.v: expected string, got integer",
+            "arguments.v must be a string (got integer)",
         ),
         (
             json!({"patternProperties": {"^x-": {"type": "integer"}}, "additionalProperties": false}),
             json!({"x-a": 1, "x-b": "2"}),
-            "arguments.x-b: expected integer, got string",
+            "arguments.x-b must be an integer (got string)",
         ),
         (
             json!({"patternProperties": {"^x-": {"type": "integer"}}, "additionalProperties": false}),
             json!({"x-a": 1, "y": 2}),
-            "arguments: unexpected property \"y\"",
+            "arguments.y is not allowed",
         ),
         (
             json!({"propertyNames": {"pattern": "^[a-z]+$"}}),
             json!({"ok": 1, "Bad": 2}),
-            "arguments (property name \"Bad\"): does not match ^[a-z]+$",
+            "arguments (property name \"Bad\") must match ^[a-z]+$",
         ),
-        (json!({"multipleOf": 0.5}), json!(1.25), "arguments: must be a multiple of 0.5, got 1.25"),
-        (json!({"multipleOf": 3}), json!(10), "arguments: must be a multiple of 3, got 10"),
+        (json!({"multipleOf": 0.5}), json!(1.25), "arguments must be a multiple of 0.5 (got 1.25)"),
+        (json!({"multipleOf": 3}), json!(10), "arguments must be a multiple of 3 (got 10)"),
         (
             json!({"prefixItems": [{"type": "string"}, {"type": "integer"}], "items": false}),
             json!(["a", 1, 2]),
-            "arguments: must have at most 2 items",
+            "arguments must have at most 2 items (got 3)",
         ),
         (
             json!({"prefixItems": [{"type": "string"}, {"type": "integer"}]}),
             json!(["a", "b"]),
-            "arguments[1]: expected integer, got string",
+            "arguments[1] must be an integer (got string)",
         ),
         (
             json!({"items": {"type": "integer"}, "prefixItems": [{"type": "string"}]}),
             json!(["a", 1, "c"]),
-            "arguments[2]: expected integer, got string",
+            "arguments[2] must be an integer (got string)",
         ),
         (
             json!({"$defs": {"name": {"type": "string", "minLength": 2}}, "properties": {"who": {"$ref": "#/$defs/name"}}}),
             json!({"who": "a"}),
-            "arguments.who: must be at least 2 characters long",
+            "arguments.who must be at least 2 characters long (got 1)",
         ),
-        (json!({"const": {"a": [1]}}), json!({"a": [2]}), "arguments: must be {\"a\":[1]}, got {\"a\":[2]}"),
-        (json!(false), json!(1), "arguments: no value is allowed here"),
-        (json!({"properties": {"a": false}}), json!({"a": 1}), "arguments.a: no value is allowed here"),
-        (json!({"allOf": [{"minimum": 1}, {"maximum": 3}]}), json!(4), "arguments: must be <= 3, got 4"),
-        (json!({"allOf": [{"minimum": 1}, {"maximum": 3}]}), json!(0), "arguments: must be >= 1, got 0"),
-        (json!({"exclusiveMinimum": 1}), json!(1), "arguments: must be > 1, got 1"),
-        (json!({"minItems": 2}), json!([1]), "arguments: must have at least 2 items"),
-        (json!({"maxItems": 1}), json!([1, 2]), "arguments: must have at most 1 items"),
-        (json!({"minProperties": 1}), json!({}), "arguments: must have at least 1 properties"),
-        (json!({"maxProperties": 0}), json!({"a": 1}), "arguments: must have at most 0 properties"),
-        (json!({"minLength": 2}), json!("é"), "arguments: must be at least 2 characters long"),
+        (json!({"const": {"a": [1]}}), json!({"a": [2]}), "arguments must be {\"a\":[1]} (got {\"a\":[2]})"),
+        (json!(false), json!(1), "arguments is not allowed"),
+        (json!({"properties": {"a": false}}), json!({"a": 1}), "arguments.a is not allowed"),
+        (json!({"allOf": [{"minimum": 1}, {"maximum": 3}]}), json!(4), "arguments must be <= 3 (got 4)"),
+        (json!({"allOf": [{"minimum": 1}, {"maximum": 3}]}), json!(0), "arguments must be >= 1 (got 0)"),
+        (json!({"exclusiveMinimum": 1}), json!(1), "arguments must be > 1 (got 1)"),
+        (json!({"minItems": 2}), json!([1]), "arguments must have at least 2 items (got 1)"),
+        (json!({"maxItems": 1}), json!([1, 2]), "arguments must have at most 1 items (got 2)"),
+        (json!({"minProperties": 1}), json!({}), "arguments must have at least 1 properties (got 0)"),
+        (json!({"maxProperties": 0}), json!({"a": 1}), "arguments must have at most 0 properties (got 1)"),
+        (json!({"minLength": 2}), json!("é"), "arguments must be at least 2 characters long (got 1)"),
         (
             json!({"oneOf": [{"type": "integer"}, {"minimum": 0}]}),
             json!(1),
-            "arguments: matches 2 schemas of oneOf, expected exactly one",
+            "arguments must match exactly one schema of oneOf (got 2)",
         ),
         (
             json!({"anyOf": [{"type": "string"}, {"type": "null"}, {"minimum": 5}]}),
             json!(3),
-            "arguments: matches none of anyOf (arguments: expected string, got integer; and 2 more)",
+            "arguments must match a schema of anyOf (none does: arguments must be a string (got integer); and 2 more)",
         ),
     ]);
 }
@@ -413,37 +408,37 @@ fn references_resolve_inside_the_document() {
         (
             schema.clone(),
             json!({"path": "A"}),
-            "arguments.path: does not match ^[a-z/]+$",
+            "arguments.path must match ^[a-z/]+$",
         ),
         (
             schema.clone(),
             json!({"alias": 1}),
-            "arguments.alias: expected string, got integer",
+            "arguments.alias must be a string (got integer)",
         ),
         (
             schema.clone(),
             json!({"escaped": "1"}),
-            "arguments.escaped: expected integer, got string",
+            "arguments.escaped must be an integer (got string)",
         ),
         (
             schema.clone(),
             json!({"percent": "1"}),
-            "arguments.percent: expected integer, got string",
+            "arguments.percent must be an integer (got string)",
         ),
         (
             schema.clone(),
             json!({"lines": -1}),
-            "arguments.lines: must be >= 0, got -1",
+            "arguments.lines must be >= 0 (got -1)",
         ),
         (
             schema.clone(),
             json!({"absolute": -1}),
-            "arguments.absolute: must be >= 0, got -1",
+            "arguments.absolute must be >= 0 (got -1)",
         ),
         (
             schema,
             json!({"tree": [{"tree": [{"path": 7}]}]}),
-            "arguments.tree[0].tree[0].path: expected string, got integer",
+            "arguments.tree[0].tree[0].path must be a string (got integer)",
         ),
     ]);
 }
@@ -506,7 +501,7 @@ fn what_the_validator_cannot_apply_is_refused_naming_the_keyword() {
         ),
         (
             json!({"patternProperties": {"[z-a]": true}}),
-            "p.patternProperties is not a valid regular expression",
+            "p.patternProperties[\"[z-a]\"] is not a valid regular expression (range out of order in character class at index 1)",
         ),
         (json!({"pattern": 5}), "p.pattern must be a string"),
         (
@@ -557,7 +552,7 @@ fn what_the_validator_cannot_apply_is_refused_naming_the_keyword() {
         (json!({"enum": "a"}), "p.enum must be an array"),
         (
             json!({"not": 5}),
-            "p.not must be a JSON Schema object, got integer",
+            "p.not must be a JSON Schema, an object or a boolean (got integer)",
         ),
         (json!({"$anchor": 5}), "p.$anchor must be a string"),
     ];
@@ -624,7 +619,7 @@ fn relative_references_resolve_as_rfc_3986_says() {
         assert!(
             validate(&schema, &bad, "a")
                 .unwrap_err()
-                .starts_with(&format!("a.{key}: expected")),
+                .starts_with(&format!("a.{key} must be")),
             "{key}"
         );
     }
@@ -638,7 +633,7 @@ fn relative_references_resolve_as_rfc_3986_says() {
     assert_eq!(validate(&into_enum, &json!({"x": 1}), "a"), Ok(()));
     assert_eq!(
         validate(&into_enum, &json!({"x": "1"}), "a"),
-        Err("a.x: expected integer, got string".into())
+        Err("a.x must be an integer (got string)".into())
     );
     assert_eq!(
         check_schema(&json!({"properties": {"x": {"$ref": "#/enum/0"}}, "enum": [{"$ref": "b.json"}]}), "p"),
@@ -702,7 +697,7 @@ fn a_discriminated_one_of_is_a_plain_one_of_for_a_value_that_is_not_an_object() 
     assert_eq!(validate(&schema, &json!([]), "a"), Ok(()));
     assert!(validate(&schema, &json!(5), "a")
         .unwrap_err()
-        .starts_with("a: matches none of oneOf"));
+        .starts_with("a must match a schema of oneOf"));
 }
 
 #[test]
@@ -718,11 +713,11 @@ fn draft_07_is_applied_as_draft_07_says() {
     assert_eq!(validate(&tuple, &json!(["a", 1]), "a"), Ok(()));
     assert_eq!(
         validate(&tuple, &json!(["a", 1, 2]), "a"),
-        Err("a: must have at most 2 items".into())
+        Err("a must have at most 2 items (got 3)".into())
     );
     assert_eq!(
         validate(&tuple, &json!([1]), "a"),
-        Err("a[0]: expected string, got integer".into())
+        Err("a[0] must be a string (got integer)".into())
     );
     // `additionalItems` only applies after a tuple.
     assert_eq!(
@@ -740,11 +735,11 @@ fn draft_07_is_applied_as_draft_07_says() {
     );
     assert_eq!(
         validate(&dependencies, &json!({"a": 1}), "a"),
-        Err("a: missing property \"b\", required with \"a\"".into())
+        Err("a.b is missing (required with a.a)".into())
     );
     assert_eq!(
         validate(&dependencies, &json!({"c": 1}), "a"),
-        Err("a: missing required property \"d\"".into())
+        Err("a.d is missing".into())
     );
     // `$ref` replaces its siblings in draft-07; in 2020-12 both apply.
     let with_sibling = json!({"definitions": {"s": {"type": "string"}}, "properties": {"x": {"$ref": "#/definitions/s", "maxLength": 1}}});
@@ -754,7 +749,7 @@ fn draft_07_is_applied_as_draft_07_says() {
     );
     assert_eq!(
         validate(&with_sibling, &json!({"x": "long"}), "a"),
-        Err("a.x: must be at most 1 characters long".into())
+        Err("a.x must be at most 1 characters long (got 4)".into())
     );
     // Draft-07 names a subschema with a fragment `$id` (2020-12's `$anchor`).
     let anchored = draft7(
@@ -763,7 +758,7 @@ fn draft_07_is_applied_as_draft_07_says() {
     assert_eq!(validate(&anchored, &json!({"x": 1}), "a"), Ok(()));
     assert_eq!(
         validate(&anchored, &json!({"x": "1"}), "a"),
-        Err("a.x: expected number, got string".into())
+        Err("a.x must be a number (got string)".into())
     );
     // In 2020-12, `dependencies` and `additionalItems` are not keywords.
     assert_eq!(
@@ -782,34 +777,7 @@ mod through_the_registry {
 
     use futures::executor::block_on;
     use serde_json::{json, Value};
-    use tiny_pi::schema::{Pattern, PatternEngine};
     use tiny_pi::*;
-
-    /// Counts compiles and matches; matches when the text starts with the pattern.
-    #[derive(Default)]
-    struct Prefixes {
-        compiled: Cell<usize>,
-        matched: Rc<Cell<usize>>,
-    }
-
-    struct Prefix(String, Rc<Cell<usize>>);
-
-    impl Pattern for Prefix {
-        fn is_match(&self, text: &str) -> bool {
-            self.1.set(self.1.get() + 1);
-            text.starts_with(&self.0)
-        }
-    }
-
-    impl PatternEngine for Prefixes {
-        fn compile(&self, pattern: &str) -> Result<Box<dyn Pattern>, String> {
-            self.compiled.set(self.compiled.get() + 1);
-            match pattern.is_empty() {
-                true => Err("empty".into()),
-                false => Ok(Box::new(Prefix(pattern.into(), self.matched.clone()))),
-            }
-        }
-    }
 
     fn tool(name: &str, parameters: Value, ran: Rc<Cell<usize>>) -> Tool {
         Tool::new(
@@ -865,7 +833,7 @@ mod through_the_registry {
         assert!(refused.is_error);
         assert_eq!(
             text(&refused),
-            "Invalid arguments for tool \"read\": arguments.path: does not match ^[a-z/]+$"
+            "Invalid arguments for tool \"read\": arguments.path must match ^[a-z/]+$"
         );
         assert_eq!(ran.get(), 0);
         let accepted = run(&registry, json!({"path": "etc/hosts"}));
@@ -874,33 +842,34 @@ mod through_the_registry {
     }
 
     #[test]
-    fn patterns_compile_once_at_register_with_the_registry_engine() {
-        let engine = Rc::new(Prefixes::default());
-        let mut registry = ToolRegistry::with_patterns(engine.clone());
-        let schema =
-            json!({"properties": {"a": {"pattern": "x"}}, "patternProperties": {"y": true}});
+    fn a_pattern_the_engine_refuses_is_a_register_error_naming_its_keyword() {
+        let mut registry = ToolRegistry::new();
         registry
-            .register(tool("read", schema, Rc::new(Cell::new(0))))
+            .register(tool(
+                "read",
+                json!({"type": "object"}),
+                Rc::new(Cell::new(0)),
+            ))
             .unwrap();
-        assert_eq!(engine.compiled.get(), 2);
-        for _ in 0..3 {
-            assert!(!run(&registry, json!({"a": "xa", "yb": 1})).is_error);
+        for (parameters, error) in [
+            (
+                json!({"properties": {"name": {"pattern": "^(?=a)"}}}),
+                "tool.parameters.properties.name.pattern is not supported (a lookahead at index 1)",
+            ),
+            (
+                json!({"patternProperties": {"(a)\\1": true}}),
+                "tool.parameters.patternProperties[\"(a)\\\\1\"] is not supported (a backreference at index 3)",
+            ),
+            (
+                json!({"items": {"pattern": "a{"}}),
+                "tool.parameters.items.pattern is not a valid regular expression (incomplete quantifier at index 1)",
+            ),
+        ] {
+            let refused = registry
+                .register(tool("b", parameters, Rc::new(Cell::new(0))))
+                .unwrap_err();
+            assert!(refused.starts_with(error), "{refused}");
         }
-        assert!(run(&registry, json!({"a": "ax"})).is_error);
-        assert_eq!(engine.compiled.get(), 2, "compiled once, at register");
-        assert!(
-            engine.matched.get() >= 7,
-            "the registry's engine matched: {}",
-            engine.matched.get()
-        );
-        // The engine's refusal is a register error naming the keyword; the registry is unchanged.
-        let error = registry
-            .register(tool("b", json!({"pattern": ""}), Rc::new(Cell::new(0))))
-            .unwrap_err();
-        assert_eq!(
-            error,
-            "tool.parameters.pattern is not a valid regular expression (empty)"
-        );
-        assert_eq!(registry.len(), 1);
+        assert_eq!(registry.len(), 1, "the registry is unchanged");
     }
 }

@@ -209,66 +209,74 @@ fn every_kind_of_bad_line_names_its_line_and_the_field() {
             "line 3: not valid JSON: trailing characters",
         ),
         // JSON, not a message object
-        ("[1, 2]", "line 3: expected an object, got array"),
-        ("\"hi\"", "line 3: expected an object, got string"),
-        ("null", "line 3: expected an object, got null"),
-        ("42", "line 3: expected an object, got integer"),
+        ("[1, 2]", "line 3: message must be an object (got array)"),
+        ("\"hi\"", "line 3: message must be an object (got string)"),
+        ("null", "line 3: message must be an object (got null)"),
+        ("42", "line 3: message must be an object (got integer)"),
         // the role
-        (r#"{"content":"hi"}"#, "line 3: missing field `role`"),
+        (r#"{"content":"hi"}"#, "line 3: message.role is missing"),
         (
             r#"{"role":7,"content":"hi"}"#,
-            "line 3: role: expected a string, got integer",
+            "line 3: message.role must be a string (got integer)",
         ),
         (
             r#"{"role":"system","content":"hi"}"#,
-            "line 3: role: unknown role \"system\", expected one of user, assistant, toolResult",
+            "line 3: message.role must be one of \"user\", \"assistant\", \"toolResult\" (got \"system\")",
         ),
         // a user message
         (
             r#"{"role":"user"}"#,
-            "line 3: message: missing required property \"content\"",
+            "line 3: message.content is missing",
         ),
         (
             r#"{"role":"user","content":5}"#,
-            "line 3: message.content: expected string or array, got integer",
+            "line 3: message.content must be a string or an array (got integer)",
         ),
         (
             r#"{"role":"user","content":[{"type":"video"}]}"#,
-            "line 3: message.content[0].type: unknown type \"video\", expected one of text, image",
+            "line 3: message.content[0].type must be one of \"text\", \"image\" (got \"video\")",
         ),
         (
             r#"{"role":"user","content":"hi","timestamp":"now"}"#,
-            "line 3: message.timestamp: expected number or null, got string",
+            "line 3: message.timestamp must be a number (got string)",
+        ),
+        (
+            r#"{"role":"user","content":"hi","timestamp":null}"#,
+            "line 3: message.timestamp must be a number (got null)",
+        ),
+        (
+            r#"{"role":"user","content":"hi"}"#,
+            "line 3: message.timestamp is missing",
         ),
         // an assistant message
         (
             r#"{"role":"assistant","content":[]}"#,
-            "line 3: message: missing required property \"stopReason\"",
+            "line 3: message.stopReason is missing",
         ),
         (
             r#"{"role":"assistant","content":[],"stopReason":"done"}"#,
-            "line 3: message.stopReason: must be one of",
+            "line 3: message.stopReason must be one of \"stop\", \"length\", \"toolUse\", \"error\", \"aborted\" (got \"done\")",
         ),
         (
             r#"{"role":"assistant","content":[{"type":"toolCall","id":3,"name":"read"}],"stopReason":"toolUse"}"#,
-            "line 3: message.content[0].id: expected string, got integer",
+            "line 3: message.content[0].id must be a string (got integer)",
         ),
         (
             r#"{"role":"assistant","content":[{"type":"text"}],"stopReason":"stop"}"#,
-            "line 3: message.content[0]: missing required property \"text\"",
+            "line 3: message.content[0].text is missing",
         ),
         // a tool result
         (
             r#"{"role":"toolResult","toolCallId":"a","toolName":"read","content":[]}"#,
-            "line 3: message: missing required property \"isError\"",
+            "line 3: message.isError is missing",
         ),
         (
             r#"{"role":"toolResult","toolCallId":"a","toolName":"read","content":"text","isError":false}"#,
-            "line 3: message.content: expected array, got string",
+            "line 3: message.content must be an array (got string)",
         ),
         (
             r#"{"role":"toolResult","toolCallId":"a","toolName":"read","content":[{"type":"image","data":"x"}],"isError":false}"#,
-            "line 3: message.content[0]: missing required property \"mimeType\"",
+            "line 3: message.content[0].mimeType is missing",
         ),
     ];
     for (line, expected) in cases {
@@ -285,7 +293,7 @@ fn a_custom_role_reads_only_when_listed() {
     let note = r#"{"role":"notification","text":"build finished"}"#;
     assert_eq!(
         bad_line(note, NO_ROLES),
-        "line 3: role: unknown role \"notification\", expected one of user, assistant, toolResult"
+        "line 3: message.role must be one of \"user\", \"assistant\", \"toolResult\" (got \"notification\")"
     );
     let messages = parse_jsonl(note, &["notification"]).unwrap();
     let AgentMessage::Custom(custom) = &messages[0] else {

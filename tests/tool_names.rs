@@ -1,5 +1,6 @@
 //! A tool's name is checked when it is registered against what providers accept, `^[a-zA-Z0-9_-]{1,64}$`
-//! (issue 17): a name a provider would reject fails at `register`, not at the first request.
+//! (issue 17): a name a provider would reject fails at `register`, not at the first request. A custom tool
+//! source's definitions pass the same checks (`check_definitions`, issue 27).
 
 #![cfg(not(target_arch = "wasm32"))] // native tests; the browser tests are tests/web.rs
 
@@ -63,4 +64,86 @@ fn names_providers_reject_are_refused_naming_the_rule() {
         "tool.name must be a non-empty string"
     );
     assert!(registry.is_empty());
+}
+
+fn definition(name: &str, parameters: Value) -> ToolDefinition {
+    ToolDefinition {
+        name: name.into(),
+        description: String::new(),
+        parameters,
+    }
+}
+
+#[test]
+fn a_name_registered_twice_is_refused() {
+    let mut registry = ToolRegistry::new();
+    registry.register(tool("read")).unwrap();
+    assert_eq!(
+        registry.register(tool("read")).unwrap_err(),
+        "tool.name must be unique (got \"read\", already registered)"
+    );
+    assert_eq!(registry.len(), 1);
+}
+
+/// A custom tool source's `definitions()` (the bridge's `options.tools`) are checked as `register` checks a
+/// tool: names, duplicates, schemas, each error naming the field.
+#[test]
+fn a_tool_sources_definitions_are_checked_as_register_checks_a_tool() {
+    let at = "options.tools.definitions()";
+    let object = || json!({"type": "object"});
+    assert_eq!(
+        check_definitions(
+            &[
+                definition(
+                    "read",
+                    json!({"type": "object", "properties": {"path": {"type": "string", "pattern": "^[a-z/]+$"}}})
+                ),
+                definition("write", object()),
+                definition("any", json!(true)),
+            ],
+            at
+        ),
+        Ok(())
+    );
+    assert_eq!(check_definitions(&[], at), Ok(()));
+    let cases: Vec<(Vec<ToolDefinition>, &str)> = vec![
+        (
+            vec![definition("read", object()), definition("read file", object())],
+            "options.tools.definitions()[1].name must match ^[a-zA-Z0-9_-]{1,64}$ (got \"read file\")",
+        ),
+        (
+            vec![definition("", object())],
+            "options.tools.definitions()[0].name must be a non-empty string",
+        ),
+        (
+            vec![
+                definition("read", object()),
+                definition("write", object()),
+                definition("read", object()),
+            ],
+            "options.tools.definitions()[2].name must be unique (got \"read\", the name of \
+             options.tools.definitions()[0] too)",
+        ),
+        (
+            vec![definition("read", object()), definition("write", json!("x"))],
+            "options.tools.definitions()[1].parameters must be a JSON Schema, an object or a boolean (got \
+             string)",
+        ),
+        (
+            vec![definition(
+                "read",
+                json!({"properties": {"q": {"type": "string", "pattern": "(?=a)"}}}),
+            )],
+            "options.tools.definitions()[0].parameters.properties.q.pattern is not supported (a lookahead \
+             at index 0)",
+        ),
+        (
+            vec![definition("read", json!({"type": "strnig"}))],
+            "options.tools.definitions()[0].parameters.type",
+        ),
+    ];
+    for (definitions, error) in cases {
+        let refused = check_definitions(&definitions, at).unwrap_err();
+        assert!(refused.starts_with(error), "{refused}");
+    }
 }

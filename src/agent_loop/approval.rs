@@ -40,27 +40,27 @@ pub(super) async fn approval_gate(
 }
 
 /// The gate's verdict once every need is known (`needs`: each call's, or empty when none needs approval).
-/// Kept out of the gate's future: plain code, laid out once. Decisions matter only for calls that need
-/// approval, and only those calls use theirs up.
+/// Kept out of the gate's future: plain code, laid out once. A call that needs approval and has no decision
+/// pauses the batch. An explicit decision applies to any call of the batch, whether its tool needs approval
+/// or not (a denial denies it), and the call uses it up.
 #[inline(never)]
 fn open_or_pause(needs: Vec<bool>, approvals: &mut Approvals, calls: &[&ToolCall]) -> Gate {
-    if needs.is_empty() {
-        return Gate::Open(Vec::new());
-    }
-    let undecided =
-        (calls.iter().zip(&needs)).any(|(call, &need)| need && approvals.get(&call.id).is_none());
+    let need = |index: usize| needs.get(index).copied().unwrap_or(false);
+    let undecided = (calls.iter().enumerate())
+        .any(|(index, call)| need(index) && approvals.get(&call.id).is_none());
     if undecided {
-        let pending = (calls.iter().zip(needs)).map(|(call, need)| PendingCall::new(call, need));
+        let pending =
+            (calls.iter().enumerate()).map(|(index, call)| PendingCall::new(call, need(index)));
         return Gate::Pause(pending.collect());
     }
-    let denials = (calls.iter().zip(needs)).map(|(call, need)| match need {
-        false => None,
-        true => match approvals.take(&call.id) {
-            Some(Approval::Deny { reason }) => {
-                Some(reason.unwrap_or_else(|| SkipReason::Denied.explanation().into()))
-            }
-            Some(Approval::Approve) | None => None,
-        },
+    if approvals.is_empty() {
+        return Gate::Open(Vec::new());
+    }
+    let denials = calls.iter().map(|call| match approvals.take(&call.id) {
+        Some(Approval::Deny { reason }) => {
+            Some(reason.unwrap_or_else(|| SkipReason::Denied.explanation().into()))
+        }
+        Some(Approval::Approve) | None => None,
     });
     Gate::Open(denials.collect())
 }

@@ -1,9 +1,10 @@
 //! Answering one response's calls. A batch (a `toolUse` response with unique ids, SPEC §7) that the
 //! approval gate let through (SPEC §8) runs in three phases: `prepare_calls` (each call's settings, timeout
-//! and signal) and `screen_calls` (in call order: the denied calls, and `beforeToolCall`); then `execute_calls` (all at once, or one at a time); and each call, as it ends, through
-//! `finish_call` and `after_tool_call` before its `tool_end`. The other rows of the table answer every call
-//! with a skipped result (`skip`). Either way the results come back in call order, to be appended once
-//! every call is answered.
+//! and signal) and `screen_calls` (in call order: the denied calls, and `beforeToolCall`); then
+//! `execute_calls` (all at once, or one at a time, a timed-out call settled before the next starts); and
+//! each call, as it ends, through `finish_call` and `after_tool_call` before its `tool_end`. The other rows
+//! of the table answer every call with a skipped result (`skip`). Either way the results come back in call
+//! order, to be appended once every call is answered.
 
 use std::cell::Cell;
 use std::collections::BTreeSet;
@@ -13,7 +14,7 @@ use std::rc::Rc;
 use std::task::{Context, Poll};
 
 use futures::channel::{mpsc, oneshot};
-use futures::future::LocalBoxFuture;
+use futures::future::{self, LocalBoxFuture};
 use futures::stream::{FuturesUnordered, StreamExt};
 use futures::FutureExt;
 
@@ -196,8 +197,9 @@ impl<E> Batch<'_, '_, E> {
 
     /// Phase 2. Parallel: a `tool_start` for every call that runs, then all at once, `tool_end` in
     /// completion order. Sequential: one call at a time in call order, each `tool_start` right before
-    /// its call runs and its `tool_end` before the next `tool_start`; once the run is aborted, a call
-    /// not yet started is skipped (reason `aborted`) instead. Whether a call asked to terminate.
+    /// its call runs and its `tool_end` before the next `tool_start`, and no call starts while another
+    /// still runs, even one that timed out (`settle`); once the run is aborted, a call not yet started is
+    /// skipped (reason `aborted`) instead. Whether a call asked to terminate.
     async fn execute_calls(
         &mut self,
         calls: &[&ToolCall],
@@ -214,12 +216,14 @@ impl<E> Batch<'_, '_, E> {
                 }
                 let running = (calls.iter().zip(slots.iter()).enumerate())
                     .filter_map(|(index, (call, slot))| match slot {
-                        Slot::Run(runnable) => Some(self.launch(index, call, runnable, &reports)),
+                        Slot::Run(runnable) => {
+                            Some(self.launch(index, call, runnable, &reports, false))
+                        }
                         Slot::Answered(_) => None,
                     })
                     .collect();
                 drop(reports);
-                self.collect(calls, slots, running, &mut received).await
+                self.collect(calls, slots, running, &mut received).await.0
             }
             ExecutionMode::Sequential => {
                 let mut terminated = false;
@@ -237,25 +241,42 @@ impl<E> Batch<'_, '_, E> {
                         continue;
                     }
                     self.emitter.emit(LoopEvent::ToolStart { call }).await;
-                    let running = [self.launch(index, call, runnable, &reports)]
+                    let running = [self.launch(index, call, runnable, &reports, true)]
                         .into_iter()
                         .collect();
-                    terminated |= self.collect(calls, slots, running, &mut received).await;
+                    let (stop, straggler) =
+                        self.collect(calls, slots, running, &mut received).await;
+                    terminated |= stop;
+                    if let Some(straggler) = straggler {
+                        self.settle(straggler).await;
+                    }
                 }
                 terminated
             }
         }
     }
 
+    /// A sequential batch's call that timed out and ignored its aborted signal still runs: the next call
+    /// starts, and the batch ends, only once it has settled, so that two calls of a sequential batch never
+    /// overlap. What it answers or reports now is ignored (it was answered as timed out). A call that never
+    /// settles holds its batch until the run is aborted: the wait then ends, the calls not yet started are
+    /// skipped (reason `aborted`), so none of them ever overlaps it, and it is let go (a native future is
+    /// dropped; a JS promise runs on, ignored).
+    async fn settle(&self, straggler: Straggler<'_>) {
+        let _ = future::select(straggler, self.signal.cancelled()).await;
+    }
+
     /// Starts one call: its executor gets the call's signal and a progress sink, and its timer (if it has
     /// a timeout) starts now. When the timer fires, the call's signal aborts and the call is answered as
-    /// timed out; whatever the tool does later (settling, progress) is ignored.
+    /// timed out; whatever the tool does later (settling, progress) is ignored. With `keep`, the execution
+    /// of a call that timed out comes back with its outcome, to be settled; without, it is dropped.
     fn launch<'c>(
         &self,
         index: usize,
         call: &'c ToolCall,
         runnable: &Runnable,
         reports: &Reports,
+        keep: bool,
     ) -> Running<'c>
     where
         Self: 'c,
@@ -277,21 +298,24 @@ impl<E> Batch<'_, '_, E> {
         };
         Running {
             index,
-            execution: self.executor.execute(call, context),
+            execution: Some(self.executor.execute(call, context)),
             timer,
+            keep,
         }
     }
 
     /// Waits for the running calls: progress goes out as `tool_progress`; each finished call is finished
-    /// (phase 3), announced by `tool_end` and answered in its slot. Whether one asked to terminate.
+    /// (phase 3), announced by `tool_end` and answered in its slot. Whether one asked to terminate, and the
+    /// execution of a call that timed out, if one was kept.
     async fn collect<'c>(
         &mut self,
         calls: &[&ToolCall],
         slots: &mut [Slot],
         mut running: FuturesUnordered<Running<'c>>,
         received: &mut mpsc::UnboundedReceiver<(usize, Vec<MediaBlock>)>,
-    ) -> bool {
+    ) -> (bool, Option<Straggler<'c>>) {
         let mut terminated = false;
+        let mut straggler = None;
         let mut finished = None;
         loop {
             // A call is polled before the progress queue, and its end held back until the queue is empty,
@@ -306,14 +330,17 @@ impl<E> Batch<'_, '_, E> {
                     return Poll::Ready(Some(Arrival::Progress(index, content)));
                 }
                 match finished.take() {
-                    Some((index, outcome)) => Poll::Ready(Some(Arrival::Finished(index, outcome))),
+                    Some((index, outcome, left)) => {
+                        straggler = left.or(straggler.take());
+                        Poll::Ready(Some(Arrival::Finished(index, outcome)))
+                    }
                     None if running.is_empty() => Poll::Ready(None),
                     None => Poll::Pending,
                 }
             })
             .await;
             match arrival {
-                None => return terminated,
+                None => return (terminated, straggler),
                 // A sink kept past its call's end reports nothing: no progress after `tool_end`.
                 Some(Arrival::Progress(index, _)) if matches!(slots[index], Slot::Answered(_)) => {}
                 Some(Arrival::Progress(index, content)) => {
@@ -422,28 +449,41 @@ fn finish_call(call: &ToolCall, outcome: Outcome, clock: &Clock) -> (ToolResultM
     }
 }
 
+/// An executor's future for one call.
+type Execution<'c> = LocalBoxFuture<'c, Result<ToolReply, String>>;
+
+/// The execution of a call that timed out, still running: a sequential batch waits for it to settle.
+type Straggler<'c> = Execution<'c>;
+
 /// One running call: its executor's future and, with a timeout, its timer. A plain future rather than an
 /// `async` block, because one is made per call: kept small, it costs the loop nothing when there is no
 /// timer.
 struct Running<'c> {
     index: usize,
-    execution: LocalBoxFuture<'c, Result<ToolReply, String>>,
+    /// Taken out when the call times out (`keep`: to be settled).
+    execution: Option<Execution<'c>>,
     timer: Option<Timer>,
+    /// Whether a call that timed out gives back its execution.
+    keep: bool,
 }
 
-impl Future for Running<'_> {
-    type Output = (usize, Outcome);
+impl<'c> Future for Running<'c> {
+    type Output = (usize, Outcome, Option<Straggler<'c>>);
 
-    /// The timer is looked at first: once it has fired, the tool is not polled again. (Timers that drop
-    /// the callback unfired never fire.)
+    /// The timer is looked at first: once it has fired, the tool is not polled again here. (Timers that
+    /// drop the callback unfired never fire.)
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let this = &mut *self;
         if let Some(timer) = &mut this.timer {
             if let Poll::Ready(Ok(())) = timer.fired.poll_unpin(cx) {
-                return Poll::Ready((this.index, Outcome::TimedOut(timer.ms)));
+                let left = this.execution.take().filter(|_| this.keep);
+                return Poll::Ready((this.index, Outcome::TimedOut(timer.ms), left));
             }
         }
-        (this.execution.poll_unpin(cx)).map(|reply| (this.index, Outcome::Replied(reply)))
+        let Some(execution) = &mut this.execution else {
+            return Poll::Pending;
+        };
+        (execution.poll_unpin(cx)).map(|reply| (this.index, Outcome::Replied(reply), None))
     }
 }
 

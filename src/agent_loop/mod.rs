@@ -1,11 +1,12 @@
 //! The agent loop (SPEC §4, §7, §8): ask the model, decide, answer the calls, append each result paired to
 //! its call, ask again. Reads top-down like pi-agent-core's `agent-loop.ts`:
 //!
-//! `open_batch` (a transcript that ends with unanswered calls: SPEC §8) → `drive` → `next_response`
-//! (`request.rs`: `prepare_request`, `stream_response`) → `answer` → `decide` (`decide.rs`: the decision
-//! table) → `approval_gate` (`approval.rs`: pause, or go on with the decisions) → `Batch::answer`
-//! (`batch.rs`: `deny_calls` → `prepare_calls` → `execute_calls` → `finish_call`) or `Batch::skip` →
-//! `after_batch` / `after_stop` (the checks, then the queues: `queue.rs`) → `finish`.
+//! `open_calls` (`transcript.rs`: what the input may end with, SPEC §8; any other pairing problem refuses
+//! it) → `drive` → `next_response` (`request.rs`: `prepare_request`, `stream_response`) → `answer` →
+//! `decide` (`decide.rs`: the decision table) → `approval_gate` (`approval.rs`: pause, or go on with the
+//! decisions) → `Batch::answer` (`batch.rs`: `prepare_calls` → `screen_calls` → `execute_calls`, with
+//! `settle` for a sequential batch's timed-out call → `finish_call`) or `Batch::skip` → `after_batch` /
+//! `after_stop` (the checks, then the queues: `queue.rs`) → `finish`.
 
 mod approval;
 mod batch;
@@ -22,9 +23,8 @@ use crate::message::{AgentMessage, AssistantMessage, ToolCall};
 use crate::model::{Model, ModelRequest, ModelStream, Sources};
 use crate::signal::AbortSignal;
 use crate::tools::{Clock, ToolDefinition, ToolExecutor};
-use crate::transcript::{
-    validate_transcript_with, Problem, ProblemKind, Unanswered, ValidateOptions,
-};
+use crate::transcript::open_calls;
+pub use crate::transcript::InputError;
 use approval::{approval_gate, Gate};
 use batch::Batch;
 use decide::{decide, Decision};
@@ -73,29 +73,6 @@ pub struct LoopOptions<'a, M: Model> {
     pub control: LoopControl<'a>,
 }
 
-/// Why a run does not start (SPEC §8): its input has a call without a result somewhere other than in its
-/// last assistant message (where unanswered calls are a paused run's, which the run finishes first).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct InputError {
-    /// The first such call, as `validate_transcript` reports it (`missing_result`).
-    pub problem: Problem,
-}
-
-impl std::fmt::Display for InputError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(
-            f,
-            "context.messages[{}]: tool call \"{}\" has no result ({}); only the calls of the last \
-             assistant message may wait for one (a paused run)",
-            self.problem.index,
-            self.problem.tool_call_id,
-            self.problem.kind.as_str()
-        )
-    }
-}
-
-impl std::error::Error for InputError {}
-
 /// How a run ends: the reason, and for `Error` what went wrong.
 #[derive(Debug, Clone, PartialEq)]
 enum End {
@@ -120,7 +97,8 @@ enum After {
 }
 
 /// Runs the loop to its end. Every way a run can go wrong is a reason in the result; only an input with a
-/// call that has no result outside its last assistant message is refused, before anything happens.
+/// pairing problem beyond the unanswered calls of its last assistant message (`open_calls`) is refused,
+/// before anything happens: no event, no request, no tool.
 ///
 /// When `context.messages` ends with an assistant message some of whose calls have no result (a paused
 /// run, or a transcript saved mid-batch), the run finishes that batch first, before any request (SPEC §8):
@@ -167,20 +145,6 @@ pub async fn run_agent_loop<M: Model>(
     };
     let end = run.drive(open).await;
     Ok(run.finish(end).await)
-}
-
-/// The calls of the last assistant message that wait for results (a paused run's last batch), if the
-/// transcript ends with such calls; an error for a call without a result anywhere else.
-pub(crate) fn open_calls(messages: &[AgentMessage]) -> Result<Vec<Unanswered>, InputError> {
-    let view = ValidateOptions {
-        allow_pending: true,
-    };
-    let validation = validate_transcript_with(messages, view);
-    let mut problems = validation.problems.into_iter();
-    match problems.find(|p| p.kind == ProblemKind::MissingResult) {
-        Some(problem) => Err(InputError { problem }),
-        None => Ok(validation.pending),
-    }
 }
 
 struct Run<'a, M: Model> {

@@ -12,9 +12,7 @@ use std::ptr;
 
 use serde_json::Value;
 
-use super::{
-    type_name, Check, Id, Limit, Node, Pattern, PatternEngine, Properties, Schema, Tagged,
-};
+use super::{type_name, Check, Id, Limit, Node, Pattern, Properties, Schema, Tagged};
 
 /// The base URI of a document without `$id`: RFC 3986 needs one to resolve relative references against.
 const DEFAULT_BASE: &str = "tiny-pi:/parameters.json";
@@ -44,7 +42,6 @@ type Base = usize;
 
 struct Compiler<'a> {
     document: &'a Value,
-    patterns: &'a dyn PatternEngine,
     /// How errors name the document's root (`tool.parameters`).
     name: &'a str,
     /// The first problem found. Recorded instead of returned, so that compiling goes on with a stand-in
@@ -64,15 +61,9 @@ struct Compiler<'a> {
     nodes: Vec<Node>,
 }
 
-pub(super) fn compile(
-    document: &Value,
-    entry: &Value,
-    patterns: &dyn PatternEngine,
-    name: &str,
-) -> Result<Schema, String> {
+pub(super) fn compile(document: &Value, entry: &Value, name: &str) -> Result<Schema, String> {
     let mut c = Compiler {
         document,
-        patterns,
         name,
         error: None,
         draft7: false,
@@ -269,7 +260,10 @@ impl<'a> Compiler<'a> {
             Value::Bool(false) => return vec![Check::Never],
             Value::Object(_) => {}
             other => {
-                let problem = format!("must be a JSON Schema object, got {}", type_name(other));
+                let problem = format!(
+                    "must be a JSON Schema, an object or a boolean (got {})",
+                    type_name(other)
+                );
                 self.fail(schema, "", &problem);
                 return Node::new();
             }
@@ -458,15 +452,17 @@ impl<'a> Keywords<'_, 'a> {
         names.unwrap_or_default()
     }
 
-    fn pattern(&mut self, keyword: &str, source: &str) -> Option<Box<dyn Pattern>> {
-        match self.compiler.patterns.compile(source) {
+    /// An ECMA-262 pattern, compiled; a pattern refused is recorded under `keyword` (for
+    /// `patternProperties`, with the pattern: `patternProperties["^x-(?=a)"]`).
+    fn pattern(&mut self, keyword: &str, source: &str) -> Option<Pattern> {
+        match Pattern::new(source) {
             Ok(pattern) => Some(pattern),
             Err(error) => {
-                let first = error.lines().next().unwrap_or_default();
-                self.fail(
-                    keyword,
-                    &format!("is not a valid regular expression ({first})"),
-                );
+                let keyword = match keyword {
+                    "pattern" => keyword.to_string(),
+                    _ => format!("{keyword}[{}]", Value::String(source.into())),
+                };
+                self.fail(&keyword, &error.to_string());
                 None
             }
         }
@@ -492,9 +488,12 @@ impl<'a> Keywords<'_, 'a> {
             match kinds {
                 Some(kinds) => self.add(Check::Type(kinds)),
                 None => {
-                    let problem =
-                        format!("unknown type {kind} (expected one of {})", TYPES.join(", "));
-                    self.fail("type:", &problem);
+                    let names: Vec<String> = TYPES.iter().map(|t| format!("\"{t}\"")).collect();
+                    let problem = format!(
+                        "must be one of {}, or an array of them (got {kind})",
+                        names.join(", ")
+                    );
+                    self.fail("type", &problem);
                 }
             }
         }

@@ -11,8 +11,9 @@
 //! did not fit the wasm size budget), another `$schema`, and malformed keywords. OpenAPI's
 //! `discriminator` picks the `oneOf` variant by its tag (so an error names the field inside it).
 //!
-//! `pattern` is ECMA-262, as JSON Schema specifies: the host's `RegExp` in wasm, `regex-lite` natively
-//! (`pattern.rs` lists where the two differ).
+//! `pattern` is ECMA-262, as JSON Schema specifies, matched in linear time in every target (`pattern.rs`:
+//! ECMA-262's meaning written out for `regex-lite`; what no linear-time engine runs is refused at compile
+//! time, naming the keyword).
 
 mod compile;
 mod pattern;
@@ -20,7 +21,7 @@ mod validate;
 
 use serde_json::Value;
 
-pub use pattern::{default_patterns, NoPatterns, Pattern, PatternEngine};
+pub use pattern::{Pattern, PatternError, SIZE_LIMIT as PATTERN_SIZE_LIMIT};
 
 /// A compiled schema: what `register` keeps with the tool.
 pub struct Schema {
@@ -61,7 +62,7 @@ enum Check {
     Const(Value),
     Limit(Limit, f64),
     MultipleOf(f64),
-    Pattern(Box<dyn Pattern>, String),
+    Pattern(Pattern, String),
     /// `prefixItems` and `items` (the schema for the items after the prefix).
     Items(Vec<Id>, Option<Id>),
     UniqueItems,
@@ -85,7 +86,7 @@ enum Check {
 
 struct Properties {
     named: Vec<(String, Id)>,
-    patterns: Vec<(Box<dyn Pattern>, Id)>,
+    patterns: Vec<(Pattern, Id)>,
     additional: Option<Id>,
 }
 
@@ -98,25 +99,16 @@ struct Tagged {
 
 impl Schema {
     /// Checks and compiles `schema`; the error names the bad keyword under `path` (`tool.parameters`).
-    pub fn compile(
-        schema: &Value,
-        patterns: &dyn PatternEngine,
-        path: &str,
-    ) -> Result<Schema, String> {
-        compile::compile(schema, schema, patterns, path)
+    pub fn compile(schema: &Value, path: &str) -> Result<Schema, String> {
+        compile::compile(schema, schema, path)
     }
 
     /// Compiles the schema at JSON pointer `pointer` of `document` (`/$defs/message`), against which its
     /// references resolve.
-    pub fn compile_at(
-        document: &Value,
-        pointer: &str,
-        patterns: &dyn PatternEngine,
-        path: &str,
-    ) -> Result<Schema, String> {
+    pub fn compile_at(document: &Value, pointer: &str, path: &str) -> Result<Schema, String> {
         let entry = compile::pointer(document, pointer)
             .ok_or_else(|| format!("{path}: no schema at {pointer}"))?;
-        compile::compile(document, entry, patterns, path)
+        compile::compile(document, entry, path)
     }
 
     /// Validates `value`; the error names the first failing path, with `path` as the root (`arguments`).
@@ -125,14 +117,14 @@ impl Schema {
     }
 }
 
-/// Compiles `schema` with the default pattern engine and validates `value` against it.
+/// Compiles `schema` and validates `value` against it.
 pub fn validate(schema: &Value, value: &Value, path: &str) -> Result<(), String> {
-    Schema::compile(schema, &*default_patterns(), "schema")?.validate(value, path)
+    Schema::compile(schema, "schema")?.validate(value, path)
 }
 
 /// Checks that a tool's `parameters` is a schema this validator can apply, naming the bad part.
 pub fn check_schema(schema: &Value, path: &str) -> Result<(), String> {
-    Schema::compile(schema, &*default_patterns(), path).map(drop)
+    Schema::compile(schema, path).map(drop)
 }
 
 /// The JSON type of a value, in schema words.

@@ -1,5 +1,7 @@
 //! A value against a compiled `Schema`: the checks of each node in order, stopping at the first failure,
-//! which names the path of the failing value.
+//! which names the path of the failing value, in one wording per kind of problem (as the message readers
+//! word theirs): `arguments.path must be a string (got integer)`, `arguments.path is missing`,
+//! `arguments.mode must be one of "r", "w" (got "x")`, `arguments.n must be >= 0 (got -1)`.
 
 use std::fmt;
 
@@ -86,30 +88,33 @@ impl Schema {
 
     fn one(&self, check: &Check, value: &Value, path: &Path<'_>) -> Result<(), String> {
         match (check, value) {
-            (Check::Never, _) => Err(format!("{path}: no value is allowed here")),
+            (Check::Never, _) => Err(format!("{path} is not allowed")),
             (Check::Ref(id), _) => self.check(*id, value, path),
             (Check::Type(kinds), _) => check_type(kinds, value, path),
-            (Check::Enum(all @ Value::Array(options)), _) => {
+            (Check::Enum(Value::Array(options)), _) => {
                 match options.iter().any(|o| equal(o, value)) {
                     true => Ok(()),
-                    false => Err(format!("{path}: must be one of {all}, got {value}")),
+                    false => Err(format!(
+                        "{path} must be one of {} (got {value})",
+                        listed(options)
+                    )),
                 }
             }
             (Check::Const(constant), _) => match equal(constant, value) {
                 true => Ok(()),
-                false => Err(format!("{path}: must be {constant}, got {value}")),
+                false => Err(format!("{path} must be {constant} (got {value})")),
             },
             (Check::Limit(limit, bound), _) => check_limit(*limit, *bound, value, path),
             (Check::MultipleOf(divisor), Value::Number(n)) => match multiple_of(n, *divisor) {
                 true => Ok(()),
                 false => Err(format!(
-                    "{path}: must be a multiple of {}, got {n}",
+                    "{path} must be a multiple of {} (got {n})",
                     Plain(*divisor)
                 )),
             },
             (Check::Pattern(pattern, source), Value::String(s)) => match pattern.is_match(s) {
                 true => Ok(()),
-                false => Err(format!("{path}: does not match {source}")),
+                false => Err(format!("{path} must match {source}")),
             },
             (Check::Items(prefix, rest), Value::Array(items)) => {
                 self.items(prefix, *rest, items, path)
@@ -120,7 +125,7 @@ impl Schema {
             }
             (Check::Required(names), Value::Object(_)) => {
                 match names.iter().find(|n| value.get(n).is_none()) {
-                    Some(name) => Err(format!("{path}: missing required property \"{name}\"")),
+                    Some(name) => Err(format!("{} is missing", Path::Key(path, name))),
                     None => Ok(()),
                 }
             }
@@ -137,7 +142,9 @@ impl Schema {
                 {
                     if let Some(missing) = required.iter().find(|r| value.get(r).is_none()) {
                         return Err(format!(
-                            "{path}: missing property \"{missing}\", required with \"{name}\""
+                            "{} is missing (required with {})",
+                            Path::Key(path, missing),
+                            Path::Key(path, name)
                         ));
                     }
                 }
@@ -155,7 +162,7 @@ impl Schema {
             (Check::Tagged(tagged), Value::Object(_)) => self.tagged(tagged, value, path),
             (Check::Tagged(tagged), _) => self.one_of(&tagged.one_of, value, path),
             (Check::Not(id), _) => match self.check(*id, value, path) {
-                Ok(()) => Err(format!("{path}: must not match the schema in \"not\"")),
+                Ok(()) => Err(format!("{path} must not match the schema in \"not\"")),
                 Err(_) => Ok(()),
             },
             (Check::If(test, then, otherwise), _) => {
@@ -190,7 +197,11 @@ impl Schema {
                 Some(id) => *id,
                 None => match rest {
                     Some(id) if self.is_false(id) => {
-                        return Err(format!("{path}: must have at most {} items", prefix.len()))
+                        return Err(format!(
+                            "{path} must have at most {} items (got {})",
+                            prefix.len(),
+                            items.len()
+                        ))
                     }
                     Some(id) => id,
                     None => break,
@@ -218,13 +229,13 @@ impl Schema {
         }
         if found < min {
             return Err(format!(
-                "{path}: must contain at least {min} item{} matching \"contains\", found {found}",
+                "{path} must contain at least {min} item{} matching \"contains\" (got {found})",
                 if min == 1 { "" } else { "s" }
             ));
         }
         match max {
             Some(max) if found > max => Err(format!(
-                "{path}: must contain at most {max} items matching \"contains\", found {found}"
+                "{path} must contain at most {max} items matching \"contains\" (got {found})"
             )),
             _ => Ok(()),
         }
@@ -252,7 +263,7 @@ impl Schema {
             }
             match (matched, properties.additional) {
                 (false, Some(id)) if self.is_false(id) => {
-                    return Err(format!("{path}: unexpected property \"{key}\""))
+                    return Err(format!("{item_path} is not allowed"))
                 }
                 (false, Some(id)) => self.check(id, item, &item_path)?,
                 _ => {}
@@ -288,7 +299,7 @@ impl Schema {
             0 => Err(none_matched(failures, path, "oneOf")),
             1 => Ok(()),
             n => Err(format!(
-                "{path}: matches {n} schemas of oneOf, expected exactly one"
+                "{path} must match exactly one schema of oneOf (got {n})"
             )),
         }
     }
@@ -298,23 +309,24 @@ impl Schema {
     #[inline(never)]
     fn tagged(&self, tagged: &Tagged, value: &Value, path: &Path<'_>) -> Result<(), String> {
         let tag = &tagged.tag;
+        let at = Path::Key(path, tag);
         let given = match value.get(tag) {
-            None => return Err(format!("{path}: missing required property \"{tag}\"")),
+            None => return Err(format!("{at} is missing")),
             Some(Value::String(given)) => given,
-            Some(other) => {
-                return Err(format!(
-                    "{path}.{tag}: expected string, got {}",
-                    type_name(other)
-                ))
-            }
+            Some(other) => return Err(format!("{at} must be a string (got {})", type_name(other))),
         };
         match tagged.variants.iter().find(|(name, _)| name == given) {
             Some((_, id)) => self.check(*id, value, path),
             None => {
-                let expected: Vec<&str> = tagged.variants.iter().map(|(n, _)| n.as_str()).collect();
+                let names = tagged
+                    .variants
+                    .iter()
+                    .map(|(n, _)| Value::String(n.clone()));
+                let names: Vec<Value> = names.collect();
                 Err(format!(
-                    "{path}.{tag}: unknown {tag} \"{given}\", expected one of {}",
-                    expected.join(", ")
+                    "{at} must be one of {} (got {})",
+                    listed(&names),
+                    Value::String(given.clone())
                 ))
             }
         }
@@ -335,7 +347,26 @@ fn none_matched(failures: Vec<String>, path: &Path<'_>, keyword: &str) -> String
         0 | 1 => String::new(),
         n => format!("; and {} more", n - 1),
     };
-    format!("{path}: matches none of {keyword} ({first}{others})")
+    format!("{path} must match a schema of {keyword} (none does: {first}{others})")
+}
+
+/// Values as a list: `"r", "w"`.
+fn listed(values: &[Value]) -> String {
+    let written: Vec<String> = values.iter().map(Value::to_string).collect();
+    written.join(", ")
+}
+
+/// A JSON type as a phrase: `a string`, `an integer`, `null`.
+fn a(kind: &str) -> &'static str {
+    match kind {
+        "null" => "null",
+        "boolean" => "a boolean",
+        "integer" => "an integer",
+        "number" => "a number",
+        "string" => "a string",
+        "array" => "an array",
+        _ => "an object",
+    }
 }
 
 #[inline(never)]
@@ -346,10 +377,13 @@ fn check_type(kinds: &[&str], value: &Value, path: &Path<'_>) -> Result<(), Stri
         .any(|k| *k == got || (*k == "number" && got == "integer"))
     {
         true => Ok(()),
-        false => Err(format!(
-            "{path}: expected {}, got {got}",
-            kinds.join(" or ")
-        )),
+        false => {
+            let expected: Vec<&str> = kinds.iter().map(|kind| a(kind)).collect();
+            Err(format!(
+                "{path} must be {} (got {got})",
+                expected.join(" or ")
+            ))
+        }
     }
 }
 
@@ -377,12 +411,16 @@ fn check_limit(limit: Limit, bound: f64, value: &Value, path: &Path<'_>) -> Resu
         Limit::MinLength | Limit::MinItems | Limit::MinProperties => (size >= bound, "at least"),
         _ => (size <= bound, "at most"),
     };
-    let bound = Plain(bound);
+    let (bound, size) = (Plain(bound), Plain(size));
     match (holds, what) {
         (true, _) => Ok(()),
-        (false, "") => Err(format!("{path}: must be {relation} {bound}, got {value}")),
-        (false, "characters long") => Err(format!("{path}: must be {relation} {bound} {what}")),
-        (false, _) => Err(format!("{path}: must have {relation} {bound} {what}")),
+        (false, "") => Err(format!("{path} must be {relation} {bound} (got {value})")),
+        (false, "characters long") => Err(format!(
+            "{path} must be {relation} {bound} {what} (got {size})"
+        )),
+        (false, _) => Err(format!(
+            "{path} must have {relation} {bound} {what} (got {size})"
+        )),
     }
 }
 
@@ -405,7 +443,9 @@ fn unique(items: &[Value], path: &Path<'_>) -> Result<(), String> {
     for (j, item) in items.iter().enumerate() {
         if let Some(i) = items[..j].iter().position(|earlier| equal(earlier, item)) {
             return Err(format!(
-                "{path}: items must be unique, but [{i}] and [{j}] are equal"
+                "{path} must have unique items ({} and {} are equal)",
+                Path::Index(path, i),
+                Path::Index(path, j)
             ));
         }
     }

@@ -6,7 +6,7 @@ pub mod executor;
 pub mod registry;
 
 pub(crate) use definition::any_object;
-pub use definition::ToolDefinition;
+pub use definition::{check_definitions, ToolDefinition};
 pub use executor::{
     CallSettings, Clock, ExecutionContext, ExecutionMode, HookFuture, HostValue, ProgressSink,
     ToolExecutor, ToolReply,

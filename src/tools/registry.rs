@@ -16,7 +16,7 @@ use super::executor::{
 };
 use crate::approval::NeedsApproval;
 use crate::message::{Extra, MediaBlock, ToolCall, ToolResultMessage};
-use crate::schema::{self, PatternEngine, Schema};
+use crate::schema::Schema;
 use crate::signal::AbortSignal;
 
 /// What a tool's `execute` returns. Other fields are ignored.
@@ -96,22 +96,14 @@ impl Tool {
 }
 
 /// Cheap to clone (handlers and compiled schemas are shared): a run works on a snapshot.
-#[derive(Clone)]
+#[derive(Clone, Default)]
 pub struct ToolRegistry {
     /// Each tool with its `parameters`, compiled at `register`.
     tools: Vec<(Tool, Rc<Schema>)>,
-    /// Compiles the schemas' `pattern`s.
-    patterns: Rc<dyn PatternEngine>,
     /// Whether a tool has an execution mode or timeout of its own (else `settings` needs no lookup).
     any_settings: bool,
     /// Whether a tool may need approval (else `needs_approval` needs no lookup).
     any_approval: bool,
-}
-
-impl Default for ToolRegistry {
-    fn default() -> Self {
-        Self::with_patterns(schema::default_patterns())
-    }
 }
 
 impl ToolRegistry {
@@ -119,43 +111,18 @@ impl ToolRegistry {
         Self::default()
     }
 
-    /// A registry whose schemas' `pattern`s compile with `patterns` (the JS bridge's is the host's RegExp).
-    pub fn with_patterns(patterns: Rc<dyn PatternEngine>) -> Self {
-        ToolRegistry {
-            tools: Vec::new(),
-            patterns,
-            any_settings: false,
-            any_approval: false,
-        }
-    }
-
-    /// Adds a tool. Names are unique and the parameters must be a usable schema.
+    /// Adds a tool. Its name must be one providers accept and not registered yet, and its parameters a
+    /// schema the validator can apply (compiled now); the error names the field (`tool.name`,
+    /// `tool.parameters.properties.path.pattern`).
     pub fn register(&mut self, tool: Tool) -> Result<(), String> {
         let name = &tool.definition.name;
-        if name.is_empty() {
-            return Err("tool.name must be a non-empty string".into());
-        }
-        // What providers accept (OpenAI's and Anthropic's rule): a name outside it fails every request.
-        let allowed = |c: char| c.is_ascii_alphanumeric() || c == '_' || c == '-';
-        if !name.chars().all(allowed) || name.len() > 64 {
-            let got = match name.len() > 64 {
-                true => format!("{} characters", name.chars().count()),
-                false => format!("\"{name}\""),
-            };
-            return Err(format!(
-                "tool.name must match ^[a-zA-Z0-9_-]{{1,64}}$ (got {got})"
-            ));
-        }
+        tool.definition.check_name("tool")?;
         if self.get(name).is_some() {
             return Err(format!(
-                "tool.name: a tool named \"{name}\" is already registered"
+                "tool.name must be unique (got \"{name}\", already registered)"
             ));
         }
-        let parameters = Schema::compile(
-            &tool.definition.parameters,
-            &*self.patterns,
-            "tool.parameters",
-        )?;
+        let parameters = tool.definition.compile("tool")?;
         self.any_settings |=
             tool.execution_mode != ExecutionMode::Parallel || tool.timeout_ms.is_some();
         self.any_approval |= !matches!(tool.needs_approval, NeedsApproval::Never);

@@ -400,7 +400,7 @@ describe("validateTranscript and repairTranscript options", () => {
   test("a malformed message names its field, with or without customRoles", () => {
     const bad = [...start(), { role: "assistant", content: [{ type: "toolCall", id: 7, name: "read", arguments: {} }], stopReason: "toolUse", timestamp: 1 }];
     for (const options of [undefined, { customRoles: ["note"] }]) {
-      assert.throws(() => tp.validateTranscript(bad, options), { name: "TypeError", message: /^messages\[1\]\.content\[0\]\.id: expected string, got integer/ });
+      assert.throws(() => tp.validateTranscript(bad, options), { name: "TypeError", message: /^messages\[1\]\.content\[0\]\.id must be a string \(got integer\)/ });
       assert.throws(() => tp.repairTranscript(bad, options), { name: "TypeError", message: /^messages\[1\]\.content\[0\]\.id/ });
     }
   });

@@ -209,7 +209,7 @@ const cases = [
   ["customRoles [42]", () => rejects(loop({ ...good, customRoles: [42] }), /^options\.customRoles\[0\] must be a non-empty string \(got 42\)$/)],
   ['customRoles [""]', () => rejects(loop({ ...good, customRoles: ["note", ""] }), /^options\.customRoles\[1\] must be a non-empty string/)],
   ['customRoles ["user"]', () => rejects(loop({ ...good, customRoles: ["user"] }), /^options\.customRoles\[0\]: "user" is one of SPEC's own roles/)],
-  ["a custom role not listed", () => rejects(loop({ ...good, customRoles: ["note"], context: ctx([userMsg("hi"), { role: "memo" }]) }), /options\.context\.messages\[1\]: role: unknown role "memo"/)],
+  ["a custom role not listed", () => rejects(loop({ ...good, customRoles: ["note"], context: ctx([userMsg("hi"), { role: "memo" }]) }), /options\.context\.messages\[1\]\.role must be one of .* \(got "memo"\)/)],
   ['register with executionMode "serial"', () => rejects(() => reg.register({ name: "x", execute: exec, executionMode: "serial" }), /^tool\.executionMode must be "parallel" or "sequential" \(got string "serial"\)$/)],
   ["register with timeoutMs 0", () => rejects(() => reg.register({ name: "x", execute: exec, timeoutMs: 0 }), /^tool\.timeoutMs must be a positive integer number of milliseconds/)],
   ['register with timeoutMs "5"', () => rejects(() => reg.register({ name: "x", execute: exec, timeoutMs: "5" }), /^tool\.timeoutMs .*\(got string "5"\)/)],

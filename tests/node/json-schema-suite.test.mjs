@@ -2,8 +2,8 @@
 // built package, as a model's tool calls meet it: each schema is registered as a tool's `parameters` with
 // ToolRegistry.register, each datum is sent as a call's arguments with ToolRegistry.execute. A valid datum
 // must reach the tool; an invalid one must get an error result and never run it. The groups in skips.json
-// (except the `"only": "native"` ones: patterns that the host's RegExp runs) must be refused at register
-// with a TypeError naming the keyword. The native run is tests/json_schema_suite.rs.
+// (but any marked `"only": "native"`; none is, the core validates alike in every target) must be refused at
+// register with a TypeError naming the keyword. The native run is tests/json_schema_suite.rs.
 import assert from "node:assert/strict";
 import fs from "node:fs";
 import path from "node:path";

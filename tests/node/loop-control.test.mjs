@@ -526,7 +526,7 @@ describe("customRoles", () => {
   test("a role not listed is still refused, naming the roles there are", T, async () => {
     await assert.rejects(
       tp.runAgentLoop({ context: { messages: [userMsg("go"), { role: "memo", text: "x" }] }, model: new tp.ScriptedModel([stop()]), customRoles: ["note"] }),
-      (e) => e instanceof TypeError && /options\.context\.messages\[1\]: role: unknown role "memo", expected one of user, assistant, toolResult, note/.test(e.message),
+      (e) => e instanceof TypeError && /options\.context\.messages\[1\]\.role must be one of "user", "assistant", "toolResult", "note" \(got "memo"\)/.test(e.message),
     );
     await assert.rejects(
       tp.runAgentLoop({ context: { messages: [userMsg("go"), { role: "user", content: 5 }] }, model: new tp.ScriptedModel([stop()]), customRoles: ["note"] }),

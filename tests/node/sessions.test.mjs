@@ -87,7 +87,7 @@ describe("toJSONL / parseJSONL", () => {
   test("custom roles read only when listed, kept verbatim, and written back as they were", () => {
     const note = { role: "notification", text: "build finished", level: 2, timestamp: 5 };
     const jsonl = `${JSON.stringify(userMsg("hi"))}\n${JSON.stringify(note)}\n`;
-    assert.throws(() => tp.parseJSONL(jsonl), { name: "TypeError", message: 'line 2: role: unknown role "notification", expected one of user, assistant, toolResult' });
+    assert.throws(() => tp.parseJSONL(jsonl), { name: "TypeError", message: 'line 2: message.role must be one of "user", "assistant", "toolResult" (got "notification")' });
     const back = tp.parseJSONL(jsonl, { customRoles: ["notification"] });
     assert.deepEqual(back[1], note);
     assert.throws(() => tp.toJSONL(back), { name: "TypeError", message: /^messages\[1\].*"notification"/ });
@@ -102,28 +102,30 @@ describe("toJSONL / parseJSONL", () => {
       ["hello", "line 3: not valid JSON: expected value at column 1"],
       ['{"role":"user"} trailing', "line 3: not valid JSON: trailing characters"],
       // JSON, not a message object
-      ["[1, 2]", "line 3: expected an object, got array"],
-      ['"hi"', "line 3: expected an object, got string"],
-      ["null", "line 3: expected an object, got null"],
-      ["42", "line 3: expected an object, got integer"],
+      ["[1, 2]", "line 3: message must be an object (got array)"],
+      ['"hi"', "line 3: message must be an object (got string)"],
+      ["null", "line 3: message must be an object (got null)"],
+      ["42", "line 3: message must be an object (got integer)"],
       // the role
-      ['{"content":"hi"}', "line 3: missing field `role`"],
-      ['{"role":7,"content":"hi"}', "line 3: role: expected a string, got integer"],
-      ['{"role":"system","content":"hi"}', 'line 3: role: unknown role "system", expected one of user, assistant, toolResult'],
+      ['{"content":"hi"}', "line 3: message.role is missing"],
+      ['{"role":7,"content":"hi"}', "line 3: message.role must be a string (got integer)"],
+      ['{"role":"system","content":"hi"}', 'line 3: message.role must be one of "user", "assistant", "toolResult" (got "system")'],
       // a user message
-      ['{"role":"user"}', 'line 3: message: missing required property "content"'],
-      ['{"role":"user","content":5}', "line 3: message.content: expected string or array, got integer"],
-      ['{"role":"user","content":[{"type":"video"}]}', 'line 3: message.content[0].type: unknown type "video", expected one of text, image'],
-      ['{"role":"user","content":"hi","timestamp":"now"}', "line 3: message.timestamp: expected number or null, got string"],
+      ['{"role":"user"}', "line 3: message.content is missing"],
+      ['{"role":"user","content":5}', "line 3: message.content must be a string or an array (got integer)"],
+      ['{"role":"user","content":[{"type":"video"}]}', 'line 3: message.content[0].type must be one of "text", "image" (got "video")'],
+      ['{"role":"user","content":"hi","timestamp":"now"}', "line 3: message.timestamp must be a number (got string)"],
+      ['{"role":"user","content":"hi","timestamp":null}', "line 3: message.timestamp must be a number (got null)"],
+      ['{"role":"user","content":"hi"}', "line 3: message.timestamp is missing"],
       // an assistant message
-      ['{"role":"assistant","content":[]}', 'line 3: message: missing required property "stopReason"'],
+      ['{"role":"assistant","content":[]}', "line 3: message.stopReason is missing"],
       ['{"role":"assistant","content":[],"stopReason":"done"}', "line 3: message.stopReason: must be one of"],
-      ['{"role":"assistant","content":[{"type":"toolCall","id":3,"name":"read"}],"stopReason":"toolUse"}', "line 3: message.content[0].id: expected string, got integer"],
-      ['{"role":"assistant","content":[{"type":"text"}],"stopReason":"stop"}', 'line 3: message.content[0]: missing required property "text"'],
+      ['{"role":"assistant","content":[{"type":"toolCall","id":3,"name":"read"}],"stopReason":"toolUse"}', "line 3: message.content[0].id must be a string (got integer)"],
+      ['{"role":"assistant","content":[{"type":"text"}],"stopReason":"stop"}', "line 3: message.content[0].text is missing"],
       // a tool result
-      ['{"role":"toolResult","toolCallId":"a","toolName":"read","content":[]}', 'line 3: message: missing required property "isError"'],
-      ['{"role":"toolResult","toolCallId":"a","toolName":"read","content":"text","isError":false}', "line 3: message.content: expected array, got string"],
-      ['{"role":"toolResult","toolCallId":"a","toolName":"read","content":[{"type":"image","data":"x"}],"isError":false}', 'line 3: message.content[0]: missing required property "mimeType"'],
+      ['{"role":"toolResult","toolCallId":"a","toolName":"read","content":[]}', "line 3: message.isError is missing"],
+      ['{"role":"toolResult","toolCallId":"a","toolName":"read","content":"text","isError":false}', "line 3: message.content must be an array (got string)"],
+      ['{"role":"toolResult","toolCallId":"a","toolName":"read","content":[{"type":"image","data":"x"}],"isError":false}', 'line 3: message.content[0].mimeType is missing'],
     ];
     for (const [line, expected] of cases) {
       assert.throws(
@@ -147,7 +149,7 @@ describe("toJSONL / parseJSONL", () => {
     assert.throws(() => tp.parseJSONL(42), { name: "TypeError", message: "text must be a string (got number)" });
     assert.throws(() => tp.parseJSONL("", { customRoles: "note" }), { name: "TypeError", message: /^options\.customRoles must be an array/ });
     assert.throws(() => tp.toJSONL("x"), { name: "TypeError", message: "messages must be an array (got string)" });
-    assert.throws(() => tp.toJSONL([{ role: "user", content: 5, timestamp: 1 }]), { name: "TypeError", message: /^messages\[0\]\.content: expected string or array, got integer/ });
+    assert.throws(() => tp.toJSONL([{ role: "user", content: 5, timestamp: 1 }]), { name: "TypeError", message: /^messages\[0\]\.content must be a string or an array \(got integer\)/ });
     assert.throws(() => tp.toJSONL([], 3), { name: "TypeError", message: "options must be an object (got number)" });
   });
 });

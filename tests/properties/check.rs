@@ -501,7 +501,7 @@ impl Walk<'_> {
     /// SPEC §8's gate, before phase 1: each call's need, asked in call order (a function only for calls its
     /// executor would run); a call that needs approval and has no decision pauses the run, and nothing else
     /// happens; otherwise the batch uses up its calls' decisions. `None` when paused, else each call's
-    /// denial text (decisions matter only for calls that need approval).
+    /// denial text (a decision applies to any call, whether it needs approval or not).
     #[allow(clippy::type_complexity)]
     fn gate(&mut self, calls: &[ToolCall]) -> Result<Option<Vec<Option<String>>>, String> {
         let Some(approval) = self.plan.control.approval.clone() else {
@@ -559,12 +559,13 @@ impl Walk<'_> {
             self.pending = Some(pending.collect());
             return Ok(None);
         }
+        // A decision applies to any call of the batch, whether it needs approval or not, and is used up.
         let mut denials = Vec::new();
-        for (call, need) in calls.iter().zip(needs) {
-            let decision = need
+        for call in calls {
+            let decision = decided(self, &call.id)
                 .then(|| self.approvals.get(&call.id).cloned())
                 .flatten();
-            if need {
+            if decision.is_some() {
                 self.used.insert(call.id.clone());
             }
             denials.push(match decision {
@@ -758,7 +759,8 @@ impl Walk<'_> {
 
     /// Phase 2, sequential: in call order, a call not yet started once the run is aborted is skipped
     /// (reason `aborted`); any other has its `tool_start`, its one execution, its progress and its
-    /// `tool_end` before the next call begins.
+    /// `tool_end` before the next call begins, and a call that timed out has settled before the loop does
+    /// anything more (the next call, or what follows the batch), unless the run was aborted first.
     fn sequential(&mut self, batch: &mut Batch<'_>, runnable: &[usize]) -> Result<(), String> {
         for &i in runnable {
             let call = &batch.calls[i];
@@ -814,6 +816,14 @@ impl Walk<'_> {
                 }
             }
             self.check_progress(batch, i, e)?;
+            let next = self.next_position();
+            let settled = self.position_of(Entry::ExecEnd(e));
+            ensure!(
+                settled.is_some_and(|at| at < next) || self.aborted_before(next),
+                "call {} timed out and still ran when the loop went on; events {:?}",
+                call.id,
+                self.trace()
+            );
         }
         Ok(())
     }
@@ -892,7 +902,24 @@ impl Walk<'_> {
                 };
                 (result, false)
             }
-            (Some(_), true) => return Err(format!("call {} replied after it timed out", call.id)),
+            // Settled after its timer fired (a sequential batch waits for it): ignored.
+            (Some(_), true)
+                if self.position_of(Entry::ExecEnd(e))
+                    > timer.and_then(|t| self.position_of(Entry::TimerFired(t))) =>
+            {
+                let ms = ms.unwrap();
+                let result = ToolResultMessage {
+                    details: Some(json!({"timedOut": true, "timeoutMs": ms})),
+                    ..error_result(call, format!("Tool call timed out after {ms} ms."), now)
+                };
+                (result, false)
+            }
+            (Some(_), true) => {
+                return Err(format!(
+                    "call {} replied before its timer fired but was answered as timed out",
+                    call.id
+                ))
+            }
             (None, false) => {
                 return Err(format!(
                     "call {} ended but its execution never finished",
@@ -914,7 +941,7 @@ impl Walk<'_> {
                 call.id
             );
         }
-        if let Some(reply) = &execution.reply {
+        if let (Some(reply), false) = (&execution.reply, fired) {
             self.registry_rules(call, execution, reply, &base)?;
         }
         let expected = match after_log {
@@ -1427,6 +1454,8 @@ pub struct Tally {
     pub queue_refusals: usize,
     pub timers_set: usize,
     pub timeouts: usize,
+    /// Calls that settled after their timer fired (a sequential batch waited for them).
+    pub late_settles: usize,
     /// Runs whose batches ran one call at a time.
     pub sequential_runs: usize,
     /// Calls of a sequential batch skipped because the run was aborted before they began.
@@ -1562,6 +1591,21 @@ impl Tally {
         self.timeouts += timeline
             .iter()
             .filter(|e| matches!(e, Entry::TimerFired(_)))
+            .count();
+        let fired_at = |t: usize| timeline.iter().position(|e| *e == Entry::TimerFired(t));
+        self.late_settles += (timeline.iter().enumerate())
+            .filter(|(at, e)| match e {
+                // The timer set right before an execution began is its own.
+                Entry::ExecStart(n) => {
+                    let ended = timeline.iter().position(|e| *e == Entry::ExecEnd(*n));
+                    let timer = at.checked_sub(1).and_then(|p| match timeline[p] {
+                        Entry::TimerSet(t) => fired_at(t),
+                        _ => None,
+                    });
+                    matches!((timer, ended), (Some(fired), Some(ended)) if ended > fired)
+                }
+                _ => false,
+            })
             .count();
         self.sequential_runs += usize::from(
             plan.control.mode == ExecutionMode::Sequential

@@ -276,6 +276,8 @@ pub struct ApprovalPlan {
     pub decisions: Vec<Decide>,
     /// Whether a call id's decision is given up front: `given[slot(id)]`; the others pause the run.
     pub given: Vec<bool>,
+    /// Ids whose decisions are given up front besides (not generated: a test sets them).
+    pub also_given: Vec<String>,
 }
 
 impl ApprovalPlan {
@@ -299,7 +301,7 @@ impl ApprovalPlan {
 
     /// Whether the decision about `id` is given up front.
     pub fn given(&self, id: &str) -> bool {
-        self.given[slot(id, self.given.len())]
+        self.given[slot(id, self.given.len())] || self.also_given.iter().any(|given| given == id)
     }
 
     /// Every decision given up front, about the call ids of `plan`.
@@ -357,11 +359,25 @@ impl RunPlan {
         (self.control.approval.as_ref()).map_or_else(Approvals::new, |a| a.up_front(self))
     }
 
-    /// This plan with every decision given up front.
-    pub fn all_given(&self) -> RunPlan {
+    /// This plan with the decisions about `ids` given up front too.
+    pub fn also_given(&self, ids: &[String]) -> RunPlan {
         let mut plan = self.clone();
         if let Some(approval) = &mut plan.control.approval {
-            approval.given = vec![true];
+            approval.also_given.extend(ids.iter().cloned());
+        }
+        plan
+    }
+
+    /// This plan with each call id of the k-th response suffixed `@k`: no id is used by two messages (a
+    /// repeated id inside one message stays repeated).
+    pub fn ids_per_message(&self) -> RunPlan {
+        let mut plan = self.clone();
+        for (k, response) in plan.responses.iter_mut().enumerate() {
+            for block in &mut response.message.content {
+                if let AssistantBlock::ToolCall(call) = block {
+                    call.id = format!("{}@{k}", call.id);
+                }
+            }
         }
         plan
     }
@@ -712,6 +728,7 @@ pub fn approval_plan() -> impl Strategy<Value = Option<ApprovalPlan>> {
             on.then_some(ApprovalPlan {
                 needs,
                 decisions,
+                also_given: Vec::new(),
                 given,
             })
         })

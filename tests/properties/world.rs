@@ -77,7 +77,8 @@ pub struct Execution {
     pub call: ToolCall,
     pub progress_sent: usize,
     pub handler_ran: bool,
-    /// `None` while running, and for good when the call timed out (its future was dropped).
+    /// `None` while running, and for good when the call timed out and its future was dropped (a parallel
+    /// batch's); a sequential batch's timed-out call may settle later (`Entry::ExecEnd` after its timer fired).
     pub reply: Option<Result<ToolReply, String>>,
     /// The signal the executor was handed.
     pub signal: AbortSignal,
@@ -147,6 +148,8 @@ pub enum Entry {
     Event(usize),
     /// `executions[n]` began.
     ExecStart(usize),
+    /// `executions[n]` settled (its reply or rejection was recorded).
+    ExecEnd(usize),
     /// The model was asked for `requests[n]`.
     Request(usize),
     /// `befores[n]`, `afters[n]`, `prepares[n]`, `asks[n]`, `needs[n]` were called.
@@ -215,6 +218,8 @@ pub struct World {
     pub pauses: Cell<usize>,
     /// What the events said each appended message is, and where it goes (`index`).
     pub appended: RefCell<Vec<(usize, AgentMessage)>>,
+    /// The ids of the calls the driver gave a decision about when it resumed a pause.
+    pub decided_at_pauses: RefCell<Vec<String>>,
 }
 
 impl World {
@@ -613,6 +618,7 @@ impl ToolExecutor for Executor {
                 }
             };
             world.executions.borrow_mut()[index].reply = Some(reply.clone());
+            world.entry(Entry::ExecEnd(index));
             reply
         }
         .boxed_local()
@@ -1203,6 +1209,7 @@ where
     let mut pool = LocalPool::new();
     let slot = result.clone();
     let all = runs.clone();
+    let decider = world.clone();
     pool.spawner()
         .spawn_local(async move {
             let (mut context, mut approvals, mut start_steps) = (context, up_front.clone(), 0);
@@ -1238,6 +1245,8 @@ where
                         let plan = control.approval.as_ref().expect("only approvals pause");
                         approvals = up_front.clone();
                         for call in pending.iter().filter(|c| c.needs_approval) {
+                            (decider.decided_at_pauses.borrow_mut())
+                                .push(call.tool_call_id.clone());
                             approvals.insert(
                                 call.tool_call_id.clone(),
                                 plan.decision(&call.tool_call_id),

@@ -12,7 +12,6 @@ use super::approvals::{approvals, pending_js};
 use super::run::{run_result, Setup};
 use crate::agent::{Agent, AgentError, AgentOptions, AgentState};
 use crate::message::AgentMessage;
-use crate::session::parse_jsonl;
 use crate::wasm::transport::convert::{
     get, is_array, is_object, messages_from_js, optional_string, plain_error, string_of,
     type_error, type_of,
@@ -36,30 +35,32 @@ impl JsAgent {
     /// Throws a `TypeError` naming a malformed option, or a transcript problem in `options.messages`.
     #[wasm_bindgen(constructor)]
     pub fn new(options: JsValue) -> Result<JsAgent, JsValue> {
-        let messages = |options: &JsValue, roles: &[String]| -> Result<_, String> {
-            let messages = get(options, "messages", "options.messages")?;
-            match messages.is_null_or_undefined() {
-                true => Ok(Vec::new()),
-                false => messages_from_js(&messages, "options.messages", roles),
+        let start = |mut made: AgentOptions<JsModel>| -> Result<_, String> {
+            let messages = get(&options, "messages", "options.messages")?;
+            if !messages.is_null_or_undefined() {
+                made.messages =
+                    messages_from_js(&messages, "options.messages", &made.custom_roles)?;
             }
+            Agent::new(made).map_err(|e| e.to_string())
         };
-        Self::make(&options, messages).map_err(type_error)
+        Self::make(&options, start).map_err(type_error)
     }
 
     /// An agent over `toJSONL`'s text; paused when its last message has unanswered calls.
     #[wasm_bindgen(js_name = fromJSONL)]
     pub fn from_jsonl(text: JsValue, options: JsValue) -> Result<JsAgent, JsValue> {
-        let messages = |_: &JsValue, roles: &[String]| -> Result<_, String> {
+        let start = |made: AgentOptions<JsModel>| -> Result<_, String> {
             let text = string_of(&text, "text")?
                 .ok_or_else(|| format!("text must be a string (got {})", type_of(&text)))?;
-            parse_jsonl(&text, roles).map_err(|e| e.to_string())
+            Agent::from_jsonl(&text, made).map_err(|e| e.to_string())
         };
-        Self::make(&options, messages).map_err(type_error)
+        Self::make(&options, start).map_err(type_error)
     }
 
+    /// An agent over `options` (checked here, all of them), made by `start` from the core's options.
     fn make(
         options: &JsValue,
-        messages: impl FnOnce(&JsValue, &[String]) -> Result<Vec<AgentMessage>, String>,
+        start: impl FnOnce(AgentOptions<JsModel>) -> Result<Agent<JsModel>, String>,
     ) -> Result<JsAgent, String> {
         if !is_object(options) {
             return Err(format!(
@@ -68,17 +69,16 @@ impl JsAgent {
             ));
         }
         let setup = Setup::read(options, "options")?;
-        let messages = messages(options, &setup.custom_roles)?;
         let control = setup.control;
         let hook = |hook: Option<_>| hook.map(Rc::new);
-        let agent = Agent::new(AgentOptions {
+        let agent = start(AgentOptions {
             model: setup.model,
             tools: setup.definitions,
             executor: Rc::new(setup.executor),
             clock: setup.clock,
             system_prompt: optional_string(options, "systemPrompt", "options.systemPrompt")?,
             max_steps: setup.max_steps,
-            messages,
+            messages: Vec::new(),
             tool_execution: control.tool_execution,
             tool_timeout_ms: control.tool_timeout_ms,
             before_tool_call: hook(control.before_tool_call).map(|h| h as _),
@@ -86,8 +86,7 @@ impl JsAgent {
             prepare_request: hook(control.prepare_request).map(|h| h as _),
             custom_roles: setup.custom_roles.clone(),
             timers: Rc::new(JsTimers),
-        })
-        .map_err(|e| format!("options.messages: {e}"))?;
+        })?;
         Ok(JsAgent {
             agent,
             objects: setup.objects,

@@ -47,7 +47,7 @@ pub fn approvals(value: &JsValue, what: &str) -> Result<Approvals, String> {
             "{what} must be a plain object of decisions by tool call id (got {got})"
         ));
     }
-    let decisions: Value = from_js(value, what, "any")?;
+    let decisions: Value = from_js(value, what)?;
     Approvals::from_value(&decisions, what)
 }
 

@@ -66,7 +66,7 @@ pub fn validate_trace_js(
 }
 
 fn records_arg(records: &JsValue) -> Result<Vec<TraceRecord>, JsValue> {
-    options::array(records, "records", "traceRecords").map_err(type_error)
+    options::array(records, "records").map_err(type_error)
 }
 
 /// A copy of `messages` in which every call without a result is answered by a skipped result, reason

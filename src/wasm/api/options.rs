@@ -63,18 +63,17 @@ pub fn tool_source(tools: &JsValue) -> Result<Option<(Vec<ToolDefinition>, Funct
     let listed = definitions
         .call0(tools)
         .map_err(|e| format!("options.tools.definitions() threw: {}", error_message(&e)))?;
-    let definitions = array_from_js(
-        &listed,
-        "options.tools.definitions()",
-        "an array of tool definitions",
-        "toolDefinitions",
-    )?;
+    let what = "options.tools.definitions()";
+    let definitions: Vec<ToolDefinition> =
+        array_from_js(&listed, what, "an array of tool definitions")?;
+    // Checked as `register` checks a tool: what a source offers reaches the model.
+    crate::tools::check_definitions(&definitions, what)?;
     Ok(Some((definitions, execute)))
 }
 
-/// An array argument read as the shape `shape` (a name in `crate::shape::SHAPES`); `what` names it.
-pub fn array<T: ReadValue>(value: &JsValue, what: &str, shape: &str) -> Result<T, String> {
-    array_from_js(value, what, "an array", shape)
+/// An array argument; `what` names it.
+pub fn array<T: ReadValue>(value: &JsValue, what: &str) -> Result<T, String> {
+    array_from_js(value, what, "an array")
 }
 
 /// The messages of a transcript argument.
@@ -171,7 +170,7 @@ pub fn custom_roles(value: &JsValue) -> Result<Vec<String>, String> {
     if value.is_null_or_undefined() {
         return Ok(Vec::new());
     }
-    let Value::Array(listed) = array_from_js(value, WHAT, "an array of role names", "any")? else {
+    let Value::Array(listed) = array_from_js(value, WHAT, "an array of role names")? else {
         return Err(format!("{WHAT} must be an array of role names"));
     };
     let mut roles = Vec::with_capacity(listed.len());

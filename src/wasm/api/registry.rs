@@ -23,7 +23,6 @@ use crate::wasm::transport::convert::{
     from_js, get, is_object, optional_function, optional_string, string_of, to_js, type_error,
     type_of,
 };
-use crate::wasm::transport::regexp::HostPatterns;
 use crate::wasm::transport::tools::JsTool;
 
 type Shared = Rc<RefCell<Rc<ToolRegistry>>>;
@@ -57,9 +56,7 @@ impl Drop for JsToolRegistry {
 impl JsToolRegistry {
     #[wasm_bindgen(constructor)]
     pub fn new() -> JsToolRegistry {
-        let registry = Rc::new(RefCell::new(Rc::new(ToolRegistry::with_patterns(Rc::new(
-            HostPatterns,
-        )))));
+        let registry = Rc::new(RefCell::new(Rc::new(ToolRegistry::new())));
         let number = NEXT.with(|next| next.replace(next.get().wrapping_add(1)));
         LIVE.with(|live| live.borrow_mut().insert(number, Rc::downgrade(&registry)));
         JsToolRegistry { registry, number }
@@ -104,7 +101,7 @@ impl JsToolRegistry {
                 .registry
                 .try_borrow()
                 .map_err(|_| "ToolRegistry is busy")?;
-            let call: ToolCall = from_js(&call, "call", "toolCall")?;
+            let call: ToolCall = from_js(&call, "call")?;
             Ok((Rc::clone(&registry), call, execution_context(&context)?))
         };
         let (registry, call, context) = match read() {
@@ -152,7 +149,7 @@ fn parse_tool(tool: &JsValue) -> Result<Tool, String> {
     let parameters = get(tool, "parameters", "tool.parameters")?;
     let parameters = match parameters.is_undefined() {
         true => crate::tools::any_object(),
-        false => from_js(&parameters, "tool.parameters", "any")?,
+        false => from_js(&parameters, "tool.parameters")?,
     };
     let execute = optional_function(tool, "execute", "tool.execute")?
         .ok_or_else(|| "tool.execute must be a function".to_string())?;

@@ -29,7 +29,6 @@ impl JsScriptedModel {
             &messages,
             "ScriptedModel: messages",
             "an array of assistant messages",
-            "assistants",
         )
         .map_err(type_error)?;
         let grammar = grammar_option(&options).map_err(type_error)?;
@@ -45,8 +44,7 @@ impl JsScriptedModel {
         #[wasm_bindgen(unchecked_param_type = "ModelRequest")] request: JsValue,
         #[wasm_bindgen(unchecked_param_type = "{ signal?: AbortSignal }")] options: JsValue,
     ) -> Result<JsValue, JsValue> {
-        let request: RecordedRequest =
-            from_js(&request, "request", "modelRequest").map_err(type_error)?;
+        let request: RecordedRequest = from_js(&request, "request").map_err(type_error)?;
         let signal = match is_object(&options) {
             true => options::signal(
                 &get(&options, "signal", "options.signal").map_err(type_error)?,

@@ -17,7 +17,7 @@ use super::glue::{
     is_array_js, parse_frozen_js, plain_error_js, show_js, type_error_js, unwritable_js,
 };
 use crate::message::AgentMessage;
-use crate::reading::{from_json, ReadValue};
+use crate::reading::{at, from_json, ReadValue};
 
 /// `object[name]`, with a getter or proxy that throws reported against the field (`what`).
 pub fn get(object: &JsValue, name: &'static str, what: &str) -> Result<JsValue, String> {
@@ -27,8 +27,8 @@ pub fn get(object: &JsValue, name: &'static str, what: &str) -> Result<JsValue, 
 
 /// Reads `value` (`what` names it, e.g. `options.context.messages`) as the shape `shape` (a name in
 /// `crate::shape::SHAPES`), from the JSON `JSON.stringify` writes of it; the error names the bad field.
-pub fn from_js<T: ReadValue>(value: &JsValue, what: &str, shape: &str) -> Result<T, String> {
-    from_json_text(&json_text(value, what)?, value, what, shape)
+pub fn from_js<T: ReadValue>(value: &JsValue, what: &str) -> Result<T, String> {
+    from_json_text(&json_text(value, what)?, value, what)
 }
 
 /// `from_js` of a value that must be an array; anything else is "`what` must be `expected` (got ...)".
@@ -36,7 +36,6 @@ pub fn array_from_js<T: ReadValue>(
     value: &JsValue,
     what: &str,
     expected: &str,
-    shape: &str,
 ) -> Result<T, String> {
     if !is_array(value) {
         return Err(format!(
@@ -44,7 +43,7 @@ pub fn array_from_js<T: ReadValue>(
             type_of(value)
         ));
     }
-    from_js(value, what, shape)
+    from_js(value, what)
 }
 
 /// `JSON.stringify(value)`: what it threw, or that there is no JSON (a function, undefined), is the error.
@@ -56,30 +55,19 @@ pub fn json_text(value: &JsValue, what: &str) -> Result<String, String> {
         .ok_or_else(|| format!("{what} must be a JSON value (got {})", type_of(value)))
 }
 
-/// Reads JSON `text` (written from `value`, named `what`) as `shape`. A refused text is read again to name
-/// the bad field; a field JSON wrote differently from the value (`NaN` as `null`) is named as it was.
-pub fn from_json_text<T: ReadValue>(
-    text: &str,
-    value: &JsValue,
-    what: &str,
-    shape: &str,
-) -> Result<T, String> {
+/// Reads JSON `text` (written from `value`, named `what`) as `T`: the core's reader names the bad field
+/// under `what`; a field JSON wrote differently from the value (`NaN` as `null`) is named as it was.
+pub fn from_json_text<T: ReadValue>(text: &str, value: &JsValue, what: &str) -> Result<T, String> {
     let error = match from_json(text) {
         Ok(read) => return Ok(read),
         Err(error) => error,
     };
-    if let Some(at) = crate::reading::lone_surrogate(text) {
+    if let Some(escape) = crate::reading::lone_surrogate(text) {
         return Err(format!(
-            "{what}: a string holds a lone surrogate ({at}), which tiny-pi never changes and cannot keep"
+            "{what}: a string holds a lone surrogate ({escape}), which tiny-pi never changes and cannot keep"
         ));
     }
-    let explained = serde_json::from_str::<Value>(text)
-        .ok()
-        .and_then(|json| crate::shape::explain(shape, &json, what));
-    Err(match explained {
-        Some(explained) => as_written(explained, value, what),
-        None => format!("{what}: {}", strip_position(&error)),
-    })
+    Err(as_written(at(what, strip_position(&error)), value, what))
 }
 
 /// An explanation `... (got null)` of a field that JSON wrote as `null` from something else (NaN,
@@ -205,29 +193,14 @@ pub fn messages_from_js(
     }
     let text = json_text(value, what)?;
     if custom_roles.is_empty() {
-        return from_json_text(&text, value, what, "messages");
+        return from_json_text(&text, value, what);
     }
-    let items: Vec<Value> = from_json_text(&text, value, what, "any")?;
+    let items: Vec<Value> = from_json_text(&text, value, what)?;
     let mut messages = Vec::with_capacity(items.len());
     for (index, item) in items.into_iter().enumerate() {
-        let own_role = matches!(
-            item.get("role").and_then(Value::as_str),
-            Some("user" | "assistant" | "toolResult")
-        );
-        let text = own_role.then(|| json_of(&item));
-        match AgentMessage::from_value_with_roles(item, custom_roles) {
-            Ok(message) => messages.push(message),
-            Err(error) => {
-                // A message of SPEC's own roles is read again alone, for the error naming its bad field.
-                let at = format!("{what}[{index}]");
-                let item = Reflect::get(value, &JsValue::from(index as u32)).unwrap_or_default();
-                let own = text.map(|t| from_json_text::<AgentMessage>(&t, &item, &at, "message"));
-                return Err(match own {
-                    Some(Err(explained)) => explained,
-                    _ => format!("{at}: {error}"),
-                });
-            }
-        }
+        let message = AgentMessage::from_value_with_roles(item, custom_roles)
+            .map_err(|error| at(&format!("{what}[{index}]"), &error))?;
+        messages.push(message);
     }
     Ok(messages)
 }

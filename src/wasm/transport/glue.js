@@ -101,8 +101,13 @@ export function plainError(message) {
 
 // ---- model.rs: a model stream ----------------------------------------------------------------------------
 
-/** What `nextEvent` resolves with once the stream has ended. */
-export const END = Object.freeze({});
+/** What `nextEvent` resolves with once the stream has ended (and `finalOf` answers for an event that is not
+ * terminal). */
+const END = Object.freeze({});
+
+export function endMarker() {
+  return END;
+}
 
 /**
  * Calls `model.stream(request, options)` and opens its iterator: `{ stream, iterator, next, hasResult }`, or

@@ -27,8 +27,8 @@ extern "C" {
 
     // ---- model.rs
 
-    #[wasm_bindgen(thread_local_v2, js_name = END)]
-    pub static END: JsValue;
+    #[wasm_bindgen(js_name = endMarker)]
+    pub fn end_marker_js() -> JsValue;
     #[wasm_bindgen(js_name = openStream)]
     pub fn open_stream_js(
         model: &JsValue,
@@ -96,15 +96,4 @@ extern "C" {
     pub fn iterator_result_js(value: &JsValue) -> JsValue;
     #[wasm_bindgen(catch, js_name = jsonLines)]
     pub fn json_lines_js(messages: &JsValue) -> Result<String, JsValue>;
-}
-
-#[wasm_bindgen]
-extern "C" {
-    /// The host's `RegExp` (js-sys's constructor does not catch a bad pattern's `SyntaxError`).
-    #[wasm_bindgen(js_name = RegExp)]
-    pub type HostRegExp;
-    #[wasm_bindgen(constructor, js_class = "RegExp", catch)]
-    pub fn new(pattern: &str, flags: &str) -> Result<HostRegExp, JsValue>;
-    #[wasm_bindgen(method, js_class = "RegExp", catch)]
-    pub fn test(this: &HostRegExp, text: &str) -> Result<bool, JsValue>;
 }

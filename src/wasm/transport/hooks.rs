@@ -186,8 +186,8 @@ fn read_result_patch(returned: &JsValue) -> Result<Option<ResultPatch>, String> 
     let content = field(answer, "content")?;
     let details = field(answer, "details")?;
     Ok(Some(ResultPatch {
-        content: (content.map(|c| from_js(&c, "returned content", "mediaBlocks"))).transpose()?,
-        details: (details.map(|d| from_js(&d, "returned details", "any"))).transpose()?,
+        content: (content.map(|c| from_js(&c, "returned content"))).transpose()?,
+        details: (details.map(|d| from_js(&d, "returned details"))).transpose()?,
         is_error: boolean(answer, "isError")?,
         terminate: boolean(answer, "terminate")?,
     }))
@@ -209,8 +209,7 @@ fn read_request_patch(
         system_prompt: string(answer, "systemPrompt")?,
         messages: (messages.map(|m| messages_from_js(&m, "returned messages", custom_roles)))
             .transpose()?,
-        tools: (tools.map(|t| array_from_js(&t, "returned tools", definitions, "toolDefinitions")))
-            .transpose()?,
+        tools: (tools.map(|t| array_from_js(&t, "returned tools", definitions))).transpose()?,
     }))
 }
 

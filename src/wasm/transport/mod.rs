@@ -8,7 +8,6 @@ pub mod glue;
 
 pub mod convert;
 
-pub mod regexp;
 pub mod signal;
 pub mod timers;
 

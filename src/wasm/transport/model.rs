@@ -13,13 +13,20 @@ use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
 
 use super::convert::{error_message, from_json_text, frozen_js, json_text};
-use super::glue::{final_of_js, next_event_js, open_stream_js, request_js, stream_result_js, END};
+use super::glue::{
+    end_marker_js, final_of_js, next_event_js, open_stream_js, request_js, stream_result_js,
+};
 use super::objects::SharedObjects;
 use super::signal::js_signal;
 use crate::message::AssistantMessage;
 use crate::model::{Model, ModelRequest, ModelStream, Sources, StreamEvent};
 use crate::signal::AbortSignal;
 use crate::tools::ToolDefinition;
+
+thread_local! {
+    /// `glue.js`'s end marker: what `nextEvent` resolves with at the end of a stream.
+    static END: JsValue = end_marker_js();
+}
 
 pub struct JsModel {
     pub model: JsValue,
@@ -166,5 +173,5 @@ impl StreamEvent for JsEvent {
 /// A model's final message, read once as data: the JSON of it, read by the core's reader.
 fn read_final(message: &JsValue, what: &str) -> Result<AssistantMessage, String> {
     let text = json_text(message, what)?;
-    from_json_text(&text, message, what, "assistant")
+    from_json_text(&text, message, what)
 }

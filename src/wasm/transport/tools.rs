@@ -42,7 +42,7 @@ async fn call_js(
         Closure::<dyn FnMut(JsValue) -> Result<(), JsValue>>::new(move |content: JsValue| {
             let what = format!("{what} reportProgress(content)");
             let content: Vec<MediaBlock> =
-                super::convert::from_js(&content, &what, "mediaBlocks").map_err(type_error)?;
+                super::convert::from_js(&content, &what).map_err(type_error)?;
             progress(content);
             Ok(())
         });
@@ -112,7 +112,7 @@ impl ToolHandler for JsTool {
             )
             .await?;
             let what = format!("{what} result");
-            from_json_text(&json_text(&output, &what)?, &output, &what, "toolOutput")
+            from_json_text(&json_text(&output, &what)?, &output, &what)
         })
     }
 }
@@ -154,7 +154,7 @@ impl ToolExecutor for JsExecutor {
             )
             .await?;
             let what = format!("{} result", self.what);
-            from_json_text(&json_text(&reply, &what)?, &reply, &what, "toolReply")
+            from_json_text(&json_text(&reply, &what)?, &reply, &what)
         })
     }
 }
