@@ -11,11 +11,14 @@
 pub mod agent;
 pub mod agent_loop;
 pub mod approval;
+pub mod compaction;
 pub mod control;
+pub mod estimate;
 pub mod event;
 pub mod message;
 pub mod model;
 pub mod reading;
+pub mod retry;
 pub mod schema;
 pub mod session;
 pub mod shape;
@@ -23,6 +26,7 @@ pub mod signal;
 pub mod tools;
 pub mod trace;
 pub mod transcript;
+pub mod usage;
 
 #[cfg(all(target_arch = "wasm32", feature = "js"))]
 pub mod wasm;
@@ -35,12 +39,14 @@ pub use agent_loop::{
     DEFAULT_MAX_STEPS,
 };
 pub use approval::{Approval, ApprovalCheck, Approvals, NeedsApproval, PendingCall};
+pub use compaction::{CompactionOptions, EstimateTokens, Summarize};
 pub use control::{
     AfterToolCall, BeforeToolCall, Block, HookContext, LoopControl, MessageQueue, NoTimers,
-    PrepareRequest, RequestPatch, ResultPatch, Timers,
+    PrepareRequest, RequestPatch, ResultPatch, Sleep, Timers,
 };
 pub use event::{LoopEvent, Queue, RunReason, RunResult};
 pub use message::*;
+pub use retry::{Failure, RetryPolicy, ShouldRetry};
 pub use model::{
     EventGrammar, Model, ModelEvent, ModelRequest, ModelStream, Partial, RecordedRequest,
     ScriptedModel, StreamEvent,
@@ -59,3 +65,4 @@ pub use transcript::{
     repair_transcript, validate_transcript, validate_transcript_with, Problem, ProblemKind,
     Repaired, Unanswered, ValidateOptions, Validation,
 };
+pub use usage::{Budget, Usage};

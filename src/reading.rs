@@ -21,8 +21,8 @@ use serde::Deserializer;
 use serde_json::Value;
 
 use crate::message::{
-    empty_object, AgentMessage, AssistantBlock, AssistantMessage, CustomMessage, Extra,
-    ImageContent, MediaBlock, StopReason, TextContent, ThinkingContent, ToolCall,
+    empty_object, AgentMessage, AssistantBlock, AssistantMessage, CompactionEntry, CustomMessage,
+    Extra, ImageContent, MediaBlock, StopReason, TextContent, ThinkingContent, ToolCall,
     ToolResultMessage, UserContent, UserMessage,
 };
 use crate::model::RecordedRequest;
@@ -207,6 +207,7 @@ deserialize_via_value!(
     UserMessage,
     AssistantMessage,
     ToolResultMessage,
+    CompactionEntry,
     CustomMessage,
     AgentMessage
 );
@@ -390,11 +391,12 @@ impl AgentMessage {
             "user" => |f| UserMessage::from_fields(f).map(AgentMessage::User),
             "assistant" => |f| AssistantMessage::from_fields(f).map(AgentMessage::Assistant),
             "toolResult" => |f| ToolResultMessage::from_fields(f).map(AgentMessage::ToolResult),
+            "compaction" => |f| CompactionEntry::from_fields(f).map(AgentMessage::Compaction),
             role if custom_roles.iter().any(|r| r.as_ref() == role) => {
                 |f| CustomMessage::from_fields(f).map(AgentMessage::Custom)
             }
             other => {
-                let mut expected = String::from("user, assistant, toolResult");
+                let mut expected = String::from("user, assistant, toolResult, compaction");
                 for role in custom_roles {
                     expected.push_str(", ");
                     expected.push_str(role.as_ref());
@@ -404,6 +406,46 @@ impl AgentMessage {
         };
         read(f)
     }
+}
+
+impl CompactionEntry {
+    /// `summary` a string and `firstKeptIndex` a non-negative integer (SPEC §13); `tokensBefore` and
+    /// `timestamp` numbers, 0 when missing.
+    pub fn from_value(value: Value) -> Result<Self, String> {
+        Self::from_fields(Fields::of(value)?)
+    }
+
+    fn from_fields(mut f: Fields) -> Result<Self, String> {
+        f.tag("role", "compaction")?;
+        let summary = f.string("summary")?;
+        let first_kept_index = match f.take("firstKeptIndex") {
+            None => return Err("missing field `firstKeptIndex`".into()),
+            Some(index) => match index_of(&index) {
+                Some(n) => n,
+                None => {
+                    return Err(format!(
+                        "firstKeptIndex: expected a non-negative integer, got {index}"
+                    ))
+                }
+            },
+        };
+        Ok(CompactionEntry {
+            summary,
+            first_kept_index,
+            tokens_before: f.optional_number("tokensBefore")?.unwrap_or(0.0),
+            timestamp: f.optional_number("timestamp")?.unwrap_or(0.0),
+            extra: f.extra(),
+        })
+    }
+}
+
+/// A JSON number that is a non-negative integer (`3`, or `3.0` as a host may hand it over), as an index.
+fn index_of(value: &Value) -> Option<usize> {
+    let n = value.as_u64().or_else(|| {
+        let x = value.as_f64()?;
+        (x >= 0.0 && x.fract() == 0.0 && x <= 9_007_199_254_740_992.0).then_some(x as u64)
+    })?;
+    usize::try_from(n).ok()
 }
 
 impl CustomMessage {

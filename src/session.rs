@@ -93,7 +93,7 @@ fn explain(line: &str, reader: String) -> String {
     let value: Value = serde_json::from_str(line).unwrap_or_default();
     let known = matches!(
         value.get("role").and_then(Value::as_str),
-        Some("user" | "assistant" | "toolResult")
+        Some("user" | "assistant" | "toolResult" | "compaction")
     );
     let path = known
         .then(|| shape::explain("message", &value, "message"))
@@ -134,7 +134,7 @@ fn js_numbers(json: &str, out: &mut String) {
 /// A number that serde_json wrote (the shortest digits that read back as it: `1700000000000.0`, `3e-6`,
 /// `1.5e-7`, `-0.0`), laid out as JS's `Number.prototype.toString` lays it out (the form `JSON.stringify`
 /// uses): `1700000000000`, `0.000003`, `1.5e-7`, `0`; `1e+21` from 21 digits on.
-fn js_number(number: &str) -> String {
+pub(crate) fn js_number(number: &str) -> String {
     let (sign, body) = match number.strip_prefix('-') {
         Some(body) => ("-", body),
         None => ("", number),

@@ -617,7 +617,7 @@ fn malformed_messages_are_refused_and_the_shape_names_the_bad_field() {
     );
     assert_eq!(
         read(json!([{"role": "bot"}])),
-        "messages[0].role: unknown role \"bot\", expected one of user, assistant, toolResult"
+        "messages[0].role: unknown role \"bot\", expected one of user, assistant, toolResult, compaction"
     );
     assert_eq!(
         read(json!([{"role": "user", "content": 7}])),

@@ -1105,11 +1105,11 @@ fn custom_role_messages_are_kept_verbatim_and_never_sent() {
     );
     assert_eq!(
         AgentMessage::from_value(note.clone()).unwrap_err(),
-        "role: unknown role \"notification\", expected one of user, assistant, toolResult"
+        "role: unknown role \"notification\", expected one of user, assistant, toolResult, compaction"
     );
     assert_eq!(
         AgentMessage::from_value_with_roles(json!({"role": "bot"}), &roles_list).unwrap_err(),
-        "role: unknown role \"bot\", expected one of user, assistant, toolResult, notification"
+        "role: unknown role \"bot\", expected one of user, assistant, toolResult, compaction, notification"
     );
 
     let log = Log::default();

@@ -93,7 +93,7 @@ pub fn pairing_problem(messages: &[AgentMessage]) -> Option<String> {
                     ));
                 }
             }
-            AgentMessage::User(_) | AgentMessage::Custom(_) => {}
+            AgentMessage::User(_) | AgentMessage::Compaction(_) | AgentMessage::Custom(_) => {}
         }
     }
     close(&open)

@@ -33,6 +33,8 @@ pub enum Ev {
     ToolEnd(ToolResultMessage),
     Skipped(ToolResultMessage),
     Queued(AgentMessage, Queue),
+    Retry(u32, f64, String),
+    Compaction(CompactionEntry),
     TurnEnd(RunReason, u32),
 }
 
@@ -50,6 +52,8 @@ impl Ev {
             Ev::ToolEnd(r) => format!("tool_end:{}", r.tool_call_id),
             Ev::Skipped(r) => format!("tool_skipped:{}", r.tool_call_id),
             Ev::Queued(m, q) => format!("queued_message:{}:{}", q.as_str(), m.role()),
+            Ev::Retry(attempt, delay, _) => format!("retry:{attempt}:{delay}"),
+            Ev::Compaction(e) => format!("compaction:{}", e.first_kept_index),
             Ev::TurnEnd(reason, steps) => format!("turn_end:{reason:?}:{steps}"),
         }
     }
@@ -769,6 +773,12 @@ impl Observer<ModelEvent> for Recorder {
             LoopEvent::ToolEnd { result } => Ev::ToolEnd(result.clone()),
             LoopEvent::ToolSkipped { result } => Ev::Skipped(result.clone()),
             LoopEvent::QueuedMessage { message, queue } => Ev::Queued(message.clone(), queue),
+            LoopEvent::Retry {
+                attempt,
+                delay_ms,
+                error,
+            } => Ev::Retry(attempt, delay_ms, error.to_owned()),
+            LoopEvent::Compaction { entry } => Ev::Compaction(entry.clone()),
             LoopEvent::TurnEnd {
                 reason: RunReason::Paused,
                 ..
@@ -1215,6 +1225,7 @@ where
                         timers: &timers,
                         approvals,
                         start_steps,
+                        ..LoopControl::default()
                     },
                 };
                 let result = run_agent_loop(options).await.unwrap();
