@@ -259,9 +259,13 @@ impl<M> AgentOptions<M> {
         let retry = self.retry.as_ref().map(|r| r.check("options.retry"));
         let compaction = (self.compaction.as_ref()).map(|c| c.check("options.compaction"));
         let entries = check_entries(&self.messages).map_err(|e| format!("options.{e}"));
-        (budget.into_iter().chain(retry).chain(compaction).chain([entries]))
-            .collect::<Result<(), String>>()
-            .map_err(AgentError::Input)
+        (budget
+            .into_iter()
+            .chain(retry)
+            .chain(compaction)
+            .chain([entries]))
+        .collect::<Result<(), String>>()
+        .map_err(AgentError::Input)
     }
 }
 

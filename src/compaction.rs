@@ -119,7 +119,11 @@ pub(crate) fn view(
     };
     let kept = messages.get(entry.first_kept_index..).unwrap_or_default();
     let sent = kept.iter().filter(|m| is_sent(m)).cloned();
-    Cow::Owned(std::iter::once(summary_message(entry)).chain(sent).collect())
+    Cow::Owned(
+        std::iter::once(summary_message(entry))
+            .chain(sent)
+            .collect(),
+    )
 }
 
 /// Where to cut (see the module): `after` is the previous entry's `first_kept_index` (0 when none), `sent`

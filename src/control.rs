@@ -77,13 +77,13 @@ use serde_json::Value;
 
 use crate::approval::Approvals;
 use crate::compaction::CompactionOptions;
-use crate::retry::RetryPolicy;
-use crate::usage::Budget;
 use crate::message::{AgentMessage, MediaBlock, ToolCall, ToolResultMessage};
 use crate::model::ModelRequest;
+use crate::retry::RetryPolicy;
 use crate::signal::{AbortSignal, Registration};
 use crate::tools::definition::ToolDefinition;
 use crate::tools::executor::{ExecutionMode, HookFuture};
+use crate::usage::Budget;
 
 /// What every hook gets beside its subject. Lent: a hook that keeps any of it must copy it.
 #[derive(Debug, Clone, Copy)]

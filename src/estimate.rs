@@ -153,7 +153,9 @@ fn tool_call(call: &ToolCall) -> usize {
 
 /// `[`, the items' lengths with a comma between, `]`.
 fn array(items: impl Iterator<Item = usize>) -> usize {
-    let (count, sum) = items.fold((0usize, 0usize), |(count, sum), length| (count + 1, sum + length));
+    let (count, sum) = items.fold((0usize, 0usize), |(count, sum), length| {
+        (count + 1, sum + length)
+    });
     2 + sum + count.saturating_sub(1)
 }
 

@@ -46,11 +46,11 @@ pub use control::{
 };
 pub use event::{LoopEvent, Queue, RunReason, RunResult};
 pub use message::*;
-pub use retry::{Failure, RetryPolicy, ShouldRetry};
 pub use model::{
     EventGrammar, Model, ModelEvent, ModelRequest, ModelStream, Partial, RecordedRequest,
     ScriptedModel, StreamEvent,
 };
+pub use retry::{Failure, RetryPolicy, ShouldRetry};
 pub use session::{jsonl_lines, parse_jsonl, to_jsonl, JsonlError};
 pub use signal::{AbortController, AbortSignal, Registration, SignalSource};
 pub use tools::{

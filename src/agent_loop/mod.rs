@@ -329,8 +329,7 @@ impl<M: Model> Run<'_, M> {
         if let Some(options) = self.control.compaction {
             self.compact(options).await?;
         }
-        let messages =
-            request::request_messages(&self.messages, self.has_custom, self.last_entry);
+        let messages = request::request_messages(&self.messages, self.has_custom, self.last_entry);
         let built = ModelRequest {
             system_prompt: self.system_prompt.as_deref(),
             messages: &messages,
