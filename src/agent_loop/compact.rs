@@ -94,7 +94,8 @@ fn estimate(
 impl<M: Model> Run<'_, M> {
     /// Compacts before a request when its messages estimate more than `max_context_tokens` and there is a
     /// cut. `Err` ends the run before the request: `summarize` or an estimate failed (`error`, nothing
-    /// appended), or the run was aborted while `summarize` ran (`aborted`, nothing appended).
+    /// appended), the run was aborted while `summarize` ran (`aborted`, nothing appended), or while the
+    /// `compaction` event was observed (`aborted`, the entry appended).
     pub(super) async fn compact(&mut self, options: &CompactionOptions) -> Result<(), End> {
         let failed = |message: String| End::Error(format!("compaction failed: {message}"));
         let estimator = options.estimate_tokens.as_deref();
@@ -138,6 +139,10 @@ impl<M: Model> Run<'_, M> {
             unreachable!("the entry was just appended");
         };
         self.emitter.emit(LoopEvent::Compaction { entry }).await;
-        Ok(())
+        // The checkpoint before the request again: `summarize` and the observer were awaited.
+        match self.signal.aborted() {
+            true => Err(End::Aborted),
+            false => Ok(()),
+        }
     }
 }
