@@ -15,6 +15,19 @@
 //! conversation can go on with a `prompt`. (An app that means to decide later keeps the agent paused, or
 //! saves it with `to_jsonl`.)
 //!
+//! Every run gets the agent's part-three options too: its `budget` (per run: each run's usage starts at
+//! zero), `retry` policy and `compaction`; the entries a compaction appends stay in the conversation. A run
+//! that ended in an error (a provider that failed past its retries) is retried by prompting again with no
+//! new message: `prompt(vec![])` asks the model again from the conversation as it is.
+//!
+//! **What a saved session holds.** `to_jsonl` writes the messages, one per line, compaction entries
+//! included (role `compaction`, read back without `custom_roles`), and nothing else: the JSONL stays the
+//! transcript a pi-ai app writes. The step count of a paused run is not in it, because it cannot be read
+//! back from the messages (queued messages, retries and refused requests do not show in them). An app that
+//! saves a paused conversation keeps `steps()` beside it and hands it back as `AgentOptions::start_steps`,
+//! so the resumed run counts on from there and `max_steps` spans the whole run. An idle conversation needs
+//! nothing more: every `prompt` starts a run of its own, counted from 0.
+//!
 //! ```ignore-wasm32
 //! use std::rc::Rc;
 //! use tiny_pi::*;

@@ -7,6 +7,14 @@
 //! Where to start: [`run_agent_loop`] (one run, SPEC §4), [`LoopControl`] (hooks, queues, timeouts: §7),
 //! [`approval`] (pause and resume: §8, with an example), [`Agent`] (a conversation: §9), [`to_jsonl`] /
 //! [`parse_jsonl`] (sessions), [`validate_transcript`] and [`repair_transcript`].
+//!
+//! What a long-running app needs (SPEC part three), each an option of [`LoopControl`] and of
+//! [`AgentOptions`]: [`usage`] (`RunResult::usage`, summed from pi-ai's `usage` on every final message, and
+//! a [`Budget`] that ends a run with reason `budget`: §11), [`retry`] (a [`RetryPolicy`] that retries a
+//! failed response after a wait on the host's [`Timers`], announced by `LoopEvent::Retry`: §12) and
+//! [`compaction`] ([`CompactionOptions`]: over a token limit, the loop appends a [`CompactionEntry`], a
+//! built-in role, and later requests carry its summary and the messages from its cut on, announced by
+//! `LoopEvent::Compaction`: §13). Where each rule runs in the loop: [`agent_loop`].
 
 pub mod agent;
 pub mod agent_loop;

@@ -1,4 +1,5 @@
-//! The canonical transcript (SPEC §1), in pi-ai's JSON shapes.
+//! The canonical transcript (SPEC §1), in pi-ai's JSON shapes, with the app's custom-role messages (§7) and
+//! compaction entries (§13).
 //!
 //! Every struct keeps unknown fields in `extra` so that provider data (usage, api, model, signatures, ...)
 //! survives a run unchanged. How each shape is read from JSON is `crate::reading`.

@@ -1560,3 +1560,22 @@ fn an_agent_keeps_compaction_entries_through_jsonl_and_sends_the_summary() {
     assert_eq!(request[0], summary_of("summary 1"));
     assert_eq!(roles(request), ["user", "user", "assistant", "user"]);
 }
+
+#[test]
+fn an_agent_whose_run_ended_in_an_error_asks_again_when_prompted_with_nothing() {
+    let agent = Agent::new(AgentOptions::new(
+        ScriptedModel::new(vec![failed("overloaded", vec![read("x")]), done("recovered")]),
+        readme_registry(),
+        fixed_clock(),
+    ))
+    .unwrap();
+    let first = futures::executor::block_on(agent.prompt_text("go")).unwrap();
+    assert_eq!(first.reason, RunReason::Error);
+    let again = futures::executor::block_on(agent.prompt(vec![])).unwrap();
+    assert_eq!((again.reason, again.steps), (RunReason::Stop, 1));
+    assert_eq!(
+        roles(&agent.messages()),
+        ["user", "assistant", "toolResult", "assistant"],
+        "the failed response stays, answered; the new one follows"
+    );
+}
