@@ -171,3 +171,44 @@ pub(crate) fn js_number(number: &str) -> String {
     };
     format!("{sign}{laid_out}")
 }
+
+/// The length of `js_number(number)`, counted without writing it (the default estimate of compaction
+/// measures numbers so, `crate::estimate`).
+pub(crate) fn js_number_length(number: &str) -> usize {
+    let (sign, body) = match number.strip_prefix('-') {
+        Some(body) => (1, body),
+        None => (0, number),
+    };
+    let (mantissa, exponent) = match body.split_once(['e', 'E']) {
+        Some((mantissa, exponent)) => (mantissa, exponent.parse::<i32>().unwrap_or(0)),
+        None => (body, 0),
+    };
+    let (whole, fraction) = mantissa.split_once('.').unwrap_or((mantissa, ""));
+    let count = whole.len() + fraction.len();
+    let zero = |b: &u8| *b == b'0';
+    let leading = whole
+        .bytes()
+        .chain(fraction.bytes())
+        .take_while(zero)
+        .count();
+    if leading == count {
+        return 1; // "0", -0 too
+    }
+    let trailing = (fraction.bytes().rev().chain(whole.bytes().rev()))
+        .take_while(zero)
+        .count();
+    let k = (count - leading - trailing) as i32;
+    let point = whole.len() as i32 + exponent - leading as i32;
+    let laid_out = if k <= point && point <= 21 {
+        point
+    } else if 0 < point && point <= 21 {
+        k + 1
+    } else if -6 < point && point <= 0 {
+        2 - point + k
+    } else {
+        let e = (point - 1).unsigned_abs();
+        let e_digits = e.checked_ilog10().map_or(1, |log| log as i32 + 1);
+        k + i32::from(k > 1) + 2 + e_digits
+    };
+    sign + laid_out as usize
+}

@@ -11,6 +11,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::message::AssistantMessage;
+use crate::session::js_number;
 
 /// `result.usage`: tokens and cost summed over every final message the model returned in a run (appended,
 /// or dropped by a retry). Zeros when nothing was reported.
@@ -112,12 +113,13 @@ pub(crate) fn non_negative(value: f64, path: &str, field: &str) -> Result<(), St
     }
 }
 
-/// A number as JS writes it in a message (`NaN`, `Infinity`, `-1`, `0.5`).
+/// A number as JS writes it in a message (`NaN`, `Infinity`, `-1`, `0.5`). Through serde_json's float
+/// writer: Rust's own float formatting is not linked into the wasm module for error messages.
 pub(crate) fn js_display(x: f64) -> String {
-    match x {
-        x if x.is_nan() => "NaN".into(),
-        f64::INFINITY => "Infinity".into(),
-        f64::NEG_INFINITY => "-Infinity".into(),
-        x => format!("{x}"),
+    match serde_json::Number::from_f64(x) {
+        Some(number) => js_number(&number.to_string()),
+        None if x.is_nan() => "NaN".into(),
+        None if x > 0.0 => "Infinity".into(),
+        None => "-Infinity".into(),
     }
 }

@@ -1358,7 +1358,10 @@ fn the_default_estimate_is_the_json_length_over_four() {
             tool_call_id: "c1".into(),
             tool_name: "read".into(),
             content: vec![MediaBlock::text("x")],
-            details: Some(json!({"nested": {"a": []}})),
+            details: Some(json!({"nested": {"a": []}, "numbers": [
+                -0.25, 1.5e-7, 123.456, 1e20, -1e20, 2e21, 5e-324, f64::MAX, -0.0, 1e-6, 99.0,
+                9007199254740993.0, -12345.0
+            ]})),
             is_error: false,
             timestamp: 1_700_000_000_123.5,
             extra: Default::default(),
@@ -1564,7 +1567,10 @@ fn an_agent_keeps_compaction_entries_through_jsonl_and_sends_the_summary() {
 #[test]
 fn an_agent_whose_run_ended_in_an_error_asks_again_when_prompted_with_nothing() {
     let agent = Agent::new(AgentOptions::new(
-        ScriptedModel::new(vec![failed("overloaded", vec![read("x")]), done("recovered")]),
+        ScriptedModel::new(vec![
+            failed("overloaded", vec![read("x")]),
+            done("recovered"),
+        ]),
         readme_registry(),
         fixed_clock(),
     ))
