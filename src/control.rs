@@ -268,7 +268,8 @@ pub struct LoopControl<'a> {
     pub follow_up: Option<&'a dyn MessageQueue>,
     /// `customRoles`: the roles of the app's own messages the run keeps and never sends.
     pub custom_roles: Vec<String>,
-    /// What timeouts are measured with; `NoTimers` (never fires) by default.
+    /// What timeouts and the waits before retries are measured with; `NoTimers` by default (a timeout
+    /// never fires, a wait ends at once).
     pub timers: &'a dyn Timers,
     /// `approvals` (SPEC §8): the decisions about calls that need approval. A batch with such a call and
     /// no decision for it pauses the run.
