@@ -63,17 +63,6 @@ function esmToCommonJs(text, name) {
   return `"use strict";\n${body}\nmodule.exports = { ${names.join(", ")} };\n`;
 }
 
-// The package's `Agent` (SPEC §9) is thin JS over the other exports: `agentClass(exports)` in the bridge's
-// glue.js (src/wasm/transport/glue.js), which imports nothing, so each entry point makes it from its own
-// exports. wasm-bindgen names the snippet's path in the glue it writes; this finds it there.
-function withAgent(glueText, target, name) {
-  const snippet = glueText.match(/(["'`])(\.\/snippets\/[^"'`]+\/src\/wasm\/transport\/glue\.js)\1/)?.[2];
-  if (!snippet) throw new Error(`${name}: wasm-bindgen's import of the bridge's glue.js was not found, so \`Agent\` cannot be made`);
-  if (target === "nodejs") return `${glueText}\nexports.Agent = require("${snippet}").agentClass(exports);\n`;
-  const names = [...glueText.matchAll(/^export (?:async function|function|class) ([A-Za-z_$][\w$]*)/gm)].map((m) => m[1]);
-  return `${glueText}\nimport { agentClass } from "${snippet}";\nexport const Agent = agentClass({ ${names.join(", ")} });\n`;
-}
-
 // Node 20's V8 (11.x) dies in its deoptimizer ("Fatal error ... unreachable code" in
 // Deoptimizer::DoComputeBuiltinContinuation, SIGTRAP) when optimized JS that inlined a call into wasm is
 // deoptimized while that call runs; any long run with garbage collection in between can hit it
@@ -277,7 +266,7 @@ const entries = await step("write wrappers and remove stray wasm-pack files", as
         if (!glueText.includes(line)) throw new Error(`${b.folder}/${stem}.js: wasm-bindgen's line reading the .wasm (${line}) was not found, so it cannot be pointed at ${wasmHome}/`);
         glueText = glueText.replace(line, `const wasmPath = \`\${__dirname}/${wasmFrom(b.folder)}\`;`);
       }
-      fs.writeFileSync(glue, NODE_V8_GUARD + withAgent(glueText, b.target, path.relative(outDir, glue)));
+      fs.writeFileSync(glue, NODE_V8_GUARD + glueText);
       let entry = plainEntry;
       if (b.esm_wrapper) {
         // Named ESM exports of a CommonJS file depend on Node's static lexer
@@ -307,8 +296,6 @@ const entries = await step("write wrappers and remove stray wasm-pack files", as
       write(path.join(dir, "index.d.ts"), `export * from "${glue}";`);
       entries[b.folder] = { types: rel(b.folder, "index.d.ts"), default: rel(b.folder, "index.js") };
     } else {
-      const glue = path.join(dir, `${stem}.js`);
-      fs.writeFileSync(glue, withAgent(fs.readFileSync(glue, "utf8"), b.target, path.relative(outDir, glue)));
       entries[b.folder] = plainEntry;
     }
   }

@@ -287,6 +287,16 @@ pub struct Agent<M: Model> {
     inner: Rc<Inner<M>>,
 }
 
+/// A handle on an agent that does not keep it alive (a host's unsubscribe function holds one).
+pub struct WeakAgent<M: Model>(std::rc::Weak<Inner<M>>);
+
+impl<M: Model> WeakAgent<M> {
+    /// The agent, if it is still alive.
+    pub fn upgrade(&self) -> Option<Agent<M>> {
+        self.0.upgrade().map(|inner| Agent { inner })
+    }
+}
+
 /// The model's event type, which listeners receive.
 type Event<M> = <<M as Model>::Stream as ModelStream>::Event;
 
@@ -461,7 +471,22 @@ impl<M: Model + 'static> Agent<M> {
 
     /// The conversation so far: as the last run left it, with the input of the run in progress.
     pub fn messages(&self) -> Vec<AgentMessage> {
-        self.inner.conversation.borrow().messages.clone()
+        self.with_messages(<[AgentMessage]>::to_vec)
+    }
+
+    /// `f` of the conversation so far, lent (`messages` without the copy).
+    pub fn with_messages<R>(&self, f: impl FnOnce(&[AgentMessage]) -> R) -> R {
+        f(&self.inner.conversation.borrow().messages)
+    }
+
+    /// A handle that does not keep the agent alive.
+    pub fn downgrade(&self) -> WeakAgent<M> {
+        WeakAgent(Rc::downgrade(&self.inner))
+    }
+
+    /// The agent's clock (what it stamps a prompted text with).
+    pub fn now(&self) -> f64 {
+        (self.inner.options.clock)()
     }
 
     /// The model the agent's runs ask.

@@ -20,6 +20,7 @@ use std::borrow::Cow;
 use std::rc::Rc;
 
 use crate::message::{AgentMessage, CompactionEntry, MediaBlock, UserContent, UserMessage};
+use crate::model::Sources;
 use crate::signal::AbortSignal;
 use crate::tools::executor::HookFuture;
 use crate::usage::positive;
@@ -102,28 +103,50 @@ pub fn last_entry(messages: &[AgentMessage]) -> Option<usize> {
 /// The messages a request built from `messages` carries (before `prepareRequest`).
 pub fn request_messages(messages: &[AgentMessage]) -> Cow<'_, [AgentMessage]> {
     let has_custom = (messages.iter()).any(|m| matches!(m, AgentMessage::Custom(_)));
-    view(messages, has_custom, last_entry(messages))
+    view(messages, has_custom, last_entry(messages)).0
 }
 
-/// `request_messages`, told whether `messages` hold a custom-role message and where the last entry is:
-/// borrowed when there is neither, so a run without them copies nothing.
+/// Where the messages of a request's view come from in the transcript (for `Sources`).
+pub(crate) enum Picked {
+    /// The view is the transcript.
+    All,
+    /// `view[i]` is message `at[i]`.
+    Some(Vec<usize>),
+    /// `view[0]` is the last entry's summary message, `view[1 + i]` message `at[i]`.
+    AfterSummary(Vec<usize>),
+}
+
+impl Picked {
+    pub(crate) fn sources(&self) -> Sources<'_> {
+        match self {
+            Picked::All => Sources::Transcript,
+            Picked::Some(at) => Sources::Picked(at),
+            Picked::AfterSummary(at) => Sources::Summarized(at),
+        }
+    }
+}
+
+/// `request_messages`, told whether `messages` hold a custom-role message and where the last entry is, and
+/// where each message comes from: borrowed when there is neither, so a run without them copies nothing.
 pub(crate) fn view(
     messages: &[AgentMessage],
     has_custom: bool,
     last_entry: Option<usize>,
-) -> Cow<'_, [AgentMessage]> {
-    let entry = match last_entry.map(|at| &messages[at]) {
-        Some(AgentMessage::Compaction(entry)) => entry,
-        _ if !has_custom => return Cow::Borrowed(messages),
-        _ => return Cow::Owned(messages.iter().filter(|m| is_sent(m)).cloned().collect()),
+) -> (Cow<'_, [AgentMessage]>, Picked) {
+    let (first, entry) = match last_entry.map(|at| &messages[at]) {
+        Some(AgentMessage::Compaction(entry)) => (entry.first_kept_index, Some(entry)),
+        _ if !has_custom => return (Cow::Borrowed(messages), Picked::All),
+        _ => (0, None),
     };
-    let kept = messages.get(entry.first_kept_index..).unwrap_or_default();
-    let sent = kept.iter().filter(|m| is_sent(m)).cloned();
-    Cow::Owned(
-        std::iter::once(summary_message(entry))
-            .chain(sent)
-            .collect(),
-    )
+    let sent = (messages.iter().enumerate().skip(first)).filter(|(_, m)| is_sent(m));
+    let (at, kept): (Vec<usize>, Vec<AgentMessage>) = sent.map(|(i, m)| (i, m.clone())).unzip();
+    match entry {
+        None => (Cow::Owned(kept), Picked::Some(at)),
+        Some(entry) => {
+            let view = std::iter::once(summary_message(entry)).chain(kept);
+            (Cow::Owned(view.collect()), Picked::AfterSummary(at))
+        }
+    }
 }
 
 /// Where to cut (see the module): `after` is the previous entry's `first_kept_index` (0 when none), `sent`

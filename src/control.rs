@@ -78,7 +78,7 @@ use serde_json::Value;
 use crate::approval::Approvals;
 use crate::compaction::CompactionOptions;
 use crate::message::{AgentMessage, MediaBlock, ToolCall, ToolResultMessage};
-use crate::model::ModelRequest;
+use crate::model::{ModelRequest, Sources};
 use crate::retry::RetryPolicy;
 use crate::signal::{AbortSignal, Registration};
 use crate::tools::definition::ToolDefinition;
@@ -152,10 +152,15 @@ pub struct RequestPatch {
 impl RequestPatch {
     /// `request` with this patch's fields in place of its own.
     pub fn apply<'a>(&'a self, request: ModelRequest<'a>) -> ModelRequest<'a> {
+        let (messages, sources) = match &self.messages {
+            Some(messages) => (&messages[..], Sources::Other),
+            None => (request.messages, request.sources),
+        };
         ModelRequest {
             system_prompt: self.system_prompt.as_deref().or(request.system_prompt),
-            messages: self.messages.as_deref().unwrap_or(request.messages),
+            messages,
             tools: self.tools.as_deref().unwrap_or(request.tools),
+            sources,
         }
     }
 }

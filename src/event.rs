@@ -12,6 +12,12 @@ use crate::usage::Usage;
 
 /// One observable step of a run. Borrowed, so emitting an event copies nothing; `E` is the model's own
 /// event type, forwarded untouched (the wasm bridge hands JS the very objects the model yielded).
+///
+/// Every message the run appends is announced by exactly one event, which says where it goes in the
+/// transcript (`index`, never serialized): `assistant_message`, `queued_message` and `compaction` once it is
+/// appended,
+/// `tool_end` and `tool_skipped` for the place the result takes when its batch is appended. A host that
+/// keeps its own form of each message (the wasm bridge's frozen JS objects) keeps it by that index.
 #[derive(Debug, Serialize)]
 #[serde(
     tag = "type",
@@ -25,6 +31,8 @@ pub enum LoopEvent<'a, E> {
     AssistantMessage {
         #[serde(serialize_with = "tagged::assistant")]
         message: &'a AssistantMessage,
+        #[serde(skip)]
+        index: usize,
     },
     ToolStart {
         #[serde(serialize_with = "tagged::tool_call")]
@@ -37,15 +45,21 @@ pub enum LoopEvent<'a, E> {
     ToolEnd {
         #[serde(serialize_with = "tagged::tool_result")]
         result: &'a ToolResultMessage,
+        #[serde(skip)]
+        index: usize,
     },
     ToolSkipped {
         #[serde(serialize_with = "tagged::tool_result")]
         result: &'a ToolResultMessage,
+        #[serde(skip)]
+        index: usize,
     },
     /// A message a queue gave (SPEC §7), after it was appended.
     QueuedMessage {
         message: &'a AgentMessage,
         queue: Queue,
+        #[serde(skip)]
+        index: usize,
     },
     /// A failed response will be retried (SPEC §12), after a wait of `delay_ms`: the `attempt`-th retry of
     /// this request (1 for the first), and why the response failed.
@@ -58,6 +72,8 @@ pub enum LoopEvent<'a, E> {
     Compaction {
         #[serde(serialize_with = "tagged::compaction")]
         entry: &'a CompactionEntry,
+        #[serde(skip)]
+        index: usize,
     },
     TurnEnd {
         reason: RunReason,

@@ -40,7 +40,7 @@ pub mod usage;
 pub mod wasm;
 
 pub use agent::{
-    Agent, AgentAction, AgentEffect, AgentError, AgentOptions, AgentState, ListenerId,
+    Agent, AgentAction, AgentEffect, AgentError, AgentOptions, AgentState, ListenerId, WeakAgent,
 };
 pub use agent_loop::{
     run_agent_loop, AgentContext, InputError, LoopOptions, NoObserver, Observed, Observer,
@@ -56,13 +56,13 @@ pub use event::{LoopEvent, Queue, RunReason, RunResult};
 pub use message::*;
 pub use model::{
     EventGrammar, Model, ModelEvent, ModelRequest, ModelStream, Partial, RecordedRequest,
-    ScriptedModel, StreamEvent,
+    ScriptedModel, Sources, StreamEvent,
 };
 pub use retry::{Failure, RetryPolicy, ShouldRetry};
 pub use session::{jsonl_lines, parse_jsonl, to_jsonl, JsonlError};
 pub use signal::{AbortController, AbortSignal, Registration, SignalSource};
 pub use tools::{
-    CallSettings, Clock, ExecutionContext, ExecutionMode, HookFuture, ProgressSink,
+    CallSettings, Clock, ExecutionContext, ExecutionMode, HookFuture, HostValue, ProgressSink,
     RegistryApprovals, Tool, ToolCallContext, ToolDefinition, ToolExecutor, ToolHandler,
     ToolOutput, ToolRegistry, ToolReply,
 };

@@ -20,6 +20,26 @@ pub struct ModelRequest<'a> {
     pub system_prompt: Option<&'a str>,
     pub messages: &'a [AgentMessage],
     pub tools: &'a [ToolDefinition],
+    /// Where `messages` come from in the run's transcript (never serialized): a host that keeps its own
+    /// form of each transcript message (the wasm bridge's frozen JS objects) reuses it.
+    #[serde(skip)]
+    pub sources: Sources<'a>,
+}
+
+/// Where a request's messages come from.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Sources<'a> {
+    /// `messages[i]` is the transcript's message `i`.
+    Transcript,
+    /// `messages[i]` is the transcript's message `at[i]`.
+    Picked(&'a [usize]),
+    /// `messages[0]` is the summary message of the transcript's last compaction entry (SPEC §13), made for
+    /// this request; `messages[1 + i]` is the transcript's message `at[i]`.
+    Summarized(&'a [usize]),
+    /// Messages the transcript does not hold as they are (`prepareRequest` replaced them, or a caller
+    /// built the request).
+    #[default]
+    Other,
 }
 
 pub trait Model {

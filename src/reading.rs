@@ -6,18 +6,10 @@
 //! Errors carry no path: a refused value is walked again against `crate::shape` to name the bad field.
 //! `from_json` is that way in for every shape the wasm bridge reads (`ReadValue`).
 //!
-//! The lean readers at the end read only what SPEC §1 defines, for a host that keeps the original value
-//! itself (the wasm bridge keeps the model's JS object); whatever they read, the full readers read the same
-//! (`tests/reading.rs`).
-//!
-//! Nothing here asks serde_json for a Rust type (a derived reader, `String`, `Vec`): only for a `Value`, or
-//! for "any value" in the lean readers. A typed read links serde's "invalid type" messages, and with them
+//! Nothing here asks serde_json for a Rust type (a derived reader, `String`, `Vec`): only for a `Value`. A
+//! typed read links serde's "invalid type" messages, and with them
 //! Rust's float and string-escape formatting, which weigh more in the wasm module than all the readers.
 
-use std::fmt;
-
-use serde::de::{self, DeserializeSeed, IgnoredAny, MapAccess, SeqAccess, Visitor};
-use serde::Deserializer;
 use serde_json::Value;
 
 use crate::message::{
@@ -39,6 +31,36 @@ pub trait ReadValue: Sized {
 /// text that is not JSON, else the reader's.
 pub fn from_json<T: ReadValue>(text: &str) -> Result<T, String> {
     T::read_value(parse(text)?)
+}
+
+/// The first lone surrogate escape in JSON text, as written (`\ud800`), if there is one. JSON text can hold
+/// half a surrogate pair (JS's `JSON.stringify` writes one as such an escape); a Rust string cannot, and
+/// the loop never changes a string (SPEC §10), so such a text is refused, naming it.
+pub fn lone_surrogate(text: &str) -> Option<&str> {
+    let unit = |at: usize| {
+        let hex = text.get(at + 2..at + 6)?;
+        (text.as_bytes().get(at + 1) == Some(&b'u'))
+            .then(|| u16::from_str_radix(hex, 16).ok())
+            .flatten()
+    };
+    let mut at = 0;
+    while let Some(found) = text[at..].find('\\') {
+        let start = at + found;
+        match unit(start) {
+            Some(0xD800..=0xDBFF) => {
+                let low = (text.as_bytes().get(start + 6) == Some(&b'\\'))
+                    .then(|| unit(start + 6))
+                    .flatten();
+                if !matches!(low, Some(0xDC00..=0xDFFF)) {
+                    return text.get(start..start + 6);
+                }
+                at = start + 12;
+            }
+            Some(0xDC00..=0xDFFF) => return text.get(start..start + 6),
+            _ => at = start + 2,
+        }
+    }
+    None
 }
 
 /// One parser for every shape `from_json` reads (not a copy inlined into each).
@@ -571,413 +593,3 @@ impl TraceRecord {
 }
 
 // ---------------------------------------------------------------------------------------------------------
-// Reading lean: only what SPEC §1 defines, for a host that keeps the original message itself.
-//
-// serde_json is asked for every value as "any value" (`deserialize_any`), and the reader takes only the JSON
-// types it expects: any other stops the read, and the full reader decides. Each object is read field by
-// field, straight into the shapes of `crate::message`; fields the reader does not name are read past
-// unbuilt. One visitor (`Lean`) reads every value, told what to take: serde_json's `deserialize_any` is
-// large, and a visitor type per shape would make a copy of it for each.
-
-/// What a lean read takes from one JSON value that is a string, number, boolean or `null`.
-#[derive(Clone, Copy)]
-enum Want {
-    /// Any of them.
-    Any,
-    /// The string `"assistant"`.
-    Role,
-    /// A content block's `type`.
-    Kind,
-    StopReason,
-}
-
-/// What it took.
-enum Scalar {
-    Text(String),
-    Number(f64),
-    Bool(bool),
-    Null,
-    Role,
-    Kind(Kind),
-    StopReason(StopReason),
-}
-
-/// What a lean read takes from one JSON object or array.
-#[derive(Clone, Copy)]
-enum Take {
-    AssistantMessage,
-    AssistantBlocks,
-    AssistantBlock,
-    ToolOutput,
-    MediaBlocks,
-    MediaBlock,
-}
-
-/// What it took.
-enum Taken {
-    AssistantMessage(AssistantMessage),
-    AssistantBlocks(Vec<AssistantBlock>),
-    AssistantBlock(AssistantBlock),
-    ToolOutput(ToolOutput),
-    MediaBlocks(Vec<MediaBlock>),
-    MediaBlock(MediaBlock),
-}
-
-/// A content block's `type`.
-enum Kind {
-    Text,
-    Thinking,
-    ToolCall,
-    Image,
-}
-
-impl Kind {
-    fn parse(text: &str) -> Option<Self> {
-        Some(match text {
-            "text" => Kind::Text,
-            "thinking" => Kind::Thinking,
-            "toolCall" => Kind::ToolCall,
-            "image" => Kind::Image,
-            _ => return None,
-        })
-    }
-}
-
-/// Ends a lean read early: the value is not plainly what the reader takes (the full reader will say why).
-fn stop<E: de::Error>() -> E {
-    E::custom("not a lean value")
-}
-
-/// Reads one JSON object or array, taking what it is told to.
-struct Lean(Take);
-
-impl<'de> DeserializeSeed<'de> for Lean {
-    type Value = Taken;
-
-    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Taken, D::Error> {
-        deserializer.deserialize_any(self)
-    }
-}
-
-impl<'de> Visitor<'de> for Lean {
-    type Value = Taken;
-
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("a plain object or array")
-    }
-    fn visit_str<E: de::Error>(self, _v: &str) -> Result<Taken, E> {
-        Err(stop())
-    }
-    fn visit_u64<E: de::Error>(self, _v: u64) -> Result<Taken, E> {
-        Err(stop())
-    }
-    fn visit_i64<E: de::Error>(self, _v: i64) -> Result<Taken, E> {
-        Err(stop())
-    }
-    fn visit_f64<E: de::Error>(self, _v: f64) -> Result<Taken, E> {
-        Err(stop())
-    }
-    fn visit_bool<E: de::Error>(self, _v: bool) -> Result<Taken, E> {
-        Err(stop())
-    }
-    fn visit_unit<E: de::Error>(self) -> Result<Taken, E> {
-        Err(stop())
-    }
-    fn visit_seq<A: SeqAccess<'de>>(self, items: A) -> Result<Taken, A::Error> {
-        match self.0 {
-            Take::AssistantBlocks => list(items, Take::AssistantBlock, |taken| match taken {
-                Taken::AssistantBlock(block) => Some(block),
-                _ => None,
-            })
-            .map(Taken::AssistantBlocks),
-            Take::MediaBlocks => list(items, Take::MediaBlock, |taken| match taken {
-                Taken::MediaBlock(block) => Some(block),
-                _ => None,
-            })
-            .map(Taken::MediaBlocks),
-            _ => Err(stop()),
-        }
-    }
-    fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Taken, A::Error> {
-        match self.0 {
-            Take::AssistantMessage => assistant_message(map).map(Taken::AssistantMessage),
-            Take::AssistantBlock => assistant_block(map).map(Taken::AssistantBlock),
-            Take::ToolOutput => tool_output(map).map(Taken::ToolOutput),
-            Take::MediaBlock => media_block(map).map(Taken::MediaBlock),
-            _ => Err(stop()),
-        }
-    }
-}
-
-/// Each item of an array, taken as `take`.
-fn list<'de, A: SeqAccess<'de>, T>(
-    mut items: A,
-    take: Take,
-    item: fn(Taken) -> Option<T>,
-) -> Result<Vec<T>, A::Error> {
-    let mut all = Vec::new();
-    while let Some(taken) = items.next_element_seed(Lean(take))? {
-        all.push(item(taken).ok_or_else(stop)?);
-    }
-    Ok(all)
-}
-
-/// A whole JSON text read lean as `take`; `None` when it is not plainly such a value.
-fn lean(text: &str, take: Take) -> Option<Taken> {
-    let mut deserializer = serde_json::Deserializer::from_str(text);
-    let taken = Lean(take).deserialize(&mut deserializer).ok()?;
-    deserializer.end().ok()?;
-    Some(taken)
-}
-
-/// An object's key, as the index `field` gives it among the fields a reader takes (`None` for any other key).
-/// A `match` on the key per reader: a search through a list of names was a tenth of a message's read.
-struct Key(fn(&str) -> Option<usize>);
-
-impl<'de> DeserializeSeed<'de> for Key {
-    type Value = Option<usize>;
-
-    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Option<usize>, D::Error> {
-        deserializer.deserialize_any(self)
-    }
-}
-
-impl<'de> Visitor<'de> for Key {
-    type Value = Option<usize>;
-
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("a key")
-    }
-    fn visit_str<E: de::Error>(self, key: &str) -> Result<Option<usize>, E> {
-        Ok((self.0)(key))
-    }
-}
-
-/// The next field of an object that `field` names, by its index; other fields are read past (or, `strict`,
-/// stop the read), and so does a field given twice.
-fn next_field<'de, A: MapAccess<'de>>(
-    map: &mut A,
-    field: fn(&str) -> Option<usize>,
-    seen: &mut u32,
-    strict: bool,
-) -> Result<Option<usize>, A::Error> {
-    while let Some(key) = map.next_key_seed(Key(field))? {
-        match key {
-            Some(i) if *seen & (1 << i) == 0 => {
-                *seen |= 1 << i;
-                return Ok(Some(i));
-            }
-            None if !strict => {
-                map.next_value::<IgnoredAny>()?;
-            }
-            _ => return Err(stop()),
-        }
-    }
-    Ok(None)
-}
-
-/// The value of the field just named, a scalar as `want`. (Read as a `Value`: serde_json's reader of
-/// values is there anyway, and a visitor of our own would be another copy of its parser.)
-fn scalar<'de, A: MapAccess<'de>>(map: &mut A, want: Want) -> Result<Scalar, A::Error> {
-    match (want, map.next_value::<Value>()?) {
-        (Want::Any, Value::String(text)) => Some(Scalar::Text(text)),
-        (Want::Any, Value::Number(n)) => n.as_f64().map(Scalar::Number),
-        (Want::Any, Value::Bool(b)) => Some(Scalar::Bool(b)),
-        (Want::Any, Value::Null) => Some(Scalar::Null),
-        (Want::Role, Value::String(text)) => (text == "assistant").then_some(Scalar::Role),
-        (Want::Kind, Value::String(text)) => Kind::parse(&text).map(Scalar::Kind),
-        (Want::StopReason, Value::String(text)) => StopReason::parse(&text).map(Scalar::StopReason),
-        _ => None,
-    }
-    .ok_or_else(stop)
-}
-
-/// The value of the field just named, an object or array as `take`.
-fn field<'de, A: MapAccess<'de>>(map: &mut A, take: Take) -> Result<Taken, A::Error> {
-    map.next_value_seed(Lean(take))
-}
-
-/// A string field that may be `null` (`None`).
-fn text_or_null<'de, A: MapAccess<'de>>(map: &mut A) -> Result<Option<String>, A::Error> {
-    match scalar(map, Want::Any)? {
-        Scalar::Text(text) => Ok(Some(text)),
-        Scalar::Null => Ok(None),
-        _ => Err(stop()),
-    }
-}
-
-/// An assistant message: its role, content, stop reason, error message and timestamp.
-fn assistant_message<'de, A: MapAccess<'de>>(mut map: A) -> Result<AssistantMessage, A::Error> {
-    let fields = |key: &str| match key {
-        "role" => Some(0),
-        "content" => Some(1),
-        "stopReason" => Some(2),
-        "errorMessage" => Some(3),
-        "timestamp" => Some(4),
-        _ => None,
-    };
-    let (mut role, mut content, mut stop_reason) = (None, None, None);
-    let (mut error_message, mut timestamp, mut seen) = (None, 0.0, 0);
-    while let Some(i) = next_field(&mut map, fields, &mut seen, false)? {
-        match i {
-            0 => match scalar(&mut map, Want::Role)? {
-                Scalar::Role => role = Some(()),
-                _ => return Err(stop()),
-            },
-            1 => match field(&mut map, Take::AssistantBlocks)? {
-                Taken::AssistantBlocks(blocks) => content = Some(blocks),
-                _ => return Err(stop()),
-            },
-            2 => match scalar(&mut map, Want::StopReason)? {
-                Scalar::StopReason(reason) => stop_reason = Some(reason),
-                _ => return Err(stop()),
-            },
-            3 => error_message = text_or_null(&mut map)?,
-            _ => match scalar(&mut map, Want::Any)? {
-                Scalar::Number(n) => timestamp = n,
-                _ => return Err(stop()),
-            },
-        }
-    }
-    match (role, content, stop_reason) {
-        (Some(()), Some(content), Some(stop_reason)) => Ok(AssistantMessage {
-            content,
-            stop_reason,
-            error_message,
-            timestamp,
-            extra: Extra::new(),
-        }),
-        _ => Err(stop()),
-    }
-}
-
-/// Any assistant block: the fields of all three kinds are read (each a string or `null`, `arguments` any
-/// value), the kind picking which must be there.
-fn assistant_block<'de, A: MapAccess<'de>>(mut map: A) -> Result<AssistantBlock, A::Error> {
-    let fields = |key: &str| match key {
-        "type" => Some(0),
-        "text" => Some(1),
-        "thinking" => Some(2),
-        "id" => Some(3),
-        "name" => Some(4),
-        "arguments" => Some(5),
-        _ => None,
-    };
-    let (mut kind, mut arguments, mut seen) = (None, None, 0);
-    let mut texts: [Option<String>; 4] = Default::default();
-    while let Some(i) = next_field(&mut map, fields, &mut seen, false)? {
-        match i {
-            0 => match scalar(&mut map, Want::Kind)? {
-                Scalar::Kind(k) => kind = Some(k),
-                _ => return Err(stop()),
-            },
-            5 => arguments = Some(map.next_value::<Value>()?),
-            _ => texts[i - 1] = text_or_null(&mut map)?,
-        }
-    }
-    let [text, thinking, id, name] = texts;
-    Ok(match (kind, text, thinking, id, name) {
-        (Some(Kind::Text), Some(text), ..) => AssistantBlock::text(text),
-        (Some(Kind::Thinking), _, Some(thinking), ..) => AssistantBlock::thinking(thinking),
-        (Some(Kind::ToolCall), _, _, Some(id), Some(name)) => AssistantBlock::ToolCall(ToolCall {
-            id,
-            name,
-            arguments: arguments.unwrap_or_else(empty_object),
-            extra: Extra::new(),
-        }),
-        _ => return Err(stop()),
-    })
-}
-
-/// A block of a tool's output with no field beyond SPEC's: then nothing is skipped, and nothing needs a map
-/// of extras.
-fn media_block<'de, A: MapAccess<'de>>(mut map: A) -> Result<MediaBlock, A::Error> {
-    let fields = |key: &str| match key {
-        "type" => Some(0),
-        "text" => Some(1),
-        "data" => Some(2),
-        "mimeType" => Some(3),
-        _ => None,
-    };
-    let (mut kind, mut seen) = (None, 0);
-    let mut texts: [Option<String>; 3] = Default::default();
-    while let Some(i) = next_field(&mut map, fields, &mut seen, true)? {
-        let want = if i == 0 { Want::Kind } else { Want::Any };
-        match (i, scalar(&mut map, want)?) {
-            (0, Scalar::Kind(k)) => kind = Some(k),
-            (1.., Scalar::Text(text)) => texts[i - 1] = Some(text),
-            _ => return Err(stop()),
-        }
-    }
-    match (kind, texts) {
-        (Some(Kind::Text), [Some(text), None, None]) => Ok(MediaBlock::text(text)),
-        (Some(Kind::Image), [None, Some(data), Some(mime_type)]) => {
-            Ok(MediaBlock::Image(ImageContent {
-                data,
-                mime_type,
-                extra: Extra::new(),
-            }))
-        }
-        _ => Err(stop()),
-    }
-}
-
-/// A tool's output that is plainly `{ content, details?, isError? }` with plain blocks. (An output that asks
-/// to `terminate` is rare: the full reader reads it.)
-fn tool_output<'de, A: MapAccess<'de>>(mut map: A) -> Result<ToolOutput, A::Error> {
-    let fields = |key: &str| match key {
-        "content" => Some(0),
-        "details" => Some(1),
-        "isError" => Some(2),
-        "terminate" => Some(3),
-        _ => None,
-    };
-    let (mut content, mut details, mut is_error, mut seen) = (None, None, false, 0);
-    while let Some(i) = next_field(&mut map, fields, &mut seen, false)? {
-        match i {
-            0 => match field(&mut map, Take::MediaBlocks)? {
-                Taken::MediaBlocks(blocks) => content = Some(blocks),
-                _ => return Err(stop()),
-            },
-            1 => details = Some(map.next_value::<Value>()?).filter(|d| !d.is_null()),
-            2 => match scalar(&mut map, Want::Any)? {
-                Scalar::Bool(b) => is_error = b,
-                _ => return Err(stop()),
-            },
-            _ => return Err(stop()),
-        }
-    }
-    Ok(ToolOutput {
-        content: content.ok_or_else(stop)?,
-        details,
-        is_error,
-        terminate: false,
-    })
-}
-
-impl AssistantMessage {
-    /// Reads an assistant message from JSON text, skipping (without building them) the fields SPEC §1
-    /// does not define: `extra` stays empty, in the message and in every block. For a host that keeps the
-    /// original message itself (the wasm bridge keeps the model's JS object) and needs only what the loop
-    /// decides on. `None` when the text is not plainly such a message (a missing or mistyped field, an
-    /// unknown block, no `"role": "assistant"`, half a surrogate pair): the full reader then decides.
-    /// Whatever this reads, the full reader reads the same, extras aside (`tests/reading.rs`).
-    pub fn from_json_lean(text: &str) -> Option<AssistantMessage> {
-        match lean(text, Take::AssistantMessage)? {
-            Taken::AssistantMessage(message) => Some(message),
-            _ => None,
-        }
-    }
-}
-
-impl ToolOutput {
-    /// Reads a tool's output from JSON text when it is plainly one (see `tool_output`), without building
-    /// a value per block first; `None` otherwise, and the full reader decides. Whatever this reads, the
-    /// full reader reads the same (`tests/reading.rs`).
-    pub fn from_json_lean(text: &str) -> Option<ToolOutput> {
-        match lean(text, Take::ToolOutput)? {
-            Taken::ToolOutput(output) => Some(output),
-            _ => None,
-        }
-    }
-}

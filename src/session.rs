@@ -62,7 +62,7 @@ pub fn parse_jsonl(
     let mut messages = Vec::new();
     for (line, json) in jsonl_lines(text) {
         let error = |message| JsonlError { line, message };
-        let value: Value = serde_json::from_str(json).map_err(|e| error(not_json(&e)))?;
+        let value: Value = serde_json::from_str(json).map_err(|e| error(not_json(json, &e)))?;
         let message = AgentMessage::from_value_with_roles(value, custom_roles)
             .map_err(|reader| error(explain(json, reader)))?;
         messages.push(message);
@@ -79,8 +79,14 @@ pub fn jsonl_lines(text: &str) -> impl Iterator<Item = (usize, &str)> {
         .map(|(index, line)| (index + 1, line))
 }
 
-/// "not valid JSON: <what serde_json says> at column N" (its own line number is always 1 here).
-fn not_json(error: &serde_json::Error) -> String {
+/// "not valid JSON: <what serde_json says> at column N" (its own line number is always 1 here), or what a
+/// lone surrogate is.
+fn not_json(line: &str, error: &serde_json::Error) -> String {
+    if let Some(escape) = crate::reading::lone_surrogate(line) {
+        return format!(
+            "a string holds a lone surrogate ({escape}), which tiny-pi never changes and cannot keep"
+        );
+    }
     let text = error.to_string();
     let what = text
         .rsplit_once(" at line ")

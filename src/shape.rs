@@ -3,6 +3,9 @@
 //! refuses does this look for the first field that breaks the shape. (Tracking the path during every read
 //! would cost more code than the whole loop.)
 
+use std::cell::RefCell;
+use std::rc::Rc;
+
 use serde_json::Value;
 
 use crate::schema::{NoPatterns, Schema};
@@ -65,12 +68,38 @@ pub const SHAPES: &str = r##"{
   }
 }"##;
 
+thread_local! {
+    /// The shapes document, read once (only a refused value needs it) and kept.
+    static DOCUMENT: Option<Value> = serde_json::from_str(SHAPES).ok();
+    /// Each shape compiled the first time a refused value of it is explained, and kept.
+    static COMPILED: RefCell<Vec<(String, Rc<Schema>)>> = const { RefCell::new(Vec::new()) };
+}
+
 /// The first field of `value` that breaks the shape `name`, as `path.to.field: what is wrong`, with `path`
-/// as the root; `None` when the value has the shape (or there is no such shape). The shapes are read and
-/// compiled for each call: only a value that was refused comes here.
+/// as the root; `None` when the value has the shape (or there is no such shape). Only a value that was
+/// refused comes here.
 pub fn explain(name: &str, value: &Value, path: &str) -> Option<String> {
-    let document: Value = serde_json::from_str(SHAPES).ok()?;
-    let pointer = format!("/$defs/{name}");
-    let shape = Schema::compile_at(&document, &pointer, &NoPatterns, "shape").ok()?;
+    let shape = compiled(name)?;
     shape.validate(value, path).err()
+}
+
+/// The shape `name`, compiled once.
+fn compiled(name: &str) -> Option<Rc<Schema>> {
+    let known = COMPILED.with(|c| {
+        c.borrow()
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, s)| s.clone())
+    });
+    if known.is_some() {
+        return known;
+    }
+    let pointer = format!("/$defs/{name}");
+    let shape = DOCUMENT.with(|document| {
+        let document = document.as_ref()?;
+        Schema::compile_at(document, &pointer, &NoPatterns, "shape").ok()
+    })?;
+    let shape = Rc::new(shape);
+    COMPILED.with(|c| c.borrow_mut().push((name.to_owned(), shape.clone())));
+    Some(shape)
 }

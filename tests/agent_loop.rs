@@ -569,7 +569,11 @@ fn events_and_standalone_messages_have_pi_ai_json_shapes() {
         extra: Default::default(),
     };
     let result = ToolResultMessage::error(&call, "no", 1.0);
-    let end = serde_json::to_value(LoopEvent::ToolEnd::<ModelEvent> { result: &result }).unwrap();
+    let end = serde_json::to_value(LoopEvent::ToolEnd::<ModelEvent> {
+        result: &result,
+        index: 2,
+    })
+    .unwrap();
     assert_eq!(end["type"], "tool_end");
     assert_eq!(end["result"]["role"], "toolResult");
     assert_eq!(end["result"]["toolCallId"], "c");

@@ -20,6 +20,7 @@ fn no_progress() -> ExecutionContext {
         signal: AbortSignal::none(),
         progress: Rc::new(|_| {}),
         clock: Rc::new(|| 0.0),
+        host: None,
     }
 }
 

@@ -447,7 +447,9 @@ mod found {
                 let line = match event {
                     LoopEvent::ToolStart { call } => format!("tool_start:{}", call.id),
                     LoopEvent::ToolProgress { call_id, .. } => format!("tool_progress:{call_id}"),
-                    LoopEvent::ToolEnd { result } => format!("tool_end:{}", result.tool_call_id),
+                    LoopEvent::ToolEnd { result, .. } => {
+                        format!("tool_end:{}", result.tool_call_id)
+                    }
                     other => other.kind().to_string(),
                 };
                 self.0.borrow_mut().push(line);

@@ -841,6 +841,7 @@ mod through_the_registry {
             signal: AbortSignal::none(),
             progress: Rc::new(|_| {}),
             clock: Rc::new(|| 0.0),
+            host: None,
         };
         block_on(registry.execute(&call, context))
     }

@@ -85,6 +85,9 @@ pub(super) struct Batch<'r, 'a, E> {
     /// The number of the request whose response is being answered.
     pub step: u32,
     pub messages: &'r [AgentMessage],
+    /// Where the batch's first result goes in the transcript; the others follow in call order (a batch
+    /// answers each of its calls once; `skip` answers each distinct id once).
+    pub first_index: usize,
 }
 
 impl<E> Batch<'_, '_, E> {
@@ -164,7 +167,8 @@ impl<E> Batch<'_, '_, E> {
                 (None, _) => None,
             };
             if let Some((reason, text)) = skip {
-                *slot = Slot::Answered(self.skip_one(call, reason, text).await);
+                let at = self.first_index + index;
+                *slot = Slot::Answered(self.skip_one(call, reason, text, at).await);
             }
         }
     }
@@ -224,8 +228,11 @@ impl<E> Batch<'_, '_, E> {
                         continue;
                     };
                     if self.signal.aborted() {
-                        let text = SkipReason::Aborted.explanation();
-                        let result = self.skip_one(call, SkipReason::Aborted, text.into()).await;
+                        let (text, at) =
+                            (SkipReason::Aborted.explanation(), self.first_index + index);
+                        let result = self
+                            .skip_one(call, SkipReason::Aborted, text.into(), at)
+                            .await;
                         slots[index] = Slot::Answered(result);
                         continue;
                     }
@@ -266,6 +273,7 @@ impl<E> Batch<'_, '_, E> {
                 }
             }),
             clock: self.clock.clone(),
+            host: None,
         };
         Running {
             index,
@@ -326,9 +334,11 @@ impl<E> Batch<'_, '_, E> {
                         let finished = (&mut result, &mut terminate);
                         self.after_tool_call(hook, call, signal, finished).await;
                     }
-                    self.emitter
-                        .emit(LoopEvent::ToolEnd { result: &result })
-                        .await;
+                    let event = LoopEvent::ToolEnd {
+                        result: &result,
+                        index: self.first_index + index,
+                    };
+                    self.emitter.emit(event).await;
                     terminated |= terminate;
                     slots[index] = Slot::Answered(result);
                 }
@@ -373,23 +383,27 @@ impl<E> Batch<'_, '_, E> {
             .iter()
             .filter(|call| answered.insert(call.id.as_str()))
         {
-            let text = reason.explanation();
-            results.push(self.skip_one(call, reason, text.into()).await);
+            let (text, index) = (reason.explanation(), self.first_index + results.len());
+            results.push(self.skip_one(call, reason, text.into(), index).await);
         }
         results
     }
 
-    /// One skipped result with its text, announced by `tool_skipped`.
+    /// One skipped result with its text, announced by `tool_skipped`; `index` is where it goes in the
+    /// transcript.
     async fn skip_one(
         &mut self,
         call: &ToolCall,
         reason: SkipReason,
         text: String,
+        index: usize,
     ) -> ToolResultMessage {
         let result = ToolResultMessage::skipped_with(call, reason, text, (self.clock)());
-        self.emitter
-            .emit(LoopEvent::ToolSkipped { result: &result })
-            .await;
+        let event = LoopEvent::ToolSkipped {
+            result: &result,
+            index,
+        };
+        self.emitter.emit(event).await;
         result
     }
 }

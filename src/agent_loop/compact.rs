@@ -134,11 +134,14 @@ impl<M: Model> Run<'_, M> {
             extra: Extra::new(),
         };
         self.messages.push(AgentMessage::Compaction(entry));
-        self.last_entry = Some(self.messages.len() - 1);
+        let index = self.messages.len() - 1;
+        self.last_entry = Some(index);
         let Some(AgentMessage::Compaction(entry)) = self.messages.last() else {
             unreachable!("the entry was just appended");
         };
-        self.emitter.emit(LoopEvent::Compaction { entry }).await;
+        self.emitter
+            .emit(LoopEvent::Compaction { entry, index })
+            .await;
         // The checkpoint before the request again: `summarize` and the observer were awaited.
         match self.signal.aborted() {
             true => Err(End::Aborted),

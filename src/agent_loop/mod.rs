@@ -251,8 +251,9 @@ impl<M: Model> Run<'_, M> {
             let Some(AgentMessage::Assistant(message)) = self.messages.last() else {
                 unreachable!("the message was just appended");
             };
+            let index = self.messages.len() - 1;
             self.emitter
-                .emit(LoopEvent::AssistantMessage { message })
+                .emit(LoopEvent::AssistantMessage { message, index })
                 .await;
             if let Some(end) = self.answer(self.messages.len() - 1).await {
                 return end;
@@ -289,6 +290,7 @@ impl<M: Model> Run<'_, M> {
             clock: &self.clock,
             step: self.steps,
             messages: &self.messages,
+            first_index: self.messages.len(),
         };
         let (results, after) = match (decision, gate) {
             (_, Gate::Pause(pending)) => (Vec::new(), After::End(End::Paused(pending))),
@@ -329,11 +331,13 @@ impl<M: Model> Run<'_, M> {
         if let Some(options) = self.control.compaction {
             self.compact(options).await?;
         }
-        let messages = request::request_messages(&self.messages, self.has_custom, self.last_entry);
+        let (messages, picked) =
+            request::request_messages(&self.messages, self.has_custom, self.last_entry);
         let built = ModelRequest {
             system_prompt: self.system_prompt.as_deref(),
             messages: &messages,
             tools: &self.tools,
+            sources: picked.sources(),
         };
         let patch = match self.control.prepare_request {
             None => None,

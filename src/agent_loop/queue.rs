@@ -46,10 +46,13 @@ impl<'a, M: Model> Run<'a, M> {
             .iter()
             .any(|m| matches!(m, AgentMessage::Custom(_)));
         self.messages.extend(messages);
-        for message in &self.messages[start..] {
-            self.emitter
-                .emit(LoopEvent::QueuedMessage { message, queue })
-                .await;
+        for (index, message) in self.messages.iter().enumerate().skip(start) {
+            let event = LoopEvent::QueuedMessage {
+                message,
+                queue,
+                index,
+            };
+            self.emitter.emit(event).await;
         }
         Ok(self.messages.len() - start)
     }

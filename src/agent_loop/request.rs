@@ -4,7 +4,7 @@
 use std::borrow::Cow;
 
 use super::{Emitter, End};
-use crate::compaction;
+use crate::compaction::{self, Picked};
 use crate::control::{HookContext, PrepareRequest, RequestPatch};
 use crate::event::LoopEvent;
 use crate::message::{AgentMessage, AssistantMessage};
@@ -13,13 +13,14 @@ use crate::signal::AbortSignal;
 use crate::transcript::validate_transcript;
 
 /// The messages a request carries: the transcript without its custom-role messages and, after a compaction
-/// entry (`last_entry`), the entry's summary and the messages from its cut on (SPEC §13). Borrowed when there
-/// are neither, so a run without custom roles or compactions copies nothing.
+/// entry (`last_entry`), the entry's summary and the messages from its cut on (SPEC §13); and where each
+/// comes from in the transcript. Borrowed when there are neither, so a run without custom roles or
+/// compactions copies nothing.
 pub(super) fn request_messages(
     messages: &[AgentMessage],
     has_custom: bool,
     last_entry: Option<usize>,
-) -> Cow<'_, [AgentMessage]> {
+) -> (Cow<'_, [AgentMessage]>, Picked) {
     compaction::view(messages, has_custom, last_entry)
 }
 

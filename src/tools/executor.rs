@@ -38,12 +38,19 @@ pub type ProgressSink = Rc<dyn Fn(Vec<MediaBlock>)>;
 /// The clock for timestamps the loop and the executor write.
 pub type Clock = Rc<dyn Fn() -> f64>;
 
+/// A value a host attaches to a call for its tool (the wasm bridge: the call's frozen JS object), which the
+/// core passes along and never reads.
+pub type HostValue = Rc<dyn std::any::Any>;
+
 /// What every executor gets with a call.
 #[derive(Clone)]
 pub struct ExecutionContext {
     pub signal: AbortSignal,
     pub progress: ProgressSink,
     pub clock: Clock,
+    /// The host's value for this call, handed on to the tool (`ToolCallContext::host`); the loop gives
+    /// none, a host's executor may set it before it hands the call on.
+    pub host: Option<HostValue>,
 }
 
 /// What an executor answers for one call. Lenient on purpose: a caller's executor may leave out the

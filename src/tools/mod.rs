@@ -8,8 +8,8 @@ pub mod registry;
 pub(crate) use definition::any_object;
 pub use definition::ToolDefinition;
 pub use executor::{
-    CallSettings, Clock, ExecutionContext, ExecutionMode, HookFuture, ProgressSink, ToolExecutor,
-    ToolReply,
+    CallSettings, Clock, ExecutionContext, ExecutionMode, HookFuture, HostValue, ProgressSink,
+    ToolExecutor, ToolReply,
 };
 pub use registry::{
     RegistryApprovals, Tool, ToolCallContext, ToolHandler, ToolOutput, ToolRegistry,

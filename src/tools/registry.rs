@@ -11,8 +11,8 @@ use serde_json::Value;
 
 use super::definition::ToolDefinition;
 use super::executor::{
-    CallSettings, ExecutionContext, ExecutionMode, HookFuture, ProgressSink, ToolExecutor,
-    ToolReply,
+    CallSettings, ExecutionContext, ExecutionMode, HookFuture, HostValue, ProgressSink,
+    ToolExecutor, ToolReply,
 };
 use crate::approval::NeedsApproval;
 use crate::message::{Extra, MediaBlock, ToolCall, ToolResultMessage};
@@ -39,6 +39,8 @@ pub struct ToolCallContext {
     pub call_id: String,
     pub signal: AbortSignal,
     pub progress: ProgressSink,
+    /// The host's value for the call (`ExecutionContext::host`).
+    pub host: Option<HostValue>,
 }
 
 /// A tool's implementation. `Err` is a tool that threw: its message becomes an error result.
@@ -200,11 +202,13 @@ impl ToolRegistry {
             signal,
             progress,
             clock,
+            host,
         } = context;
         let tool_context = ToolCallContext {
             call_id: call.id.clone(),
             signal,
             progress,
+            host,
         };
         let output = self
             .run(call, tool_context)

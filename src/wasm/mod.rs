@@ -66,12 +66,12 @@
 mod api;
 mod transport;
 
-pub use api::agent::{agent_input_js, agent_restore_js, agent_transition_js};
+pub use api::agent::JsAgent;
 pub use api::checks::{
     format_trace_js, prologue_trace_js, repair_transcript_js, validate_trace_js,
     validate_transcript_js,
 };
 pub use api::jsonl::{parse_jsonl_js, to_jsonl_js};
-pub use api::registry::{JsToolRegistry, RegistryHandle};
+pub use api::registry::JsToolRegistry;
 pub use api::run::run_agent_loop_js;
 pub use api::scripted::{JsScriptedModel, JsScriptedStream};

@@ -70,14 +70,14 @@ pub fn describe(event: &LoopEvent<'_, ModelEvent>) -> String {
             let value = serde_json::to_value(event).unwrap();
             format!("model_event:{}", value["type"].as_str().unwrap())
         }
-        LoopEvent::AssistantMessage { message } => {
+        LoopEvent::AssistantMessage { message, .. } => {
             format!("assistant_message:{}", message.stop_reason.as_str())
         }
         LoopEvent::ToolStart { call } => format!("tool_start:{}", call.id),
         LoopEvent::ToolProgress { call_id, .. } => format!("tool_progress:{call_id}"),
-        LoopEvent::ToolEnd { result } => format!("tool_end:{}", result.tool_call_id),
-        LoopEvent::ToolSkipped { result } => format!("tool_skipped:{}", result.tool_call_id),
-        LoopEvent::QueuedMessage { message, queue } => {
+        LoopEvent::ToolEnd { result, .. } => format!("tool_end:{}", result.tool_call_id),
+        LoopEvent::ToolSkipped { result, .. } => format!("tool_skipped:{}", result.tool_call_id),
+        LoopEvent::QueuedMessage { message, queue, .. } => {
             format!("queued_message:{}:{}", queue.as_str(), message.role())
         }
         LoopEvent::Retry {
@@ -85,7 +85,7 @@ pub fn describe(event: &LoopEvent<'_, ModelEvent>) -> String {
             delay_ms,
             error,
         } => format!("retry:{attempt}:{delay_ms}:{error}"),
-        LoopEvent::Compaction { entry } => format!(
+        LoopEvent::Compaction { entry, .. } => format!(
             "compaction:{}:{}",
             entry.first_kept_index, entry.tokens_before
         ),

@@ -129,9 +129,8 @@ describe("prompt", () => {
       const { timestamp, before, after } = await stamped(now);
       assert.ok(typeof timestamp === "number" && timestamp >= before && timestamp <= after, `${now}: ${timestamp}`);
     }
-    const { agent } = agentWith([said("ok")], { now: 5 });
-    await assert.rejects(agent.prompt("hi"), { name: "TypeError", message: "options.now must be a function (got number)" });
-    assert.deepEqual(agent.messages, [], "nothing appended");
+    // A malformed option is refused when the agent is made, not at its first prompt.
+    assert.throws(() => agentWith([said("ok")], { now: 5 }), { name: "TypeError", message: "options.now must be a function (got number)" });
   });
 
   test("the constructor checks its options and its transcript", () => {
@@ -185,7 +184,7 @@ describe("pause, resume, abort, reset", () => {
     const again = await agent.resume({ c1: { approve: true } });
     assert.equal(again.reason, "paused");
     assert.deepEqual(agent.pending.map((p) => p.toolCallId), ["c1", "c2"]);
-    await assert.rejects(agent.resume({ c2: { approve: "yes" } }), { name: "TypeError", message: /^options\.approvals\["c2"\]\.approve must be a boolean/ });
+    await assert.rejects(agent.resume({ c2: { approve: "yes" } }), { name: "TypeError", message: /^approvals\["c2"\]\.approve must be a boolean/ });
     assert.deepEqual(agent.pending.map((p) => p.toolCallId), ["c1", "c2"], "still paused on the same calls");
     const done = await agent.resume({ c1: { approve: true }, c2: { approve: false, reason: "keep it" } });
     assert.equal(done.reason, "stop");

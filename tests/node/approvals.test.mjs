@@ -326,9 +326,10 @@ describe("resume", () => {
 
   test("bad approvals or startSteps are a TypeError naming the field, and the next run works", T, async () => {
     const bad = [
-      ["yes", /^options\.approvals must be an object of decisions by tool call id \(got string\)$/],
-      [() => {}, /^options\.approvals must be an object of decisions by tool call id \(got function\)$/],
-      [[], /^options\.approvals must be an object of decisions by tool call id \(got array\)$/],
+      ["yes", /^options\.approvals must be a plain object of decisions by tool call id \(got string\)$/],
+      [() => {}, /^options\.approvals must be a plain object of decisions by tool call id \(got function\)$/],
+      [[], /^options\.approvals must be a plain object of decisions by tool call id \(got array\)$/],
+      [new Map([["c1", { approve: true }]]), /^options\.approvals must be a plain object of decisions by tool call id \(got an object of another class\)$/],
       [{ c1: true }, /^options\.approvals\["c1"\] must be \{approve: true\} or \{approve: false, reason\?: string\} \(got boolean\)$/],
       [{ c1: {} }, /^options\.approvals\["c1"\] must be .* \(got an object without approve\)$/],
       [{ c1: { approve: "yes" } }, /^options\.approvals\["c1"\]\.approve must be a boolean \(got string\)$/],

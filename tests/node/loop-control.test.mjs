@@ -663,7 +663,7 @@ describe("what crosses once (the bridge's shortcuts keep the rules)", () => {
     for (const [i, m] of contexts[4].messages.entries()) assert.equal(m, result.messages[i], "the transcript's own objects");
   });
 
-  test("a final message JSON.stringify refuses ends the run with its error, as before the lean read; a toJSON it calls is read", T, async () => {
+  test("a final message JSON.stringify refuses ends the run with its error; a toJSON it calls is read once, as data", T, async () => {
     const run = (message) => tp.runAgentLoop({ context: { messages: [userMsg("go")] }, model: jsModel(() => message) });
     const base = () => ({ role: "assistant", content: [text("x")], stopReason: "stop", timestamp: 1 });
     const cyclic = base();
@@ -678,12 +678,14 @@ describe("what crosses once (the bridge's shortcuts keep the rules)", () => {
       assert.equal(result.reason, "error", String(error));
       assert.match(result.error, error);
     }
-    // A toJSON JSON.stringify calls without complaint: the message is read whole and kept as the model's object.
+    // A toJSON JSON.stringify calls without complaint: the message is what JSON.parse(JSON.stringify(...))
+    // makes of it (SPEC §10), the loop's own frozen copy; the model's object is left as it was.
     const dated = { ...base(), createdAt: new Date(0) };
     const result = await run(dated);
     assert.equal(result.reason, "stop");
-    assert.equal(result.messages[1], dated);
-    assert.ok(Object.isFrozen(dated) && Object.isFrozen(dated.content[0]));
+    assert.deepEqual(result.messages[1], JSON.parse(JSON.stringify(dated)));
+    assert.notEqual(result.messages[1], dated);
+    assert.ok(Object.isFrozen(result.messages[1]) && !Object.isFrozen(dated));
     assert.ok(tp.validateTranscript(result.messages).ok, "what the run kept can be checked and sent again");
   });
 
@@ -739,8 +741,8 @@ describe("what crosses once (the bridge's shortcuts keep the rules)", () => {
   });
 
   test("the model's final message is read from its own enumerable fields only, as JSON.stringify writes them", T, async () => {
-    // The bridge reads SPEC §1's fields of a plain final message without stringifying the rest: a field that
-    // JSON.stringify would not write (inherited, or not enumerable) must not make a malformed message whole.
+    // The final message is read as the JSON JSON.stringify writes of it: a field it would not write
+    // (inherited, or not enumerable) is not there.
     const run = (message) => tp.runAgentLoop({ context: { messages: [userMsg("go")] }, model: jsModel(() => message) });
     const hidden = { role: "assistant", content: [text("x")], timestamp: 3 };
     Object.defineProperty(hidden, "stopReason", { value: "stop", enumerable: false });
@@ -756,11 +758,12 @@ describe("what crosses once (the bridge's shortcuts keep the rules)", () => {
       assert.equal(result.reason, "error");
       assert.match(result.error, /stopReason/);
     }
-    // A well-formed one is read as before, and kept as the model's own object.
+    // A well-formed one is read whole, provider fields included, into the loop's own frozen copy.
     const fine = { role: "assistant", content: [text("done")], stopReason: "stop", timestamp: 5, usage: { input: 1 } };
     const result = await run(fine);
     assert.equal(result.reason, "stop");
-    assert.equal(result.messages[1], fine);
+    assert.deepEqual(result.messages[1], fine);
+    assert.ok(Object.isFrozen(result.messages[1].usage));
   });
 
   test("a tool's arguments: its own copy of its call's, equal to the JSON the core read, whichever way the call was made", T, async () => {

@@ -18,8 +18,8 @@ before(async () => {
 
 const T = { timeout: 60_000 };
 
-/** A transcript with what a provider writes: extra fields in their own order, numbers of every layout,
- * text JSON must escape, and a string cut inside an emoji. */
+/** A transcript with what a provider writes: extra fields in their own order, numbers of every layout, and
+ * text JSON must escape. */
 function transcript() {
   return [
     { role: "user", content: "Read README.md\u2028and \"quote\" \\ it 😀", timestamp: 1700000000000 },
@@ -34,7 +34,7 @@ function transcript() {
       timestamp: 1700000000001.5,
       responseId: "r-1",
     },
-    { role: "toolResult", toolCallId: "call_1", toolName: "read", content: [text("half an emoji: \ud83d"), { type: "image", data: "aGk=", mimeType: "image/png" }], details: { bytes: 9, nested: { b: 2, a: 1 } }, isError: false, timestamp: -1 },
+    { role: "toolResult", toolCallId: "call_1", toolName: "read", content: [text("an emoji: 😀"), { type: "image", data: "aGk=", mimeType: "image/png" }], details: { bytes: 9, nested: { b: 2, a: 1 } }, isError: false, timestamp: -1 },
     { role: "assistant", content: [text("It says hi.")], stopReason: "stop", timestamp: 1700000000003, errorMessage: "none" },
   ];
 }
@@ -134,6 +134,13 @@ describe("toJSONL / parseJSONL", () => {
     }
     // The instance is fine after every one of them.
     assert.equal(tp.parseJSONL(`${good}\n`).length, 1);
+  });
+
+  test("a lone surrogate is refused, never changed (SPEC §10): the message and the line are named", () => {
+    const half = [userMsg("half an emoji: " + "😀".slice(0, 1))];
+    assert.throws(() => tp.toJSONL(half), { name: "TypeError", message: /^messages\[0\]: .*lone surrogate/ });
+    const line = `${JSON.stringify(userMsg("ok"))}\n${JSON.stringify(half[0])}\n`;
+    assert.throws(() => tp.parseJSONL(line), { name: "TypeError", message: /^line 2: .*lone surrogate/ });
   });
 
   test("bad arguments are a TypeError naming them", () => {

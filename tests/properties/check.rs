@@ -21,7 +21,7 @@ use tiny_pi::*;
 use super::plan::{has_path, registry_accepts, ExecutorKind, NeedPlan, RetryPlan, RunPlan, NOTE};
 use super::world::{
     orphan, AfterLog, AskLog, BeforeLog, Entry, Ev, Execution, Finished, PrepareLog, RequestLog,
-    RetryAskLog, SummarizeLog, TimerLog, World,
+    RetryAskLog, SourcesLog, SummarizeLog, TimerLog, World,
 };
 
 macro_rules! ensure {
@@ -174,6 +174,8 @@ struct Walk<'f> {
     retry_asks: Ref<'f, Vec<RetryAskLog>>,
     /// Model requests matched so far (steps, and the retried ones).
     requests_made: usize,
+    /// Whether `prepareRequest` replaced the messages of the request being made.
+    patched_messages: bool,
     /// SPEC §11 and §12, as the oracle counts them.
     usage: Usage,
     retries: u32,
@@ -333,6 +335,7 @@ impl Walk<'_> {
             messages: self.view(),
             tools: super::plan::definitions(),
         };
+        self.patched_messages = false;
         if self.plan.control.prepare.is_none() {
             return Ok(Ok(built));
         }
@@ -381,6 +384,7 @@ impl Walk<'_> {
             }
             ensure!(broken.is_none(), "a valid patch breaks pairing: {broken:?}");
         }
+        self.patched_messages = patch.messages.is_some();
         let patched = RecordedRequest {
             system_prompt: patch.system_prompt.or(built.system_prompt),
             messages: patch.messages.unwrap_or(built.messages),
@@ -522,6 +526,39 @@ impl Walk<'_> {
             "the request was made again before its wait was over"
         );
         Ok(Retried::Again)
+    }
+
+    /// A request's `sources` say truly where its messages come from in the transcript (a host reuses its
+    /// own form of each): the whole transcript, picked messages, the last entry's summary and picked ones;
+    /// or (`Other`) messages `prepareRequest` replaced.
+    fn sources_hold(
+        &self,
+        k: usize,
+        messages: &[AgentMessage],
+        sources: &SourcesLog,
+    ) -> Result<(), String> {
+        let picked = |at: &[usize], sent: &[AgentMessage]| {
+            at.len() == sent.len()
+                && (at.iter().zip(sent)).all(|(&i, m)| self.transcript.get(i) == Some(m))
+        };
+        let last_entry = (self.transcript.iter()).rev().find_map(|m| match m {
+            AgentMessage::Compaction(entry) => Some(entry),
+            _ => None,
+        });
+        let holds = match sources {
+            SourcesLog::Transcript => messages == self.transcript,
+            SourcesLog::Picked(at) => picked(at, messages),
+            SourcesLog::Summarized(at) => {
+                last_entry.is_some_and(|entry| messages.first() == Some(&summary_message(entry)))
+                    && picked(at, &messages[1..])
+            }
+            SourcesLog::Other => self.patched_messages,
+        };
+        ensure!(
+            holds,
+            "request {k}: its sources {sources:?} do not say where its messages come from"
+        );
+        Ok(())
     }
 
     /// Whether the budget is spent by the usage so far.
@@ -708,6 +745,7 @@ impl Walk<'_> {
             emitted,
             delivered,
             thrown,
+            sources,
         } = request;
         ensure!(
             !signal_aborted,
@@ -736,6 +774,7 @@ impl Walk<'_> {
         if let Some(problem) = pairing_problem(&messages) {
             return Err(format!("request {k} breaks the pairing: {problem}"));
         }
+        self.sources_hold(k, &messages, &sources)?;
         if let Some(problem) = pairing_problem(&self.transcript) {
             return Err(format!("invariant 2 broken before request {k}: {problem}"));
         }
@@ -1522,6 +1561,7 @@ pub fn check(plan: &RunPlan, finished: &Finished) -> Result<(), String> {
         summaries: world.summaries.borrow(),
         retry_asks: world.retry_asks.borrow(),
         requests_made: 0,
+        patched_messages: false,
         usage: Usage::default(),
         retries: 0,
         timers: world.timers.borrow(),
@@ -1547,7 +1587,28 @@ pub fn check(plan: &RunPlan, finished: &Finished) -> Result<(), String> {
     );
 
     let (reason, cause) = walk.run()?;
-    walk.end(result, reason, cause)
+    walk.end(result, reason, cause)?;
+    check_announced(plan, world, result)
+}
+
+/// Every message the run appended was announced by one event, with the index it took in the transcript.
+fn check_announced(plan: &RunPlan, world: &World, result: &RunResult) -> Result<(), String> {
+    let mut announced = world.appended.borrow().clone();
+    announced.sort_by_key(|(index, _)| *index);
+    let indices: Vec<usize> = announced.iter().map(|(index, _)| *index).collect();
+    let expected: Vec<usize> = (plan.input.len()..result.messages.len()).collect();
+    ensure!(
+        indices == expected,
+        "the events announced indices {indices:?}, but the run appended {expected:?}"
+    );
+    for (index, message) in &announced {
+        ensure!(
+            result.messages[*index] == *message,
+            "the event for index {index} announced {message:#?}, but the transcript holds {:#?}",
+            result.messages[*index]
+        );
+    }
+    Ok(())
 }
 
 impl Walk<'_> {

@@ -73,6 +73,28 @@ pub struct RequestLog {
     pub delivered: Option<AssistantMessage>,
     /// The error the model threw, if it threw.
     pub thrown: Option<String>,
+    /// Where the request said its messages come from in the transcript.
+    pub sources: SourcesLog,
+}
+
+/// `ModelRequest::sources`, owned.
+#[derive(Debug, Clone, PartialEq)]
+pub enum SourcesLog {
+    Transcript,
+    Picked(Vec<usize>),
+    Summarized(Vec<usize>),
+    Other,
+}
+
+impl SourcesLog {
+    pub fn of(sources: Sources<'_>) -> Self {
+        match sources {
+            Sources::Transcript => SourcesLog::Transcript,
+            Sources::Picked(at) => SourcesLog::Picked(at.to_vec()),
+            Sources::Summarized(at) => SourcesLog::Summarized(at.to_vec()),
+            Sources::Other => SourcesLog::Other,
+        }
+    }
 }
 
 /// One tool execution: the call, what it reported, what it answered.
@@ -240,6 +262,8 @@ pub struct World {
     /// events of a run paused and resumed line up with those of the same run never paused).
     resuming: Cell<bool>,
     pub pauses: Cell<usize>,
+    /// What the events said each appended message is, and where it goes (`index`).
+    pub appended: RefCell<Vec<(usize, AgentMessage)>>,
 }
 
 impl World {
@@ -354,6 +378,7 @@ impl Model for TestModel {
             messages: request.messages.to_vec(),
             tools: request.tools.to_vec(),
             signal_aborted: signal.aborted(),
+            sources: SourcesLog::of(request.sources),
             emitted: Vec::new(),
             delivered: None,
             thrown: None,
@@ -786,22 +811,36 @@ impl Observer<ModelEvent> for Recorder {
         &self,
         event: LoopEvent<'_, ModelEvent>,
     ) -> Result<Option<LocalBoxFuture<'static, Result<(), String>>>, String> {
+        let announced = match event {
+            LoopEvent::AssistantMessage { message, index } => {
+                Some((index, AgentMessage::Assistant(message.clone())))
+            }
+            LoopEvent::ToolEnd { result, index } | LoopEvent::ToolSkipped { result, index } => {
+                Some((index, AgentMessage::ToolResult(result.clone())))
+            }
+            LoopEvent::QueuedMessage { message, index, .. } => Some((index, message.clone())),
+            LoopEvent::Compaction { entry, index } => {
+                Some((index, AgentMessage::Compaction(entry.clone())))
+            }
+            _ => None,
+        };
+        self.world.appended.borrow_mut().extend(announced);
         let owned = match event {
             LoopEvent::ModelEvent { event } => Ev::Model(event.clone()),
-            LoopEvent::AssistantMessage { message } => Ev::Assistant(message.clone()),
+            LoopEvent::AssistantMessage { message, .. } => Ev::Assistant(message.clone()),
             LoopEvent::ToolStart { call } => Ev::ToolStart(call.clone()),
             LoopEvent::ToolProgress { call_id, content } => {
                 Ev::Progress(call_id.to_owned(), content.to_vec())
             }
-            LoopEvent::ToolEnd { result } => Ev::ToolEnd(result.clone()),
-            LoopEvent::ToolSkipped { result } => Ev::Skipped(result.clone()),
-            LoopEvent::QueuedMessage { message, queue } => Ev::Queued(message.clone(), queue),
+            LoopEvent::ToolEnd { result, .. } => Ev::ToolEnd(result.clone()),
+            LoopEvent::ToolSkipped { result, .. } => Ev::Skipped(result.clone()),
+            LoopEvent::QueuedMessage { message, queue, .. } => Ev::Queued(message.clone(), queue),
             LoopEvent::Retry {
                 attempt,
                 delay_ms,
                 error,
             } => Ev::Retry(attempt, delay_ms, error.to_owned()),
-            LoopEvent::Compaction { entry } => Ev::Compaction(entry.clone()),
+            LoopEvent::Compaction { entry, .. } => Ev::Compaction(entry.clone()),
             LoopEvent::TurnEnd {
                 reason: RunReason::Paused,
                 ..
@@ -1169,6 +1208,7 @@ impl Model for Logged {
             messages: request.messages.to_vec(),
             tools: request.tools.to_vec(),
             signal_aborted: signal.aborted(),
+            sources: SourcesLog::of(request.sources),
             emitted: delivered
                 .as_ref()
                 .map(ModelEvent::script)

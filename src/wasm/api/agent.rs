@@ -1,150 +1,244 @@
-//! The core's half of the JS `Agent` (SPEC §9). The class itself is thin JS over `runAgentLoop` (the
-//! `Agent` section of `glue.js`, made into the package's `Agent` export by `scripts/build.mjs`); every rule it
-//! follows is asked here: what each method does in each state (`AgentState::on`, through
-//! `__agentTransition`), the state a conversation starts in (`__agentRestore`), and the messages a prompt
-//! appends or a queue takes (`__agentInput`). None of these exports is part of the API: they are typed nowhere.
+//! `Agent` (SPEC §9): the core's `Agent` as a JS class. Its state table, queues, listeners and runs are the
+//! core's (`src/agent.rs`); this converts what JS hands over and the results it gets back. The JS objects of
+//! the conversation are kept across runs (`Objects`), so a prompt converts only what is new.
 
 use std::rc::Rc;
 
-use js_sys::{Array, Object};
+use js_sys::Promise;
 use wasm_bindgen::prelude::*;
+use wasm_bindgen::JsCast;
 
-use super::approvals::pending_js;
-use super::options;
-use super::registry::registry_snapshot;
-use crate::agent::{
-    check_input, starting_state, AgentAction as Action, AgentEffect as Effect, AgentState as State,
-};
-use crate::tools::ToolRegistry;
+use super::approvals::{approvals, pending_js};
+use super::run::{run_result, Setup};
+use crate::agent::{Agent, AgentError, AgentOptions, AgentState};
+use crate::message::AgentMessage;
+use crate::session::parse_jsonl;
 use crate::wasm::transport::convert::{
-    get, is_array, is_object, key, messages_and_json, optional_function, set, type_error, type_of,
+    get, is_array, is_object, messages_from_js, optional_string, plain_error, string_of,
+    type_error, type_of,
 };
-use crate::wasm::transport::glue::parse_frozen_json_js;
-use crate::wasm::transport::protocol::{AgentAction, AgentEffect, AgentState, AGENT_STATE_BITS};
+use crate::wasm::transport::events::JsObserver;
+use crate::wasm::transport::model::JsModel;
+use crate::wasm::transport::objects::SharedObjects;
+use crate::wasm::transport::timers::JsTimers;
 
-/// The core's state table for the JS `Agent`: the next `AgentState` and the `AgentEffect` of `action` in
-/// `state` (all `protocol.rs` numbers), as `effect << AGENT_STATE_BITS | next`. A refusal (a prompt while a
-/// run is in progress, say) throws an `Error` with the core's words, and nothing changes.
-#[wasm_bindgen(js_name = __agentTransition, skip_typescript)]
-pub fn agent_transition_js(state: u32, action: u32) -> Result<u32, JsValue> {
-    let unknown = |e: crate::wasm::transport::protocol::Unknown| type_error(e.to_string());
-    let state = match AgentState::from_u32(state).map_err(unknown)? {
-        AgentState::Idle => State::Idle,
-        AgentState::Running => State::Running,
-        AgentState::Paused => State::Paused,
-    };
-    let action = match AgentAction::from_u32(action).map_err(unknown)? {
-        AgentAction::Prompt => Action::Prompt,
-        AgentAction::Resume => Action::Resume,
-        AgentAction::Queue => Action::Queue,
-        AgentAction::Abort => Action::Abort,
-        AgentAction::Reset => Action::Reset,
-        AgentAction::RunEnded => Action::RunEnded { paused: false },
-        AgentAction::RunPaused => Action::RunEnded { paused: true },
-    };
-    let (next, effect) = state.on(action);
-    let effect = match effect {
-        Effect::Run => AgentEffect::Run,
-        Effect::Queue => AgentEffect::Queue,
-        Effect::AbortRun => AgentEffect::AbortRun,
-        Effect::Interrupt => AgentEffect::Interrupt,
-        Effect::Clear => AgentEffect::Clear,
-        Effect::Settle => AgentEffect::Settle,
-        Effect::Nothing => AgentEffect::Nothing,
-        Effect::Refuse(error) => return Err(js_sys::Error::new(&error.to_string()).into()),
-    };
-    Ok((effect as u32) << AGENT_STATE_BITS | state_number(next) as u32)
+/// A conversation over `runAgentLoop`: the same rules, its transcript kept between runs. (Declared in
+/// `types.d.ts`.)
+#[wasm_bindgen(js_name = Agent, skip_typescript)]
+pub struct JsAgent {
+    agent: Agent<JsModel>,
+    objects: SharedObjects,
+    custom_roles: Vec<String>,
 }
 
-fn state_number(state: State) -> AgentState {
-    match state {
-        State::Idle => AgentState::Idle,
-        State::Running => AgentState::Running,
-        State::Paused => AgentState::Paused,
-    }
-}
-
-/// `new Agent(options)`'s checks and starting state: `{ state, pending, messages }`, paused with the calls of
-/// the last message when `options.messages` ends with calls that have no result (their need for approval
-/// asked of `options.tools` at once); `messages` is the agent's copy of `options.messages`, deeply frozen,
-/// parsed from the JSON text they were checked in.
-/// Throws a `TypeError` naming the field: `options`, `options.model`, `options.customRoles`,
-/// `options.messages` (a call without a result anywhere else, too).
-#[wasm_bindgen(js_name = __agentRestore, skip_typescript)]
-pub fn agent_restore_js(agent_options: JsValue) -> Result<JsValue, JsValue> {
-    restore(&agent_options).map_err(type_error)
-}
-
-fn restore(agent_options: &JsValue) -> Result<JsValue, String> {
-    if !is_object(agent_options) {
-        return Err(format!(
-            "options must be an object with a model (got {})",
-            type_of(agent_options)
-        ));
-    }
-    options::model(get(agent_options, "model", "options.model")?)?;
-    let roles = get(agent_options, "customRoles", "options.customRoles")?;
-    let roles = options::custom_roles(&roles)?;
-    let messages = get(agent_options, "messages", "options.messages")?;
-    let (messages, json) = match messages.is_null_or_undefined() {
-        true => (Vec::new(), JsValue::from_str("[]")),
-        false => messages_and_json(&messages, "options.messages", &roles)?,
-    };
-    let tools = get(agent_options, "tools", "options.tools")?;
-    // Only a registry says which calls need approval (a custom executor's runs ask it too).
-    let registry = registry_snapshot(&tools)
-        .flatten()
-        .unwrap_or_else(|| Rc::new(ToolRegistry::new()));
-    let (state, pending) = starting_state(&*registry, &messages).map_err(|e| e.to_string())?;
-    let started: JsValue = Object::new().into();
-    set(
-        &started,
-        "state",
-        &JsValue::from(state_number(state) as u32),
-    );
-    set(&started, "messages", &parse_frozen_json_js(&json));
-    set(&started, "pending", &pending_js(&pending));
-    Ok(started)
-}
-
-/// What `prompt`, `steer` or `followUp` is given (`input`: a string, a message or an array of them), as the
-/// messages the agent appends or queues, deeply frozen. A string is one user message stamped by the run's
-/// clock (`options.now` when it gives a number, else `Date.now()`); messages must be well-formed, and only
-/// user messages or messages of a role in `options.customRoles` (the agent's `options`) may be given. The
-/// copy is parsed from the JSON text they were checked in: they cross as JSON once. Throws a `TypeError`
-/// naming the message (`input[0]...`).
-#[wasm_bindgen(js_name = __agentInput, skip_typescript)]
-pub fn agent_input_js(input: JsValue, agent_options: JsValue) -> Result<JsValue, JsValue> {
-    let read = || -> Result<JsValue, String> {
-        let roles = get(&agent_options, "customRoles", "options.customRoles")?;
-        let roles = options::custom_roles(&roles)?;
-        let list = match is_array(&input) {
-            true => input.clone(),
-            false => {
-                let message = match input.is_string() {
-                    true => user_message(&input, &agent_options)?,
-                    false => input.clone(),
-                };
-                let list = Array::new();
-                list.push(&message);
-                list.into()
+#[wasm_bindgen(js_class = Agent)]
+impl JsAgent {
+    /// Throws a `TypeError` naming a malformed option, or a transcript problem in `options.messages`.
+    #[wasm_bindgen(constructor)]
+    pub fn new(options: JsValue) -> Result<JsAgent, JsValue> {
+        let messages = |options: &JsValue, roles: &[String]| -> Result<_, String> {
+            let messages = get(options, "messages", "options.messages")?;
+            match messages.is_null_or_undefined() {
+                true => Ok(Vec::new()),
+                false => messages_from_js(&messages, "options.messages", roles),
             }
         };
-        let (messages, json) = messages_and_json(&list, "input", &roles)?;
-        check_input(&messages, &roles).map_err(|e| e.to_string())?;
-        Ok(json)
-    };
-    read()
-        .map(|json| parse_frozen_json_js(&json))
-        .map_err(type_error)
+        Self::make(&options, messages).map_err(type_error)
+    }
+
+    /// An agent over `toJSONL`'s text; paused when its last message has unanswered calls.
+    #[wasm_bindgen(js_name = fromJSONL)]
+    pub fn from_jsonl(text: JsValue, options: JsValue) -> Result<JsAgent, JsValue> {
+        let messages = |_: &JsValue, roles: &[String]| -> Result<_, String> {
+            let text = string_of(&text, "text")?
+                .ok_or_else(|| format!("text must be a string (got {})", type_of(&text)))?;
+            parse_jsonl(&text, roles).map_err(|e| e.to_string())
+        };
+        Self::make(&options, messages).map_err(type_error)
+    }
+
+    fn make(
+        options: &JsValue,
+        messages: impl FnOnce(&JsValue, &[String]) -> Result<Vec<AgentMessage>, String>,
+    ) -> Result<JsAgent, String> {
+        if !is_object(options) {
+            return Err(format!(
+                "options must be an object with a model (got {})",
+                type_of(options)
+            ));
+        }
+        let setup = Setup::read(options, "options")?;
+        let messages = messages(options, &setup.custom_roles)?;
+        let control = setup.control;
+        let hook = |hook: Option<_>| hook.map(Rc::new);
+        let agent = Agent::new(AgentOptions {
+            model: setup.model,
+            tools: setup.definitions,
+            executor: Rc::new(setup.executor),
+            clock: setup.clock,
+            system_prompt: optional_string(options, "systemPrompt", "options.systemPrompt")?,
+            max_steps: setup.max_steps,
+            messages,
+            tool_execution: control.tool_execution,
+            tool_timeout_ms: control.tool_timeout_ms,
+            before_tool_call: hook(control.before_tool_call).map(|h| h as _),
+            after_tool_call: hook(control.after_tool_call).map(|h| h as _),
+            prepare_request: hook(control.prepare_request).map(|h| h as _),
+            custom_roles: setup.custom_roles.clone(),
+            timers: Rc::new(JsTimers),
+        })
+        .map_err(|e| format!("options.messages: {e}"))?;
+        Ok(JsAgent {
+            agent,
+            objects: setup.objects,
+            custom_roles: setup.custom_roles,
+        })
+    }
+
+    /// The conversation (with the running run's input), frozen.
+    #[wasm_bindgen(getter)]
+    pub fn messages(&self) -> JsValue {
+        self.agent
+            .with_messages(|messages| self.objects.borrow_mut().view(messages))
+            .into()
+    }
+
+    #[wasm_bindgen(getter, js_name = isRunning)]
+    pub fn is_running(&self) -> bool {
+        self.agent.is_running()
+    }
+
+    /// When paused: the calls of the last message.
+    #[wasm_bindgen(getter)]
+    pub fn pending(&self) -> JsValue {
+        self.agent
+            .pending()
+            .map_or(JsValue::UNDEFINED, |pending| pending_js(&pending))
+    }
+
+    /// Appends the input (a string is a user message) and runs.
+    pub fn prompt(&self, input: JsValue) -> Promise {
+        let input = match self.input(&input) {
+            Ok(input) => input,
+            Err(error) => return Promise::reject(&type_error(error)),
+        };
+        self.settle(self.agent.prompt(input))
+    }
+
+    /// Goes on from a pause with these decisions.
+    pub fn resume(&self, decisions: JsValue) -> Promise {
+        (self.agent).with_messages(|messages| self.objects.borrow_mut().resuming(messages));
+        match approvals(&decisions, "approvals") {
+            Ok(decisions) => self.settle(self.agent.resume(decisions)),
+            Err(error) => Promise::reject(&type_error(error)),
+        }
+    }
+
+    pub fn steer(&self, message: JsValue) -> Result<(), JsValue> {
+        let message = self.one(&message)?;
+        self.agent.steer(message).map_err(agent_error)
+    }
+
+    #[wasm_bindgen(js_name = followUp)]
+    pub fn follow_up(&self, message: JsValue) -> Result<(), JsValue> {
+        let message = self.one(&message)?;
+        self.agent.follow_up(message).map_err(agent_error)
+    }
+
+    pub fn abort(&self) {
+        let paused = self.agent.state() == AgentState::Paused;
+        self.agent.abort();
+        if paused {
+            // The pending calls were answered in place: the transcript changed other than by growing.
+            self.objects.borrow_mut().clear();
+        }
+    }
+
+    #[wasm_bindgen(js_name = waitForIdle)]
+    pub fn wait_for_idle(&self) -> Promise {
+        let idle = self.agent.wait_for_idle();
+        wasm_bindgen_futures::future_to_promise(async move {
+            idle.await;
+            Ok(JsValue::UNDEFINED)
+        })
+    }
+
+    /// Every event of every run; answers the function that unsubscribes.
+    pub fn subscribe(&self, listener: JsValue) -> Result<JsValue, JsValue> {
+        let listener = listener.dyn_into::<js_sys::Function>().map_err(|other| {
+            type_error(format!(
+                "listener must be a function (got {})",
+                type_of(&other)
+            ))
+        })?;
+        let id = self.agent.subscribe(Rc::new(JsObserver {
+            on_event: Some(listener),
+            objects: self.objects.clone(),
+        }));
+        // The function holds the agent weakly: a listener never unsubscribed keeps nothing alive.
+        let agent = self.agent.downgrade();
+        let unsubscribe = move || {
+            if let Some(agent) = agent.upgrade() {
+                agent.unsubscribe(id);
+            }
+        };
+        Ok(Closure::<dyn FnMut()>::new(unsubscribe).into_js_value())
+    }
+
+    pub fn reset(&self) -> Result<(), JsValue> {
+        self.agent.reset().map_err(agent_error)?;
+        self.objects.borrow_mut().clear();
+        Ok(())
+    }
+
+    #[wasm_bindgen(js_name = toJSONL)]
+    pub fn to_jsonl(&self) -> String {
+        self.agent.to_jsonl()
+    }
 }
 
-/// A prompt's string as a user message, stamped as the run's clock would stamp it.
-fn user_message(content: &JsValue, agent_options: &JsValue) -> Result<JsValue, String> {
-    let now = optional_function(agent_options, "now", "options.now")?;
-    let message = Object::new().into();
-    set(&message, "role", key("user"));
-    set(&message, "content", content);
-    set(&message, "timestamp", &options::time(now.as_ref()).into());
-    Ok(message)
+impl JsAgent {
+    /// What `prompt` is given: a string (a user message stamped by the agent's clock), a message or an
+    /// array of messages, each a user message or one of a custom role.
+    fn input(&self, input: &JsValue) -> Result<Vec<AgentMessage>, String> {
+        if let Some(text) = string_of(input, "input")? {
+            return Ok(vec![AgentMessage::user(text, self.agent.now())]);
+        }
+        let list = match is_array(input) {
+            true => input.clone(),
+            false => js_sys::Array::of1(input).into(),
+        };
+        messages_from_js(&list, "input", &self.custom_roles)
+    }
+
+    fn one(&self, message: &JsValue) -> Result<AgentMessage, JsValue> {
+        if is_array(message) {
+            let got = type_of(message);
+            return Err(type_error(format!(
+                "message must be one message (got {got})"
+            )));
+        }
+        let mut messages = self.input(message).map_err(type_error)?;
+        Ok(messages.remove(0))
+    }
+
+    /// A run's promise: its result object, or the agent's refusal.
+    fn settle(
+        &self,
+        run: impl std::future::Future<Output = Result<crate::event::RunResult, AgentError>> + 'static,
+    ) -> Promise {
+        let objects = self.objects.clone();
+        wasm_bindgen_futures::future_to_promise(async move {
+            let result = run.await.map_err(agent_error)?;
+            Ok(run_result(&result, &objects))
+        })
+    }
+}
+
+/// An agent's refusal: a `TypeError` for bad input, an `Error` for a call the state does not allow.
+fn agent_error(error: AgentError) -> JsValue {
+    match error {
+        AgentError::Input(message) => type_error(message),
+        other => plain_error(other),
+    }
 }

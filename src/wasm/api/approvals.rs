@@ -6,8 +6,8 @@ use wasm_bindgen::JsValue;
 
 use super::options;
 use crate::approval::{Approvals, PendingCall};
-use crate::wasm::transport::convert::{from_js, get, json_of, type_of};
-use crate::wasm::transport::glue::parse_frozen_js;
+use crate::wasm::transport::convert::{from_js, frozen_js, get, type_of};
+use crate::wasm::transport::glue::is_plain_object_js;
 
 /// `options.approvals` and `options.startSteps`.
 pub struct RunApprovals {
@@ -37,11 +37,14 @@ pub fn approvals(value: &JsValue, what: &str) -> Result<Approvals, String> {
     if value.is_null_or_undefined() {
         return Ok(Approvals::new());
     }
-    if value.is_function() || value.is_symbol() {
-        // No JSON to read: the core's check below never sees it.
+    // A plain object only: a `Map` (or any other class) would read as no decisions at all.
+    if !is_plain_object_js(value) {
+        let got = match value.is_object() && !crate::wasm::transport::convert::is_array(value) {
+            true => "an object of another class".to_string(),
+            false => type_of(value),
+        };
         return Err(format!(
-            "{what} must be an object of decisions by tool call id (got {})",
-            type_of(value)
+            "{what} must be a plain object of decisions by tool call id (got {got})"
         ));
     }
     let decisions: Value = from_js(value, what, "any")?;
@@ -50,5 +53,5 @@ pub fn approvals(value: &JsValue, what: &str) -> Result<Approvals, String> {
 
 /// `result.pending`: the calls of a paused run's last batch, as frozen objects in a frozen array.
 pub fn pending_js(pending: &[PendingCall]) -> JsValue {
-    parse_frozen_js(&json_of(pending))
+    frozen_js(pending)
 }

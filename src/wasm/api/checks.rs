@@ -6,9 +6,7 @@ use wasm_bindgen::prelude::*;
 use super::options;
 use crate::trace::TraceRecord;
 use crate::transcript::{repair_transcript, validate_transcript_with, ValidateOptions};
-use crate::wasm::transport::convert::{
-    get, get_key, optional_function, set, to_js, type_error, type_of,
-};
+use crate::wasm::transport::convert::{get, optional_function, to_js, type_error, type_of};
 
 /// Checks the call/result pairing of a transcript; with `allowPending`, in the paused view (SPEC §8), whose
 /// `pending` lists the calls of the last message that wait for a result. (Declared in `types.d.ts`: its
@@ -33,9 +31,9 @@ pub fn validate_transcript_js(messages: JsValue, options: JsValue) -> Result<JsV
     let (messages, allow_pending) = read().map_err(type_error)?;
     let view = ValidateOptions { allow_pending };
     let validation = to_js(&validate_transcript_with(&messages, view));
-    if allow_pending && get_key(&validation, "pending").is_ok_and(|p| p.is_undefined()) {
+    if allow_pending && get(&validation, "pending", "pending").is_ok_and(|p| p.is_undefined()) {
         // The paused view always says what waits, if nothing does (serde leaves an empty list out).
-        set(&validation, "pending", &js_sys::Array::new());
+        let _ = js_sys::Reflect::set(&validation, &"pending".into(), &js_sys::Array::new());
     }
     Ok(validation)
 }

@@ -3,66 +3,56 @@
 //! (`JSON.stringify`, `JSON.parse`), which keeps their field order and every number exactly, and costs the
 //! package no JSON writer of its own.
 
-use js_sys::{Array, JsString};
+use js_sys::Array;
 use wasm_bindgen::prelude::*;
-use wasm_bindgen::JsCast;
 
 use super::options::TranscriptOptions;
-use crate::session::{jsonl_lines, parse_jsonl, JsonlError};
-use crate::wasm::transport::convert::{
-    error_message, replace_lone_surrogates, rust_string, type_error, type_of,
-};
-use crate::wasm::transport::glue::{json_lines_js, parse_json_js, take_kept_js};
+use crate::session::{jsonl_lines, parse_jsonl};
+use crate::wasm::transport::convert::{error_message, string_of, type_error, type_of};
+use crate::wasm::transport::glue::json_lines_js;
 
-/// `messages` as JSON Lines: one `JSON.stringify`'d message per line, each ending with `\n`. The messages
-/// are checked first, as `runAgentLoop` reads them (`options.customRoles` names the custom roles).
-/// (Declared in `types.d.ts`.)
+/// `messages` as JSON Lines: one `JSON.stringify`'d message per line, each ending with `\n`. Each message
+/// is read once, as that JSON, and the lines are checked as `parseJSONL` reads them (`options.customRoles`
+/// names the custom roles). (Declared in `types.d.ts`.)
 #[wasm_bindgen(js_name = toJSONL, skip_typescript)]
 pub fn to_jsonl_js(messages: JsValue, options: JsValue) -> Result<JsValue, JsValue> {
-    let read = || TranscriptOptions::read(&options)?.messages(&messages);
-    read().map_err(type_error)?;
-    let text = json_lines_js(&messages);
-    match text.is_null() {
-        // A getter that threw on the second reading (the check read it once).
-        true => Err(type_error(format!(
-            "messages: {}",
-            error_message(&take_kept_js())
-        ))),
-        false => Ok(text),
-    }
+    let write = || -> Result<String, String> {
+        let options = TranscriptOptions::read(&options)?;
+        if !crate::wasm::transport::convert::is_array(&messages) {
+            return Err(format!(
+                "messages must be an array (got {})",
+                type_of(&messages)
+            ));
+        }
+        let text =
+            json_lines_js(&messages).map_err(|e| format!("messages: {}", error_message(&e)))?;
+        // One message per line, none blank: line n holds messages[n - 1].
+        parse_jsonl(&text, &options.custom_roles).map_err(|e| {
+            let at = format!("messages[{}]", e.line - 1);
+            match e.message.strip_prefix("message") {
+                Some(rest) if rest.starts_with(['.', '[']) => format!("{at}{rest}"),
+                _ => format!("{at}: {}", e.message),
+            }
+        })?;
+        Ok(text)
+    };
+    write().map(JsValue::from).map_err(type_error)
 }
 
 /// The messages of JSON Lines text (`toJSONL`'s), each a fresh object as `JSON.parse` makes it. Empty and
-/// blank lines are skipped; a bad line is a `TypeError` naming its number and the field
-/// (`line 3: message.content[0].id: expected string, got integer`). (Declared in `types.d.ts`.)
+/// blank lines are skipped; a bad line is a `TypeError` that names its number and the field
+/// (`line 3: message.content[0].id must be a string (got number)`). (Declared in `types.d.ts`.)
 #[wasm_bindgen(js_name = parseJSONL, skip_typescript)]
 pub fn parse_jsonl_js(text: JsValue, options: JsValue) -> Result<Array, JsValue> {
     let read = || -> Result<_, String> {
         let options = TranscriptOptions::read(&options)?;
-        let text = text
-            .dyn_ref::<JsString>()
-            .and_then(rust_string)
+        let text = string_of(&text, "text")?
             .ok_or_else(|| format!("text must be a string (got {})", type_of(&text)))?;
-        check(&text, &options.custom_roles).map_err(|e| e.to_string())?;
+        parse_jsonl(&text, &options.custom_roles).map_err(|e| e.to_string())?;
         Ok(text)
     };
     let text = read().map_err(type_error)?;
     Ok(jsonl_lines(&text)
-        .map(|(_, line)| parse_json_js(line))
+        .map(|(_, line)| js_sys::JSON::parse(line).unwrap_or(JsValue::NULL))
         .collect())
-}
-
-/// Whether every line of `text` holds a message. A string cut inside a surrogate pair (JS writes the half as
-/// an escape, `\ud83d`, which JSON.parse reads) is no reason to refuse a line.
-fn check(text: &str, custom_roles: &[String]) -> Result<(), JsonlError> {
-    match parse_jsonl(text, custom_roles) {
-        Ok(_) => Ok(()),
-        Err(error) => {
-            let repaired = replace_lone_surrogates(text);
-            match repaired != text && parse_jsonl(&repaired, custom_roles).is_ok() {
-                true => Ok(()),
-                false => Err(error),
-            }
-        }
-    }
 }

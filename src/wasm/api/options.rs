@@ -15,7 +15,7 @@ use crate::tools::ExecutionMode;
 use crate::tools::{Clock, ToolDefinition};
 use crate::wasm::transport::convert::{
     array_from_js, describe, error_message, get, is_object, messages_from_js, optional_function,
-    type_of,
+    optional_string, type_of,
 };
 use crate::wasm::transport::glue::read_clock_js;
 use crate::wasm::transport::signal::JsSignal;
@@ -35,20 +35,6 @@ pub fn context(context: &JsValue, custom_roles: &[String]) -> Result<AgentContex
         system_prompt,
         messages: messages_from_js(&messages, "options.context.messages", custom_roles)?,
     })
-}
-
-/// `object[name]` when it is a string, `None` when absent (undefined or null); `what` names it.
-pub fn optional_string(
-    object: &JsValue,
-    name: &'static str,
-    what: &str,
-) -> Result<Option<String>, String> {
-    let value = get(object, name, what)?;
-    match value.as_string() {
-        Some(text) => Ok(Some(text)),
-        None if value.is_null_or_undefined() => Ok(None),
-        None => Err(format!("{what} must be a string (got {})", type_of(&value))),
-    }
 }
 
 /// `options.model`: the object and its `stream` method.

@@ -1,15 +1,16 @@
 //! `ToolRegistry`: tools registered from JS (each checked here, run by `transport/tools.rs`), their
 //! definitions for the model, and the core executor.
 //!
-//! A run works on a snapshot: registering during a run affects the next run, not this one. The registry is
-//! kept as a shared snapshot that `register` copies only while a run still holds it, so that starting a run
-//! copies no tool.
+//! A run works on a snapshot: registering during a run affects the next run, not this one (the registry is
+//! an `Rc` that `register` copies only while a run still holds it). `runAgentLoop` finds the registry behind
+//! a JS `ToolRegistry` by its number in this module's table of live registries: nothing JS hands over is
+//! trusted as a pointer, so a forged or freed registry is a `TypeError`, never a trap.
 
-use std::cell::RefCell;
-use std::rc::Rc;
+use std::cell::{Cell, RefCell};
+use std::collections::HashMap;
+use std::rc::{Rc, Weak};
 
-use js_sys::{Array, Function, Promise};
-use wasm_bindgen::convert::TryFromJsValue;
+use js_sys::{Function, Promise};
 use wasm_bindgen::prelude::*;
 
 use super::options;
@@ -19,21 +20,26 @@ use crate::signal::AbortSignal;
 use crate::tools::{ExecutionContext, Tool, ToolDefinition, ToolRegistry};
 use crate::wasm::transport::approval::JsApprovalCheck;
 use crate::wasm::transport::convert::{
-    from_js, get, is_object, optional_function, to_js, type_error, type_of,
+    from_js, get, is_object, optional_function, optional_string, string_of, to_js, type_error,
+    type_of,
 };
-use crate::wasm::transport::mirror::{tool_result, OutsideRuns};
 use crate::wasm::transport::regexp::HostPatterns;
-use crate::wasm::transport::task::spawn_promise;
 use crate::wasm::transport::tools::JsTool;
+
+type Shared = Rc<RefCell<Rc<ToolRegistry>>>;
+
+thread_local! {
+    /// The live registries by number: what `__tinyPiRegistry()` answers is looked up here.
+    static LIVE: RefCell<HashMap<u32, Weak<RefCell<Rc<ToolRegistry>>>>> = RefCell::default();
+    static NEXT: Cell<u32> = const { Cell::new(1) };
+}
 
 /// Tools by name, their definitions for the model, and the core executor.
 #[wasm_bindgen(js_name = ToolRegistry)]
-pub struct JsToolRegistry(RefCell<Rc<ToolRegistry>>);
-
-/// Lets `runAgentLoop` find the Rust registry behind a JS `ToolRegistry` without consuming it: the snapshot
-/// of the moment it was asked for.
-#[wasm_bindgen(skip_typescript)]
-pub struct RegistryHandle(Rc<ToolRegistry>);
+pub struct JsToolRegistry {
+    registry: Shared,
+    number: u32,
+}
 
 impl Default for JsToolRegistry {
     fn default() -> Self {
@@ -41,12 +47,22 @@ impl Default for JsToolRegistry {
     }
 }
 
+impl Drop for JsToolRegistry {
+    fn drop(&mut self) {
+        let _ = LIVE.try_with(|live| live.borrow_mut().remove(&self.number));
+    }
+}
+
 #[wasm_bindgen(js_class = ToolRegistry)]
 impl JsToolRegistry {
     #[wasm_bindgen(constructor)]
     pub fn new() -> JsToolRegistry {
-        let registry = ToolRegistry::with_patterns(Rc::new(HostPatterns));
-        JsToolRegistry(RefCell::new(Rc::new(registry)))
+        let registry = Rc::new(RefCell::new(Rc::new(ToolRegistry::with_patterns(Rc::new(
+            HostPatterns,
+        )))));
+        let number = NEXT.with(|next| next.replace(next.get().wrapping_add(1)));
+        LIVE.with(|live| live.borrow_mut().insert(number, Rc::downgrade(&registry)));
+        JsToolRegistry { registry, number }
     }
 
     /// Adds a tool; throws a `TypeError` naming the bad field.
@@ -56,7 +72,7 @@ impl JsToolRegistry {
     ) -> Result<(), JsValue> {
         let tool = parse_tool(&tool).map_err(type_error)?;
         let mut registry = self
-            .0
+            .registry
             .try_borrow_mut()
             .map_err(|_| type_error("ToolRegistry is busy"))?;
         Rc::make_mut(&mut registry)
@@ -66,10 +82,10 @@ impl JsToolRegistry {
 
     #[wasm_bindgen(unchecked_return_type = "ToolDefinition[]")]
     pub fn definitions(&self) -> JsValue {
-        self.0
+        self.registry
             .try_borrow()
             .map(|r| to_js(&r.definitions()))
-            .unwrap_or_else(|_| Array::new().into())
+            .unwrap_or_else(|_| js_sys::Array::new().into())
     }
 
     /// The core executor: never rejects for a tool's failure (unknown tool, bad arguments, a throwing
@@ -83,41 +99,43 @@ impl JsToolRegistry {
         )]
         context: JsValue,
     ) -> Promise {
-        let registry = self.0.try_borrow().map(|r| Rc::clone(&r));
-        // Outside any run's mirror, even when called from a run's tool: `call` is the caller's, not the run's.
-        // (Only the first poll can be inside a run's: later ones start from JS's microtasks.)
-        let _outside = OutsideRuns::enter();
-        spawn_promise(async move {
-            let registry = registry.map_err(|_| type_error("ToolRegistry is busy"))?;
-            let call: ToolCall = from_js(&call, "call", "toolCall").map_err(type_error)?;
-            let context = execution_context(&context).map_err(type_error)?;
+        let read = || -> Result<_, String> {
+            let registry = self
+                .registry
+                .try_borrow()
+                .map_err(|_| "ToolRegistry is busy")?;
+            let call: ToolCall = from_js(&call, "call", "toolCall")?;
+            Ok((Rc::clone(&registry), call, execution_context(&context)?))
+        };
+        let (registry, call, context) = match read() {
+            Ok(read) => read,
+            Err(error) => return Promise::reject(&type_error(error)),
+        };
+        wasm_bindgen_futures::future_to_promise(async move {
             // Not the loop's: the caller's to change (SPEC §10 freezes what a run hands out).
-            Ok(tool_result(&registry.execute(&call, context).await, false))
+            Ok(to_js(&registry.execute(&call, context).await.tagged()))
         })
     }
 
+    /// This registry's number in the table of live registries (how `runAgentLoop` finds it).
     #[wasm_bindgen(js_name = "__tinyPiRegistry", skip_typescript)]
-    pub fn handle(&self) -> Result<RegistryHandle, JsValue> {
-        let snapshot = self
-            .0
-            .try_borrow()
-            .map_err(|_| type_error("ToolRegistry is busy"))?;
-        Ok(RegistryHandle(Rc::clone(&snapshot)))
+    pub fn number(&self) -> u32 {
+        self.number
     }
 }
 
-/// The snapshot of a `ToolRegistry` given as `options.tools`: `None` when `tools` is not one (it has no
-/// `__tinyPiRegistry` method), `Some(None)` when it only looks like one (or is busy).
+/// The snapshot of the `ToolRegistry` given as `options.tools`: `None` when `tools` is not one (it has no
+/// `__tinyPiRegistry` method), `Some(None)` when it only looks like one (its number names no live
+/// registry) or is busy.
 pub fn registry_snapshot(tools: &JsValue) -> Option<Option<Rc<ToolRegistry>>> {
-    let handle = optional_function(tools, "__tinyPiRegistry", "options.tools")
+    let method = optional_function(tools, "__tinyPiRegistry", "options.tools")
         .ok()
         .flatten()?;
-    let snapshot = handle
-        .call0(tools)
-        .ok()
-        .and_then(|handle| RegistryHandle::try_from_js_value(handle).ok())
-        .map(|handle| handle.0);
-    Some(snapshot)
+    let number = method.call0(tools).ok().and_then(|n| n.as_f64());
+    let found = number
+        .filter(|n| n.fract() == 0.0 && *n >= 0.0 && *n <= f64::from(u32::MAX))
+        .and_then(|n| LIVE.with(|live| live.borrow().get(&(n as u32)).and_then(Weak::upgrade)));
+    Some(found.and_then(|shared| shared.try_borrow().ok().map(|r| Rc::clone(&r))))
 }
 
 fn parse_tool(tool: &JsValue) -> Result<Tool, String> {
@@ -127,12 +145,10 @@ fn parse_tool(tool: &JsValue) -> Result<Tool, String> {
             type_of(tool)
         ));
     }
-    let name = get(tool, "name", "tool.name")?
-        .as_string()
+    let name = string_of(&get(tool, "name", "tool.name")?, "tool.name")?
         .filter(|n| !n.is_empty())
         .ok_or_else(|| "tool.name must be a non-empty string".to_string())?;
-    let description =
-        options::optional_string(tool, "description", "tool.description")?.unwrap_or_default();
+    let description = optional_string(tool, "description", "tool.description")?.unwrap_or_default();
     let parameters = get(tool, "parameters", "tool.parameters")?;
     let parameters = match parameters.is_undefined() {
         true => crate::tools::any_object(),
@@ -198,5 +214,6 @@ fn execution_context(context: &JsValue) -> Result<ExecutionContext, String> {
             }
         }),
         clock: Rc::new(js_sys::Date::now),
+        host: None,
     })
 }

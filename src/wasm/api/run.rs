@@ -1,5 +1,5 @@
-//! `runAgentLoop`: its options checked and converted, the core's loop run over the transport's JS model,
-//! tools and observer, and the result made from the run's mirror.
+//! `runAgentLoop`: its options checked and converted (`Setup`, which `Agent` shares), the core's loop run
+//! over the transport's JS model, tools and observer, and the result made from the transcript's objects.
 
 use std::rc::Rc;
 
@@ -13,100 +13,85 @@ use crate::agent_loop::{run_agent_loop, AgentContext, LoopOptions};
 use crate::control::LoopControl;
 use crate::event::RunResult;
 use crate::signal::AbortSignal;
-use crate::tools::{Clock, ExecutionMode, RegistryApprovals, ToolDefinition, ToolRegistry};
-use crate::wasm::transport::convert::{
-    get, is_object, optional_function, set, type_error, type_of,
-};
+use crate::tools::{Clock, ExecutionMode, ToolDefinition, ToolRegistry};
+use crate::wasm::transport::convert::{get, is_object, optional_function, type_error, type_of};
 use crate::wasm::transport::events::JsObserver;
-use crate::wasm::transport::hooks::{Hooks, JsHook, JsPrepareRequest};
-use crate::wasm::transport::mirror::{frozen_js, InMirror, SharedMirror};
-use crate::wasm::transport::model::JsModel;
-use crate::wasm::transport::task::spawn_promise;
+use crate::wasm::transport::hooks::{Hooks, JsHook};
+use crate::wasm::transport::model::{JsModel, Requests};
+use crate::wasm::transport::objects::SharedObjects;
 use crate::wasm::transport::timers::JsTimers;
-use crate::wasm::transport::tools::JsExecutor;
+use crate::wasm::transport::tools::{JsExecutor, RunExecutor};
 
 /// Runs the agent loop until the model stops, the output is truncated, an error or abort ends it, or the
 /// step limit is reached. Rejects with a `TypeError` naming the field when an option is malformed.
 /// (Declared in `types.d.ts`: it is generic over the model's assistant message type.)
 #[wasm_bindgen(js_name = runAgentLoop, skip_typescript)]
 pub fn run_agent_loop_js(options: JsValue) -> Promise {
-    spawn_promise(async move {
-        let run = RunInput::parse(&options).map_err(type_error)?;
-        let executor = RegistryApprovals {
-            runner: match &run.executor {
-                Some(custom) => custom,
-                None => &*run.registry,
+    // Read now, while the caller's frame is on the stack: a `TypeError` names the caller's line.
+    let run = match RunInput::parse(&options) {
+        Ok(run) => run,
+        Err(error) => return Promise::reject(&type_error(error)),
+    };
+    wasm_bindgen_futures::future_to_promise(async move {
+        let RunInput {
+            setup,
+            context,
+            signal,
+            observer,
+            approval,
+        } = run;
+        let result = run_agent_loop(LoopOptions {
+            context,
+            model: &setup.model,
+            tools: setup.definitions.clone(),
+            executor: &setup.executor,
+            signal,
+            max_steps: setup.max_steps,
+            observer: &observer,
+            clock: setup.clock.clone(),
+            control: LoopControl {
+                approvals: approval.approvals,
+                start_steps: approval.start_steps,
+                ..setup.control.borrow()
             },
-            registry: &run.registry,
-        };
-        run.mirror.borrow_mut().start(&run.context.messages);
-        // Polled in its mirror: a JS tool finds its call's object there (`mirror::running_call`).
-        let polled = InMirror::new(
-            run.mirror.clone(),
-            run_agent_loop(LoopOptions {
-                context: run.context,
-                model: &run.model,
-                tools: run.definitions,
-                executor: &executor,
-                signal: run.signal,
-                max_steps: run.max_steps,
-                observer: &run.observer,
-                clock: run.clock,
-                control: LoopControl {
-                    approvals: run.approval.approvals,
-                    start_steps: run.approval.start_steps,
-                    ..run.control.borrow()
-                },
-            }),
-        );
-        let result = polled
-            .await
-            .map_err(|error| type_error(format!("options.{error}")))?;
-        Ok(run_result(&result, &run.mirror))
+        })
+        .await
+        .map_err(|error| type_error(format!("options.{error}")))?;
+        Ok(run_result(&result, &setup.objects))
     })
 }
 
-/// `{ reason, messages, steps, error?, observerError? }`, the messages being the objects that already
-/// crossed during the run.
-fn run_result(result: &RunResult, mirror: &SharedMirror) -> JsValue {
-    let object: JsValue = Object::new().into();
-    set(
-        &object,
-        "reason",
-        &JsValue::from_str(result.reason.as_str()),
-    );
-    set(
-        &object,
-        "messages",
-        &mirror.borrow_mut().sync(&result.messages),
-    );
-    set(&object, "steps", &JsValue::from(result.steps));
+/// `{ reason, messages, steps, error?, observerError?, pending? }`, the messages the transcript's objects.
+pub fn run_result(result: &RunResult, objects: &SharedObjects) -> JsValue {
+    let object = Object::new();
+    let set = |key: &str, value: &JsValue| {
+        let _ = js_sys::Reflect::set(
+            &object,
+            &JsValue::from_str(wasm_bindgen::intern(key)),
+            value,
+        );
+    };
+    set("reason", &JsValue::from_str(result.reason.as_str()));
+    set("messages", &objects.borrow_mut().array(&result.messages));
+    set("steps", &JsValue::from(result.steps));
     if let Some(error) = &result.error {
-        set(&object, "error", &JsValue::from_str(error));
+        set("error", &JsValue::from_str(error));
     }
     if let Some(error) = &result.observer_error {
-        set(&object, "observerError", &JsValue::from_str(error));
+        set("observerError", &JsValue::from_str(error));
     }
     if let Some(pending) = &result.pending {
-        set(&object, "pending", &pending_js(pending));
+        set("pending", &pending_js(pending));
     }
-    object
+    object.into()
 }
 
 /// `runAgentLoop`'s options, checked and converted.
 struct RunInput {
+    setup: Setup,
     context: AgentContext,
-    model: JsModel,
-    registry: Rc<ToolRegistry>,
-    /// The tools' definitions, made once for the core and (as JS) for every request.
-    definitions: Vec<ToolDefinition>,
-    executor: Option<JsExecutor>,
     signal: AbortSignal,
-    max_steps: u32,
     observer: JsObserver,
-    clock: Clock,
-    mirror: SharedMirror,
-    control: ControlInput,
     /// `approvals` and `startSteps` (SPEC §8).
     approval: RunApprovals,
 }
@@ -119,91 +104,111 @@ impl RunInput {
                 type_of(options)
             ));
         }
-        let tools = tools_option(&get(options, "tools", "options.tools")?)?;
-        let execute_tool_call =
-            optional_function(options, "executeToolCall", "options.executeToolCall")?.map(
-                |execute| JsExecutor {
-                    execute,
-                    this: JsValue::UNDEFINED,
-                    what: "executeToolCall",
-                },
-            );
-        let definitions = tools.definitions;
-        // Frozen, deeply: every request shares these objects, so a model or `prepareRequest` that could
-        // change one would change what every later request offers.
-        let definitions_js = frozen_js(&definitions);
-        let mirror = SharedMirror::default();
-        let (model, stream) = options::model(get(options, "model", "options.model")?)?;
-        let model = JsModel::new(model, stream, definitions_js.clone(), mirror.clone());
-        let custom_roles =
-            options::custom_roles(&get(options, "customRoles", "options.customRoles")?)?;
-        let context =
-            options::context(&get(options, "context", "options.context")?, &custom_roles)?;
-        let hooks = Hooks::new(mirror.clone(), custom_roles, definitions_js);
+        let setup = Setup::read(options, "options")?;
+        let context = get(options, "context", "options.context")?;
+        let context = options::context(&context, &setup.custom_roles)?;
+        setup.objects.borrow_mut().resuming(&context.messages);
         Ok(RunInput {
             context,
-            model,
-            registry: tools.registry,
-            definitions,
-            // executeToolCall replaces whatever runs the tools (SPEC §3).
-            executor: execute_tool_call.or(tools.executor),
             signal: options::signal(&get(options, "signal", "options.signal")?, "options.signal")?,
-            max_steps: options::max_steps(&get(options, "maxSteps", "options.maxSteps")?)?,
             observer: JsObserver {
                 on_event: optional_function(options, "onEvent", "options.onEvent")?,
-                mirror: mirror.clone(),
+                objects: setup.objects.clone(),
             },
-            clock: options::clock(optional_function(options, "now", "options.now")?),
-            mirror,
-            control: ControlInput::parse(options, hooks)?,
             approval: RunApprovals::read(options)?,
+            setup,
         })
     }
 }
 
-/// SPEC §7's options of a run, checked and converted: how calls run, the JS hooks and queues, the custom
-/// roles.
-struct ControlInput {
-    tool_execution: ExecutionMode,
-    tool_timeout_ms: Option<u32>,
-    before_tool_call: Option<JsHook>,
-    after_tool_call: Option<JsHook>,
-    prepare_request: Option<JsPrepareRequest>,
-    steering: Option<JsHook>,
-    follow_up: Option<JsHook>,
-    /// The custom roles are theirs (read first, with the context, by `RunInput::parse`).
-    hooks: Rc<Hooks>,
+/// What a run and an `Agent` are made of, read from their options (`what` names them in errors): the model,
+/// the tools and how they run, the hooks of SPEC §7, the step limit and the clock, all over one table of the
+/// transcript's JS objects.
+pub struct Setup {
+    pub objects: SharedObjects,
+    pub model: JsModel,
+    pub definitions: Vec<ToolDefinition>,
+    pub executor: RunExecutor,
+    pub custom_roles: Vec<String>,
+    pub max_steps: u32,
+    pub clock: Clock,
+    pub control: ControlInput,
+}
+
+impl Setup {
+    pub fn read(options: &JsValue, what: &str) -> Result<Setup, String> {
+        let field = |name: &'static str| format!("{what}.{name}");
+        let tools = tools_option(&get(options, "tools", &field("tools"))?, &field("tools"))?;
+        let custom = optional_function(options, "executeToolCall", &field("executeToolCall"))?.map(
+            |execute| JsExecutor {
+                execute,
+                this: JsValue::UNDEFINED,
+                what: "executeToolCall",
+            },
+        );
+        let objects = SharedObjects::default();
+        let definitions = tools.definitions;
+        let requests = Requests::new(definitions.clone(), objects.clone());
+        let (model, stream) = options::model(get(options, "model", &field("model"))?)?;
+        let custom_roles =
+            options::custom_roles(&get(options, "customRoles", &field("customRoles"))?)?;
+        let hooks = Hooks::new(requests.clone(), custom_roles.clone());
+        Ok(Setup {
+            model: JsModel {
+                model,
+                stream,
+                requests,
+            },
+            executor: RunExecutor {
+                registry: tools.registry,
+                // executeToolCall replaces whatever runs the tools (SPEC §3).
+                custom: custom.or(tools.executor),
+                objects: objects.clone(),
+            },
+            definitions,
+            custom_roles,
+            max_steps: options::max_steps(&get(options, "maxSteps", &field("maxSteps"))?)?,
+            clock: options::clock(optional_function(options, "now", &field("now"))?),
+            control: ControlInput::parse(options, &hooks, what)?,
+            objects,
+        })
+    }
+}
+
+/// SPEC §7's options, checked and converted: how calls run, the JS hooks and queues.
+pub struct ControlInput {
+    pub tool_execution: ExecutionMode,
+    pub tool_timeout_ms: Option<u32>,
+    pub before_tool_call: Option<JsHook>,
+    pub after_tool_call: Option<JsHook>,
+    pub prepare_request: Option<JsHook>,
+    pub steering: Option<JsHook>,
+    pub follow_up: Option<JsHook>,
+    pub hooks: Rc<Hooks>,
 }
 
 impl ControlInput {
-    fn parse(options: &JsValue, hooks: Rc<Hooks>) -> Result<ControlInput, String> {
-        let hook = |name: &'static str, what: &str| -> Result<Option<JsHook>, String> {
-            Ok(optional_function(options, name, what)?.map(|f| hooks.hook(f)))
+    fn parse(options: &JsValue, hooks: &Rc<Hooks>, what: &str) -> Result<ControlInput, String> {
+        let hook = |name: &'static str| -> Result<Option<JsHook>, String> {
+            let function = optional_function(options, name, &format!("{what}.{name}"))?;
+            Ok(function.map(|f| hooks.hook(f)))
         };
-        let prepare = optional_function(options, "prepareRequest", "options.prepareRequest")?;
-        // Without a hook of its own, a run with custom roles still has the bridge look at each request.
-        let prepare_request = (prepare.is_some() || !hooks.custom_roles().is_empty())
-            .then(|| hooks.prepare_request(prepare));
+        let execution = get(options, "toolExecution", &format!("{what}.toolExecution"))?;
+        let timeout = get(options, "toolTimeoutMs", &format!("{what}.toolTimeoutMs"))?;
         Ok(ControlInput {
-            tool_execution: options::execution_mode(
-                &get(options, "toolExecution", "options.toolExecution")?,
-                "options.toolExecution",
-            )?,
-            tool_timeout_ms: options::timeout_ms(
-                &get(options, "toolTimeoutMs", "options.toolTimeoutMs")?,
-                "options.toolTimeoutMs",
-            )?,
-            before_tool_call: hook("beforeToolCall", "options.beforeToolCall")?,
-            after_tool_call: hook("afterToolCall", "options.afterToolCall")?,
-            prepare_request,
-            steering: hook("getSteeringMessages", "options.getSteeringMessages")?,
-            follow_up: hook("getFollowUpMessages", "options.getFollowUpMessages")?,
-            hooks,
+            tool_execution: options::execution_mode(&execution, &format!("{what}.toolExecution"))?,
+            tool_timeout_ms: options::timeout_ms(&timeout, &format!("{what}.toolTimeoutMs"))?,
+            before_tool_call: hook("beforeToolCall")?,
+            after_tool_call: hook("afterToolCall")?,
+            prepare_request: hook("prepareRequest")?,
+            steering: hook("getSteeringMessages")?,
+            follow_up: hook("getFollowUpMessages")?,
+            hooks: hooks.clone(),
         })
     }
 
     /// The core's `LoopControl` over these (JS timers for the timeouts); SPEC §8's parts the caller adds.
-    fn borrow(&self) -> LoopControl<'_> {
+    pub fn borrow(&self) -> LoopControl<'_> {
         LoopControl {
             tool_execution: self.tool_execution,
             tool_timeout_ms: self.tool_timeout_ms,
@@ -212,7 +217,7 @@ impl ControlInput {
             prepare_request: self.prepare_request.as_ref().map(|h| h as _),
             steering: self.steering.as_ref().map(|h| h as _),
             follow_up: self.follow_up.as_ref().map(|h| h as _),
-            custom_roles: self.hooks.custom_roles().to_vec(),
+            custom_roles: self.hooks.custom_roles.clone(),
             timers: &JsTimers,
             ..LoopControl::default()
         }
@@ -227,13 +232,13 @@ struct ToolsInput {
     executor: Option<JsExecutor>,
 }
 
-fn tools_option(tools: &JsValue) -> Result<ToolsInput, String> {
+fn tools_option(tools: &JsValue, what: &str) -> Result<ToolsInput, String> {
     if tools.is_null_or_undefined() {
         return Ok(registry_input(Rc::default()));
     }
     let refused = || {
         format!(
-            "options.tools must be a ToolRegistry or an object with definitions() and execute(call, context) (got {})",
+            "{what} must be a ToolRegistry or an object with definitions() and execute(call, context) (got {})",
             type_of(tools)
         )
     };

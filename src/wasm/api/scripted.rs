@@ -59,6 +59,7 @@ impl JsScriptedModel {
             system_prompt: request.system_prompt.as_deref(),
             messages: &request.messages,
             tools: &request.tools,
+            sources: crate::model::Sources::Other,
         };
         let stream = self
             .0

@@ -1,6 +1,5 @@
-//! A tool's JS `needsApproval(args)` (SPEC §8) as the core's `ApprovalCheck`: called in one `glue.js` call
-//! (`callCheck`) with its own copy of the arguments and the registered tool as `this`, its answer awaited
-//! if it is a promise. A throw, a rejection or an answer that is not a boolean is an `Err`, which the core
+//! A tool's JS `needsApproval(args)` (SPEC §8) as the core's `ApprovalCheck`: called with its own copy of
+//! the arguments and the registered tool as `this`, its answer awaited if it is a promise. A throw, a rejection or an answer that is not a boolean is an `Err`, which the core
 //! counts as "needs approval" (a call whose need is unknown waits for a decision).
 
 use std::rc::Rc;
@@ -9,9 +8,8 @@ use js_sys::Function;
 use serde_json::Value;
 use wasm_bindgen::JsValue;
 
-use super::convert::{error_message, json_of};
-use super::glue::{call_check_js, show_js};
-use super::waiter::settle_call;
+use super::convert::{error_message, settle, to_js};
+use super::glue::{invoke_js, show_js};
 use crate::approval::ApprovalCheck;
 use crate::tools::HookFuture;
 
@@ -38,15 +36,15 @@ impl JsApprovalCheck {
 
 impl ApprovalCheck for JsApprovalCheck {
     fn needs_approval<'a>(&'a self, arguments: &'a Value) -> HookFuture<'a, bool> {
-        // Written out now: the function gets its own copy, parsed from this text in `glue.js`.
-        let arguments = json_of(arguments);
+        // Made now: the function gets its own copy.
+        let arguments = to_js(arguments);
         let parts = self.0.clone();
         Box::pin(async move {
-            let answer = settle_call(|waiter, id| {
-                call_check_js(&parts.check, &parts.spec, &arguments, waiter, id)
-            })
-            .await
-            .map_err(|e| format!("{} failed: {}", parts.what, error_message(&e)))?;
+            let none = JsValue::UNDEFINED;
+            let called = invoke_js(&parts.check, &parts.spec, &arguments, &none, &none);
+            let answer = settle(called)
+                .await
+                .map_err(|e| format!("{} failed: {}", parts.what, error_message(&e)))?;
             answer.as_bool().ok_or_else(|| {
                 format!(
                     "{} answered {}, not a boolean",

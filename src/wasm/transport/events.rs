@@ -1,82 +1,108 @@
-//! How an event reaches `onEvent`: each loop event becomes a plain JS object, made and handed over in one
-//! `glue.js` call (`emit`, one object literal per `EventShape`); a model event is wrapped around the very
-//! object the model yielded (untouched, not frozen), and messages, calls and results are the run's mirror
-//! objects (deeply frozen, SPEC §10). A promise
-//! `onEvent` returns is awaited by the loop; a throw counts as a rejection.
+//! How a loop event reaches `onEvent` (or an `Agent`'s listener): a plain JS object, with a model event as
+//! the very object the model yielded (untouched, not frozen) and messages, calls and results as the
+//! transcript's frozen objects (`objects.rs`, by the index the event names). A promise the listener returns
+//! is awaited by the loop; a throw counts as a rejection.
 
 use js_sys::Function;
-use wasm_bindgen::JsValue;
+use wasm_bindgen::{intern, JsValue};
+use wasm_bindgen_futures::JsFuture;
 
-use super::convert::{error_message, key, to_js};
-use super::glue::{emit_js, take_kept_js};
-use super::mirror::SharedMirror;
+use super::convert::{error_message, to_js};
+use super::glue::emit_js;
 use super::model::JsEvent;
-use super::protocol::EventShape;
-use super::waiter::settle;
+use super::objects::SharedObjects;
 use crate::agent_loop::{Observed, Observer};
 use crate::event::LoopEvent;
 
-/// `options.onEvent` (absent: events are not made at all), with the run's mirror.
+/// `onEvent` (or a listener), with the transcript's objects. Without a function, it still keeps each
+/// response's object, whose calls the batch answers.
 pub struct JsObserver {
     pub on_event: Option<Function>,
-    pub mirror: SharedMirror,
+    pub objects: SharedObjects,
 }
 
 impl Observer<JsEvent> for JsObserver {
     fn on_event(&self, event: LoopEvent<'_, JsEvent>) -> Observed {
-        let Some(on_event) = &self.on_event else {
+        if let LoopEvent::AssistantMessage { message, index } = event {
+            let object = self.objects.borrow_mut().answering(index, message);
+            return self.call(event.kind(), "message", &object, None);
+        }
+        if self.on_event.is_none() {
             return Ok(None);
-        };
-        let Some(returned) = self.call(on_event, &event) else {
-            return Ok(None);
-        };
-        Ok(Some(Box::pin(async move {
-            settle(returned)
-                .await
-                .map(drop)
-                .map_err(|e| error_message(&e))
-        })))
+        }
+        match event {
+            LoopEvent::ModelEvent { event: e } => self.call(event.kind(), "event", &e.0, None),
+            LoopEvent::AssistantMessage { .. } => Ok(None),
+            LoopEvent::ToolStart { call } => {
+                let object = self.objects.borrow().call(call);
+                self.call(event.kind(), "call", &object, None)
+            }
+            LoopEvent::ToolProgress { call_id, content } => {
+                let content = to_js(content);
+                self.call(
+                    event.kind(),
+                    "callId",
+                    &call_id.into(),
+                    Some(("content", &content)),
+                )
+            }
+            LoopEvent::ToolEnd { result, index } | LoopEvent::ToolSkipped { result, index } => {
+                let object = self.objects.borrow_mut().result(index, result);
+                self.call(event.kind(), "result", &object, None)
+            }
+            LoopEvent::QueuedMessage {
+                message,
+                queue,
+                index,
+            } => {
+                let object = self.objects.borrow_mut().message(index, message);
+                let queue = JsValue::from_str(intern(queue.as_str()));
+                self.call(event.kind(), "message", &object, Some(("queue", &queue)))
+            }
+            LoopEvent::TurnEnd { reason, steps } => {
+                let reason = JsValue::from_str(intern(reason.as_str()));
+                self.call(
+                    event.kind(),
+                    "reason",
+                    &reason,
+                    Some(("steps", &steps.into())),
+                )
+            }
+        }
     }
 }
 
 impl JsObserver {
-    /// Calls `on_event` with the JS object for `event`: what it returned if that is an object (a rejected
-    /// promise if it threw), `None` for anything else. Messages are made (or reused) through the run's
-    /// mirror, so the objects an observer sees are the ones later requests and the result hold.
-    fn call(&self, on_event: &Function, event: &LoopEvent<'_, JsEvent>) -> Option<JsValue> {
-        let kind = key(event.kind());
-        let emit = |shape: EventShape, a: &JsValue, b: &JsValue| {
-            emit_js(on_event, shape as u32, kind, a, b).then(take_kept_js)
+    /// Calls the function with `{ type: kind, [key]: value, [key2]: value2 }`: its returned promise (or
+    /// thenable) to await; `None` when it returned anything else.
+    fn call(
+        &self,
+        kind: &str,
+        key: &str,
+        value: &JsValue,
+        second: Option<(&str, &JsValue)>,
+    ) -> Observed {
+        let Some(on_event) = &self.on_event else {
+            return Ok(None);
         };
-        let none = &JsValue::UNDEFINED;
-        match event {
-            LoopEvent::ModelEvent { event } => emit(EventShape::Event, &event.0, none),
-            LoopEvent::AssistantMessage { message } => {
-                let js = self.mirror.borrow_mut().assistant(message);
-                emit(EventShape::Message, &js, none)
-            }
-            LoopEvent::ToolStart { call } => {
-                let js = self.mirror.borrow_mut().call(call);
-                emit(EventShape::Call, &js, none)
-            }
-            LoopEvent::ToolProgress { call_id, content } => emit(
-                EventShape::Progress,
-                &JsValue::from_str(call_id),
-                &to_js(content),
-            ),
-            LoopEvent::ToolEnd { result } | LoopEvent::ToolSkipped { result } => {
-                let js = self.mirror.borrow_mut().result(result);
-                emit(EventShape::Result, &js, none)
-            }
-            LoopEvent::QueuedMessage { message, queue } => {
-                let js = self.mirror.borrow_mut().queued(message);
-                emit(EventShape::Queued, &js, key(queue.as_str()))
-            }
-            LoopEvent::TurnEnd { reason, steps } => emit(
-                EventShape::TurnEnd,
-                key(reason.as_str()),
-                &JsValue::from(*steps),
-            ),
-        }
+        let none = JsValue::UNDEFINED;
+        let (k2, v2) = second.map_or((None, &none), |(k, v)| (Some(k), v));
+        let returned = emit_js(
+            on_event,
+            intern(kind),
+            intern(key),
+            value,
+            k2.map(intern),
+            v2,
+        );
+        let Some(promise) = returned.map_err(|e| error_message(&e))? else {
+            return Ok(None);
+        };
+        Ok(Some(Box::pin(async move {
+            JsFuture::from(promise)
+                .await
+                .map(drop)
+                .map_err(|e| error_message(&e))
+        })))
     }
 }

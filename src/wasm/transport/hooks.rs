@@ -1,10 +1,9 @@
 //! The JS functions of SPEC §7 as the core's hooks and queues: `beforeToolCall(call, ctx)`,
 //! `afterToolCall(call, result, ctx)`, `prepareRequest(request, ctx)`, `getSteeringMessages()` and
-//! `getFollowUpMessages()`. Each is called in one `glue.js` call (`callHook`) with the run's frozen objects
-//! (`ctx = { signal, step, messages }`, `messages` the transcript's objects as the mirror holds them), a
-//! returned promise is awaited through `waiter.rs`, and what it returns is read here: nothing (undefined
-//! or null) changes nothing; anything but the shapes SPEC names is an error naming the field, which the
-//! core answers as it answers a hook that threw.
+//! `getFollowUpMessages()`. Each is called with the transcript's frozen objects (`ctx = { signal, step,
+//! messages }`, frozen too), a returned promise is awaited, and what it returns is read here: nothing
+//! (undefined or null) changes nothing; anything but the shapes SPEC names is an error naming the field,
+//! which the core answers as it answers a hook that threw.
 
 use std::cell::OnceCell;
 use std::rc::Rc;
@@ -13,60 +12,42 @@ use js_sys::Function;
 use wasm_bindgen::JsValue;
 
 use super::convert::{
-    array_from_js, describe, error_message, from_js, get_key, is_object, messages_from_js,
+    array_from_js, describe, error_message, from_js, get, is_object, messages_from_js, settle,
+    string_of,
 };
-use super::glue::{call_hook_js, frozen_copy_js, frozen_request_js, new_controller_js};
-use super::mirror::{Patched, SharedMirror};
-use super::signal::handed;
-use super::waiter::settle_call;
+use super::glue::{hook_context_js, invoke_js};
+use super::model::Requests;
+use super::signal::{handed, never};
 use crate::control::{
     AfterToolCall, BeforeToolCall, Block, HookContext, MessageQueue, PrepareRequest, RequestPatch,
     ResultPatch,
 };
 use crate::message::{AgentMessage, ToolCall, ToolResultMessage};
 use crate::model::ModelRequest;
-use crate::signal::{AbortSignal, Registration};
+use crate::signal::Registration;
 use crate::tools::HookFuture;
 
-/// What a run's hooks share: its mirror, its custom roles, its tool definitions as JS, and the signal that
-/// never aborts (made once, if a hook needs it: the caller gave no signal).
+/// What a run's hooks share: how its requests and transcript are shown, its custom roles, and the signal
+/// that never aborts (made once, if a hook needs it: the caller gave no signal).
 pub struct Hooks {
-    mirror: SharedMirror,
-    custom_roles: Vec<String>,
-    definitions: JsValue,
-    /// The definitions as `prepareRequest` is shown them: one frozen array for the run (nothing can change it).
-    shown_tools: OnceCell<JsValue>,
+    pub requests: Requests,
+    pub custom_roles: Vec<String>,
     never: OnceCell<JsValue>,
 }
 
 /// One of a run's JS hooks or queues.
 pub struct JsHook {
-    function: Function,
-    hooks: Rc<Hooks>,
-}
-
-/// `prepareRequest`, or, without one, the bridge's own look at each request of a run with custom roles:
-/// either way the transcript's objects are brought up to date right before the request, which the model's
-/// request is then made from (`Mirror::request_messages` leaves the custom-role messages out).
-pub struct JsPrepareRequest {
-    function: Option<Function>,
-    hooks: Rc<Hooks>,
+    pub function: Function,
+    pub hooks: Rc<Hooks>,
 }
 
 impl Hooks {
-    pub fn new(mirror: SharedMirror, custom_roles: Vec<String>, definitions: JsValue) -> Rc<Self> {
+    pub fn new(requests: Requests, custom_roles: Vec<String>) -> Rc<Self> {
         Rc::new(Hooks {
-            mirror,
+            requests,
             custom_roles,
-            definitions,
-            shown_tools: OnceCell::new(),
             never: OnceCell::new(),
         })
-    }
-
-    /// The run's custom roles: a returned message of one of them is read as a custom message.
-    pub fn custom_roles(&self) -> &[String] {
-        &self.custom_roles
     }
 
     pub fn hook(self: &Rc<Self>, function: Function) -> JsHook {
@@ -76,47 +57,32 @@ impl Hooks {
         }
     }
 
-    pub fn prepare_request(self: &Rc<Self>, function: Option<Function>) -> JsPrepareRequest {
-        JsPrepareRequest {
-            function,
-            hooks: self.clone(),
-        }
-    }
-
-    /// The JS signal a hook gets, and what keeps it following `signal` while the hook runs.
-    fn signal(&self, signal: &AbortSignal) -> (JsValue, Registration) {
-        handed(signal).unwrap_or_else(|| {
-            let never = self
-                .never
-                .get_or_init(|| get_key(&new_controller_js(), "signal").unwrap_or_default());
-            (never.clone(), Registration::none())
-        })
-    }
-
-    /// Calls `function` with `args` (none for a queue; else the subject, and the result for
-    /// `afterToolCall`) and the context made of `context`; what it returned, awaited, or what it threw.
+    /// Calls `function` with `a` and `b` (a queue: with nothing) and, for a hook, the context made of
+    /// `context`: what it returned, awaited, or the message of what it threw.
     async fn call(
         &self,
         function: &Function,
-        args: &[&JsValue],
+        args: (&JsValue, &JsValue),
         context: Option<HookContext<'_>>,
     ) -> Result<JsValue, String> {
         let none = JsValue::UNDEFINED;
-        let (arity, signal, held, step, messages) = match context {
-            None => (0, none.clone(), Registration::none(), 0, none.clone()),
+        let (context, held) = match context {
+            None => (none.clone(), Registration::none()),
             Some(context) => {
-                let (signal, held) = self.signal(context.signal);
-                let messages = self.mirror.borrow_mut().hook_view(context.messages);
-                let arity = args.len() as u32 + 1;
-                (arity, signal, held, context.step, messages)
+                let (signal, held) = handed(context.signal).unwrap_or_else(|| {
+                    (self.never.get_or_init(never).clone(), Registration::none())
+                });
+                let messages = self.requests.objects.borrow_mut().view(context.messages);
+                (hook_context_js(&signal, context.step, &messages), held)
             }
         };
-        let (a, b) = (args.first().copied(), args.get(1).copied());
-        let (a, b) = (a.unwrap_or(&none), b.unwrap_or(&none));
-        let outcome = settle_call(|waiter, id| {
-            call_hook_js(function, arity, a, b, &signal, step, &messages, waiter, id)
-        })
-        .await;
+        // The context goes after the arguments the hook takes: `f(call, ctx)`, `f(call, result, ctx)`.
+        let called = match (args.0.is_undefined(), args.1.is_undefined()) {
+            (true, _) => invoke_js(function, &none, &none, &none, &none),
+            (false, true) => invoke_js(function, &none, args.0, &context, &none),
+            (false, false) => invoke_js(function, &none, args.0, args.1, &context),
+        };
+        let outcome = settle(called).await;
         drop(held);
         outcome.map_err(|e| error_message(&e))
     }
@@ -129,10 +95,10 @@ impl BeforeToolCall for JsHook {
         context: HookContext<'a>,
     ) -> HookFuture<'a, Option<Block>> {
         Box::pin(async move {
-            let call = self.hooks.mirror.borrow_mut().call(call);
-            let returned = self
-                .hooks
-                .call(&self.function, &[&call], Some(context))
+            let call = self.hooks.requests.objects.borrow().call(call);
+            let none = JsValue::UNDEFINED;
+            let returned = (self.hooks)
+                .call(&self.function, (&call, &none), Some(context))
                 .await?;
             read_block(&returned)
         })
@@ -147,63 +113,31 @@ impl AfterToolCall for JsHook {
         context: HookContext<'a>,
     ) -> HookFuture<'a, Option<ResultPatch>> {
         Box::pin(async move {
-            let (call_js, result_js) = {
-                let mut mirror = self.hooks.mirror.borrow_mut();
-                // Up to date first: catching up later would drop the result object made here, and
-                // `tool_end` would make another.
-                mirror.catch_up(context.messages);
-                (mirror.call(call), mirror.result(result))
+            let (call, result) = {
+                let mut objects = self.hooks.requests.objects.borrow_mut();
+                (objects.call(call), objects.shown_result(result))
             };
-            let args = [&call_js, &result_js];
-            let returned = self.hooks.call(&self.function, &args, Some(context)).await;
-            let patch = returned.and_then(|returned| read_result_patch(&returned));
-            // A result the patch (or an error result) replaces gets its own object at its `tool_end`.
-            let kept = match &patch {
-                Ok(None) => true,
-                Ok(Some(p)) => !p.changes_result(),
-                Err(_) => false,
-            };
-            if !kept {
-                self.hooks
-                    .mirror
-                    .borrow_mut()
-                    .forget_result(&result.tool_call_id);
-            }
-            patch
+            let returned = (self.hooks)
+                .call(&self.function, (&call, &result), Some(context))
+                .await?;
+            read_result_patch(&returned)
         })
     }
 }
 
-impl PrepareRequest for JsPrepareRequest {
+impl PrepareRequest for JsHook {
     fn prepare_request<'a>(
         &'a self,
         request: ModelRequest<'a>,
         context: HookContext<'a>,
     ) -> HookFuture<'a, Option<RequestPatch>> {
         Box::pin(async move {
-            let hooks = &self.hooks;
-            let Some(function) = &self.function else {
-                hooks.mirror.borrow_mut().catch_up(context.messages);
-                return Ok(None);
-            };
-            let (system_prompt, messages) = {
-                let mut mirror = hooks.mirror.borrow_mut();
-                mirror.catch_up(context.messages);
-                let system_prompt = mirror.system_prompt(request.system_prompt);
-                (system_prompt, mirror.request_messages(request.messages))
-            };
-            let tools =
-                (hooks.shown_tools).get_or_init(|| frozen_copy_js(&hooks.definitions).into());
-            let shown = frozen_request_js(&system_prompt, &messages, tools);
-            let returned = hooks.call(function, &[&shown], Some(context)).await?;
-            let patch = read_request_patch(&returned, &hooks.custom_roles)?;
-            if let Some(patch) = &patch {
-                hooks.mirror.borrow_mut().patch_request(Patched {
-                    messages: patch.messages.is_some(),
-                    tools: patch.tools.is_some(),
-                });
-            }
-            Ok(patch)
+            let shown = self.hooks.requests.js(&request);
+            let none = JsValue::UNDEFINED;
+            let returned = (self.hooks)
+                .call(&self.function, (&shown, &none), Some(context))
+                .await?;
+            read_request_patch(&returned, &self.hooks.custom_roles)
         })
     }
 }
@@ -211,7 +145,11 @@ impl PrepareRequest for JsPrepareRequest {
 impl MessageQueue for JsHook {
     fn take_messages(&self) -> HookFuture<'_, Vec<AgentMessage>> {
         Box::pin(async move {
-            let returned = self.hooks.call(&self.function, &[], None).await?;
+            let none = JsValue::UNDEFINED;
+            let returned = self
+                .hooks
+                .call(&self.function, (&none, &none), None)
+                .await?;
             if returned.is_null_or_undefined() {
                 return Ok(Vec::new());
             }
@@ -225,7 +163,7 @@ fn read_block(returned: &JsValue) -> Result<Option<Block>, String> {
     let Some(answer) = object(returned, "{ block: true, reason? }")? else {
         return Ok(None);
     };
-    let block = get_key(answer, "block").map_err(|e| threw("block", &e))?;
+    let block = get(answer, "block", "returned block")?;
     match block.as_bool() {
         Some(true) => Ok(Some(Block {
             reason: string(answer, "reason")?,
@@ -292,20 +230,22 @@ fn object<'v>(returned: &'v JsValue, expected: &str) -> Result<Option<&'v JsValu
 
 /// `answer[name]`; `None` when undefined or null.
 fn field(answer: &JsValue, name: &'static str) -> Result<Option<JsValue>, String> {
-    let value = get_key(answer, name).map_err(|e| threw(name, &e))?;
+    let value = get(answer, name, &format!("returned {name}"))?;
     Ok((!value.is_null_or_undefined()).then_some(value))
 }
 
 /// An optional string field.
 fn string(answer: &JsValue, name: &'static str) -> Result<Option<String>, String> {
+    let what = format!("returned {name}");
     match field(answer, name)? {
         None => Ok(None),
-        Some(value) => (value.as_string().map(Some)).ok_or_else(|| {
-            format!(
-                "returned {name} must be a string (got {})",
+        Some(value) => match string_of(&value, &what)? {
+            Some(text) => Ok(Some(text)),
+            None => Err(format!(
+                "{what} must be a string (got {})",
                 describe(&value)
-            )
-        }),
+            )),
+        },
     }
 }
 
@@ -320,9 +260,4 @@ fn boolean(answer: &JsValue, name: &'static str) -> Result<Option<bool>, String>
             )
         }),
     }
-}
-
-/// A getter of the returned object that threw.
-fn threw(name: &str, error: &JsValue) -> String {
-    format!("returned {name}: {}", error_message(error))
 }

@@ -1,21 +1,18 @@
 //! The transport layer: how values, calls, promises and streams cross between the core and JS. It implements
 //! the core's traits over JS values (`Model`, `ToolHandler`, `ToolExecutor`, `Observer`, `SignalSource`,
-//! `Timers`, the hooks and queues) and knows nothing of the API layer. The module map is in `src/wasm/mod.rs`; modules are listed here in the
-//! order they build on each other (each uses only modules above it).
+//! `Timers`, the hooks and queues) and knows nothing of the API layer. The module map is in
+//! `src/wasm/mod.rs`; modules are listed here in the order they build on each other (each uses only modules
+//! above it).
 
 pub mod glue;
-pub mod protocol;
 
 pub mod convert;
-pub mod task;
-pub mod waiter;
 
 pub mod regexp;
 pub mod signal;
 pub mod timers;
 
-pub mod mirror;
-pub mod tool_output;
+pub mod objects;
 
 pub mod approval;
 pub mod model;

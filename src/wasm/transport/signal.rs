@@ -7,10 +7,8 @@ use std::any::Any;
 use std::task::Waker;
 
 use wasm_bindgen::closure::Closure;
-use wasm_bindgen::JsValue;
+use wasm_bindgen::{JsCast, JsValue};
 
-use super::convert::get_key;
-use super::glue::{abort_controller_js, listen_abort_js, new_controller_js};
 use crate::signal::{AbortSignal, Registration, SignalSource};
 
 pub struct JsSignal(pub web_sys::AbortSignal);
@@ -19,7 +17,7 @@ impl JsSignal {
     /// `signal.aborted`, read so that a getter that throws (an object that only claims to be an
     /// AbortSignal) is an error, never an exception unwinding through the loop.
     pub fn read(signal: &web_sys::AbortSignal) -> Result<bool, JsValue> {
-        get_key(signal, "aborted").map(|a| a.is_truthy())
+        js_sys::Reflect::get(signal, &JsValue::from_str("aborted")).map(|a| a.is_truthy())
     }
 }
 
@@ -35,15 +33,12 @@ impl SignalSource for JsSignal {
     /// An `abort` listener on the JS signal, removed when the registration is dropped: how a call's own
     /// signal hears that the run was aborted.
     fn subscribe(&self, listener: Box<dyn FnOnce()>) -> Registration {
-        let mut listener = Some(listener);
-        let closure = Closure::<dyn FnMut()>::new(move || {
-            if let Some(listener) = listener.take() {
-                listener();
-            }
-        });
-        listen_abort_js(&self.0, closure.as_ref(), true);
+        let closure = Closure::once(listener);
+        let target: &web_sys::EventTarget = self.0.unchecked_ref();
+        // Something that only claims to be an AbortSignal refuses: the child reads its parent's flag instead.
+        let _ = target.add_event_listener_with_callback("abort", closure.as_ref().unchecked_ref());
         Registration::new(Listening {
-            signal: self.0.clone().into(),
+            signal: self.0.clone(),
             closure,
         })
     }
@@ -55,13 +50,15 @@ impl SignalSource for JsSignal {
 
 /// An abort listener on a JS signal, removed when dropped.
 struct Listening {
-    signal: JsValue,
+    signal: web_sys::AbortSignal,
     closure: Closure<dyn FnMut()>,
 }
 
 impl Drop for Listening {
     fn drop(&mut self) {
-        listen_abort_js(&self.signal, self.closure.as_ref(), false);
+        let target: &web_sys::EventTarget = self.signal.unchecked_ref();
+        let _ = target
+            .remove_event_listener_with_callback("abort", self.closure.as_ref().unchecked_ref());
     }
 }
 
@@ -82,8 +79,13 @@ pub fn handed(signal: &AbortSignal) -> Option<(JsValue, Registration)> {
     if let Some(js) = js_signal(signal) {
         return Some((js.clone().into(), Registration::none()));
     }
-    let controller = new_controller_js();
-    let handed = get_key(&controller, "signal").unwrap_or(JsValue::UNDEFINED);
-    let following = signal.subscribe(Box::new(move || abort_controller_js(&controller)));
+    let controller = web_sys::AbortController::new().ok()?;
+    let handed = controller.signal().into();
+    let following = signal.subscribe(Box::new(move || controller.abort()));
     Some((handed, following))
+}
+
+/// A signal that never aborts, for a hook of a run without one (SPEC §7: always an AbortSignal).
+pub fn never() -> JsValue {
+    web_sys::AbortController::new().map_or(JsValue::UNDEFINED, |c| c.signal().into())
 }
