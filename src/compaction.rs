@@ -111,7 +111,7 @@ pub(crate) enum Picked {
     /// The view is the transcript.
     All,
     /// `view[i]` is message `at[i]`.
-    Some(Vec<usize>),
+    Filtered(Vec<usize>),
     /// `view[0]` is the last entry's summary message, `view[1 + i]` message `at[i]`.
     AfterSummary(Vec<usize>),
 }
@@ -120,7 +120,7 @@ impl Picked {
     pub(crate) fn sources(&self) -> Sources<'_> {
         match self {
             Picked::All => Sources::Transcript,
-            Picked::Some(at) => Sources::Picked(at),
+            Picked::Filtered(at) => Sources::Picked(at),
             Picked::AfterSummary(at) => Sources::Summarized(at),
         }
     }
@@ -141,7 +141,7 @@ pub(crate) fn view(
     let sent = (messages.iter().enumerate().skip(first)).filter(|(_, m)| is_sent(m));
     let (at, kept): (Vec<usize>, Vec<AgentMessage>) = sent.map(|(i, m)| (i, m.clone())).unzip();
     match entry {
-        None => (Cow::Owned(kept), Picked::Some(at)),
+        None => (Cow::Owned(kept), Picked::Filtered(at)),
         Some(entry) => {
             let view = std::iter::once(summary_message(entry)).chain(kept);
             (Cow::Owned(view.collect()), Picked::AfterSummary(at))
