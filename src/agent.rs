@@ -15,6 +15,19 @@
 //! conversation can go on with a `prompt`. (An app that means to decide later keeps the agent paused, or
 //! saves it with `to_jsonl`.)
 //!
+//! Every run gets the agent's part-three options too: its `budget` (per run: each run's usage starts at
+//! zero), `retry` policy and `compaction`; the entries a compaction appends stay in the conversation. A run
+//! that ended in an error (a provider that failed past its retries) is retried by prompting again with no
+//! new message: `prompt(vec![])` asks the model again from the conversation as it is.
+//!
+//! **What a saved session holds.** `to_jsonl` writes the messages, one per line, compaction entries
+//! included (role `compaction`, read back without `custom_roles`), and nothing else: the JSONL stays the
+//! transcript a pi-ai app writes. The step count of a paused run is not in it, because it cannot be read
+//! back from the messages (queued messages, retries and refused requests do not show in them). An app that
+//! saves a paused conversation keeps `steps()` beside it and hands it back as `AgentOptions::start_steps`,
+//! so the resumed run counts on from there and `max_steps` spans the whole run. An idle conversation needs
+//! nothing more: every `prompt` starts a run of its own, counted from 0.
+//!
 //! ```ignore-wasm32
 //! use std::rc::Rc;
 //! use tiny_pi::*;
@@ -52,16 +65,19 @@ use crate::agent_loop::{
     may_queue, run_agent_loop, AgentContext, LoopOptions, Observed, Observer, DEFAULT_MAX_STEPS,
 };
 use crate::approval::{needed, Approvals, PendingCall};
+use crate::compaction::{check_entries, CompactionOptions};
 use crate::control::{
     AfterToolCall, BeforeToolCall, LoopControl, MessageQueue, NoTimers, PrepareRequest, Timers,
 };
 use crate::event::{LoopEvent, RunReason, RunResult};
 use crate::message::AgentMessage;
 use crate::model::{Model, ModelStream};
+use crate::retry::RetryPolicy;
 use crate::session::{jsonl_lines, parse_jsonl, to_jsonl};
 use crate::signal::AbortController;
 use crate::tools::{Clock, ExecutionMode, HookFuture, ToolDefinition, ToolExecutor, ToolRegistry};
 use crate::transcript::{open_calls, repair_transcript, Unanswered};
+use crate::usage::Budget;
 
 /// What the agent is doing.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -196,6 +212,10 @@ pub struct AgentOptions<M> {
     /// The conversation to start from. When its last assistant message has calls without results, the agent
     /// starts paused on them.
     pub messages: Vec<AgentMessage>,
+    /// `startSteps`: the steps the paused run of `messages` had made (what `steps()` said when it was
+    /// saved), so that its resume counts on from them and `max_steps` spans the run. An agent that starts
+    /// idle ignores it: each `prompt` starts a run of its own, counted from 0.
+    pub start_steps: u32,
     /// `toolExecution` (SPEC §7's options, as `LoopControl` has them, owned).
     pub tool_execution: ExecutionMode,
     /// `toolTimeoutMs`.
@@ -209,8 +229,14 @@ pub struct AgentOptions<M> {
     /// `customRoles`: also the roles `prompt`, `steer` and `follow_up` accept besides `user`, and those
     /// `from_jsonl` reads.
     pub custom_roles: Vec<String>,
-    /// What timeouts are measured with.
+    /// What timeouts and the waits before retries are measured with.
     pub timers: Rc<dyn Timers>,
+    /// `budget` (SPEC §11), for each run.
+    pub budget: Option<Budget>,
+    /// `retry` (SPEC §12).
+    pub retry: Option<RetryPolicy>,
+    /// `compaction` (SPEC §13).
+    pub compaction: Option<CompactionOptions>,
 }
 
 impl<M> AgentOptions<M> {
@@ -224,6 +250,7 @@ impl<M> AgentOptions<M> {
             system_prompt: None,
             max_steps: DEFAULT_MAX_STEPS,
             messages: Vec::new(),
+            start_steps: 0,
             tool_execution: ExecutionMode::Parallel,
             tool_timeout_ms: None,
             before_tool_call: None,
@@ -231,7 +258,26 @@ impl<M> AgentOptions<M> {
             prepare_request: None,
             custom_roles: Vec::new(),
             timers: Rc::new(NoTimers),
+            budget: None,
+            retry: None,
+            compaction: None,
         }
+    }
+
+    /// The options' values as SPEC asks them to be (a positive budget, non-negative delays, positive
+    /// token limits) and `messages`' compaction entries cut where a run could: an error names the field.
+    pub fn check(&self) -> Result<(), AgentError> {
+        let budget = self.budget.as_ref().map(|b| b.check("options.budget"));
+        let retry = self.retry.as_ref().map(|r| r.check("options.retry"));
+        let compaction = (self.compaction.as_ref()).map(|c| c.check("options.compaction"));
+        let entries = check_entries(&self.messages).map_err(|e| format!("options.{e}"));
+        (budget
+            .into_iter()
+            .chain(retry)
+            .chain(compaction)
+            .chain([entries]))
+        .collect::<Result<(), String>>()
+        .map_err(AgentError::Input)
     }
 }
 
@@ -280,6 +326,8 @@ impl<M: Model + 'static> Agent<M> {
     /// result before its call or answering none, two results for a call, an id used twice in one message),
     /// the first one named (`options.messages[3]: ...`); when that message has such calls, the agent starts
     /// paused on them.
+    /// Refused too when an option's value is not one SPEC allows (`AgentOptions::check`); a paused agent's
+    /// resume counts steps on from `options.start_steps`.
     pub fn new(options: AgentOptions<M>) -> Result<Self, AgentError> {
         Self::starting(options, &|index| format!("options.messages[{index}]"))
     }
@@ -299,12 +347,13 @@ impl<M: Model + 'static> Agent<M> {
         mut options: AgentOptions<M>,
         name: &dyn Fn(usize) -> String,
     ) -> Result<Self, AgentError> {
+        options.check()?;
         let (state, pending) = starting_state_named(&*options.executor, &options.messages, name)?;
         let conversation = Conversation {
             state,
             messages: std::mem::take(&mut options.messages),
             pending,
-            steps: 0,
+            steps: options.start_steps,
             controller: None,
             idle: Vec::new(),
         };
@@ -467,6 +516,13 @@ impl<M: Model + 'static> Agent<M> {
         self.state() == AgentState::Running
     }
 
+    /// The steps the last run made (a paused agent restored from JSONL: `start_steps`). A paused
+    /// conversation's resume counts on from them: an app that saves one keeps this beside its JSONL and
+    /// hands it back as `AgentOptions::start_steps`.
+    pub fn steps(&self) -> u32 {
+        self.inner.conversation.borrow().steps
+    }
+
     /// Paused: the calls of the last message, in call order (`needs_approval` says which wait).
     pub fn pending(&self) -> Option<Vec<PendingCall>> {
         let conversation = self.inner.conversation.borrow();
@@ -554,6 +610,9 @@ impl<M: Model + 'static> Agent<M> {
                     timers: &*options.timers,
                     approvals,
                     start_steps: start.start_steps,
+                    budget: options.budget,
+                    retry: options.retry.as_ref(),
+                    compaction: options.compaction.as_ref(),
                 },
             })
             .await;

@@ -1,6 +1,8 @@
-//! Loop control (SPEC §7): what a run may be given beyond part one. Hooks around each tool call and each
+//! Loop control: what a run may be given beyond part one. SPEC §7's hooks around each tool call and each
 //! request, the steering and follow-up queues, how calls are executed, their timeouts, and the timers
-//! behind them. Every part is optional: `LoopControl::default()` is a part-one run, event for event.
+//! behind them; §8's approvals; part three's budget (`crate::usage`), retry policy (`crate::retry`) and
+//! compaction (`crate::compaction`). Every part is optional: `LoopControl::default()` is a part-one run,
+//! event for event.
 //!
 //! Hooks, queues and timers are traits, so a host implements them its own way (the wasm bridge calls JS
 //! functions and uses JS timers; native tests drive them by hand). A hook answers with a future of
@@ -65,14 +67,23 @@
 //! assert_eq!(blocked.details, Some(json!({"skipped": true, "reason": "blocked"})));
 //! ```
 
+use std::future::Future;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+
+use futures::channel::oneshot;
+use futures::FutureExt;
 use serde_json::Value;
 
 use crate::approval::Approvals;
+use crate::compaction::CompactionOptions;
 use crate::message::{AgentMessage, MediaBlock, ToolCall, ToolResultMessage};
 use crate::model::{ModelRequest, Sources};
+use crate::retry::RetryPolicy;
 use crate::signal::{AbortSignal, Registration};
 use crate::tools::definition::ToolDefinition;
 use crate::tools::executor::{ExecutionMode, HookFuture};
+use crate::usage::Budget;
 
 /// What every hook gets beside its subject. Lent: a hook that keeps any of it must copy it.
 #[derive(Debug, Clone, Copy)]
@@ -195,13 +206,45 @@ pub trait MessageQueue {
     fn take_messages(&self) -> HookFuture<'_, Vec<AgentMessage>>;
 }
 
-/// The host's timers, for per-call timeouts.
+/// The host's timers: per-call timeouts (SPEC §7) and the waits before retries (SPEC §12).
 pub trait Timers {
     /// Calls `fire` once, `ms` milliseconds from now, unless the returned registration is dropped first.
     fn set_timeout(&self, ms: u32, fire: Box<dyn FnOnce()>) -> Registration;
+
+    /// A wait of `ms` milliseconds on `set_timeout`: it ends when the timer fires, or at once when the
+    /// timers drop the callback unfired (`NoTimers`). Dropped before it ends, its timer is cleared.
+    fn sleep(&self, ms: u32) -> Sleep {
+        let (fire, fired) = oneshot::channel();
+        let registration = self.set_timeout(
+            ms,
+            Box::new(move || {
+                let _ = fire.send(());
+            }),
+        );
+        Sleep {
+            fired,
+            _registration: registration,
+        }
+    }
 }
 
-/// Timers that never fire: the default, for runs that set no timeout.
+/// `Timers::sleep`'s wait.
+pub struct Sleep {
+    fired: oneshot::Receiver<()>,
+    _registration: Registration,
+}
+
+impl Future for Sleep {
+    type Output = ();
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        // Fired, or the callback was dropped unfired: either way there is nothing more to wait for.
+        self.fired.poll_unpin(cx).map(|_| ())
+    }
+}
+
+/// Timers that never fire: the default, for runs that set no timeout. A timeout never happens, and a
+/// wait (before a retry) ends at once.
 pub struct NoTimers;
 
 impl Timers for NoTimers {
@@ -211,8 +254,8 @@ impl Timers for NoTimers {
     }
 }
 
-/// The options of SPEC §7 and §8. The default changes nothing: no hook, no queue, parallel execution, no
-/// timeout, no decisions, steps counted from 0.
+/// The options of SPEC §7, §8 and part three. The default changes nothing: no hook, no queue, parallel
+/// execution, no timeout, no decisions, steps counted from 0, no budget, no retry, no compaction.
 pub struct LoopControl<'a> {
     /// `toolExecution`: `Sequential` runs every batch one call at a time.
     pub tool_execution: ExecutionMode,
@@ -230,7 +273,8 @@ pub struct LoopControl<'a> {
     pub follow_up: Option<&'a dyn MessageQueue>,
     /// `customRoles`: the roles of the app's own messages the run keeps and never sends.
     pub custom_roles: Vec<String>,
-    /// What timeouts are measured with; `NoTimers` (never fires) by default.
+    /// What timeouts and the waits before retries are measured with; `NoTimers` by default (a timeout
+    /// never fires, a wait ends at once).
     pub timers: &'a dyn Timers,
     /// `approvals` (SPEC §8): decisions by call id. A batch with a call that needs approval and no decision
     /// for it pauses the run; a decision applies to any call with its id (a denial denies a call whose tool
@@ -239,6 +283,12 @@ pub struct LoopControl<'a> {
     /// `startSteps` (SPEC §8): the steps already made by the runs this one continues (a paused run's
     /// `steps`), so that `max_steps` spans the conversation; the result's `steps` counts on from it.
     pub start_steps: u32,
+    /// `budget` (SPEC §11): the run ends with reason `budget` once its usage reaches a limit.
+    pub budget: Option<Budget>,
+    /// `retry` (SPEC §12): how failed responses are retried; `None` retries nothing.
+    pub retry: Option<&'a RetryPolicy>,
+    /// `compaction` (SPEC §13): when and how the context is compacted before a request.
+    pub compaction: Option<&'a CompactionOptions>,
 }
 
 impl Default for LoopControl<'_> {
@@ -255,6 +305,9 @@ impl Default for LoopControl<'_> {
             timers: &NoTimers,
             approvals: Approvals::new(),
             start_steps: 0,
+            budget: None,
+            retry: None,
+            compaction: None,
         }
     }
 }

@@ -5,14 +5,17 @@ use serde::{Deserialize, Serialize};
 use crate::approval::PendingCall;
 pub use crate::message::SkipReason;
 use crate::message::{
-    tagged, AgentMessage, AssistantMessage, MediaBlock, ToolCall, ToolResultMessage,
+    tagged, AgentMessage, AssistantMessage, CompactionEntry, MediaBlock, ToolCall,
+    ToolResultMessage,
 };
+use crate::usage::Usage;
 
 /// One observable step of a run. Borrowed, so emitting an event copies nothing; `E` is the model's own
 /// event type, forwarded untouched (the wasm bridge hands JS the very objects the model yielded).
 ///
 /// Every message the run appends is announced by exactly one event, which says where it goes in the
-/// transcript (`index`, never serialized): `assistant_message` and `queued_message` once it is appended,
+/// transcript (`index`, never serialized): `assistant_message`, `queued_message` and `compaction` once it is
+/// appended,
 /// `tool_end` and `tool_skipped` for the place the result takes when its batch is appended. A host that
 /// keeps its own form of each message (the wasm bridge's frozen JS objects) keeps it by that index.
 #[derive(Debug, Serialize)]
@@ -58,6 +61,20 @@ pub enum LoopEvent<'a, E> {
         #[serde(skip)]
         index: usize,
     },
+    /// A failed response will be retried (SPEC §12), after a wait of `delay_ms`: the `attempt`-th retry of
+    /// this request (1 for the first), and why the response failed.
+    Retry {
+        attempt: u32,
+        delay_ms: f64,
+        error: &'a str,
+    },
+    /// A compaction entry (SPEC §13), after it was appended.
+    Compaction {
+        #[serde(serialize_with = "tagged::compaction")]
+        entry: &'a CompactionEntry,
+        #[serde(skip)]
+        index: usize,
+    },
     TurnEnd {
         reason: RunReason,
         steps: u32,
@@ -84,6 +101,8 @@ impl<E> LoopEvent<'_, E> {
             LoopEvent::ToolEnd { .. } => "tool_end",
             LoopEvent::ToolSkipped { .. } => "tool_skipped",
             LoopEvent::QueuedMessage { .. } => "queued_message",
+            LoopEvent::Retry { .. } => "retry",
+            LoopEvent::Compaction { .. } => "compaction",
             LoopEvent::TurnEnd { .. } => "turn_end",
         }
     }
@@ -102,6 +121,8 @@ pub enum RunReason {
     Terminated,
     /// A call of the last batch waits for a decision (SPEC §8): `RunResult::pending` lists the batch.
     Paused,
+    /// The run's usage reached its budget (SPEC §11).
+    Budget,
 }
 
 impl RunReason {
@@ -114,6 +135,7 @@ impl RunReason {
             RunReason::MaxSteps => "maxSteps",
             RunReason::Terminated => "terminated",
             RunReason::Paused => "paused",
+            RunReason::Budget => "budget",
         }
     }
 }
@@ -161,4 +183,9 @@ pub struct RunResult {
     /// For a `paused` run (SPEC §8): every call of the last message, in call order; `None` otherwise.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub pending: Option<Vec<PendingCall>>,
+    /// SPEC §11: tokens and cost summed over every final message the model returned in this run (appended,
+    /// or dropped by a retry). Always present; zeros when nothing was reported.
+    pub usage: Usage,
+    /// SPEC §12: the retries this run made (each announced by a `retry` event).
+    pub retries: u32,
 }

@@ -7,15 +7,26 @@
 //! Where to start: [`run_agent_loop`] (one run, SPEC §4), [`LoopControl`] (hooks, queues, timeouts: §7),
 //! [`approval`] (pause and resume: §8, with an example), [`Agent`] (a conversation: §9), [`to_jsonl`] /
 //! [`parse_jsonl`] (sessions), [`validate_transcript`] and [`repair_transcript`].
+//!
+//! What a long-running app needs (SPEC part three), each an option of [`LoopControl`] and of
+//! [`AgentOptions`]: [`usage`] (`RunResult::usage`, summed from pi-ai's `usage` on every final message, and
+//! a [`Budget`] that ends a run with reason `budget`: §11), [`retry`] (a [`RetryPolicy`] that retries a
+//! failed response after a wait on the host's [`Timers`], announced by `LoopEvent::Retry`: §12) and
+//! [`compaction`] ([`CompactionOptions`]: over a token limit, the loop appends a [`CompactionEntry`], a
+//! built-in role, and later requests carry its summary and the messages from its cut on, announced by
+//! `LoopEvent::Compaction`: §13). Where each rule runs in the loop: [`agent_loop`].
 
 pub mod agent;
 pub mod agent_loop;
 pub mod approval;
+pub mod compaction;
 pub mod control;
+pub mod estimate;
 pub mod event;
 pub mod message;
 pub mod model;
 pub mod reading;
+pub mod retry;
 pub mod schema;
 pub mod session;
 pub mod shape;
@@ -23,6 +34,7 @@ pub mod signal;
 pub mod tools;
 pub mod trace;
 pub mod transcript;
+pub mod usage;
 
 #[cfg(all(target_arch = "wasm32", feature = "js"))]
 pub mod wasm;
@@ -35,9 +47,10 @@ pub use agent_loop::{
     DEFAULT_MAX_STEPS,
 };
 pub use approval::{Approval, ApprovalCheck, Approvals, NeedsApproval, PendingCall};
+pub use compaction::{CompactionOptions, EstimateTokens, Summarize};
 pub use control::{
     AfterToolCall, BeforeToolCall, Block, HookContext, LoopControl, MessageQueue, NoTimers,
-    PrepareRequest, RequestPatch, ResultPatch, Timers,
+    PrepareRequest, RequestPatch, ResultPatch, Sleep, Timers,
 };
 pub use event::{LoopEvent, Queue, RunReason, RunResult};
 pub use message::*;
@@ -45,6 +58,7 @@ pub use model::{
     EventGrammar, Model, ModelEvent, ModelRequest, ModelStream, Partial, RecordedRequest,
     ScriptedModel, Sources, StreamEvent,
 };
+pub use retry::{Failure, RetryPolicy, ShouldRetry};
 pub use session::{jsonl_lines, parse_jsonl, to_jsonl, JsonlError};
 pub use signal::{AbortController, AbortSignal, Registration, SignalSource};
 pub use tools::{
@@ -59,3 +73,4 @@ pub use transcript::{
     open_calls, repair_transcript, validate_transcript, validate_transcript_with, Problem,
     ProblemKind, Repaired, Unanswered, ValidateOptions, Validation,
 };
+pub use usage::{Budget, Usage};

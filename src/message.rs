@@ -1,4 +1,5 @@
-//! The canonical transcript (SPEC §1), in pi-ai's JSON shapes.
+//! The canonical transcript (SPEC §1), in pi-ai's JSON shapes, with the app's custom-role messages (§7) and
+//! compaction entries (§13).
 //!
 //! Every struct keeps unknown fields in `extra` so that provider data (usage, api, model, signatures, ...)
 //! survives a run unchanged. How each shape is read from JSON is `crate::reading`.
@@ -299,12 +300,43 @@ pub struct CustomMessage {
     pub fields: Extra,
 }
 
+/// A compaction entry (SPEC §13), a built-in role: the loop appends one when it compacts the context. It
+/// records the cut: requests after it carry `summary` (as a user message) and the transcript's messages from
+/// `first_kept_index` on, while the transcript itself keeps every message. Never sent to the model, and no
+/// part of the pairing rules.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CompactionEntry {
+    /// What `summarize` wrote of the messages before the cut.
+    pub summary: String,
+    /// The transcript index of the first message requests still carry (a user or assistant message).
+    pub first_kept_index: usize,
+    /// The estimated tokens of the request the entry shortened, before the cut.
+    pub tokens_before: f64,
+    /// Lenient on input (0 when missing), as every message's.
+    pub timestamp: f64,
+    #[serde(flatten)]
+    pub extra: Extra,
+}
+
+impl CompactionEntry {
+    /// This entry with `"role": "compaction"`, as it looks on its own.
+    pub fn tagged(&self) -> WithRole<'_, Self> {
+        WithRole {
+            role: "compaction",
+            inner: self,
+        }
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "role", rename_all = "camelCase")]
 pub enum AgentMessage {
     User(UserMessage),
     Assistant(AssistantMessage),
     ToolResult(ToolResultMessage),
+    /// A compaction entry (SPEC §13): `{"role": "compaction", ...}`.
+    Compaction(CompactionEntry),
     /// Written as it was read: its own `role` and fields.
     #[serde(untagged)]
     Custom(CustomMessage),
@@ -358,6 +390,7 @@ impl AgentMessage {
             AgentMessage::User(_) => "user",
             AgentMessage::Assistant(_) => "assistant",
             AgentMessage::ToolResult(_) => "toolResult",
+            AgentMessage::Compaction(_) => "compaction",
             AgentMessage::Custom(custom) => &custom.role,
         }
     }
@@ -389,7 +422,7 @@ pub mod tagged {
 
     use serde::{Serialize, Serializer};
 
-    use super::{AssistantMessage, ToolCall, ToolResultMessage};
+    use super::{AssistantMessage, CompactionEntry, ToolCall, ToolResultMessage};
 
     pub fn assistant<S: Serializer>(
         m: &impl Borrow<AssistantMessage>,
@@ -407,5 +440,12 @@ pub mod tagged {
 
     pub fn tool_call<S: Serializer>(c: &impl Borrow<ToolCall>, s: S) -> Result<S::Ok, S::Error> {
         c.borrow().tagged().serialize(s)
+    }
+
+    pub fn compaction<S: Serializer>(
+        e: &impl Borrow<CompactionEntry>,
+        s: S,
+    ) -> Result<S::Ok, S::Error> {
+        e.borrow().tagged().serialize(s)
     }
 }

@@ -33,6 +33,9 @@ pub enum Sources<'a> {
     Transcript,
     /// `messages[i]` is the transcript's message `at[i]`.
     Picked(&'a [usize]),
+    /// `messages[0]` is the summary message of the transcript's last compaction entry (SPEC §13), made for
+    /// this request; `messages[1 + i]` is the transcript's message `at[i]`.
+    Summarized(&'a [usize]),
     /// Messages the transcript does not hold as they are (`prepareRequest` replaced them, or a caller
     /// built the request).
     #[default]

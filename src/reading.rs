@@ -18,8 +18,8 @@
 use serde_json::Value;
 
 use crate::message::{
-    empty_object, AgentMessage, AssistantBlock, AssistantMessage, CustomMessage, Extra,
-    ImageContent, MediaBlock, StopReason, TextContent, ThinkingContent, ToolCall,
+    empty_object, AgentMessage, AssistantBlock, AssistantMessage, CompactionEntry, CustomMessage,
+    Extra, ImageContent, MediaBlock, StopReason, TextContent, ThinkingContent, ToolCall,
     ToolResultMessage, UserContent, UserMessage,
 };
 use crate::model::RecordedRequest;
@@ -266,6 +266,7 @@ deserialize_via_value!(
     UserMessage,
     AssistantMessage,
     ToolResultMessage,
+    CompactionEntry,
     CustomMessage,
     AgentMessage
 );
@@ -458,17 +459,59 @@ impl AgentMessage {
             "user" => |f| UserMessage::from_fields(f).map(AgentMessage::User),
             "assistant" => |f| AssistantMessage::from_fields(f).map(AgentMessage::Assistant),
             "toolResult" => |f| ToolResultMessage::from_fields(f).map(AgentMessage::ToolResult),
+            "compaction" => |f| CompactionEntry::from_fields(f).map(AgentMessage::Compaction),
             role if custom_roles.iter().any(|r| r.as_ref() == role) => {
                 |f| CustomMessage::from_fields(f).map(AgentMessage::Custom)
             }
             other => {
-                let mut expected = vec!["user", "assistant", "toolResult"];
+                let mut expected = vec!["user", "assistant", "toolResult", "compaction"];
                 expected.extend(custom_roles.iter().map(AsRef::as_ref));
                 return Err(unknown_tag("role", other, &expected));
             }
         };
         read(f)
     }
+}
+
+impl CompactionEntry {
+    /// `summary` a string and `firstKeptIndex` a non-negative integer (SPEC §13); `tokensBefore` and
+    /// `timestamp` numbers, 0 when missing.
+    pub fn from_value(value: Value) -> Result<Self, String> {
+        Self::from_fields(Fields::of(value)?)
+    }
+
+    fn from_fields(mut f: Fields) -> Result<Self, String> {
+        f.tag("role", "compaction")?;
+        let summary = f.string("summary")?;
+        let first_kept_index = match f.take("firstKeptIndex") {
+            None => return Err(missing("firstKeptIndex")),
+            Some(index) => match index_of(&index) {
+                Some(n) => n,
+                None => return Err(mismatch("firstKeptIndex", "a non-negative integer", &index)),
+            },
+        };
+        let tokens_before = match f.take("tokensBefore") {
+            None | Some(Value::Null) => 0.0,
+            Some(Value::Number(n)) => n.as_f64().unwrap_or_default(),
+            Some(other) => return Err(mismatch("tokensBefore", "a number", &other)),
+        };
+        Ok(CompactionEntry {
+            summary,
+            first_kept_index,
+            tokens_before,
+            timestamp: f.number("timestamp")?,
+            extra: f.extra(),
+        })
+    }
+}
+
+/// A JSON number that is a non-negative integer (`3`, or `3.0` as a host may hand it over), as an index.
+fn index_of(value: &Value) -> Option<usize> {
+    let n = value.as_u64().or_else(|| {
+        let x = value.as_f64()?;
+        (x >= 0.0 && x.fract() == 0.0 && x <= 9_007_199_254_740_992.0).then_some(x as u64)
+    })?;
+    usize::try_from(n).ok()
 }
 
 impl CustomMessage {

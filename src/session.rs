@@ -51,9 +51,10 @@ pub fn to_jsonl(messages: &[AgentMessage]) -> String {
     out
 }
 
-/// Reads JSON Lines written by `to_jsonl` (or by JS, one `JSON.stringify`'d message per line). A message of
-/// a role in `custom_roles` is kept verbatim (SPEC §7); any other unknown role, a line that is not JSON, or
-/// a message of the wrong shape is an error naming the line and the field.
+/// Reads JSON Lines written by `to_jsonl` (or by JS, one `JSON.stringify`'d message per line). A compaction
+/// entry (SPEC §13) is a built-in role, read without `custom_roles`; a message of a role in `custom_roles` is
+/// kept verbatim (SPEC §7); any other unknown role, a line that is not JSON, or a message of the wrong shape
+/// is an error naming the line and the field.
 pub fn parse_jsonl(
     text: &str,
     custom_roles: &[impl AsRef<str>],
@@ -126,7 +127,7 @@ fn js_numbers(json: &str, out: &mut String) {
 /// A number that serde_json wrote (the shortest digits that read back as it: `1700000000000.0`, `3e-6`,
 /// `1.5e-7`, `-0.0`), laid out as JS's `Number.prototype.toString` lays it out (the form `JSON.stringify`
 /// uses): `1700000000000`, `0.000003`, `1.5e-7`, `0`; `1e+21` from 21 digits on.
-fn js_number(number: &str) -> String {
+pub(crate) fn js_number(number: &str) -> String {
     let (sign, body) = match number.strip_prefix('-') {
         Some(body) => ("-", body),
         None => ("", number),
@@ -161,4 +162,45 @@ fn js_number(number: &str) -> String {
         format!("{first}{dot}{rest}e{e_sign}{}", e.abs())
     };
     format!("{sign}{laid_out}")
+}
+
+/// The length of `js_number(number)`, counted without writing it (the default estimate of compaction
+/// measures numbers so, `crate::estimate`).
+pub(crate) fn js_number_length(number: &str) -> usize {
+    let (sign, body) = match number.strip_prefix('-') {
+        Some(body) => (1, body),
+        None => (0, number),
+    };
+    let (mantissa, exponent) = match body.split_once(['e', 'E']) {
+        Some((mantissa, exponent)) => (mantissa, exponent.parse::<i32>().unwrap_or(0)),
+        None => (body, 0),
+    };
+    let (whole, fraction) = mantissa.split_once('.').unwrap_or((mantissa, ""));
+    let count = whole.len() + fraction.len();
+    let zero = |b: &u8| *b == b'0';
+    let leading = whole
+        .bytes()
+        .chain(fraction.bytes())
+        .take_while(zero)
+        .count();
+    if leading == count {
+        return 1; // "0", -0 too
+    }
+    let trailing = (fraction.bytes().rev().chain(whole.bytes().rev()))
+        .take_while(zero)
+        .count();
+    let k = (count - leading - trailing) as i32;
+    let point = whole.len() as i32 + exponent - leading as i32;
+    let laid_out = if k <= point && point <= 21 {
+        point
+    } else if 0 < point && point <= 21 {
+        k + 1
+    } else if -6 < point && point <= 0 {
+        2 - point + k
+    } else {
+        let e = (point - 1).unsigned_abs();
+        let e_digits = e.checked_ilog10().map_or(1, |log| log as i32 + 1);
+        k + i32::from(k > 1) + 2 + e_digits
+    };
+    sign + laid_out as usize
 }

@@ -154,8 +154,9 @@ pub fn prologue_trace(messages: &[AgentMessage]) -> Vec<TraceRecord> {
                     push(TraceKind::ToolResult, Owner::Tool, detail, id);
                 }
             }
-            // An app's own message (SPEC §7 custom roles) is none of the seven milestones.
-            AgentMessage::Custom(_) => {}
+            // An app's own message (SPEC §7 custom roles) and a compaction entry (§13) are none of the
+            // seven milestones.
+            AgentMessage::Compaction(_) | AgentMessage::Custom(_) => {}
         }
     }
     records

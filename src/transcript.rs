@@ -183,8 +183,8 @@ struct Open<'a> {
 }
 
 /// The pairing problems of `messages`, in message order (the strict view: a call without a result is a
-/// `missing_result` wherever it stands). Custom-role messages (SPEC §7) are not part of the pairing: they
-/// are skipped wherever they stand.
+/// `missing_result` wherever it stands). Custom-role messages (SPEC §7) and compaction entries (§13) are not
+/// part of the pairing: they are skipped wherever they stand.
 pub fn validate_transcript(messages: &[AgentMessage]) -> Validation {
     validate_transcript_with(messages, ValidateOptions::default())
 }
@@ -205,7 +205,7 @@ pub fn validate_transcript_with(messages: &[AgentMessage], options: ValidateOpti
             AgentMessage::ToolResult(result) => {
                 first_result.entry(&result.tool_call_id).or_insert(index);
             }
-            AgentMessage::User(_) | AgentMessage::Custom(_) => {}
+            AgentMessage::User(_) | AgentMessage::Compaction(_) | AgentMessage::Custom(_) => {}
         }
     }
     let mut problems = Vec::new();
@@ -263,7 +263,7 @@ pub fn validate_transcript_with(messages: &[AgentMessage], options: ValidateOpti
                 }
             }
             AgentMessage::User(_) => user_after = true,
-            AgentMessage::Custom(_) => {}
+            AgentMessage::Compaction(_) | AgentMessage::Custom(_) => {}
         }
     }
     let mut pending = Vec::new();

@@ -623,7 +623,7 @@ fn malformed_messages_are_refused_naming_the_bad_field_as_the_shape_does() {
     );
     assert_eq!(
         read(json!([{"role": "bot"}])),
-        "messages[0].role must be one of \"user\", \"assistant\", \"toolResult\" (got \"bot\")"
+        "messages[0].role must be one of \"user\", \"assistant\", \"toolResult\", \"compaction\" (got \"bot\")"
     );
     assert_eq!(
         read(json!([{"role": "user", "content": 7, "timestamp": 1}])),

@@ -448,7 +448,8 @@ fn may_start_from(messages: &[AgentMessage]) -> Option<Vec<String>> {
                 }
             }
             AgentMessage::User(_) => user_after = true,
-            AgentMessage::Custom(_) => {}
+            // Entries and notes take no part in pairing.
+            AgentMessage::Custom(_) | AgentMessage::Compaction(_) => {}
         }
     }
     let waiting: Vec<String> = (window.into_iter())
@@ -471,6 +472,7 @@ fn summary(messages: &[AgentMessage]) -> String {
         }
         AgentMessage::ToolResult(r) => format!("R({})", r.tool_call_id),
         AgentMessage::Custom(c) => c.role.clone(),
+        AgentMessage::Compaction(_) => "compaction".to_string(),
     };
     messages.iter().map(one).collect::<Vec<_>>().join(" ")
 }

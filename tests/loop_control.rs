@@ -1230,11 +1230,11 @@ fn custom_role_messages_are_kept_verbatim_and_never_sent() {
     );
     assert_eq!(
         AgentMessage::from_value(note.clone()).unwrap_err(),
-        "role must be one of \"user\", \"assistant\", \"toolResult\" (got \"notification\")"
+        "role must be one of \"user\", \"assistant\", \"toolResult\", \"compaction\" (got \"notification\")"
     );
     assert_eq!(
         AgentMessage::from_value_with_roles(json!({"role": "bot"}), &roles_list).unwrap_err(),
-        "role must be one of \"user\", \"assistant\", \"toolResult\", \"notification\" (got \"bot\")"
+        "role must be one of \"user\", \"assistant\", \"toolResult\", \"compaction\", \"notification\" (got \"bot\")"
     );
 
     let log = Log::default();

@@ -1,10 +1,12 @@
 #![cfg(not(target_arch = "wasm32"))] // native property tests (wasm-pack test builds every test target)
 //! Property tests of the core (issue 5, item 1; issue 15, item 5; issue 16, item 6): generated model
 //! scripts, tool outcomes, completion orders, abort points and `max_steps`, SPEC §7's hooks, queues,
-//! execution modes, timeouts and custom roles, and §8's approvals; every run must keep the invariants of
-//! SPEC §4, a clean transcript (or, paused, exactly its pending calls unanswered), the event grammar, and
-//! the rules of §7 and §8. A run paused and resumed must end as the same run with its decisions given up
-//! front. See RELIABILITY.md.
+//! execution modes, timeouts and custom roles, §8's approvals, and part three's usage, budgets, retry
+//! policies (failed responses retried on the driver's timers) and compaction (limits that long transcripts
+//! go over, entries already in the input); every run must keep the invariants of SPEC §4, a clean
+//! transcript (or, paused, exactly its pending calls unanswered), the event grammar, and the rules of §7,
+//! §8 and §11–§13. A run paused and resumed must end as the same run with its decisions given up front.
+//! See RELIABILITY.md.
 //!
 //! `PROPTEST_CASES=50000 cargo test --test properties` runs a longer campaign; the default is 5,000 runs
 //! of the full generator, 1,000 through the shipped `ScriptedModel`, and 2,000 pause/resume pairs.
@@ -154,6 +156,27 @@ fn every_generated_run_keeps_the_invariants() {
             ("needsApproval functions asked", tally.need_asks, 300),
             ("needsApproval functions that threw", tally.need_throws, 50),
             ("denied calls", tally.denied_calls, 100),
+            // Part three.
+            (
+                "budget stops",
+                tally.reasons.get("Budget").copied().unwrap_or(0),
+                20,
+            ),
+            ("retries", tally.retries, 100),
+            (
+                "retry waits ended by an abort",
+                tally.retry_waits_aborted,
+                5,
+            ),
+            ("shouldRetry asks", tally.should_retry_asks, 40),
+            ("calls of retried responses", tally.dropped_calls, 25),
+            ("compactions", tally.compactions, 150),
+            (
+                "compactions after an entry",
+                tally.compactions_after_an_entry,
+                60,
+            ),
+            ("summarize failures", tally.summarize_failures, 12),
         ] {
             assert!(count >= least, "{what} too rare ({count}): {tally:#?}");
         }
@@ -175,7 +198,7 @@ fn a_run_paused_and_resumed_ends_as_the_run_with_its_decisions_given_up_front() 
         if plan.control.approval.is_none() {
             return Ok(());
         }
-        let plan = plan.ids_per_message();
+        let plan = plan.ids_per_message().without_budget();
         let resumed = world::run_with(&plan, world::Pauses::Resume).map_err(TestCaseError::fail)?;
         let whole = plan.also_given(&resumed.world.decided_at_pauses.borrow());
         let upfront =
@@ -246,6 +269,7 @@ fn scripted_model_runs_keep_the_invariants() {
 
 mod found {
     use serde_json::json;
+    use tiny_pi::agent_loop::Observed;
     use tiny_pi::*;
 
     fn run_script(script: Vec<AssistantMessage>) -> RunResult {
@@ -299,6 +323,76 @@ mod found {
                 validation.problems
             );
         }
+    }
+
+    /// Found by `scripted_model_runs_keep_the_invariants` while part three was built (before it was
+    /// committed): the checkpoint before a request ran before the compaction step, and nothing checked the
+    /// signal again after `summarize` and the `compaction` event were awaited. An observer that aborted at
+    /// the `compaction` event saw the request made anyway.
+    #[test]
+    fn an_abort_while_the_compaction_event_is_observed_makes_no_request() {
+        use std::rc::Rc;
+
+        struct Summary;
+        impl Summarize for Summary {
+            fn summarize<'a>(
+                &'a self,
+                _messages: &'a [AgentMessage],
+                _signal: &'a AbortSignal,
+            ) -> HookFuture<'a, String> {
+                Box::pin(async { Ok("earlier".to_string()) })
+            }
+        }
+        struct AbortAtCompaction(AbortController);
+        impl Observer<ModelEvent> for AbortAtCompaction {
+            fn on_event(&self, event: LoopEvent<'_, ModelEvent>) -> Observed {
+                if let LoopEvent::Compaction { .. } = event {
+                    self.0.abort();
+                }
+                Ok(None)
+            }
+        }
+        let model = ScriptedModel::new(vec![AssistantMessage::new(
+            vec![AssistantBlock::text("never asked")],
+            StopReason::Stop,
+        )]);
+        let registry = ToolRegistry::new();
+        let controller = AbortController::new();
+        let compaction = CompactionOptions {
+            max_context_tokens: 1.0,
+            keep_recent_tokens: None,
+            summarize: Rc::new(Summary),
+            estimate_tokens: None,
+        };
+        let messages = vec![
+            AgentMessage::user("first", 1.0),
+            AgentMessage::Assistant(AssistantMessage::new(
+                vec![AssistantBlock::text("answer")],
+                StopReason::Stop,
+            )),
+            AgentMessage::user("second", 2.0),
+        ];
+        let result = futures::executor::block_on(run_agent_loop(LoopOptions {
+            context: AgentContext {
+                system_prompt: None,
+                messages,
+            },
+            model: &model,
+            tools: vec![],
+            executor: &registry,
+            signal: controller.signal(),
+            max_steps: DEFAULT_MAX_STEPS,
+            observer: &AbortAtCompaction(controller.clone()),
+            clock: Rc::new(|| 5.0),
+            control: LoopControl {
+                compaction: Some(&compaction),
+                ..LoopControl::default()
+            },
+        }))
+        .unwrap();
+        assert_eq!((result.reason, result.steps), (RunReason::Aborted, 0));
+        assert_eq!(model.request_count(), 0);
+        assert_eq!(result.messages.last().unwrap().role(), "compaction");
     }
 
     /// Found by `every_generated_run_keeps_the_invariants`, fixed in 9c092e1 (a tool that keeps its progress callback and

@@ -221,7 +221,7 @@ fn every_kind_of_bad_line_names_its_line_and_the_field() {
         ),
         (
             r#"{"role":"system","content":"hi"}"#,
-            "line 3: message.role must be one of \"user\", \"assistant\", \"toolResult\" (got \"system\")",
+            "line 3: message.role must be one of \"user\", \"assistant\", \"toolResult\", \"compaction\" (got \"system\")",
         ),
         // a user message
         (
@@ -293,7 +293,7 @@ fn a_custom_role_reads_only_when_listed() {
     let note = r#"{"role":"notification","text":"build finished"}"#;
     assert_eq!(
         bad_line(note, NO_ROLES),
-        "line 3: message.role must be one of \"user\", \"assistant\", \"toolResult\" (got \"notification\")"
+        "line 3: message.role must be one of \"user\", \"assistant\", \"toolResult\", \"compaction\" (got \"notification\")"
     );
     let messages = parse_jsonl(note, &["notification"]).unwrap();
     let AgentMessage::Custom(custom) = &messages[0] else {

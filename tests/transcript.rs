@@ -336,7 +336,7 @@ fn validate_transcript_by_scanning(messages: &[AgentMessage]) -> Vec<Problem> {
                     None => problems.push(problem(ProblemKind::OrphanResult)),
                 }
             }
-            AgentMessage::User(_) | AgentMessage::Custom(_) => {}
+            AgentMessage::User(_) | AgentMessage::Compaction(_) | AgentMessage::Custom(_) => {}
         }
     }
     close(&mut open, &mut problems);

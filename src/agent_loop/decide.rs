@@ -4,6 +4,9 @@ use super::End;
 use crate::event::SkipReason;
 use crate::message::{AssistantMessage, StopReason, ToolCall};
 
+/// The run's error for a response that ended with an error and said nothing of it.
+pub(super) const MODEL_ERROR: &str = "the model response ended with an error";
+
 /// One row of the decision table.
 #[derive(Debug, Clone, PartialEq)]
 pub(super) enum Decision {
@@ -48,7 +51,7 @@ pub(super) fn decide(message: &AssistantMessage, calls: &[&ToolCall]) -> Decisio
                 message
                     .error_message
                     .clone()
-                    .unwrap_or_else(|| "the model response ended with an error".into()),
+                    .unwrap_or_else(|| MODEL_ERROR.into()),
             ),
         ),
         (StopReason::Aborted, _) => Skip(SkipReason::Aborted, End::Aborted),

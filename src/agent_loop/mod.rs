@@ -1,33 +1,40 @@
-//! The agent loop (SPEC §4, §7, §8): ask the model, decide, answer the calls, append each result paired to
-//! its call, ask again. Reads top-down like pi-agent-core's `agent-loop.ts`:
+//! The agent loop (SPEC §4, §7, §8, part three): ask the model, decide, answer the calls, append each
+//! result paired to its call, ask again. Reads top-down like pi-agent-core's `agent-loop.ts`:
 //!
 //! `open_calls` (`transcript.rs`: what the input may end with, SPEC §8; any other pairing problem refuses
-//! it) → `drive` → `next_response` (`request.rs`: `prepare_request`, `stream_response`) → `answer` →
-//! `decide` (`decide.rs`: the decision table) → `approval_gate` (`approval.rs`: pause, or go on with the
-//! decisions) → `Batch::answer` (`batch.rs`: `prepare_calls` → `screen_calls` → `execute_calls`, with
-//! `settle` for a sequential batch's timed-out call → `finish_call`) or `Batch::skip` → `after_batch` /
-//! `after_stop` (the checks, then the queues: `queue.rs`) → `finish`.
+//! it) → `drive` → `next_response` (`compact.rs`: `compact`, SPEC §13; `request.rs`: `request_messages`,
+//! `prepare_request`; `retry.rs`: `Attempts::respond` around `stream_response`, counting usage, SPEC
+//! §11/§12) → `answer` → `decide` (`decide.rs`: the decision table) → `approval_gate` (`approval.rs`:
+//! pause, or go on with the decisions) → `Batch::answer` (`batch.rs`: `prepare_calls` → `screen_calls` →
+//! `execute_calls`, with `settle` for a sequential batch's timed-out call → `finish_call`) or `Batch::skip`
+//! → `after_batch` / `after_stop` (the checks, budget among them, then the queues: `queue.rs`) → `finish`.
 
 mod approval;
 mod batch;
+mod compact;
 mod decide;
 mod queue;
 mod request;
+mod retry;
 
 use futures::future::LocalBoxFuture;
 
 use crate::approval::PendingCall;
+use crate::compaction::{check_entries, last_entry};
 use crate::control::{HookContext, LoopControl};
 use crate::event::{LoopEvent, Queue, RunReason, RunResult};
 use crate::message::{AgentMessage, AssistantMessage, ToolCall};
-use crate::model::{Model, ModelRequest, ModelStream, Sources};
+use crate::model::{Model, ModelRequest, ModelStream};
 use crate::signal::AbortSignal;
 use crate::tools::{Clock, ToolDefinition, ToolExecutor};
 use crate::transcript::open_calls;
 pub use crate::transcript::InputError;
+use crate::usage::Usage;
 use approval::{approval_gate, Gate};
 use batch::Batch;
+use compact::Estimates;
 use decide::{decide, Decision};
+use retry::Attempts;
 
 pub(crate) use queue::may_queue;
 
@@ -84,6 +91,8 @@ enum End {
     Terminated,
     /// A batch waits for decisions (SPEC §8).
     Paused(Vec<PendingCall>),
+    /// The budget is spent (SPEC §11).
+    Budget,
 }
 
 /// What the loop does once a response's results (if any) are appended.
@@ -105,6 +114,10 @@ enum After {
 /// the calls left are answered as the decision table answers that message (a `toolUse` message's through
 /// the approval gate and the three phases of a batch; another row's with its skipped results), without
 /// a second `assistant_message` event.
+///
+/// A compaction entry in `context.messages` whose cut is not one a run could make (`check_entries`) ends
+/// the run with `error` naming it before anything happens (hosts that can refuse input, the `Agent` and
+/// the wasm bridge, refuse it before the run).
 pub async fn run_agent_loop<M: Model>(
     options: LoopOptions<'_, M>,
 ) -> Result<RunResult, InputError> {
@@ -126,6 +139,7 @@ pub async fn run_agent_loop<M: Model>(
         .messages
         .iter()
         .any(|m| matches!(m, AgentMessage::Custom(_)));
+    let last_entry = last_entry(&context.messages);
     let mut run = Run {
         model,
         executor,
@@ -136,6 +150,10 @@ pub async fn run_agent_loop<M: Model>(
         clock,
         messages: context.messages,
         has_custom,
+        last_entry,
+        estimates: Estimates::default(),
+        usage: Usage::default(),
+        retries: 0,
         steps: control.start_steps,
         control,
         emitter: Emitter {
@@ -159,6 +177,13 @@ struct Run<'a, M: Model> {
     messages: Vec<AgentMessage>,
     /// Whether the transcript holds a custom-role message (then requests carry a filtered copy).
     has_custom: bool,
+    /// The index of the last compaction entry (then requests carry its summary and what it kept).
+    last_entry: Option<usize>,
+    /// With compaction: each message's estimated tokens.
+    estimates: Estimates,
+    /// What the model's responses reported (SPEC §11), and the retries made (SPEC §12).
+    usage: Usage,
+    retries: u32,
     steps: u32,
     emitter: Emitter<'a, <M::Stream as ModelStream>::Event>,
 }
@@ -167,6 +192,11 @@ impl<M: Model> Run<'_, M> {
     /// The open batch first (`open`: its message's index), then one model request per step until a row
     /// of the table, a check, a hook or a pause ends the run.
     async fn drive(&mut self, open: Option<usize>) -> End {
+        if self.last_entry.is_some() {
+            if let Err(problem) = check_entries(&self.messages) {
+                return End::Error(format!("context.{problem}"));
+            }
+        }
         if let Some(at) = open {
             if let Some(end) = self.answer(at).await {
                 return end;
@@ -256,18 +286,21 @@ impl<M: Model> Run<'_, M> {
         }
     }
 
-    /// One request: built (custom-role messages left out), shown to `prepareRequest`, made and streamed.
-    /// A hook that throws or breaks the pairing ends the run before the request, which is then not
-    /// counted; so does an abort while the hook ran.
+    /// One request: the context compacted if it must be, the request built (custom-role messages and
+    /// compaction entries left out), shown to `prepareRequest`, made and streamed, and made again as the
+    /// retry policy says. A failed compaction, a hook that throws or breaks the pairing end the run before
+    /// the request, which is then not counted; so does an abort while `summarize` or the hook ran.
     async fn next_response(&mut self) -> Result<AssistantMessage, End> {
-        let (messages, picked) = request::request_messages(&self.messages, self.has_custom);
+        if let Some(options) = self.control.compaction {
+            self.compact(options).await?;
+        }
+        let (messages, picked) =
+            request::request_messages(&self.messages, self.has_custom, self.last_entry);
         let built = ModelRequest {
             system_prompt: self.system_prompt.as_deref(),
             messages: &messages,
             tools: &self.tools,
-            sources: picked
-                .as_deref()
-                .map_or(Sources::Transcript, Sources::Picked),
+            sources: picked.sources(),
         };
         let patch = match self.control.prepare_request {
             None => None,
@@ -289,19 +322,32 @@ impl<M: Model> Run<'_, M> {
             None => built,
         };
         self.steps += 1;
-        request::stream_response(self.model, request, &self.signal, &mut self.emitter)
-            .await
-            .map_err(End::Error)
+        let mut attempts = Attempts {
+            emitter: &mut self.emitter,
+            control: &self.control,
+            signal: &self.signal,
+            usage: &mut self.usage,
+            retries: &mut self.retries,
+        };
+        attempts.respond(self.model, request).await
     }
 
-    /// After a batch was appended the loop checks, in this order: aborted, terminated, `max_steps`. When
-    /// it is about to make another request anyway, it asks the steering queue first.
+    /// Whether the run's budget is spent (SPEC §11).
+    fn budget_spent(&self) -> bool {
+        (self.control.budget).is_some_and(|budget| budget.spent(&self.usage))
+    }
+
+    /// After a batch was appended the loop checks, in this order: aborted, terminated, budget,
+    /// `max_steps`. When it is about to make another request anyway, it asks the steering queue first.
     async fn after_batch(&mut self, terminated: bool) -> Option<End> {
         if self.signal.aborted() {
             return Some(End::Aborted);
         }
         if terminated {
             return Some(End::Terminated);
+        }
+        if self.budget_spent() {
+            return Some(End::Budget);
         }
         if self.steps >= self.max_steps {
             return Some(End::MaxSteps);
@@ -314,13 +360,13 @@ impl<M: Model> Run<'_, M> {
 
     /// After a `stop` with no calls: the steering queue, then the follow-up queue; the first that gives
     /// messages makes the loop go on, else the run ends with `stop`. A queue is not asked once the run is
-    /// aborted or at `max_steps` (nothing queued is lost by a run that ends).
+    /// aborted, at `max_steps` or over its budget (nothing queued is lost by a run that ends).
     async fn after_stop(&mut self) -> Option<End> {
         for queue in [Queue::Steering, Queue::FollowUp] {
             let Some(source) = self.queue(queue) else {
                 continue;
             };
-            if self.signal.aborted() || self.steps >= self.max_steps {
+            if self.signal.aborted() || self.steps >= self.max_steps || self.budget_spent() {
                 return Some(End::Stop);
             }
             match self.take_queued(queue, source).await {
@@ -341,6 +387,7 @@ impl<M: Model> Run<'_, M> {
             End::MaxSteps => (RunReason::MaxSteps, None, None),
             End::Terminated => (RunReason::Terminated, None, None),
             End::Paused(pending) => (RunReason::Paused, None, Some(pending)),
+            End::Budget => (RunReason::Budget, None, None),
         };
         self.emitter
             .emit(LoopEvent::TurnEnd {
@@ -355,6 +402,8 @@ impl<M: Model> Run<'_, M> {
             error,
             observer_error: self.emitter.first_error,
             pending,
+            usage: self.usage,
+            retries: self.retries,
         }
     }
 }

@@ -64,6 +64,8 @@ pub(crate) fn may_queue(message: &AgentMessage, custom_roles: &[String]) -> bool
     match message {
         AgentMessage::User(_) => true,
         AgentMessage::Custom(custom) => custom_roles.contains(&custom.role),
-        AgentMessage::Assistant(_) | AgentMessage::ToolResult(_) => false,
+        AgentMessage::Assistant(_) | AgentMessage::ToolResult(_) | AgentMessage::Compaction(_) => {
+            false
+        }
     }
 }

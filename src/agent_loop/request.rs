@@ -1,9 +1,10 @@
-//! One model request (SPEC §2, §7): the messages it carries, `prepareRequest` and what it may return, and
-//! the streamed response.
+//! One model request (SPEC §2, §7, §13): the messages it carries, `prepareRequest` and what it may return,
+//! and the streamed response.
 
 use std::borrow::Cow;
 
 use super::{Emitter, End};
+use crate::compaction::{self, Picked};
 use crate::control::{HookContext, PrepareRequest, RequestPatch};
 use crate::event::LoopEvent;
 use crate::message::{AgentMessage, AssistantMessage};
@@ -11,21 +12,16 @@ use crate::model::{Model, ModelRequest, ModelStream, StreamEvent};
 use crate::signal::AbortSignal;
 use crate::transcript::validate_transcript;
 
-/// The messages a request carries: the transcript without its custom-role messages, and where each comes
-/// from in it (`None`: all of them, in order). Borrowed when there are none, so a run without custom roles
-/// copies nothing.
+/// The messages a request carries: the transcript without its custom-role messages and, after a compaction
+/// entry (`last_entry`), the entry's summary and the messages from its cut on (SPEC §13); and where each
+/// comes from in the transcript. Borrowed when there are neither, so a run without custom roles or
+/// compactions copies nothing.
 pub(super) fn request_messages(
     messages: &[AgentMessage],
     has_custom: bool,
-) -> (Cow<'_, [AgentMessage]>, Option<Vec<usize>>) {
-    if !has_custom {
-        return (Cow::Borrowed(messages), None);
-    }
-    let sent = |(_, m): &(usize, &AgentMessage)| !matches!(m, AgentMessage::Custom(_));
-    let picked: Vec<(usize, &AgentMessage)> = messages.iter().enumerate().filter(sent).collect();
-    let at = picked.iter().map(|(index, _)| *index).collect();
-    let copies = picked.into_iter().map(|(_, m)| m.clone()).collect();
-    (Cow::Owned(copies), Some(at))
+    last_entry: Option<usize>,
+) -> (Cow<'_, [AgentMessage]>, Picked) {
+    compaction::view(messages, has_custom, last_entry)
 }
 
 /// Shows the request the loop built to `prepareRequest`. Its patch, if it has one whose `messages` still

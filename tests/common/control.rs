@@ -358,7 +358,7 @@ pub struct Driver<'a> {
 }
 
 impl<'a> Driver<'a> {
-    pub fn new(options: LoopOptions<'a, ScriptedModel>) -> Self {
+    pub fn new<M: Model + 'a>(options: LoopOptions<'a, M>) -> Self {
         let woken = Arc::new(Flag::default());
         woken.0.store(true, Ordering::SeqCst);
         Driver {

@@ -80,6 +80,15 @@ pub fn describe(event: &LoopEvent<'_, ModelEvent>) -> String {
         LoopEvent::QueuedMessage { message, queue, .. } => {
             format!("queued_message:{}:{}", queue.as_str(), message.role())
         }
+        LoopEvent::Retry {
+            attempt,
+            delay_ms,
+            error,
+        } => format!("retry:{attempt}:{delay_ms}:{error}"),
+        LoopEvent::Compaction { entry, .. } => format!(
+            "compaction:{}:{}",
+            entry.first_kept_index, entry.tokens_before
+        ),
         LoopEvent::TurnEnd { reason, steps } => format!(
             "turn_end:{}:{steps}",
             serde_json::to_value(reason).unwrap().as_str().unwrap()

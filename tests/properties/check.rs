@@ -4,6 +4,13 @@
 //! own code: it walks the run's timeline one loop action at a time (an event, a request, a hook call, a queue
 //! ask) and checks each against what the rules allow at that point, given what the loop knew there (the
 //! signal had aborted or not, a timer had fired or not, a hook had answered this or that).
+//!
+//! Part three: the oracle sums the usage each delivered message reports (its own reading), stops where a
+//! budget says, follows each failed response through the retry policy (a retried response's calls never
+//! run and nothing of it is appended: the walk would meet its events), and before each request estimates
+//! the request (its own view of the transcript, its own measure of the JSON) and finds the cut by brute
+//! force: a compaction never separates a call from its result, and the request after it carries the
+//! summary and the kept messages.
 
 use std::cell::Ref;
 use std::collections::HashSet;
@@ -11,10 +18,10 @@ use std::collections::HashSet;
 use serde_json::json;
 use tiny_pi::*;
 
-use super::plan::{has_path, registry_accepts, ExecutorKind, NeedPlan, RunPlan, NOTE};
+use super::plan::{has_path, registry_accepts, ExecutorKind, NeedPlan, RetryPlan, RunPlan, NOTE};
 use super::world::{
     orphan, AfterLog, AskLog, BeforeLog, Entry, Ev, Execution, Finished, PrepareLog, RequestLog,
-    TimerLog, World,
+    RetryAskLog, SourcesLog, SummarizeLog, TimerLog, World,
 };
 
 macro_rules! ensure {
@@ -93,7 +100,7 @@ pub fn pairing_problem(messages: &[AgentMessage]) -> Option<String> {
                     ));
                 }
             }
-            AgentMessage::User(_) | AgentMessage::Custom(_) => {}
+            AgentMessage::User(_) | AgentMessage::Compaction(_) | AgentMessage::Custom(_) => {}
         }
     }
     close(&open)
@@ -163,6 +170,15 @@ struct Walk<'f> {
     afters: Ref<'f, Vec<AfterLog>>,
     prepares: Ref<'f, Vec<PrepareLog>>,
     asks: Ref<'f, Vec<AskLog>>,
+    summaries: Ref<'f, Vec<SummarizeLog>>,
+    retry_asks: Ref<'f, Vec<RetryAskLog>>,
+    /// Model requests matched so far (steps, and the retried ones).
+    requests_made: usize,
+    /// Whether `prepareRequest` replaced the messages of the request being made.
+    patched_messages: bool,
+    /// SPEC §11 and §12, as the oracle counts them.
+    usage: Usage,
+    retries: u32,
     timers: Ref<'f, Vec<TimerLog>>,
     /// The next timeline position to look at.
     at: usize,
@@ -240,6 +256,9 @@ impl Walk<'_> {
             if self.steps >= max_steps {
                 return Ok((RunReason::MaxSteps, Cause::Any));
             }
+            if let Some(ending) = self.compact()? {
+                return Ok(ending);
+            }
             let request = match self.prepare()? {
                 Ok(request) => request,
                 Err(ending) => return Ok(ending),
@@ -262,6 +281,9 @@ impl Walk<'_> {
                     if terminated {
                         return Ok((RunReason::Terminated, Cause::Any));
                     }
+                    if self.budget_spent() {
+                        return Ok((RunReason::Budget, Cause::Any));
+                    }
                     if self.steps >= max_steps {
                         return Ok((RunReason::MaxSteps, Cause::Any));
                     }
@@ -281,7 +303,10 @@ impl Walk<'_> {
                 Row::Done => {
                     let mut appended = false;
                     for queue in [Queue::Steering, Queue::FollowUp] {
-                        if self.aborted_before(self.next_position()) || self.steps >= max_steps {
+                        if self.aborted_before(self.next_position())
+                            || self.steps >= max_steps
+                            || self.budget_spent()
+                        {
                             break;
                         }
                         match self.ask(queue)? {
@@ -307,12 +332,10 @@ impl Walk<'_> {
     fn prepare(&mut self) -> Result<Result<RecordedRequest, Ending>, String> {
         let built = RecordedRequest {
             system_prompt: self.plan.system_prompt.clone(),
-            messages: (self.transcript.iter())
-                .filter(|m| !matches!(m, AgentMessage::Custom(_)))
-                .cloned()
-                .collect(),
+            messages: self.view(),
             tools: super::plan::definitions(),
         };
+        self.patched_messages = false;
         if self.plan.control.prepare.is_none() {
             return Ok(Ok(built));
         }
@@ -361,6 +384,7 @@ impl Walk<'_> {
             }
             ensure!(broken.is_none(), "a valid patch breaks pairing: {broken:?}");
         }
+        self.patched_messages = patch.messages.is_some();
         let patched = RecordedRequest {
             system_prompt: patch.system_prompt.or(built.system_prompt),
             messages: patch.messages.unwrap_or(built.messages),
@@ -377,12 +401,327 @@ impl Walk<'_> {
         }
     }
 
-    /// The request, its events and its final message (appended); or how a failed stream ends the run.
+    /// The request, its events and its final message (appended); or how a failed stream ends the run. A
+    /// failed response the retry policy retries is followed by the same request again.
     fn response(
         &mut self,
         expected: RecordedRequest,
     ) -> Result<Result<AssistantMessage, Ending>, String> {
-        let k = self.steps as usize;
+        let mut attempt = 0;
+        loop {
+            let (delivered, thrown) = self.request(&expected, attempt == 0)?;
+            if let Some(message) = &delivered {
+                self.usage.add(reported(message));
+            }
+            let failure = match &delivered {
+                None => Some((
+                    (thrown.clone())
+                        .unwrap_or("the model stream ended without a final message".into()),
+                    None,
+                )),
+                Some(m) if m.stop_reason == StopReason::Error => Some((
+                    (m.error_message.clone())
+                        .unwrap_or("the model response ended with an error".into()),
+                    Some(m.clone()),
+                )),
+                Some(_) => None,
+            };
+            if let (Some(plan), Some((error, message))) = (self.plan.control.retry.clone(), failure)
+            {
+                attempt += 1;
+                match self.retried(&plan, error, message, attempt)? {
+                    Retried::No => {}
+                    Retried::Again => continue,
+                    Retried::Ended(ending) => return Ok(Err(ending)),
+                }
+            }
+            let Some(message) = delivered else {
+                // A stream that threw or ended without a final message: error, nothing appended.
+                let cause = thrown.map_or(Cause::Any, Cause::Contains);
+                return Ok(Err((RunReason::Error, cause)));
+            };
+            let (_, got) = self.event("assistant_message")?;
+            ensure!(
+                got == Ev::Assistant(message.clone()),
+                "expected assistant_message, got {}; events {:?}",
+                got.label(),
+                self.trace()
+            );
+            self.transcript
+                .push(AgentMessage::Assistant(message.clone()));
+            return Ok(Ok(message));
+        }
+    }
+
+    /// Whether a failed response is retried (SPEC §12): not past `max_retries`, not once aborted or over
+    /// budget, `shouldRetry` saying yes; then the `retry` event, and the wait on one timer of the delay
+    /// (an abort during it ends the run).
+    fn retried(
+        &mut self,
+        plan: &RetryPlan,
+        error: String,
+        message: Option<AssistantMessage>,
+        attempt: u32,
+    ) -> Result<Retried, String> {
+        if attempt > plan.max_retries
+            || self.aborted_before(self.next_position())
+            || self.budget_spent()
+        {
+            return Ok(Retried::No);
+        }
+        if plan.should.is_some() {
+            let (_, entry) = self.next("shouldRetry")?;
+            let Entry::ShouldRetry(n) = entry else {
+                return Err(format!(
+                    "expected shouldRetry, the loop did {entry:?}; events {:?}",
+                    self.trace()
+                ));
+            };
+            let log = self.retry_asks[n].clone();
+            ensure!(
+                (&log.error, &log.message, log.attempt) == (&error, &message, attempt),
+                "shouldRetry was shown {:?} (attempt {}), expected {error:?} (attempt {attempt})",
+                log.error,
+                log.attempt
+            );
+            if log.answer != Ok(true) {
+                return Ok(Retried::No);
+            }
+        }
+        let delay = (plan.base_delay_ms * 2f64.powi(attempt as i32 - 1)).min(plan.max_delay_ms);
+        let (position, got) = self.event("retry")?;
+        ensure!(
+            got == Ev::Retry(attempt, delay, error.clone()),
+            "expected retry:{attempt}:{delay} ({error}), got {}; events {:?}",
+            got.label(),
+            self.trace()
+        );
+        self.retries += 1;
+        let next = self.next_position();
+        let waits: Vec<usize> = (self.timeline[position..next].iter())
+            .filter_map(|e| match e {
+                Entry::TimerSet(t) => Some(*t),
+                _ => None,
+            })
+            .collect();
+        ensure!(
+            waits.len() <= 1,
+            "more than one timer for one wait: {waits:?}"
+        );
+        if let Some(&t) = waits.first() {
+            ensure!(
+                f64::from(self.timers[t].ms) == delay.ceil(),
+                "the wait's timer is {} ms, the delay {delay}",
+                self.timers[t].ms
+            );
+        }
+        if self.aborted_before(next) {
+            return Ok(Retried::Ended((RunReason::Aborted, Cause::Any)));
+        }
+        let fired = waits
+            .first()
+            .and_then(|&t| self.position_of(Entry::TimerFired(t)));
+        ensure!(
+            fired.is_some_and(|f| f < next),
+            "the request was made again before its wait was over"
+        );
+        Ok(Retried::Again)
+    }
+
+    /// A request's `sources` say truly where its messages come from in the transcript (a host reuses its
+    /// own form of each): the whole transcript, picked messages, the last entry's summary and picked ones;
+    /// or (`Other`) messages `prepareRequest` replaced.
+    fn sources_hold(
+        &self,
+        k: usize,
+        messages: &[AgentMessage],
+        sources: &SourcesLog,
+    ) -> Result<(), String> {
+        let picked = |at: &[usize], sent: &[AgentMessage]| {
+            at.len() == sent.len()
+                && (at.iter().zip(sent)).all(|(&i, m)| self.transcript.get(i) == Some(m))
+        };
+        let last_entry = (self.transcript.iter()).rev().find_map(|m| match m {
+            AgentMessage::Compaction(entry) => Some(entry),
+            _ => None,
+        });
+        let holds = match sources {
+            SourcesLog::Transcript => messages == self.transcript,
+            SourcesLog::Picked(at) => picked(at, messages),
+            SourcesLog::Summarized(at) => {
+                last_entry.is_some_and(|entry| messages.first() == Some(&summary_message(entry)))
+                    && picked(at, &messages[1..])
+            }
+            SourcesLog::Other => self.patched_messages,
+        };
+        ensure!(
+            holds,
+            "request {k}: its sources {sources:?} do not say where its messages come from"
+        );
+        Ok(())
+    }
+
+    /// Whether the budget is spent by the usage so far.
+    fn budget_spent(&self) -> bool {
+        self.plan.control.budget.is_some_and(|b| {
+            b.max_tokens.is_some_and(|m| self.usage.total_tokens >= m)
+                || b.max_cost.is_some_and(|m| self.usage.cost >= m)
+        })
+    }
+
+    /// What a request built from the transcript carries (SPEC §13): after a compaction entry its summary
+    /// and the messages from its cut on; never a custom-role message or an entry.
+    fn view(&self) -> Vec<AgentMessage> {
+        let sent =
+            |m: &&AgentMessage| !matches!(m, AgentMessage::Custom(_) | AgentMessage::Compaction(_));
+        let last = (self.transcript.iter()).rev().find_map(|m| match m {
+            AgentMessage::Compaction(entry) => Some(entry),
+            _ => None,
+        });
+        match last {
+            None => self.transcript.iter().filter(sent).cloned().collect(),
+            Some(entry) => std::iter::once(summary_message(entry))
+                .chain(
+                    self.transcript[entry.first_kept_index..]
+                        .iter()
+                        .filter(sent)
+                        .cloned(),
+                )
+                .collect(),
+        }
+    }
+
+    /// Whether a cut at `k` keeps every call with its result: no result from `k` on answers a call of a
+    /// message before `k`.
+    fn keeps_pairs(&self, k: usize) -> bool {
+        (self.transcript.iter().enumerate().skip(k)).all(|(r, m)| {
+            let AgentMessage::ToolResult(_) = m else {
+                return true;
+            };
+            let owner = (self.transcript[..r].iter())
+                .rposition(|m| matches!(m, AgentMessage::Assistant(_)));
+            owner.map_or(true, |o| o >= k)
+        })
+    }
+
+    /// SPEC §13 before a request: over `maxContextTokens`, the cut (by brute force), `summarize` shown what
+    /// comes before it, and the entry appended and announced; or how a failed compaction ends the run.
+    fn compact(&mut self) -> Result<Option<Ending>, String> {
+        let Some(plan) = self.plan.control.compaction.clone() else {
+            return Ok(None);
+        };
+        let sent =
+            |m: &&AgentMessage| !matches!(m, AgentMessage::Custom(_) | AgentMessage::Compaction(_));
+        // Each message's estimate, 0 for those never sent.
+        let estimates: Vec<f64> = (self.transcript.iter())
+            .map(|m| match sent(&m) {
+                true => plan.estimate.of(m),
+                false => 0.0,
+            })
+            .collect();
+        let previous = (self.transcript.iter()).rev().find_map(|m| match m {
+            AgentMessage::Compaction(entry) => Some(entry.clone()),
+            _ => None,
+        });
+        let after = previous.as_ref().map_or(0, |e| e.first_kept_index);
+        let summary = (previous.as_ref()).map_or(0.0, |e| plan.estimate.of(&summary_message(e)));
+        let total = summary + estimates[after..].iter().sum::<f64>();
+        if total <= plan.max_context_tokens {
+            return Ok(None);
+        }
+        let keep = (plan.keep_recent_tokens).unwrap_or(plan.max_context_tokens / 2.0);
+        let candidates: Vec<usize> = (after + 1..self.transcript.len())
+            .filter(|&k| {
+                matches!(
+                    self.transcript[k],
+                    AgentMessage::User(_) | AgentMessage::Assistant(_)
+                ) && self.keeps_pairs(k)
+            })
+            .collect();
+        let Some(&largest) = candidates.last() else {
+            return Ok(None);
+        };
+        let from = |k: usize| -> f64 { estimates[k..].iter().sum() };
+        let cut = (candidates.iter().copied())
+            .find(|&k| from(k) <= keep)
+            .unwrap_or(largest);
+        let (_, entry) = self.next("summarize")?;
+        let Entry::Summarize(n) = entry else {
+            return Err(format!(
+                "expected summarize ({total} tokens over {}), the loop did {entry:?}; events {:?}",
+                plan.max_context_tokens,
+                self.trace()
+            ));
+        };
+        let log = self.summaries[n].clone();
+        let expected: Vec<AgentMessage> = (previous.iter().map(summary_message))
+            .chain(self.transcript[after..cut].iter().filter(sent).cloned())
+            .collect();
+        ensure!(
+            log.messages == expected,
+            "summarize was given {:#?}\nexpected (a cut at {cut}) {:#?}",
+            log.messages,
+            expected
+        );
+        if self.aborted_before(self.next_position()) {
+            return Ok(Some((RunReason::Aborted, Cause::Any)));
+        }
+        let summary = match log.answer {
+            Err(message) => {
+                let error = format!("compaction failed: {message}");
+                return Ok(Some((RunReason::Error, Cause::Exactly(error))));
+            }
+            Ok(summary) => summary,
+        };
+        let (_, got) = self.event("compaction")?;
+        let Ev::Compaction(entry) = got else {
+            return Err(format!(
+                "expected compaction, got {}; events {:?}",
+                got.label(),
+                self.trace()
+            ));
+        };
+        ensure!(
+            (
+                &entry.summary,
+                entry.first_kept_index,
+                entry.tokens_before,
+                entry.extra.is_empty()
+            ) == (&summary, cut, total, true),
+            "compaction entry {entry:?}, expected {summary:?} cut at {cut} of {total} tokens"
+        );
+        self.transcript.push(AgentMessage::Compaction(entry));
+        let view = self.view();
+        if let Some(problem) = pairing_problem(&view) {
+            return Err(format!(
+                "the request after a cut at {cut} breaks the pairing: {problem}"
+            ));
+        }
+        ensure!(
+            view[1..]
+                == self.transcript[cut..]
+                    .iter()
+                    .filter(sent)
+                    .cloned()
+                    .collect::<Vec<_>>(),
+            "the request after the cut at {cut} does not carry the kept messages"
+        );
+        // Aborted while the event was observed: no request.
+        match self.aborted_before(self.next_position()) {
+            true => Ok(Some((RunReason::Aborted, Cause::Any))),
+            false => Ok(None),
+        }
+    }
+
+    /// One model request, matched: its number, what it carried, its events; what the model delivered
+    /// and what it threw. `counted`: a new step (not a retry of the last).
+    #[allow(clippy::type_complexity)]
+    fn request(
+        &mut self,
+        expected: &RecordedRequest,
+        counted: bool,
+    ) -> Result<(Option<AssistantMessage>, Option<String>), String> {
+        let k = self.requests_made;
         let (position, entry) = self.next("a model request")?;
         ensure!(
             entry == Entry::Request(k),
@@ -393,7 +732,10 @@ impl Walk<'_> {
             !self.aborted_before(position),
             "request {k} was made after the run was aborted"
         );
-        self.steps += 1;
+        self.requests_made += 1;
+        if counted {
+            self.steps += 1;
+        }
         let request = self.requests[k].clone();
         let RequestLog {
             system_prompt,
@@ -403,6 +745,7 @@ impl Walk<'_> {
             emitted,
             delivered,
             thrown,
+            sources,
         } = request;
         ensure!(
             !signal_aborted,
@@ -424,11 +767,14 @@ impl Walk<'_> {
             expected.messages
         );
         ensure!(
-            !messages
-                .iter()
-                .any(|m| matches!(m, AgentMessage::Custom(_))),
-            "request {k} carries a custom-role message"
+            !(messages.iter())
+                .any(|m| matches!(m, AgentMessage::Custom(_) | AgentMessage::Compaction(_))),
+            "request {k} carries a custom-role message or a compaction entry"
         );
+        if let Some(problem) = pairing_problem(&messages) {
+            return Err(format!("request {k} breaks the pairing: {problem}"));
+        }
+        self.sources_hold(k, &messages, &sources)?;
         if let Some(problem) = pairing_problem(&self.transcript) {
             return Err(format!("invariant 2 broken before request {k}: {problem}"));
         }
@@ -447,21 +793,7 @@ impl Walk<'_> {
                 self.trace()
             );
         }
-        let Some(message) = delivered else {
-            // A stream that threw or ended without a final message: error, nothing appended.
-            let cause = thrown.map_or(Cause::Any, Cause::Contains);
-            return Ok(Err((RunReason::Error, cause)));
-        };
-        let (_, got) = self.event("assistant_message")?;
-        ensure!(
-            got == Ev::Assistant(message.clone()),
-            "request {k}: expected assistant_message, got {}; events {:?}",
-            got.label(),
-            self.trace()
-        );
-        self.transcript
-            .push(AgentMessage::Assistant(message.clone()));
-        Ok(Ok(message))
+        Ok((delivered, thrown))
     }
 
     /// A row that runs nothing: each distinct id answered by a skipped result, announced by `tool_skipped`.
@@ -1159,6 +1491,47 @@ impl Walk<'_> {
     }
 }
 
+/// What the retry policy did with a failed response.
+enum Retried {
+    No,
+    Again,
+    Ended(Ending),
+}
+
+/// The user message that stands for the messages before an entry's cut, as SPEC §13 writes it.
+fn summary_message(entry: &CompactionEntry) -> AgentMessage {
+    AgentMessage::User(UserMessage {
+        content: UserContent::Blocks(vec![MediaBlock::text(format!(
+            "The conversation so far, summarised:\n\n{}",
+            entry.summary
+        ))]),
+        timestamp: entry.timestamp,
+        extra: Default::default(),
+    })
+}
+
+/// The usage `message` reports, read here: each field a finite number, else 0.
+fn reported(message: &AssistantMessage) -> Usage {
+    let usage = message.extra.get("usage");
+    let number = |value: Option<&serde_json::Value>| match value {
+        Some(serde_json::Value::Number(n)) => n.as_f64().filter(|x| x.is_finite()).unwrap_or(0.0),
+        _ => 0.0,
+    };
+    let field = |key: &str| number(usage.and_then(|u| u.get(key)));
+    Usage {
+        input: field("input"),
+        output: field("output"),
+        cache_read: field("cacheRead"),
+        cache_write: field("cacheWrite"),
+        total_tokens: field("totalTokens"),
+        cost: number(
+            usage
+                .and_then(|u| u.get("cost"))
+                .and_then(|c| c.get("total")),
+        ),
+    }
+}
+
 /// What asking a queue did.
 enum Asked {
     /// It is not the run's, or gave nothing.
@@ -1212,6 +1585,12 @@ pub fn check(plan: &RunPlan, finished: &Finished) -> Result<(), String> {
         afters: world.afters.borrow(),
         prepares: world.prepares.borrow(),
         asks: world.asks.borrow(),
+        summaries: world.summaries.borrow(),
+        retry_asks: world.retry_asks.borrow(),
+        requests_made: 0,
+        patched_messages: false,
+        usage: Usage::default(),
+        retries: 0,
         timers: world.timers.borrow(),
         at: 0,
         abort_at,
@@ -1223,12 +1602,6 @@ pub fn check(plan: &RunPlan, finished: &Finished) -> Result<(), String> {
         pending: None,
     };
 
-    ensure!(
-        result.steps as usize == walk.requests.len(),
-        "steps {} but the model saw {} requests",
-        result.steps,
-        walk.requests.len()
-    );
     ensure!(
         result.steps <= plan.max_steps(),
         "steps {} exceed maxSteps {}",
@@ -1361,6 +1734,20 @@ impl Walk<'_> {
             ),
             _ => {}
         }
+        ensure!(
+            self.requests_made == self.requests.len(),
+            "the model saw {} requests, the walk matched {}",
+            self.requests.len(),
+            self.requests_made
+        );
+        ensure!(
+            (result.usage, result.retries) == (self.usage, self.retries),
+            "usage {:?} and {} retries, expected {:?} and {}",
+            result.usage,
+            result.retries,
+            self.usage,
+            self.retries
+        );
         let first = self.world.observer_errors.borrow().first().cloned();
         ensure!(
             result.observer_error == first,
@@ -1471,6 +1858,18 @@ pub struct Tally {
     pub need_throws: usize,
     pub denied_calls: usize,
     pub resumes: usize,
+    /// Part three: retries made (and those whose wait an abort ended), `shouldRetry` asks, retried
+    /// responses that asked for calls, compactions (and those after an entry, the loop's or the input's),
+    /// `summarize` calls that failed, runs whose usage reported tokens.
+    pub retries: usize,
+    pub retry_waits_aborted: usize,
+    pub should_retry_asks: usize,
+    pub dropped_calls: usize,
+    pub compactions: usize,
+    pub compactions_after_an_entry: usize,
+    pub summarize_calls: usize,
+    pub summarize_failures: usize,
+    pub runs_with_usage: usize,
 }
 
 impl Tally {
@@ -1624,6 +2023,7 @@ impl Tally {
             .filter(|e| matches!(e, Ev::Skipped(r) if r.details == Some(json!({"skipped": true, "reason": "denied"}))))
             .count();
         self.resumes += finished.runs.len() - 1;
+        self.add_part_three(plan, finished);
         let messages = &finished.result.messages;
         self.aborted_skips += messages
             .iter()
@@ -1646,5 +2046,46 @@ impl Tally {
                 .iter()
                 .any(|m| matches!(m, AgentMessage::Custom(_))),
         );
+    }
+}
+
+impl Tally {
+    fn add_part_three(&mut self, plan: &RunPlan, finished: &Finished) {
+        let world = &finished.world;
+        let events = world.events.borrow();
+        let retries = events.iter().filter(|e| matches!(e, Ev::Retry(..))).count();
+        self.retries += retries;
+        let result = &finished.result;
+        self.retry_waits_aborted += usize::from(
+            result.reason == RunReason::Aborted
+                && (events.iter().rev().nth(1)).is_some_and(|e| matches!(e, Ev::Retry(..))),
+        );
+        self.should_retry_asks += world.retry_asks.borrow().len();
+        // A retried response: a delivered message never appended (each carries its own responseId).
+        let appended: HashSet<&serde_json::Value> = (result.messages.iter())
+            .filter_map(|m| match m {
+                AgentMessage::Assistant(a) => a.extra.get("responseId"),
+                _ => None,
+            })
+            .collect();
+        let requests = world.requests.borrow();
+        self.dropped_calls += (requests.iter())
+            .filter_map(|r| r.delivered.as_ref())
+            .filter(|m| !appended.contains(m.extra.get("responseId").unwrap_or(&json!(null))))
+            .map(|m| m.tool_calls().count())
+            .sum::<usize>();
+        let entries: Vec<usize> = (events.iter())
+            .filter_map(|e| match e {
+                Ev::Compaction(entry) => Some(entry.first_kept_index),
+                _ => None,
+            })
+            .collect();
+        self.compactions += entries.len();
+        let input_entry = (plan.input.iter()).any(|m| matches!(m, AgentMessage::Compaction(_)));
+        self.compactions_after_an_entry += entries.len().saturating_sub(usize::from(!input_entry));
+        let summaries = world.summaries.borrow();
+        self.summarize_calls += summaries.len();
+        self.summarize_failures += summaries.iter().filter(|s| s.answer.is_err()).count();
+        self.runs_with_usage += usize::from(result.usage.total_tokens > 0.0);
     }
 }

@@ -1,7 +1,9 @@
 //! What a generated run looks like: the model's script (one `ResponsePlan` per request), what each tool
 //! execution does, how the observer behaves, the order gates are released in, where the run is aborted,
-//! `max_steps`, SPEC §7's loop control (hooks, queues, execution modes, timeouts, custom roles) and
-//! §8's approvals (each tool's need, the decision an app gives each call, and which are given up front).
+//! `max_steps`, SPEC §7's loop control (hooks, queues, execution modes, timeouts, custom roles), §8's
+//! approvals (each tool's need, the decision an app gives each call, and which are given up front), and
+//! part three: the usage each response reports, a budget, a retry policy (and what `shouldRetry` answers),
+//! compaction (its limits, the estimate, what `summarize` answers, and an entry already in the input).
 //! Plans are plain data so proptest can print and shrink them.
 
 use proptest::collection::vec;
@@ -146,6 +148,8 @@ pub enum AbortPlan {
     AtEvent(usize),
     /// At the n-th time the run stalls (waiting on gates).
     AtStall(usize),
+    /// At the first stall while the loop waits before a retry (SPEC §12).
+    AtRetryWait,
 }
 
 #[derive(Debug, Clone)]
@@ -241,6 +245,112 @@ pub struct ControlPlan {
     pub custom_roles: bool,
     /// SPEC §8: tools that need approval, and the decisions.
     pub approval: Option<ApprovalPlan>,
+    /// SPEC §11.
+    pub budget: Option<Budget>,
+    /// SPEC §12.
+    pub retry: Option<RetryPlan>,
+    /// SPEC §13.
+    pub compaction: Option<CompactionPlan>,
+}
+
+// ---- part three ----
+
+/// What `shouldRetry` answers at its n-th ask.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum ShouldMove {
+    Yes,
+    No,
+    Throw,
+    /// Waits on a gate, then says yes.
+    Gate,
+}
+
+#[derive(Debug, Clone)]
+pub struct RetryPlan {
+    pub max_retries: u32,
+    pub base_delay_ms: f64,
+    pub max_delay_ms: f64,
+    /// `None`: no `shouldRetry` (always retry).
+    pub should: Option<Vec<ShouldMove>>,
+}
+
+/// How messages are estimated.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum EstimatePlan {
+    /// The default, `ceil(JSON length / 4)`.
+    Default,
+    /// `5 + 10 × blocks` (a string content is one block; a compaction entry or custom message 1).
+    Blocks,
+}
+
+/// What `summarize` does at its n-th call.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum SummarizeMove {
+    /// `summary <n>`.
+    Ok,
+    Throw,
+    /// Waits on a gate, then answers `summary <n>`.
+    Gate,
+}
+
+#[derive(Debug, Clone)]
+pub struct CompactionPlan {
+    pub max_context_tokens: f64,
+    pub keep_recent_tokens: Option<f64>,
+    pub estimate: EstimatePlan,
+    pub summarize: Vec<SummarizeMove>,
+}
+
+impl EstimatePlan {
+    /// The estimate of `message`, as the plan's `estimateTokens` answers it (the default: computed here from
+    /// the JSON line `to_jsonl` writes, not by the core's counter).
+    pub fn of(self, message: &AgentMessage) -> f64 {
+        match self {
+            EstimatePlan::Default => {
+                let line = to_jsonl(std::slice::from_ref(message));
+                let json = line.strip_suffix('\n').unwrap_or(&line);
+                (json.encode_utf16().count() as f64 / 4.0).ceil()
+            }
+            EstimatePlan::Blocks => {
+                let blocks = match message {
+                    AgentMessage::User(u) => match &u.content {
+                        UserContent::Text(_) => 1,
+                        UserContent::Blocks(b) => b.len(),
+                    },
+                    AgentMessage::Assistant(a) => a.content.len(),
+                    AgentMessage::ToolResult(r) => r.content.len(),
+                    AgentMessage::Compaction(_) | AgentMessage::Custom(_) => 1,
+                };
+                5.0 + 10.0 * blocks as f64
+            }
+        }
+    }
+}
+
+/// The usage a response reports (`usage` in its extra fields).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum UsagePlan {
+    /// Only `input` and `output`: no total, no cost.
+    Partial,
+    /// `totalTokens` and `cost.total` (in hundredths).
+    Full(u32, u32),
+    /// Fields of the wrong types: each counts 0.
+    Garbage,
+}
+
+impl UsagePlan {
+    pub fn value(self, k: usize) -> Value {
+        match self {
+            UsagePlan::Partial => json!({"input": k, "output": 1}),
+            UsagePlan::Full(total, cents) => {
+                json!({"input": total / 2, "output": total - total / 2,
+                "cacheRead": 1, "cacheWrite": 0.5, "totalTokens": total,
+                "cost": {"input": 0, "total": f64::from(cents) / 100.0}})
+            }
+            UsagePlan::Garbage => json!({"input": "many", "output": null, "totalTokens": [3],
+                "cost": 7}),
+        }
+    }
 }
 
 // ---- approvals (SPEC §8) ----
@@ -359,6 +469,14 @@ impl RunPlan {
         (self.control.approval.as_ref()).map_or_else(Approvals::new, |a| a.up_front(self))
     }
 
+    /// This plan without a budget (a run paused and resumed counts usage from each resume: SPEC §11's
+    /// usage is a run's).
+    pub fn without_budget(&self) -> RunPlan {
+        let mut plan = self.clone();
+        plan.control.budget = None;
+        plan
+    }
+
     /// This plan with the decisions about `ids` given up front too.
     pub fn also_given(&self, ids: &[String]) -> RunPlan {
         let mut plan = self.clone();
@@ -414,7 +532,7 @@ fn stop_reason() -> impl Strategy<Value = StopReason> {
         (28, StopReason::ToolUse),
         (3, StopReason::Stop),
         (1, StopReason::Length),
-        (1, StopReason::Error),
+        (2, StopReason::Error),
         (1, StopReason::Aborted),
     ])
 }
@@ -443,6 +561,16 @@ fn shape() -> impl Strategy<Value = Shape> {
     })
 }
 
+fn usage_plan() -> impl Strategy<Value = UsagePlan> {
+    (weighted(&[(2, 0u8), (6, 1), (1, 2)]), 0u32..60, 0u32..40).prop_map(
+        |(kind, t, c)| match kind {
+            0 => UsagePlan::Partial,
+            1 => UsagePlan::Full(t, c),
+            _ => UsagePlan::Garbage,
+        },
+    )
+}
+
 #[allow(clippy::type_complexity)]
 pub fn response_gen() -> impl Strategy<
     Value = (
@@ -451,6 +579,7 @@ pub fn response_gen() -> impl Strategy<
         (bool, bool, bool, bool),
         Shape,
         (bool, bool, Vec<bool>, bool, bool),
+        UsagePlan,
     ),
 > {
     (
@@ -471,6 +600,7 @@ pub fn response_gen() -> impl Strategy<
             prop::bool::weighted(0.1),
             any::<bool>(),
         ),
+        usage_plan(),
     )
 }
 
@@ -485,12 +615,14 @@ fn materialize(
         (lead, thinking, trail, error_message),
         shape,
         (has_result, result_rejects, gates, gate_result, honours_abort),
+        usage,
     ): (
         StopReason,
         (Vec<(IdGen, usize, ArgKind)>, u8),
         (bool, bool, bool, bool),
         Shape,
         (bool, bool, Vec<bool>, bool, bool),
+        UsagePlan,
     ),
 ) -> ResponsePlan {
     // Calls where they make the run go on, now and then where they do not: toolUse keeps its 1-5 calls
@@ -524,9 +656,7 @@ fn materialize(
     message
         .extra
         .insert("responseId".into(), json!(format!("r{k}")));
-    message
-        .extra
-        .insert("usage".into(), json!({"input": k, "output": 1}));
+    message.extra.insert("usage".into(), usage.value(k));
     if error_message && stop == StopReason::Error {
         message.error_message = Some(format!("provider failed on response {k}"));
     }
@@ -664,6 +794,7 @@ pub fn control_plan() -> impl Strategy<Value = ControlPlan> {
             any::<bool>(),
         ),
         approval_plan(),
+        (budget_plan(), retry_plan(), compaction_plan()),
     )
         .prop_map(
             |(
@@ -671,6 +802,7 @@ pub fn control_plan() -> impl Strategy<Value = ControlPlan> {
                 (before, after, prepare),
                 (steering, follow_up, custom_roles),
                 approval,
+                (budget, retry, compaction),
             )| ControlPlan {
                 mode,
                 tool_timeout_ms,
@@ -682,8 +814,73 @@ pub fn control_plan() -> impl Strategy<Value = ControlPlan> {
                 follow_up,
                 custom_roles,
                 approval,
+                budget,
+                retry,
+                compaction,
             },
         )
+}
+
+/// A budget one run in four: tokens, cost or both, small enough to be spent.
+fn budget_plan() -> impl Strategy<Value = Option<Budget>> {
+    ((0u8..8), 10u32..150, 5u32..80).prop_map(|(n, tokens, cents)| match n {
+        0 => Some(Budget {
+            max_tokens: Some(f64::from(tokens)),
+            max_cost: None,
+        }),
+        1 => Some(Budget {
+            max_tokens: None,
+            max_cost: Some(f64::from(cents) / 100.0),
+        }),
+        _ => None,
+    })
+}
+
+/// A retry policy one run in three.
+fn retry_plan() -> impl Strategy<Value = Option<RetryPlan>> {
+    let should = weighted(&[
+        (4, ShouldMove::Yes),
+        (1, ShouldMove::No),
+        (1, ShouldMove::Throw),
+        (2, ShouldMove::Gate),
+    ]);
+    ((0u8..3), 0u32..4, 0u32..40, 10u32..80, sometimes(2, should)).prop_map(
+        |(n, max_retries, base, max, should)| {
+            (n == 0).then_some(RetryPlan {
+                max_retries,
+                base_delay_ms: f64::from(base),
+                max_delay_ms: f64::from(max),
+                should,
+            })
+        },
+    )
+}
+
+/// Compaction one run in three, with limits the generated transcripts go over within a few requests.
+fn compaction_plan() -> impl Strategy<Value = Option<CompactionPlan>> {
+    let summarize = weighted(&[
+        (6, SummarizeMove::Ok),
+        (1, SummarizeMove::Throw),
+        (2, SummarizeMove::Gate),
+    ]);
+    (
+        (0u8..3),
+        any::<bool>(),
+        (1u32..12, prop::option::of(1u32..8)),
+        vec(summarize, 1..4),
+    )
+        .prop_map(|(n, default, (max, keep), summarize)| {
+            let (estimate, unit) = match default {
+                true => (EstimatePlan::Default, 40.0),
+                false => (EstimatePlan::Blocks, 15.0),
+            };
+            (n == 0).then_some(CompactionPlan {
+                max_context_tokens: unit * f64::from(max),
+                keep_recent_tokens: keep.map(|k| unit * f64::from(k)),
+                estimate,
+                summarize,
+            })
+        })
 }
 
 /// Approvals in every other run: each tool's need, the decisions, and which are given up front.
@@ -745,12 +942,17 @@ fn observer_move() -> impl Strategy<Value = ObserverMove> {
 }
 
 fn abort_plan() -> impl Strategy<Value = AbortPlan> {
-    (weighted(&[(10, 0u8), (1, 1), (2, 2), (2, 3)]), 0usize..40).prop_map(|(kind, n)| match kind {
-        0 => AbortPlan::Never,
-        1 => AbortPlan::BeforeStart,
-        2 => AbortPlan::AtEvent(n),
-        _ => AbortPlan::AtStall(n % 8),
-    })
+    (
+        weighted(&[(10, 0u8), (1, 1), (2, 2), (2, 3), (1, 4)]),
+        0usize..40,
+    )
+        .prop_map(|(kind, n)| match kind {
+            0 => AbortPlan::Never,
+            1 => AbortPlan::BeforeStart,
+            2 => AbortPlan::AtEvent(n),
+            3 => AbortPlan::AtStall(n % 8),
+            _ => AbortPlan::AtRetryWait,
+        })
 }
 
 /// A custom-role message, as an app would keep one.
@@ -760,9 +962,10 @@ pub fn note(text: &str) -> AgentMessage {
 }
 
 /// A valid transcript to start from: a user message, sometimes after a finished exchange that used
-/// the pooled id `dup-0` (ids may be reused by later messages).
+/// the pooled id `dup-0` (ids may be reused by later messages), and then sometimes after a compaction
+/// entry that summarised it (a restored conversation keeps its compactions).
 fn input() -> impl Strategy<Value = Vec<AgentMessage>> {
-    any::<bool>().prop_map(|prior| {
+    (any::<bool>(), prop::bool::weighted(0.3)).prop_map(|(prior, compacted)| {
         let mut messages = Vec::new();
         if prior {
             messages.push(AgentMessage::user("earlier question", 1.0));
@@ -789,6 +992,15 @@ fn input() -> impl Strategy<Value = Vec<AgentMessage>> {
                 vec![AssistantBlock::text("done")],
                 StopReason::Stop,
             )));
+            if compacted {
+                messages.push(AgentMessage::Compaction(CompactionEntry {
+                    summary: "an earlier question about a".into(),
+                    first_kept_index: 3,
+                    tokens_before: 120.0,
+                    timestamp: 2.5,
+                    extra: Default::default(),
+                }));
+            }
         }
         let mut task = AgentMessage::user("do the task", 3.0);
         if let AgentMessage::User(u) = &mut task {

@@ -33,6 +33,8 @@ pub enum Ev {
     ToolEnd(ToolResultMessage),
     Skipped(ToolResultMessage),
     Queued(AgentMessage, Queue),
+    Retry(u32, f64, String),
+    Compaction(CompactionEntry),
     TurnEnd(RunReason, u32),
 }
 
@@ -50,6 +52,8 @@ impl Ev {
             Ev::ToolEnd(r) => format!("tool_end:{}", r.tool_call_id),
             Ev::Skipped(r) => format!("tool_skipped:{}", r.tool_call_id),
             Ev::Queued(m, q) => format!("queued_message:{}:{}", q.as_str(), m.role()),
+            Ev::Retry(attempt, delay, _) => format!("retry:{attempt}:{delay}"),
+            Ev::Compaction(e) => format!("compaction:{}", e.first_kept_index),
             Ev::TurnEnd(reason, steps) => format!("turn_end:{reason:?}:{steps}"),
         }
     }
@@ -69,6 +73,28 @@ pub struct RequestLog {
     pub delivered: Option<AssistantMessage>,
     /// The error the model threw, if it threw.
     pub thrown: Option<String>,
+    /// Where the request said its messages come from in the transcript.
+    pub sources: SourcesLog,
+}
+
+/// `ModelRequest::sources`, owned.
+#[derive(Debug, Clone, PartialEq)]
+pub enum SourcesLog {
+    Transcript,
+    Picked(Vec<usize>),
+    Summarized(Vec<usize>),
+    Other,
+}
+
+impl SourcesLog {
+    pub fn of(sources: Sources<'_>) -> Self {
+        match sources {
+            Sources::Transcript => SourcesLog::Transcript,
+            Sources::Picked(at) => SourcesLog::Picked(at.to_vec()),
+            Sources::Summarized(at) => SourcesLog::Summarized(at.to_vec()),
+            Sources::Other => SourcesLog::Other,
+        }
+    }
 }
 
 /// One tool execution: the call, what it reported, what it answered.
@@ -127,6 +153,22 @@ pub struct NeedLog {
     pub answer: Result<bool, String>,
 }
 
+/// One call of `summarize` (SPEC §13): what it was given, what it answered.
+#[derive(Debug, Clone)]
+pub struct SummarizeLog {
+    pub messages: Vec<AgentMessage>,
+    pub answer: Result<String, String>,
+}
+
+/// One ask of `shouldRetry` (SPEC §12).
+#[derive(Debug, Clone)]
+pub struct RetryAskLog {
+    pub error: String,
+    pub message: Option<AssistantMessage>,
+    pub attempt: u32,
+    pub answer: Result<bool, String>,
+}
+
 /// One ask of a queue.
 #[derive(Debug, Clone)]
 pub struct AskLog {
@@ -158,6 +200,9 @@ pub enum Entry {
     Prepare(usize),
     Ask(usize),
     Need(usize),
+    /// `summaries[n]`, `retry_asks[n]` were called.
+    Summarize(usize),
+    ShouldRetry(usize),
     /// `executions[n]` reported progress (late reports are not counted).
     ProgressSent(usize),
     /// `timers[n]` was set, fired, cleared.
@@ -180,6 +225,8 @@ impl Entry {
                 | Entry::Prepare(_)
                 | Entry::Ask(_)
                 | Entry::Need(_)
+                | Entry::Summarize(_)
+                | Entry::ShouldRetry(_)
         )
     }
 }
@@ -212,6 +259,8 @@ pub struct World {
     /// Each execution's progress sink, as the executor was handed it.
     sinks: RefCell<Vec<ProgressSink>>,
     pub needs: RefCell<Vec<NeedLog>>,
+    pub summaries: RefCell<Vec<SummarizeLog>>,
+    pub retry_asks: RefCell<Vec<RetryAskLog>>,
     /// Resuming runs: a paused run's `turn_end` is counted here, not logged as an event (so that the
     /// events of a run paused and resumed line up with those of the same run never paused).
     resuming: Cell<bool>,
@@ -334,6 +383,7 @@ impl Model for TestModel {
             messages: request.messages.to_vec(),
             tools: request.tools.to_vec(),
             signal_aborted: signal.aborted(),
+            sources: SourcesLog::of(request.sources),
             emitted: Vec::new(),
             delivered: None,
             thrown: None,
@@ -775,6 +825,9 @@ impl Observer<ModelEvent> for Recorder {
                 Some((index, AgentMessage::ToolResult(result.clone())))
             }
             LoopEvent::QueuedMessage { message, index, .. } => Some((index, message.clone())),
+            LoopEvent::Compaction { entry, index } => {
+                Some((index, AgentMessage::Compaction(entry.clone())))
+            }
             _ => None,
         };
         self.world.appended.borrow_mut().extend(announced);
@@ -788,6 +841,12 @@ impl Observer<ModelEvent> for Recorder {
             LoopEvent::ToolEnd { result, .. } => Ev::ToolEnd(result.clone()),
             LoopEvent::ToolSkipped { result, .. } => Ev::Skipped(result.clone()),
             LoopEvent::QueuedMessage { message, queue, .. } => Ev::Queued(message.clone(), queue),
+            LoopEvent::Retry {
+                attempt,
+                delay_ms,
+                error,
+            } => Ev::Retry(attempt, delay_ms, error.to_owned()),
+            LoopEvent::Compaction { entry, .. } => Ev::Compaction(entry.clone()),
             LoopEvent::TurnEnd {
                 reason: RunReason::Paused,
                 ..
@@ -991,6 +1050,70 @@ impl PrepareRequest for Hooks {
     }
 }
 
+/// `summarize` as the plan has it, logging each call.
+pub struct Summarizer {
+    world: Rc<World>,
+    moves: Vec<SummarizeMove>,
+}
+
+impl Summarize for Summarizer {
+    fn summarize<'a>(
+        &'a self,
+        messages: &'a [AgentMessage],
+        _signal: &'a AbortSignal,
+    ) -> HookFuture<'a, String> {
+        let n = self.world.summaries.borrow().len();
+        let next = self.moves[n % self.moves.len()];
+        let answer = match next {
+            SummarizeMove::Ok | SummarizeMove::Gate => Ok(format!("summary {n}")),
+            SummarizeMove::Throw => Err(format!("summarize failed at {n}")),
+        };
+        self.world.summaries.borrow_mut().push(SummarizeLog {
+            messages: messages.to_vec(),
+            answer: answer.clone(),
+        });
+        self.world.entry(Entry::Summarize(n));
+        let gate = (next == SummarizeMove::Gate).then(|| self.world.gate(format!("summarize {n}")));
+        answer_after(gate, answer)
+    }
+}
+
+/// `estimateTokens` as the plan has it (not logged: a pure function, asked once per message).
+pub struct Estimator(EstimatePlan);
+
+impl EstimateTokens for Estimator {
+    fn estimate_tokens(&self, message: &AgentMessage) -> Result<f64, String> {
+        Ok(self.0.of(message))
+    }
+}
+
+/// `shouldRetry` as the plan has it, logging each ask.
+pub struct Judge {
+    world: Rc<World>,
+    moves: Vec<ShouldMove>,
+}
+
+impl ShouldRetry for Judge {
+    fn should_retry<'a>(&'a self, failure: Failure<'a>) -> HookFuture<'a, bool> {
+        let n = self.world.retry_asks.borrow().len();
+        let next = self.moves[n % self.moves.len()];
+        let answer = match next {
+            ShouldMove::Yes | ShouldMove::Gate => Ok(true),
+            ShouldMove::No => Ok(false),
+            ShouldMove::Throw => Err(format!("shouldRetry failed at {n}")),
+        };
+        self.world.retry_asks.borrow_mut().push(RetryAskLog {
+            error: failure.error.to_owned(),
+            message: failure.message.cloned(),
+            attempt: failure.attempt,
+            answer: answer.clone(),
+        });
+        self.world.entry(Entry::ShouldRetry(n));
+        let gate = (next == ShouldMove::Gate).then(|| self.world.gate(format!("shouldRetry {n}")));
+        answer_after(gate, answer)
+    }
+}
+
 /// A steering or follow-up queue giving what the plan says, logging each ask.
 pub struct QueueSource {
     world: Rc<World>,
@@ -1091,6 +1214,7 @@ impl Model for Logged {
             messages: request.messages.to_vec(),
             tools: request.tools.to_vec(),
             signal_aborted: signal.aborted(),
+            sources: SourcesLog::of(request.sources),
             emitted: delivered
                 .as_ref()
                 .map(ModelEvent::script)
@@ -1201,6 +1325,30 @@ where
     let steering = queue(Queue::Steering, &plan.control.steering);
     let follow_up = queue(Queue::FollowUp, &plan.control.follow_up);
     let timers = WorldTimers(world.clone());
+    let retry = (plan.control.retry.as_ref()).map(|r| RetryPolicy {
+        max_retries: r.max_retries,
+        base_delay_ms: r.base_delay_ms,
+        max_delay_ms: r.max_delay_ms,
+        should_retry: (r.should.clone()).map(|moves| {
+            Rc::new(Judge {
+                world: world.clone(),
+                moves,
+            }) as Rc<dyn ShouldRetry>
+        }),
+    });
+    let compaction = (plan.control.compaction.as_ref()).map(|c| CompactionOptions {
+        max_context_tokens: c.max_context_tokens,
+        keep_recent_tokens: c.keep_recent_tokens,
+        summarize: Rc::new(Summarizer {
+            world: world.clone(),
+            moves: c.summarize.clone(),
+        }),
+        // The default is the core's own counter; the oracle measures the written JSON.
+        estimate_tokens: match c.estimate {
+            EstimatePlan::Default => None,
+            other => Some(Rc::new(Estimator(other)) as Rc<dyn EstimateTokens>),
+        },
+    });
     let control = plan.control.clone();
     let up_front = plan.approvals();
     let resuming = world.resuming.get();
@@ -1235,6 +1383,9 @@ where
                         timers: &timers,
                         approvals,
                         start_steps,
+                        budget: control.budget,
+                        retry: retry.as_ref(),
+                        compaction: compaction.as_ref(),
                     },
                 };
                 let result = run_agent_loop(options).await.unwrap();
@@ -1285,7 +1436,13 @@ where
             }
             continue;
         }
-        if plan.abort == AbortPlan::AtStall(stall) && !world.controller.signal().aborted() {
+        let waiting = matches!(world.events.borrow().last(), Some(Ev::Retry(..)));
+        let abort_now = match plan.abort {
+            AbortPlan::AtStall(at) => at == stall,
+            AbortPlan::AtRetryWait => waiting,
+            _ => false,
+        };
+        if abort_now && !world.controller.signal().aborted() {
             world.abort();
             continue;
         }
