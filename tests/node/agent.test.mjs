@@ -104,7 +104,7 @@ describe("prompt", () => {
     await assert.rejects(agent.prompt([userMsg("fine"), { role: "toolResult", toolCallId: "x", toolName: "y", content: [], isError: false, timestamp: 1 }]), { name: "TypeError", message: /^input\[1\]: .*"toolResult"/ });
     await assert.rejects(agent.prompt({ role: "user", content: 5, timestamp: 1 }), { name: "TypeError", message: /^input\[0\]\.content must be a string or an array \(got integer\)/ });
     assert.throws(() => agent.steer(said("no")), { name: "TypeError", message: /^input\[0\]: .*"assistant"/ });
-    assert.throws(() => agent.followUp({ role: "note", text: "x" }), { name: "TypeError", message: /^input\[0\]\.role must be one of "user", "assistant", "toolResult" \(got "note"\)/ });
+    assert.throws(() => agent.followUp({ role: "note", text: "x" }), { name: "TypeError", message: /^input\[0\]\.role must be one of "user", "assistant", "toolResult", "compaction" \(got "note"\)/ });
     assert.equal(model.requests.length, 0, "nothing ran");
     assert.deepEqual(agent.messages, []);
     const noted = new tp.Agent({ model, customRoles: ["note"] });
@@ -140,7 +140,7 @@ describe("prompt", () => {
     assert.throws(() => new tp.Agent({ model, customRoles: [1] }), { name: "TypeError", message: "options.customRoles[0] must be a non-empty string (got 1)" });
     assert.throws(() => new tp.Agent({ model, messages: "x" }), { name: "TypeError", message: "options.messages must be an array (got string)" });
     const broken = [userMsg("go"), batch(toolCall("c1", "read", {})), userMsg("well?")];
-    assert.throws(() => new tp.Agent({ model, messages: broken }), { name: "TypeError", message: /context\.messages\[1\]: tool call "c1" has no result/ });
+    assert.throws(() => new tp.Agent({ model, messages: broken }), { name: "TypeError", message: /^options\.messages\[1\]: tool call "c1" has no result/ });
   });
 
   test("waitForIdle resolves once the run has ended, and at once when idle", T, async () => {
@@ -346,7 +346,7 @@ describe("sessions", () => {
     assert.equal((await idle.prompt("again")).reason, "stop");
     assert.throws(() => tp.Agent.fromJSONL('{"role":"user"}\n', { model }), { name: "TypeError", message: /^line 1: message\.content is missing/ });
     const broken = tp.toJSONL([userMsg("go"), batch(toolCall("c1", "read", {})), userMsg("well?")]);
-    assert.throws(() => tp.Agent.fromJSONL(broken, { model }), { name: "TypeError", message: /context\.messages\[1\]/ });
+    assert.throws(() => tp.Agent.fromJSONL(broken, { model }), { name: "TypeError", message: /^line 2: tool call "c1" has no result/ });
   });
 
   test("a restored paused conversation can be aborted instead, and goes on", T, async () => {

@@ -41,10 +41,12 @@ test("runs that free() their objects: wasm memory and JS heap flat after the fir
 });
 
 test("runs that never call free(): finalizers bound the memory (no growth over the last 3,000 runs)", { timeout: 300_000 }, async () => {
-  // Finalizers run some time after a GC, so memory may climb for a while; it must stop climbing.
+  // Finalizers run some time after a GC, so memory climbs for a while (each run leaves ~6 KB of model and
+  // registry to them); it must stop climbing. The allocator may still take a few pages while it settles;
+  // a leak of 100 bytes a run would take more than these four over the last 3,000 runs.
   const s = await sample("--no-free");
   const early = s.filter((x) => x.runs <= RUNS - 3_000);
   const maxOf = (xs, k) => Math.max(...xs.map((x) => x[k]));
-  assert.ok(s.at(-1).wasm <= maxOf(early, "wasm") + PAGE, `wasm memory still growing: ${s.map((x) => x.wasm).join(", ")}`);
+  assert.ok(s.at(-1).wasm <= maxOf(early, "wasm") + 4 * PAGE, `wasm memory still growing: ${s.map((x) => x.wasm).join(", ")}`);
   assert.ok(s.at(-1).heap <= maxOf(early, "heap") + MB, `JS heap still growing: ${s.map((x) => x.heap).join(", ")}`);
 });

@@ -202,7 +202,7 @@ describe("afterToolCall", () => {
     assert.equal(result.reason, "stop");
     const got = texts(result.messages);
     assert.equal(got[0], 'afterToolCall failed: returned isError must be a boolean (got string "yes")');
-    assert.match(got[1], /^afterToolCall failed: returned content: /);
+    assert.match(got[1], /^afterToolCall failed: returned content must be an array/);
     assert.equal(got[2], "afterToolCall failed: returned terminate must be a boolean (got 1)");
     assert.equal(got[3], "afterToolCall failed: returned 7; expected nothing or { content?, details?, isError?, terminate? }");
     assert.ok(results(result.messages).every((r) => r.isError));
@@ -526,7 +526,7 @@ describe("customRoles", () => {
   test("a role not listed is still refused, naming the roles there are", T, async () => {
     await assert.rejects(
       tp.runAgentLoop({ context: { messages: [userMsg("go"), { role: "memo", text: "x" }] }, model: new tp.ScriptedModel([stop()]), customRoles: ["note"] }),
-      (e) => e instanceof TypeError && /options\.context\.messages\[1\]\.role must be one of "user", "assistant", "toolResult", "note" \(got "memo"\)/.test(e.message),
+      (e) => e instanceof TypeError && /options\.context\.messages\[1\]\.role must be one of "user", "assistant", "toolResult", "compaction", "note" \(got "memo"\)/.test(e.message),
     );
     await assert.rejects(
       tp.runAgentLoop({ context: { messages: [userMsg("go"), { role: "user", content: 5 }] }, model: new tp.ScriptedModel([stop()]), customRoles: ["note"] }),

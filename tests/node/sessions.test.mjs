@@ -87,7 +87,7 @@ describe("toJSONL / parseJSONL", () => {
   test("custom roles read only when listed, kept verbatim, and written back as they were", () => {
     const note = { role: "notification", text: "build finished", level: 2, timestamp: 5 };
     const jsonl = `${JSON.stringify(userMsg("hi"))}\n${JSON.stringify(note)}\n`;
-    assert.throws(() => tp.parseJSONL(jsonl), { name: "TypeError", message: 'line 2: message.role must be one of "user", "assistant", "toolResult" (got "notification")' });
+    assert.throws(() => tp.parseJSONL(jsonl), { name: "TypeError", message: 'line 2: message.role must be one of "user", "assistant", "toolResult", "compaction" (got "notification")' });
     const back = tp.parseJSONL(jsonl, { customRoles: ["notification"] });
     assert.deepEqual(back[1], note);
     assert.throws(() => tp.toJSONL(back), { name: "TypeError", message: /^messages\[1\].*"notification"/ });
@@ -109,7 +109,7 @@ describe("toJSONL / parseJSONL", () => {
       // the role
       ['{"content":"hi"}', "line 3: message.role is missing"],
       ['{"role":7,"content":"hi"}', "line 3: message.role must be a string (got integer)"],
-      ['{"role":"system","content":"hi"}', 'line 3: message.role must be one of "user", "assistant", "toolResult" (got "system")'],
+      ['{"role":"system","content":"hi"}', 'line 3: message.role must be one of "user", "assistant", "toolResult", "compaction" (got "system")'],
       // a user message
       ['{"role":"user"}', "line 3: message.content is missing"],
       ['{"role":"user","content":5}', "line 3: message.content must be a string or an array (got integer)"],
@@ -119,7 +119,7 @@ describe("toJSONL / parseJSONL", () => {
       ['{"role":"user","content":"hi"}', "line 3: message.timestamp is missing"],
       // an assistant message
       ['{"role":"assistant","content":[]}', "line 3: message.stopReason is missing"],
-      ['{"role":"assistant","content":[],"stopReason":"done"}', "line 3: message.stopReason: must be one of"],
+      ['{"role":"assistant","content":[],"stopReason":"done"}', "line 3: message.stopReason must be one of"],
       ['{"role":"assistant","content":[{"type":"toolCall","id":3,"name":"read"}],"stopReason":"toolUse"}', "line 3: message.content[0].id must be a string (got integer)"],
       ['{"role":"assistant","content":[{"type":"text"}],"stopReason":"stop"}', "line 3: message.content[0].text is missing"],
       // a tool result

@@ -9,6 +9,7 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 
 use super::approvals::{approvals, pending_js};
+use super::options;
 use super::run::{run_result, Setup};
 use crate::agent::{Agent, AgentError, AgentOptions, AgentState};
 use crate::message::AgentMessage;
@@ -86,6 +87,14 @@ impl JsAgent {
             prepare_request: hook(control.prepare_request).map(|h| h as _),
             custom_roles: setup.custom_roles.clone(),
             timers: Rc::new(JsTimers),
+            budget: control.budget,
+            retry: control.retry,
+            compaction: control.compaction,
+            start_steps: options::count(
+                &get(options, "startSteps", "options.startSteps")?,
+                "options.startSteps",
+                0,
+            )?,
         })?;
         Ok(JsAgent {
             agent,

@@ -8,16 +8,20 @@ use serde_json::Value;
 use wasm_bindgen::{JsCast, JsValue};
 
 use crate::agent_loop::{AgentContext, DEFAULT_MAX_STEPS};
+use crate::compaction::CompactionOptions;
 use crate::message::AgentMessage;
 use crate::reading::ReadValue;
+use crate::retry::RetryPolicy;
 use crate::signal::AbortSignal;
 use crate::tools::ExecutionMode;
 use crate::tools::{Clock, ToolDefinition};
+use crate::usage::Budget;
 use crate::wasm::transport::convert::{
     array_from_js, describe, error_message, get, is_object, messages_from_js, optional_function,
     optional_string, type_of,
 };
 use crate::wasm::transport::glue::read_clock_js;
+use crate::wasm::transport::hooks::{JsEstimateTokens, JsShouldRetry, JsSummarize};
 use crate::wasm::transport::signal::JsSignal;
 
 /// `options.context`: the system prompt, and the messages deep-copied (converting is the copy: the caller's
@@ -175,11 +179,11 @@ pub fn custom_roles(value: &JsValue) -> Result<Vec<String>, String> {
     };
     let mut roles = Vec::with_capacity(listed.len());
     for (index, role) in listed.into_iter().enumerate() {
-        let spec_role = matches!(&role, Value::String(r) if matches!(r.as_str(), "user" | "assistant" | "toolResult"));
+        let spec_role = matches!(&role, Value::String(r) if matches!(r.as_str(), "user" | "assistant" | "toolResult" | "compaction"));
         match role {
             Value::String(role) if spec_role => {
                 return Err(format!(
-                    "{WHAT}[{index}]: \"{role}\" is one of SPEC's own roles (user, assistant, toolResult), not a custom one"
+                    "{WHAT}[{index}]: \"{role}\" is one of SPEC's own roles (user, assistant, toolResult, compaction), not a custom one"
                 ))
             }
             Value::String(role) if !role.is_empty() => roles.push(role),
@@ -219,4 +223,89 @@ impl TranscriptOptions {
     pub fn messages(&self, messages: &JsValue) -> Result<Vec<AgentMessage>, String> {
         messages_from_js(messages, "messages", &self.custom_roles)
     }
+}
+
+/// A number field of an option object (`what` names it), `None` when absent; the core checks its range.
+fn number_field(object: &JsValue, name: &'static str, what: &str) -> Result<Option<f64>, String> {
+    let value = get(object, name, what)?;
+    match value.as_f64() {
+        Some(n) => Ok(Some(n)),
+        None if value.is_null_or_undefined() => Ok(None),
+        None => Err(format!(
+            "{what} must be a number (got {})",
+            describe(&value)
+        )),
+    }
+}
+
+/// An option that must be an object when given (`what` names it); `None` when absent.
+fn option_object(value: &JsValue, what: &str) -> Result<Option<JsValue>, String> {
+    match value {
+        v if v.is_null_or_undefined() => Ok(None),
+        v if is_object(v) => Ok(Some(v.clone())),
+        v => Err(format!("{what} must be an object (got {})", type_of(v))),
+    }
+}
+
+/// `options.budget` (SPEC §11): `{ maxTokens?, maxCost? }`, each a positive finite number.
+pub fn budget(value: &JsValue, what: &str) -> Result<Option<Budget>, String> {
+    let Some(object) = option_object(value, what)? else {
+        return Ok(None);
+    };
+    let budget = Budget {
+        max_tokens: number_field(&object, "maxTokens", &format!("{what}.maxTokens"))?,
+        max_cost: number_field(&object, "maxCost", &format!("{what}.maxCost"))?,
+    };
+    budget.check(what)?;
+    Ok(Some(budget))
+}
+
+/// `options.retry` (SPEC §12): `{ maxRetries?, baseDelayMs?, maxDelayMs?, shouldRetry? }`.
+pub fn retry(value: &JsValue, what: &str) -> Result<Option<RetryPolicy>, String> {
+    let Some(object) = option_object(value, what)? else {
+        return Ok(None);
+    };
+    let defaults = RetryPolicy::default();
+    let max_retries = get(&object, "maxRetries", &format!("{what}.maxRetries"))?;
+    let policy = RetryPolicy {
+        max_retries: count(&max_retries, &format!("{what}.maxRetries"), 0)?,
+        base_delay_ms: number_field(&object, "baseDelayMs", &format!("{what}.baseDelayMs"))?
+            .unwrap_or(defaults.base_delay_ms),
+        max_delay_ms: number_field(&object, "maxDelayMs", &format!("{what}.maxDelayMs"))?
+            .unwrap_or(defaults.max_delay_ms),
+        should_retry: optional_function(&object, "shouldRetry", &format!("{what}.shouldRetry"))?
+            .map(|f| Rc::new(JsShouldRetry(f)) as _),
+    };
+    policy.check(what)?;
+    Ok(Some(policy))
+}
+
+/// `options.compaction` (SPEC §13): `{ maxContextTokens, keepRecentTokens?, summarize, estimateTokens? }`.
+pub fn compaction(value: &JsValue, what: &str) -> Result<Option<CompactionOptions>, String> {
+    let Some(object) = option_object(value, what)? else {
+        return Ok(None);
+    };
+    let max = format!("{what}.maxContextTokens");
+    let summarize = format!("{what}.summarize");
+    let options = CompactionOptions {
+        max_context_tokens: number_field(&object, "maxContextTokens", &max)?
+            .ok_or_else(|| format!("{max} is missing"))?,
+        keep_recent_tokens: number_field(
+            &object,
+            "keepRecentTokens",
+            &format!("{what}.keepRecentTokens"),
+        )?,
+        summarize: Rc::new(JsSummarize(
+            optional_function(&object, "summarize", &summarize)?
+                .ok_or_else(|| format!("{summarize} is missing"))?,
+        )),
+        estimate_tokens: optional_function(
+            &object,
+            "estimateTokens",
+            &format!("{what}.estimateTokens"),
+        )?
+        .map(|f| Rc::new(JsEstimateTokens(f)) as _),
+    };
+    options.check(what)?;
+    Ok(Some(options))
 }

@@ -10,10 +10,13 @@ use super::approvals::{pending_js, RunApprovals};
 use super::options;
 use super::registry::registry_snapshot;
 use crate::agent_loop::{run_agent_loop, AgentContext, LoopOptions};
+use crate::compaction::CompactionOptions;
 use crate::control::LoopControl;
 use crate::event::RunResult;
+use crate::retry::RetryPolicy;
 use crate::signal::AbortSignal;
 use crate::tools::{Clock, ExecutionMode, ToolDefinition, ToolRegistry};
+use crate::usage::Budget;
 use crate::wasm::transport::convert::{get, is_object, optional_function, type_error, type_of};
 use crate::wasm::transport::events::JsObserver;
 use crate::wasm::transport::hooks::{Hooks, JsHook};
@@ -61,7 +64,8 @@ pub fn run_agent_loop_js(options: JsValue) -> Promise {
     })
 }
 
-/// `{ reason, messages, steps, error?, observerError?, pending? }`, the messages the transcript's objects.
+/// `{ reason, messages, steps, usage, retries, error?, observerError?, pending? }`, the messages the
+/// transcript's objects.
 pub fn run_result(result: &RunResult, objects: &SharedObjects) -> JsValue {
     let object = Object::new();
     let set = |key: &str, value: &JsValue| {
@@ -74,6 +78,11 @@ pub fn run_result(result: &RunResult, objects: &SharedObjects) -> JsValue {
     set("reason", &JsValue::from_str(result.reason.as_str()));
     set("messages", &objects.borrow_mut().array(&result.messages));
     set("steps", &JsValue::from(result.steps));
+    set(
+        "usage",
+        &crate::wasm::transport::convert::to_js(&result.usage),
+    );
+    set("retries", &JsValue::from(result.retries));
     if let Some(error) = &result.error {
         set("error", &JsValue::from_str(error));
     }
@@ -175,7 +184,8 @@ impl Setup {
     }
 }
 
-/// SPEC §7's options, checked and converted: how calls run, the JS hooks and queues.
+/// SPEC §7's options and part three's, checked and converted: how calls run, the JS hooks and queues, the
+/// budget, the retry policy and compaction.
 pub struct ControlInput {
     pub tool_execution: ExecutionMode,
     pub tool_timeout_ms: Option<u32>,
@@ -185,10 +195,14 @@ pub struct ControlInput {
     pub steering: Option<JsHook>,
     pub follow_up: Option<JsHook>,
     pub hooks: Rc<Hooks>,
+    pub budget: Option<Budget>,
+    pub retry: Option<RetryPolicy>,
+    pub compaction: Option<CompactionOptions>,
 }
 
 impl ControlInput {
     fn parse(options: &JsValue, hooks: &Rc<Hooks>, what: &str) -> Result<ControlInput, String> {
+        let field = |name: &str| format!("{what}.{name}");
         let hook = |name: &'static str| -> Result<Option<JsHook>, String> {
             let function = optional_function(options, name, &format!("{what}.{name}"))?;
             Ok(function.map(|f| hooks.hook(f)))
@@ -204,6 +218,12 @@ impl ControlInput {
             steering: hook("getSteeringMessages")?,
             follow_up: hook("getFollowUpMessages")?,
             hooks: hooks.clone(),
+            budget: options::budget(&get(options, "budget", &field("budget"))?, &field("budget"))?,
+            retry: options::retry(&get(options, "retry", &field("retry"))?, &field("retry"))?,
+            compaction: options::compaction(
+                &get(options, "compaction", &field("compaction"))?,
+                &field("compaction"),
+            )?,
         })
     }
 
@@ -219,6 +239,9 @@ impl ControlInput {
             follow_up: self.follow_up.as_ref().map(|h| h as _),
             custom_roles: self.hooks.custom_roles.clone(),
             timers: &JsTimers,
+            budget: self.budget,
+            retry: self.retry.as_ref(),
+            compaction: self.compaction.as_ref(),
             ..LoopControl::default()
         }
     }

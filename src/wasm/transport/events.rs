@@ -8,7 +8,7 @@ use wasm_bindgen::{intern, JsValue};
 use wasm_bindgen_futures::JsFuture;
 
 use super::convert::{error_message, to_js};
-use super::glue::emit_js;
+use super::glue::{emit_js, emit_object_js};
 use super::model::JsEvent;
 use super::objects::SharedObjects;
 use crate::agent_loop::{Observed, Observer};
@@ -59,6 +59,24 @@ impl Observer<JsEvent> for JsObserver {
                 let queue = JsValue::from_str(intern(queue.as_str()));
                 self.call(event.kind(), "message", &object, Some(("queue", &queue)))
             }
+            LoopEvent::Retry {
+                attempt,
+                delay_ms,
+                error,
+            } => {
+                // Three fields: made whole here (a retry is rare).
+                let retry = to_js(&serde_json::json!({
+                    "type": "retry", "attempt": attempt, "delayMs": delay_ms, "error": error,
+                }));
+                let Some(on_event) = &self.on_event else {
+                    return Ok(None);
+                };
+                hand(emit_object_js(on_event, &retry))
+            }
+            LoopEvent::Compaction { entry, index } => {
+                let object = self.objects.borrow_mut().compaction(index, entry);
+                self.call(event.kind(), "entry", &object, None)
+            }
             LoopEvent::TurnEnd { reason, steps } => {
                 let reason = JsValue::from_str(intern(reason.as_str()));
                 self.call(
@@ -87,22 +105,26 @@ impl JsObserver {
         };
         let none = JsValue::UNDEFINED;
         let (k2, v2) = second.map_or((None, &none), |(k, v)| (Some(k), v));
-        let returned = emit_js(
+        hand(emit_js(
             on_event,
             intern(kind),
             intern(key),
             value,
             k2.map(intern),
             v2,
-        );
-        let Some(promise) = returned.map_err(|e| error_message(&e))? else {
-            return Ok(None);
-        };
-        Ok(Some(Box::pin(async move {
-            JsFuture::from(promise)
-                .await
-                .map(drop)
-                .map_err(|e| error_message(&e))
-        })))
+        ))
     }
+}
+
+/// What a listener's call gave: what it threw, or the promise it returned, to await.
+fn hand(returned: Result<Option<js_sys::Promise>, JsValue>) -> Observed {
+    let Some(promise) = returned.map_err(|e| error_message(&e))? else {
+        return Ok(None);
+    };
+    Ok(Some(Box::pin(async move {
+        JsFuture::from(promise)
+            .await
+            .map(drop)
+            .map_err(|e| error_message(&e))
+    })))
 }

@@ -240,6 +240,11 @@ export function emit(onEvent, type, k1, v1, k2, v2) {
   return settled(onEvent(event));
 }
 
+/** Calls `onEvent(event)` with an event Rust made (one of the rarer ones), as `emit` calls it. */
+export function emitObject(onEvent, event) {
+  return settled(onEvent(event));
+}
+
 /** A new promise of `value` if it is a promise or thenable (one whose `then` cannot be read is not), else
  * undefined. Never throws, and the promise is the host's own: its `then` never runs the caller's code, so
  * awaiting it from Rust cannot throw (a promise with a throwing own `then`, or an object made from

@@ -84,6 +84,10 @@ extern "C" {
         v2: &JsValue,
     ) -> Result<Option<Promise>, JsValue>;
 
+    #[wasm_bindgen(catch, js_name = emitObject)]
+    pub fn emit_object_js(on_event: &Function, event: &JsValue)
+        -> Result<Option<Promise>, JsValue>;
+
     // ---- the API layer
 
     #[wasm_bindgen(js_name = isArray)]

@@ -1,6 +1,7 @@
 //! The JS functions of SPEC §7 as the core's hooks and queues: `beforeToolCall(call, ctx)`,
 //! `afterToolCall(call, result, ctx)`, `prepareRequest(request, ctx)`, `getSteeringMessages()` and
-//! `getFollowUpMessages()`. Each is called with the transcript's frozen objects (`ctx = { signal, step,
+//! `getFollowUpMessages()`; and those of part three: `retry.shouldRetry`, `compaction.summarize` and
+//! `compaction.estimateTokens`. Each is called with the transcript's frozen objects (`ctx = { signal, step,
 //! messages }`, frozen too), a returned promise is awaited, and what it returns is read here: nothing
 //! (undefined or null) changes nothing; anything but the shapes SPEC names is an error naming the field,
 //! which the core answers as it answers a hook that threw.
@@ -12,18 +13,21 @@ use js_sys::Function;
 use wasm_bindgen::JsValue;
 
 use super::convert::{
-    array_from_js, describe, error_message, from_js, get, is_object, messages_from_js, settle,
-    string_of,
+    array_from_js, describe, error_message, from_js, frozen_js, get, is_object, messages_from_js,
+    settle, string_of,
 };
 use super::glue::{hook_context_js, invoke_js};
 use super::model::Requests;
 use super::signal::{handed, never};
+use crate::compaction::{EstimateTokens, Summarize};
 use crate::control::{
     AfterToolCall, BeforeToolCall, Block, HookContext, MessageQueue, PrepareRequest, RequestPatch,
     ResultPatch,
 };
 use crate::message::{AgentMessage, ToolCall, ToolResultMessage};
 use crate::model::ModelRequest;
+use crate::retry::{Failure, ShouldRetry};
+use crate::signal::AbortSignal;
 use crate::signal::Registration;
 use crate::tools::HookFuture;
 
@@ -258,5 +262,90 @@ fn boolean(answer: &JsValue, name: &'static str) -> Result<Option<bool>, String>
                 describe(&value)
             )
         }),
+    }
+}
+
+/// `retry.shouldRetry({ error, message?, attempt })` (SPEC §12): a boolean, perhaps a promise of one.
+pub struct JsShouldRetry(pub Function);
+
+impl ShouldRetry for JsShouldRetry {
+    fn should_retry<'a>(&'a self, failure: Failure<'a>) -> HookFuture<'a, bool> {
+        let asked = failure_js(&failure);
+        Box::pin(async move {
+            let none = JsValue::UNDEFINED;
+            let answer = settle(invoke_js(&self.0, &none, &asked, &none, &none))
+                .await
+                .map_err(|e| error_message(&e))?;
+            answer.as_bool().ok_or_else(|| {
+                format!(
+                    "shouldRetry must answer a boolean (got {})",
+                    describe(&answer)
+                )
+            })
+        })
+    }
+}
+
+/// What `shouldRetry` is shown, frozen: `{ error, message?, attempt }`.
+fn failure_js(failure: &Failure<'_>) -> JsValue {
+    #[derive(serde::Serialize)]
+    struct Shown<'a> {
+        error: &'a str,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        message: Option<crate::message::WithRole<'a, crate::message::AssistantMessage>>,
+        attempt: u32,
+    }
+    frozen_js(&Shown {
+        error: failure.error,
+        message: failure.message.map(|m| m.tagged()),
+        attempt: failure.attempt,
+    })
+}
+
+/// `compaction.summarize(messages, { signal })` (SPEC §13): the summary, a string (perhaps a promise of one).
+pub struct JsSummarize(pub Function);
+
+impl Summarize for JsSummarize {
+    fn summarize<'a>(
+        &'a self,
+        messages: &'a [AgentMessage],
+        signal: &'a AbortSignal,
+    ) -> HookFuture<'a, String> {
+        Box::pin(async move {
+            let shown = frozen_js(messages);
+            let (signal, held) = handed(signal).unwrap_or_else(|| (never(), Registration::none()));
+            let context = js_sys::Object::new();
+            let _ = js_sys::Reflect::set(&context, &"signal".into(), &signal);
+            let none = JsValue::UNDEFINED;
+            let answer = settle(invoke_js(&self.0, &none, &shown, &context.into(), &none)).await;
+            drop(held);
+            let answer = answer.map_err(|e| error_message(&e))?;
+            match string_of(&answer, "summarize's answer")? {
+                Some(summary) => Ok(summary),
+                None => Err(format!(
+                    "summarize must answer a string (got {})",
+                    describe(&answer)
+                )),
+            }
+        })
+    }
+}
+
+/// `compaction.estimateTokens(message)` (SPEC §13): a number, answered at once.
+pub struct JsEstimateTokens(pub Function);
+
+impl EstimateTokens for JsEstimateTokens {
+    fn estimate_tokens(&self, message: &AgentMessage) -> Result<f64, String> {
+        let shown = frozen_js(message);
+        let answer = self
+            .0
+            .call1(&JsValue::UNDEFINED, &shown)
+            .map_err(|e| error_message(&e))?;
+        answer.as_f64().ok_or_else(|| {
+            format!(
+                "estimateTokens must answer a number (got {})",
+                describe(&answer)
+            )
+        })
     }
 }

@@ -91,17 +91,32 @@ pub fn request_messages(objects: &SharedObjects, request: &ModelRequest<'_>) -> 
     let mut objects = objects.borrow_mut();
     let array = match request.sources {
         Sources::Transcript => return objects.view(request.messages).into(),
-        Sources::Picked(picked) => {
-            let array = js_sys::Array::new_with_length(picked.len() as u32);
-            for (at, (&index, message)) in picked.iter().zip(request.messages).enumerate() {
-                array.set(at as u32, objects.message(index, message));
-            }
+        Sources::Picked(picked) => picked_messages(&mut objects, request.messages, picked, 0),
+        // The summary message is made for this request; the rest are the transcript's.
+        Sources::Summarized(picked) => {
+            let array = picked_messages(&mut objects, &request.messages[1..], picked, 1);
+            array.set(0, frozen_js(&request.messages[0]));
             array
         }
         Sources::Other => return frozen_js(request.messages),
     };
     js_sys::Object::freeze(&array);
     array.into()
+}
+
+/// The objects of the transcript messages at `picked` (each also in `messages`, in order), from `offset` on
+/// in a new array.
+fn picked_messages(
+    objects: &mut super::objects::Objects,
+    messages: &[crate::message::AgentMessage],
+    picked: &[usize],
+    offset: u32,
+) -> js_sys::Array {
+    let array = js_sys::Array::new_with_length(offset + picked.len() as u32);
+    for (at, (&index, message)) in picked.iter().zip(messages).enumerate() {
+        array.set(offset + at as u32, objects.message(index, message));
+    }
+    array
 }
 
 impl Model for JsModel {

@@ -14,7 +14,9 @@ use js_sys::Array;
 use wasm_bindgen::JsValue;
 
 use super::convert::frozen_js;
-use crate::message::{AgentMessage, AssistantBlock, AssistantMessage, ToolCall, ToolResultMessage};
+use crate::message::{
+    AgentMessage, AssistantBlock, AssistantMessage, CompactionEntry, ToolCall, ToolResultMessage,
+};
 
 #[derive(Default)]
 pub struct Objects {
@@ -109,6 +111,11 @@ impl Objects {
         };
         self.keep(index, made.clone());
         made
+    }
+
+    /// The object for a compaction entry at `index` of the transcript.
+    pub fn compaction(&mut self, index: usize, entry: &CompactionEntry) -> JsValue {
+        self.message(index, &AgentMessage::Compaction(entry.clone()))
     }
 
     /// The object for a result shown to `afterToolCall`, kept for its `tool_end`.
