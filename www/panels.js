@@ -391,7 +391,7 @@ export function renderCompare(box, compare, { diff }) {
       ),
       fork ? h("h3", {}, t("compare.diff")) : null,
       fork ? h("p", { class: "help" }, t("compare.diffHelp")) : null,
-      fork ? h("ol", { class: "compare-diff", "data-testid": "compare-diff" }, ...lines.map((line) => h("li", { "data-op": op(line) }, line))) : null,
+      fork ? h("ol", { class: "compare-diff", "data-testid": "compare-diff", tabindex: "0", "aria-label": t("compare.diff") }, ...lines.map((line) => h("li", { "data-op": op(line) }, line))) : null,
     ),
   );
 }
