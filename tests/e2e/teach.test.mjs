@@ -328,6 +328,48 @@ for (const browser of BROWSERS) {
         assert.match(after.findings, /ok: every tool call has exactly one tool result, after it/);
       }));
 
+    test("4. views agree at every step: no call is waiting in one view and missing in another", async () => {
+      for (const id of ["readme", "concurrency", "length", "abort-during-tool", "approval"]) {
+        await open(`?scenario=${id}&lang=en`, async (P) => {
+          for (let step = 0; step < 60; step++) {
+            const views = await P.evaluate(() => {
+              const of = (nodes, waiting) => {
+                const out = { waiting: [], missing: [] };
+                for (const n of nodes) (waiting(n) ? out.waiting : out.missing).push(n.dataset.callId);
+                return out;
+              };
+              const calm = ["pending", "running", "gated", "finished", "rejected", "paused", "timedOut"];
+              return {
+                transcript: of(document.querySelectorAll('[data-testid="transcript"] .badge[data-kind="missing_result"]'), (n) => n.dataset.state !== undefined),
+                trace: of(document.querySelectorAll('[data-testid="trace-table"] .badge[data-kind="missing_result"]'), (n) => n.dataset.state !== undefined),
+                pairing: of([...document.querySelectorAll('[data-testid="pairing"] > li')].filter((n) => (n.dataset.kinds ?? "").split(" ").includes("missing_result")), (n) => calm.includes(n.dataset.state)),
+                findings: of(document.querySelectorAll('[data-testid="findings"] li[data-kind="missing_result"]'), (n) => n.dataset.state !== undefined),
+                run: document.querySelector('[data-testid="status"]').dataset.run,
+              };
+            });
+            const waiting = new Set(["transcript", "trace", "pairing", "findings"].flatMap((v) => views[v].waiting));
+            const missing = new Set(["transcript", "trace", "pairing", "findings"].flatMap((v) => views[v].missing));
+            for (const call of waiting) assert.ok(!missing.has(call), `${id} after ${step} steps: ${call} is waiting in one view and missing in another: ${JSON.stringify(views)}`);
+            if (views.run === "done") break;
+            const gate = await P.evaluate(() => document.querySelector('[data-testid^="release-"]')?.dataset.testid ?? null);
+            const held = await P.evaluate(() => document.querySelector('[data-testid="timeline"] > li.held')?.dataset.seq ?? null);
+            const before = await P.count(`${$("timeline")} > li`);
+            if (gate && !held) await P.tap(gate);
+            else await P.tap("step");
+            await P.waitUntil(
+              (held, n) => {
+                const s = document.querySelector('[data-testid="status"]').dataset.run;
+                const now = document.querySelector('[data-testid="timeline"] > li.held')?.dataset.seq;
+                return s === "done" || (now && now !== held) || document.querySelectorAll('[data-testid="timeline"] > li').length !== n || document.querySelector('[data-testid^="release-"]');
+              },
+              held,
+              before,
+            );
+          }
+        });
+      }
+    });
+
     test("4. views agree on a paused run: its calls wait for a decision, none is called missing", () =>
       open("?scenario=approval&lang=en&speed=instant", async (P) => {
         await P.tap("run");
