@@ -642,6 +642,7 @@ async function runFork() {
   } catch (err) {
     fork.error = err.message;
     render();
+    $("fork-error")?.focus();
     return;
   }
   const order = [...new Set([...run.released, ...(run.def.release ?? [])])];

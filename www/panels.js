@@ -342,7 +342,7 @@ export function renderFork(box, fork, { tools = [], onChange, onRun, onCancel })
     names,
     h("ol", { class: "fork-calls", "data-testid": "fork-calls" }, ...calls),
     h("div", { class: "row" }, h("button", { type: "button", "data-testid": "fork-call-add", onclick: () => (draft.calls.push({ id: `call-${draft.calls.length + 1}-fork`, name: tools[0] ?? "", args: "{}" }), onChange()) }, t("fork.add"))),
-    fork.error ? h("p", { class: "bad", "data-testid": "fork-error", role: "alert" }, fork.error) : null,
+    ...(fork.error ? [h("p", { class: "bad", "data-testid": "fork-error", tabindex: "-1" }, fork.error)] : []),
     h(
       "div",
       { class: "row" },

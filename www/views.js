@@ -579,6 +579,6 @@ export function renderWaterfall(box, rows, { tokensOf, tokensText }) {
   box.replaceChildren(
     h("p", { class: "help" }, t("waterfall.help")),
     h("ol", { class: "waterfall", "data-testid": "waterfall", "data-span": Math.round(span) }, ...items),
-    totals.length ? h("p", { "data-testid": "tokens-total" }, t("waterfall.total", { n: totals.reduce((a, b) => a + b, 0), requests: totals.length })) : null,
+    ...(totals.length ? [h("p", { "data-testid": "tokens-total" }, t("waterfall.total", { n: totals.reduce((a, b) => a + b, 0), requests: totals.length }))] : []),
   );
 }
