@@ -168,7 +168,8 @@ export function renderKitReport(box, reports, { onStep }) {
 export function summaryText(result) {
   const { passed, failed, optionalFailed } = summarize(result.reports);
   const line = t("kit.summary", { passed, failed });
-  return optionalFailed.length ? `${line} ${t("kit.optionalNote", { ids: optionalFailed.join(", ") })}` : line;
+  // Chinese sentences follow each other without a space.
+  return optionalFailed.length ? `${line}${getLang() === "zh" ? "" : " "}${t("kit.optionalNote", { ids: optionalFailed.join(", ") })}` : line;
 }
 
 /** Reads the picked files as {path, text}: a folder's files keep their paths inside it. */
@@ -228,7 +229,7 @@ export function wireLoopCheck({ onStep = () => {} } = {}) {
       status.focus();
       return;
     }
-    last = { reports: result.reports, name };
+    last = { reports: result.reports, name, result };
     show(result.reports, name);
     status.dataset.state = result.failed ? "failed" : "passed";
     status.textContent = `${t("loop.done", { name })} ${summaryText(result)}`;
@@ -238,7 +239,9 @@ export function wireLoopCheck({ onStep = () => {} } = {}) {
   return {
     /** The language changed: the report is said again in it. */
     relabel() {
-      if (last) show(last.reports, last.name);
+      if (!last) return;
+      show(last.reports, last.name);
+      status.textContent = `${t("loop.done", { name: last.name })} ${summaryText(last.result)}`;
     },
   };
 }

@@ -274,6 +274,10 @@ for (const browser of BROWSERS) {
         const wide = await P.evaluate(() => [...document.querySelectorAll('[data-testid="kit-cases"] > li')].filter((li) => li.scrollWidth > li.clientWidth + 1).map((li) => li.dataset.case));
         assert.deepEqual(wide, [], "no case wider than its box");
         await P.shot("kit-report-390");
+        // The report, its status line included, follows the page's language.
+        await P.tap("lang-toggle");
+        await P.waitUntil(() => /可选迁移练习/.test(document.querySelector('[data-testid="loop-report"]').textContent));
+        assert.match(await P.text($("loop-status")), /14 个通过，0 个失败。可选用例 repeated-id 没有通过/);
       }));
 
     test("3. kit: a loop of several files (TypeScript, one importing another) is bundled and checked; a missing file is named", () =>
