@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // Builds the static site dist/: the playground (www/), the package's browser build (pkg/web/), the conformance
-// kit the page shares with the package (cases.json, check.js) and the live model's client (pi-ai's
+// kit the page shares with the package (cases.json, check.js), esbuild-wasm (bundles a learner's loop of several
+// files) and the live model's client (pi-ai's
 // openai-completions provider, bundled by Vite). Relative URLs only, so any static host serves the folder as it
 // is, at any path. dist/live.html is index.html with the one CSP change the live model needs (connect-src).
 // Needs pkg/ (node scripts/build.mjs).
@@ -40,6 +41,15 @@ process.on("exit", () => fs.rmSync(staging, { recursive: true, force: true }));
 for (const f of files(www)) if (!NOT_SERVED.includes(f.split(path.sep).join("/"))) copy(path.join(www, f), path.join(staging, f));
 // The package's browser build: its glue, snippets and .wasm (not its declarations).
 for (const f of files(pkgWeb)) if (!f.endsWith(".d.ts")) copy(path.join(pkgWeb, f), path.join(staging, "pkg", "web", f));
+
+// esbuild-wasm's browser build, loaded by "Check your own loop" only when a learner's loop is several files (or
+// TypeScript): it bundles them into one module in the page.
+const esbuildDir = path.join(root, "node_modules", "esbuild-wasm");
+for (const f of ["esm/browser.min.js", "esbuild.wasm", "LICENSE.md"]) {
+  const from = path.join(esbuildDir, f);
+  if (!fs.existsSync(from)) fail(`${from} is missing: run npm ci`);
+  copy(from, path.join(staging, "vendor", "esbuild-wasm", path.basename(f)));
+}
 
 // The live model's client: one ES module, minified. pi-ai's model catalogue (models.generated.js, ~540 KB, read
 // only by getModel() and friends at load) is left out: the user names the endpoint and model, and the provider

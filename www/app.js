@@ -5,16 +5,17 @@
 // hash; ?embed=1&panels=…&autoplay=1 shows one scenario sized for a lesson's iframe (embed.js).
 
 import { t, tFirst, setLang, getLang, applyI18n, detectLang } from "./i18n.js";
-import { SCENARIOS, scenarioById, cloneDef, validateDefinition, parseTranscript, jsonErrorIndex, lineOfPath, responsesIn } from "./scenarios.js";
+import { SCENARIOS, scenarioById, cloneDef, localizeDef, validateDefinition, parseTranscript, jsonErrorIndex, lineOfPath, responsesIn } from "./scenarios.js";
 import { Run, unansweredCalls } from "./runner.js";
-import { whyOf, waitOf, decisionRow, phaseOf, isSequential, awaitsApproval, toolCalls, callLabel } from "./explain.js";
+import { whyOf, waitOf, decisionRow, phaseOf, isSequential, awaitsApproval, isPartTwo, toolCalls, callLabel } from "./explain.js";
 import { orderTrace, buildLinks } from "./links.js";
 import * as views from "./views.js";
-import { renderInspector, renderDecisionTable, renderApprovals } from "./panels.js";
+import { renderInspector, renderDecisionTable, renderApprovals, renderFork, renderCompare, tokensOf, tokensText } from "./panels.js";
+import { transcriptDiff } from "./conformance/check.js";
 import { readEmbed, applyEmbed, reportHeight } from "./embed.js";
 import { encodeScript, decodeScript, stateUrl } from "./shareable.js";
 import { wireLoopCheck } from "./loopcheck.js";
-import { wireLive, liveModel, LIVE } from "./live.js";
+import { wireLive, liveModel, liveReady, diagnoseConnection, LIVE } from "./live.js";
 
 // Relative to this file: the site (dist/) holds the package's browser build in pkg/web/, at any path.
 const PKG_URL = new URL("./pkg/web/tiny_pi.js", import.meta.url).href;
@@ -24,6 +25,7 @@ const params = new URLSearchParams(location.search);
 const embed = readEmbed(params);
 
 const $ = (id) => document.querySelector(`[data-testid="${id}"]`);
+let loopCheck = null; // the "Check your own loop" panel (loopcheck.js)
 
 const state = {
   api: null,
@@ -38,6 +40,10 @@ const state = {
   focusNext: null, // the focus key to move keyboard focus to after the next render (arrow keys on the timeline)
   speed: SPEEDS[params.get("speed")] !== undefined ? params.get("speed") : "normal",
   customHash: null, // the hash that carries the custom script (#script=…), once encoded
+  raw: false, // the inspector shows the request as raw JSON
+  fork: null, // a response being edited: {request, draft: {stopReason, text, calls: [{id, name, args}]}, error}
+  compare: null, // the original run and its fork: {request, def, original, fork, run} (summaries; fork null while it runs)
+  replay: null, // a learner's loop being stepped through: {name, id, run} (what it did on kit case id)
   decisions: {}, // the learner's decisions on the calls that wait for one (SPEC §8): callId -> {approve, reason}
 };
 
@@ -85,8 +91,32 @@ function switchLang() {
   save("tiny-pi-lang", getLang());
   applyLang();
   fillScenarioSelect();
+  loopCheck?.relabel();
+  if (state.scenarioId !== "custom" && state.run && !state.replay) relocalize();
   render();
   syncUrl();
+}
+
+/**
+ * A course scenario in the other language: its words change (localizeDef), and the run is made again to the point it
+ * had reached (held at the same event, or run out), gated tools opening in the order the learner opened them.
+ */
+function relocalize() {
+  const run = state.run;
+  const scenario = scenarioById(state.scenarioId);
+  if (!scenario) return;
+  state.def = localizeDef(scenario.def, getLang());
+  setEditorText(state.def);
+  const released = [...run.released];
+  const held = run.held && run.mode === "step" ? run.hold.seq : null;
+  const over = run.status === "done" || run.status === "failed";
+  if (run.status === "ready") return newRun();
+  newRun({ autoRelease: released.length ? released : (state.def.release ?? null) });
+  if (held) state.run.stepTo(held);
+  else if (over) {
+    state.run.setPace(0);
+    state.run.run();
+  } else state.run.run();
 }
 
 function scenarioTitle(s) {
@@ -104,23 +134,52 @@ function fillScenarioSelect() {
 // --- runs ------------------------------------------------------------------------------------------
 
 /** A fresh run of the current script; `autoRelease` opens its gates by themselves (autoplay, a shared step). */
-function newRun({ autoRelease = null } = {}) {
+function newRun({ autoRelease = null, releaseRest = false } = {}) {
   state.run?.dispose();
+  state.fork = null;
+  // A comparison stays while the fork's script is the one that runs (a Reset runs the fork again).
+  if (state.compare && state.compare.def !== state.def) state.compare = null;
   state.selection = null;
   state.inspect = null;
   state.checked = null;
   state.decisions = structuredClone(state.def.approvals ?? {});
   const def = cloneDef(state.def);
-  const model = LIVE ? liveModel() : null;
-  state.run = new Run(state.api, def, { onUpdate: render, pace: SPEEDS[state.speed], model, autoRelease });
+  const replay = state.replay?.run ?? null;
+  const model = LIVE && !replay
+    ? liveModel({
+        onPayload: (payload) => {
+          // Requests are made one at a time: this body is the last request's.
+          const run = state.run;
+          if (run?.sent.length) run.payloads[run.sent.length - 1] = payload;
+          render();
+        },
+      })
+    : null;
+  state.run = new Run(state.api, def, { onUpdate: render, pace: SPEEDS[state.speed], model, autoRelease, releaseRest, replay });
+  if (state.compare) Object.assign(state.compare, { run: state.run, fork: null });
   render();
 }
 
+/**
+ * Step through what a learner's loop did on a kit case (the events it emitted, the requests its model received,
+ * its result, recorded in the sandbox): the case's scenario, replayed in the page's views one event at a time.
+ */
+function stepThroughLoop(report, name) {
+  const kase = scenarioById(report.id);
+  if (!kase || !report.run) return;
+  chooseScenario(report.id);
+  state.replay = { name, id: report.id, run: report.run };
+  newRun();
+  $("step").focus();
+  $("timeline").scrollIntoView({ block: "nearest" });
+}
+
 function chooseScenario(id) {
+  state.replay = null;
   const scenario = scenarioById(id) ?? SCENARIOS[0];
   state.scenarioId = scenario.id;
   state.baseId = scenario.id;
-  state.def = cloneDef(scenario.def);
+  state.def = localizeDef(scenario.def, getLang());
   fillScenarioSelect();
   setEditorText(state.def);
   newRun();
@@ -174,7 +233,9 @@ function batchOf(run, rec) {
 }
 
 function explainEvent(run, rec) {
-  const context = { ...batchOf(run, rec), requestOf: (n) => run.requestOf(n) };
+  // The last request maxSteps allows: after its batch the run ends (it does not ask the model again).
+  const last = (run.def.startSteps ?? 0) + rec.request >= (run.def.maxSteps ?? 32);
+  const context = { ...batchOf(run, rec), last, requestOf: (n) => run.requestOf(n) };
   const why = whyOf(rec, context);
   return tFirst(why.keys, why.vars);
 }
@@ -199,7 +260,7 @@ function derive() {
   const paused = pending.length ? new Set(pending.filter((p) => p.needsApproval).map((p) => p.toolCallId)) : null;
   const waiting = paused ? (safely(() => api.validateTranscript(messages, { customRoles, allowPending: true })).pending ?? []) : live ? problems.filter((p) => p.kind === "missing_result" && p.index === lastAssistant) : [];
   const inProgress = new Set(waiting.map((p) => `${p.index}:${p.toolCallId}`));
-  const trace = messages.length === 0 ? null : safely(() => buildTrace(messages, keys, events, customRoles));
+  const trace = messages.length === 0 ? null : safely(() => buildTrace(messages, keys, events, customRoles, problems));
   const inProgressIds = new Set();
   for (const { record, msgIndex } of trace?.records ?? [])
     for (const id of String(record.toolCallId ?? "").split(",")) if (inProgress.has(`${msgIndex}:${id}`)) inProgressIds.add(`${record.seq}:${id}`);
@@ -215,14 +276,27 @@ function derive() {
 }
 
 /** The chapter-00 trace of the transcript's user, assistant and toolResult messages (a custom-role message is no
- * milestone), each record pointing at its message's index in the whole transcript. */
-function buildTrace(messages, keys, events, customRoles) {
+ * milestone), each record pointing at its message's index in the whole transcript. No record stands for something
+ * that did not happen (orderTrace), and each problem validateTrace finds is named as validateTranscript names the
+ * same call (one name per kind of problem in every view). */
+function buildTrace(messages, keys, events, customRoles, problems) {
   const { api } = state;
   const at = messages.flatMap((m, i) => (customRoles.includes(m?.role) ? [] : [i]));
-  const ordered = orderTrace(api.prologueTrace(at.map((i) => messages[i])), at.map((i) => keys[i]), events);
+  const unanswering = new Set(["orphan_result", "result_before_call", "duplicate_result"]);
+  const unstarted = (k, id) => problems.some((p) => p.index === at[k] && p.toolCallId === id && unanswering.has(p.kind));
+  const ordered = orderTrace(api.prologueTrace(at.map((i) => messages[i])), at.map((i) => keys[i]), events, { unstarted });
   ordered.records = ordered.records.map((r) => ({ ...r, msgIndex: at[r.msgIndex] }));
   const records = ordered.records.map((r) => r.record);
-  return { ...ordered, formatted: api.formatTrace(records), validation: api.validateTrace(records) };
+  const checked = api.validateTrace(records);
+  const indexOfSeq = new Map(ordered.records.map((r) => [r.record.seq, r.msgIndex]));
+  const validation = {
+    ...checked,
+    problems: checked.problems.map((p) => {
+      const same = problems.find((q) => q.index === indexOfSeq.get(p.seq) && q.toolCallId === p.toolCallId);
+      return same ? { ...p, kind: same.kind } : p;
+    }),
+  };
+  return { ...ordered, formatted: api.formatTrace(records), validation };
 }
 
 /**
@@ -246,7 +320,7 @@ function statusText(run) {
   const names = (list) => list.join(", ");
   switch (run.status) {
     case "ready":
-      return t("status.ready");
+      return LIVE && !state.replay && !liveReady() ? t("live.setupFirst") : t("status.ready");
     case "done": {
       if (run.aborted?.by === "hand") {
         const after = run.execs.slice(run.aborted.execs).map((x) => callLabel(x.name, x.callId));
@@ -261,7 +335,7 @@ function statusText(run) {
       return t("status.done", { reason: run.reason, steps: run.steps });
     }
     case "failed":
-      return t("status.failed", { error: run.failure });
+      return state.replay ? t("replay.failed", { error: run.failure }) : t("status.failed", { error: run.failure });
     default: {
       if (run.aborted?.by === "hand" && run.pendingTools.length)
         return t("status.abortWaiting", { seq: run.aborted.seq, names: names(run.pendingTools.map((x) => callLabel(x.name, x.callId))) });
@@ -280,8 +354,10 @@ function statusText(run) {
 function renderControls(run) {
   const { checked } = state;
   const active = run.status === "active";
-  $("run").disabled = !checked && !(run.status === "ready" || (active && (run.mode === "step" || run.held)));
-  $("step").disabled = !checked && !(run.status === "ready" || active);
+  // The live page runs nothing until its endpoint is set up (a base URL and a model saved).
+  const unset = LIVE && !state.replay && !liveReady() && run.status === "ready";
+  $("run").disabled = unset || (!checked && !(run.status === "ready" || (active && (run.mode === "step" || run.held))));
+  $("step").disabled = unset || (!checked && !(run.status === "ready" || active));
   $("pause").disabled = checked || !(active && run.mode === "run");
   $("reset").disabled = false;
   $("abort").disabled = checked || !active || run.controller.signal.aborted;
@@ -290,9 +366,22 @@ function renderControls(run) {
 function renderCounters(run) {
   const { checked } = state;
   // A live model's run is not the course's scripted one: nothing to compare it with.
-  const scenario = LIVE ? null : scenarioById(state.scenarioId);
+  const scenario = LIVE && !state.replay ? null : scenarioById(state.scenarioId);
   const byHand = run.aborted?.by === "hand";
-  $("about").textContent = checked ? t("status.checked") : LIVE ? t("live.about") : scenario ? scenario.about[getLang()] : t("scenario.custom");
+  $("about").textContent = checked
+    ? t("status.checked")
+    : state.replay
+      ? t("replay.about", { name: state.replay.name, id: state.replay.id })
+      : LIVE
+        ? t("live.about")
+        : scenario
+          ? scenario.about[getLang()]
+          : t("scenario.custom");
+  $("about").dataset.replay = state.replay ? state.replay.id : "";
+  const step = checked ? null : scenario ? scenario.step : isPartTwo(run.def) ? "two" : null;
+  $("chapter-step").hidden = step === null;
+  $("chapter-step").dataset.step = step ?? "";
+  $("chapter-step").textContent = step === null ? "" : `${t("step.label")} ${t(`step.${step}`)}`;
   $("expected").textContent = checked || !scenario ? "–" : byHand ? t("expected.abortedByHand", { seq: run.aborted.seq }) : t("expected.line", scenario.expect);
   $("expected").dataset.state = byHand && !checked ? "aborted-by-hand" : "";
   $("requests").textContent = String(run.requests);
@@ -336,7 +425,7 @@ function render() {
 /** The address of what is on screen: scenario, language, how far the run went, a custom script in the hash. */
 function syncUrl() {
   const run = state.run;
-  const step = !run || state.checked ? null : run.status === "done" || run.status === "failed" ? "end" : run.held && run.mode === "step" ? run.hold.seq : null;
+  const step = !run || state.checked || state.replay ? null : run.status === "done" || run.status === "failed" ? "end" : run.held && run.mode === "step" ? run.hold.seq : null;
   const url = stateUrl(location.href, {
     scenario: state.scenarioId === "custom" ? null : state.scenarioId,
     lang: getLang(),
@@ -375,7 +464,7 @@ function renderViews(run) {
       select(`e:${seq}`, { toggle });
     },
   });
-  views.renderTranscript($("transcript"), d.messages, d.keys, { highlight, selected: d.selection, problems: d.problems, inProgress: d.inProgress, onSelect });
+  views.renderTranscript($("transcript"), d.messages, d.keys, { highlight, selected: d.selection, problems: d.problems, inProgress: d.inProgress, paused: d.paused, onSelect, onFork: checked || LIVE || state.replay ? null : openFork });
   views.renderPairing($("pairing"), d.rows, { execs: checked ? [] : run.execs, live: d.live, paused: d.paused, inProgress: d.inProgress, highlight, selected: d.selection, onSelect });
   views.renderFindings($("findings"), d.validation, { inProgress: d.inProgress, paused: d.paused });
   renderApprovalPanel(run);
@@ -387,17 +476,183 @@ function renderViews(run) {
   renderInspector($("inspector"), sent, open, {
     context: checked ? null : run.contexts[open - 1],
     customRoles: run.def.customRoles ?? [],
+    raw: state.raw,
+    onRaw: (on) => {
+      state.raw = on;
+      render();
+    },
+    response: checked ? null : responseOf(run, open),
+    payload: checked || !LIVE ? undefined : run.payloads[open - 1],
     onPick: (n) => {
       state.inspect = n;
       render();
     },
   });
   const currentResponse = d.current ? responseOf(run, d.current.request) : undefined;
-  renderDecisionTable($("decision"), firedRows(run, d), currentResponse ? decisionRow(currentResponse)?.id : null, d.current ? phaseOf(d.current) : null);
+  renderDecisionTable($("decision"), firedRows(run, d), currentResponse ? decisionRow(currentResponse)?.id : null, d.current ? phaseOf(d.current) : null, { partTwo: isPartTwo(run.def) });
   views.renderTrace($("trace"), d.trace, { highlight, selected: d.selection, inProgressIds: d.inProgressIds, paused: d.paused, problems: d.problems, onSelect });
+
+  if (LIVE) diagnoseLive(run);
+  const now = run.startedAt === null ? 0 : performance.now() - run.startedAt;
+  views.renderWaterfall($("waterfall-box"), checked ? [] : views.waterfallRows(run.events, run.times, now), { tokensOf, tokensText });
+  renderFork($("fork-box"), checked ? null : state.fork, {
+    tools: Object.keys(run.def.tools ?? {}),
+    onChange: render,
+    onRun: runFork,
+    onCancel: () => {
+      state.fork = null;
+      render();
+    },
+  });
+  if (state.compare && state.compare.run === run && run.status === "done" && !state.compare.fork) state.compare.fork = summaryOf(run);
+  renderCompare($("compare-box"), checked ? null : state.compare, { diff: (a, b) => transcriptDiff(withoutResultTimes(a), withoutResultTimes(b)) });
+
+  markOverflow();
 
   const lost = !document.activeElement || document.activeElement === document.body;
   if (focusKey && (forced || lost)) document.querySelector(`[data-focus-key="${CSS.escape(focusKey)}"]`)?.focus({ preventScroll: true });
+}
+
+/** A table wider than its box is marked (a shadow at its edge) and its hint shown: its last columns are to the right. */
+function markOverflow() {
+  for (const wrap of document.querySelectorAll(".table-wrap")) {
+    const over = wrap.scrollWidth > wrap.clientWidth + 1;
+    wrap.dataset.overflow = String(over);
+    const hint = wrap.previousElementSibling;
+    if (hint?.classList.contains("scroll-hint")) hint.dataset.shown = String(over);
+  }
+}
+
+// --- the live model: why a request failed --------------------------------------------------------------
+
+const diagnosed = new WeakSet();
+
+/**
+ * A live run that ended because the endpoint could not be read ("Connection error.", a fetch that failed): find out
+ * why, once per run, and say what fixes it (CORS, nothing answering, an address the page may not reach).
+ */
+function diagnoseLive(run) {
+  const box = $("live-diagnosis");
+  if (run.status !== "done" || diagnosed.has(run)) {
+    if (run.status !== "done" && !diagnosed.has(run)) box.hidden = true;
+    return;
+  }
+  diagnosed.add(run);
+  const last = run.transcript.findLast((m) => m?.role === "assistant");
+  const error = run.result?.error ?? last?.errorMessage ?? "";
+  if (run.reason !== "error" || !/connection error|failed to fetch|networkerror|load failed|fetch/i.test(error)) return;
+  let settings = null;
+  try {
+    settings = JSON.parse(sessionStorage.getItem("tiny-pi-live") ?? "null");
+  } catch {
+    // storage blocked: the form holds the URL
+  }
+  const baseUrl = settings?.baseUrl ?? $("live-base-url").value;
+  diagnoseConnection(baseUrl).then(({ kind, vars }) => {
+    if (state.run !== run) return;
+    box.hidden = false;
+    box.dataset.kind = kind;
+    box.replaceChildren(views.h("p", {}, t(`live.diagnosis.${kind}`, vars)), views.h("p", { class: "help" }, t("live.diagnosis.error", { error })));
+    // Not a live region (the page has one, the run's status): the diagnosis takes the focus.
+    box.focus();
+  });
+}
+
+// --- what if: fork a response and compare --------------------------------------------------------------
+
+/** What a finished run came to, as the comparison shows it. */
+function summaryOf(run) {
+  const fired = [...firedRows(run, { messages: run.transcript })].flatMap(([row, ns]) => ns.map((n) => ({ row, n }))).sort((a, b) => a.n - b.n);
+  return {
+    reason: run.reason,
+    steps: run.steps,
+    requests: run.sent.length,
+    tools: run.events.filter((r) => r.type === "tool_start").map((r) => callLabel(r.event.call?.name, r.event.call?.id)),
+    rows: fired.map(({ row, n }) => t("compare.rowAt", { row, n })),
+    transcript: run.transcript,
+  };
+}
+
+/** Run a definition to its end off screen (gates opening in `order`, then as they wait): a finished Run. */
+function runOffScreen(def, order) {
+  return new Promise((resolve) => {
+    const run = new Run(state.api, cloneDef(def), {
+      autoRelease: order,
+      releaseRest: true,
+      onUpdate: () => {
+        if (run.status === "done" || run.status === "failed") resolve(run);
+      },
+    });
+    run.run();
+  });
+}
+
+/** Open the fork editor on response `request` of the run: its stop reason, text and calls, as a draft. */
+function openFork(request) {
+  const message = responseOf(state.run, request);
+  if (!message) return;
+  const blocks = Array.isArray(message.content) ? message.content : [];
+  state.fork = {
+    request,
+    draft: {
+      stopReason: message.stopReason,
+      text: blocks.filter((b) => b?.type === "text").map((b) => b.text).join("\n"),
+      calls: toolCalls(message).map((c) => ({ id: c.id, name: c.name, args: JSON.stringify(c.arguments) })),
+    },
+    error: null,
+  };
+  render();
+  $("fork-panel").scrollIntoView({ block: "nearest" });
+  $("fork-stop-reason")?.focus();
+}
+
+/** The edited response: its thinking kept, its text and calls as drafted, every other field as it was. */
+function forkedResponse(original, draft) {
+  const calls = draft.calls.map((c, i) => {
+    let args;
+    try {
+      args = JSON.parse(c.args);
+    } catch (err) {
+      throw new Error(t("fork.badArgs", { n: i + 1, error: err.message }));
+    }
+    if (!args || typeof args !== "object" || Array.isArray(args)) throw new Error(t("fork.argsObject", { n: i + 1 }));
+    return { type: "toolCall", id: c.id, name: c.name, arguments: args };
+  });
+  const thinking = (original.content ?? []).filter((b) => b?.type === "thinking");
+  const text = draft.text === "" ? [] : [{ type: "text", text: draft.text }];
+  return { ...structuredClone(original), content: [...thinking, ...text, ...calls], stopReason: draft.stopReason };
+}
+
+/**
+ * Run the fork: the same script with response k edited, made again from the start, so the run before k is replayed
+ * exactly (same input and responses, gated tools opening in the order the original opened them) and goes its own
+ * way from there. The original's summary is this run's, once finished (or the same script run out off screen); the
+ * fork's fills in when it ends. The fork becomes the page's script (in the editor and the address).
+ */
+async function runFork() {
+  const { fork, run } = state;
+  if (!fork) return;
+  let def;
+  try {
+    const response = forkedResponse(responseOf(run, fork.request), fork.draft);
+    def = cloneDef(run.def);
+    def.script[fork.request - 1] = response;
+    const errors = validateDefinition(def);
+    if (errors.length) throw new Error(errors.map((e) => `${e.path}: ${t(`def.${e.code}`, e.vars)}`).join("; "));
+  } catch (err) {
+    fork.error = err.message;
+    render();
+    $("fork-error")?.focus();
+    return;
+  }
+  const order = [...new Set([...run.released, ...(run.def.release ?? [])])];
+  const original = run.status === "done" ? run : await runOffScreen(run.def, order);
+  state.compare = { request: fork.request, def, original: summaryOf(original), fork: null, run: null };
+  setEditorText(def);
+  useCustom(def);
+  newRun({ autoRelease: order, releaseRest: true });
+  state.run.setPace(0);
+  state.run.run();
 }
 
 // --- approvals: decide, export, resume (SPEC §8) ---------------------------------------------------------
@@ -523,6 +778,7 @@ function readEditor() {
 
 /** Make an edited or imported definition the page's script, and keep it for the next visit and in the URL. */
 function useCustom(def, { hash = null } = {}) {
+  state.replay = null;
   state.scenarioId = "custom";
   state.def = def;
   state.custom = def;
@@ -544,7 +800,7 @@ function shareCustom(def) {
 
 function revertEditor() {
   const scenario = scenarioById(state.baseId) ?? SCENARIOS[0];
-  setEditorText(scenario.def);
+  setEditorText(localizeDef(scenario.def, getLang()));
   showEditorMessage(t("editor.reverted", { title: scenarioTitle(scenario) }));
 }
 
@@ -572,10 +828,12 @@ function readPasted() {
  */
 function continueFrom(messages, extra = {}) {
   const a = responsesIn(messages);
-  const base = cloneDef(scenarioById(state.baseId)?.def ?? state.def);
+  const scenario = scenarioById(state.baseId);
+  const base = scenario ? localizeDef(scenario.def, getLang()) : cloneDef(state.def);
   delete base.approvals; // decisions are about the calls of one transcript
-  delete base.startSteps;
-  const def = { ...base, messages, script: base.script.slice(a), ...extra };
+  // The responses the transcript holds were requests of the conversation: steps (and maxSteps) go on from them.
+  const def = { ...base, messages, script: base.script.slice(a), ...(a > 0 ? { startSteps: a } : {}), ...extra };
+  if (a === 0) delete def.startSteps;
   setEditorText(def);
   useCustom(def);
   return a;
@@ -589,6 +847,15 @@ function download(name, text, type) {
   link.remove();
   // The download has started by the time this runs; only the object URL is released.
   setTimeout(() => URL.revokeObjectURL(url), 60_000);
+}
+
+/** Tool results carry the time they were made; two runs of one script differ only there, which is no difference. */
+function withoutResultTimes(messages) {
+  return messages.map((m) => {
+    if (m?.role !== "toolResult") return m;
+    const { timestamp, ...rest } = m;
+    return rest;
+  });
 }
 
 function currentMessages() {
@@ -634,7 +901,7 @@ function wire() {
     const messages = readPasted();
     if (!messages) return;
     // A paused transcript's responses count toward maxSteps: the run that finishes its batch goes on from them.
-    const a = continueFrom(messages, unansweredCalls(state.api, messages, state.def.customRoles).length ? { startSteps: responsesIn(messages) } : {});
+    const a = continueFrom(messages);
     $("check-error").textContent = t("check.imported", { n: messages.length, a, next: a + 1 });
   });
   $("check-file").addEventListener("change", async (ev) => {
@@ -658,6 +925,7 @@ function wire() {
     } else if (ev.key === "r" || ev.key === "R") actions.run();
     else if (ev.key === "Escape") actions.pause();
   });
+  window.addEventListener("resize", markOverflow);
   document.addEventListener("keyup", (ev) => {
     if (ev.key === " " && ev.target instanceof HTMLButtonElement) ev.preventDefault();
   });
@@ -733,7 +1001,7 @@ async function main() {
   const embedError = applyEmbed(embed);
   fillScenarioSelect();
   wire();
-  wireLoopCheck();
+  loopCheck = wireLoopCheck({ onStep: stepThroughLoop });
   await wireLive({ onSaved: () => state.api && newRun() });
   const banner = $("banner");
   banner.textContent = t("loading");

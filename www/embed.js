@@ -5,7 +5,7 @@
 //   parent.postMessage({ type: "tiny-pi:height", height: <CSS px>, scenario: "<id>" }, "*")
 
 /** The panels a lesson may name, each a [data-panel] element of index.html. */
-export const PANELS = ["about", "counters", "approvals", "why", "timeline", "transcript", "pairing", "inspector", "decision", "trace", "editor", "check", "export", "loop"];
+export const PANELS = ["about", "counters", "approvals", "why", "timeline", "transcript", "pairing", "inspector", "decision", "waterfall", "fork", "trace", "editor", "check", "export", "loop"];
 export const DEFAULT_PANELS = ["timeline", "transcript"];
 
 export function readEmbed(params) {

@@ -22,16 +22,27 @@ export const DECISION_ROWS = [
 ];
 
 /**
- * The phases a `tooluse` batch goes through (SPEC §7, with §8's approval before them), shown under the tooluse
- * row; each has its i18n keys `phase.<id>` and `phase.<id>.what`. `spec` is the section that says it.
+ * The chapter's five steps ("第一步" to "第五步" of chapter 07) and its optional exercise, each an i18n key
+ * `step.<id>`; `two` is what lies beyond the chapter (tiny-pi's loop control, approvals). A decision-table row is
+ * taught in one step.
  */
-export const PHASES = [
-  { id: "approve", spec: "§8" },
-  { id: "prepare", spec: "§7" },
-  { id: "execute", spec: "§7" },
-  { id: "finish", spec: "§7" },
-  { id: "checks", spec: "§7" },
-];
+export const STEPS = ["1", "2", "3", "4", "5", "optional"];
+export const ROW_STEP = { stop: "1", "stop-calls": "3", tooluse: "2", "tooluse-repeated-id": "optional", "tooluse-no-calls": "3", length: "3", error: "3", aborted: "3" };
+
+/** A definition's options and tool fields that the chapter does not teach (tiny-pi's loop control and approvals). */
+const PART_TWO_KEYS = ["toolExecution", "toolTimeoutMs", "hooks", "steering", "followUp", "customRoles", "approvals", "startSteps"];
+const PART_TWO_TOOL_KEYS = ["executionMode", "timeoutMs", "terminate", "needsApproval"];
+
+/** Whether a definition uses anything beyond chapter 07: then the page shows the phases of a batch too. */
+export function isPartTwo(def) {
+  if (!def || typeof def !== "object") return false;
+  if (PART_TWO_KEYS.some((k) => def[k] !== undefined)) return true;
+  return Object.values(def.tools ?? {}).some((b) => PART_TWO_TOOL_KEYS.some((k) => b?.[k] !== undefined));
+}
+
+/** The phases a `tooluse` batch goes through with tiny-pi's additions (approval first), shown under the tooluse row
+ * for the scenarios that use them; each has its i18n keys `phase.<id>` and `phase.<id>.what`. */
+export const PHASES = [{ id: "approve" }, { id: "prepare" }, { id: "execute" }, { id: "finish" }, { id: "checks" }];
 
 /** The phase of a batch an event belongs to, or null: read off the event's kind and reason only. */
 export function phaseOf(rec) {
@@ -101,9 +112,10 @@ export const callLabel = (name, id) => `${name}(${id})`;
 /**
  * The explanation of one recorded event: an i18n key and its values. Keys, most specific first:
  * `why.<type>.<sub or reason>`, then `why.<type>`; app.js takes the first that has a text.
- * `context` gives what the event alone does not say: the response of this request and the run's request count.
+ * `context` gives what the event alone does not say: the response of this request, the run's requests, whether the
+ * batch runs one call at a time or waits for approval, and whether this request is the last maxSteps allows.
  */
-export function whyOf(rec, { response, requestOf, sequential = false, approval = false } = {}) {
+export function whyOf(rec, { response, requestOf, sequential = false, approval = false, last = false } = {}) {
   const e = rec.event;
   const row = response ? decisionRow(response) : null;
   const vars = { n: rec.request, row: row?.id ?? "?" };
@@ -121,7 +133,7 @@ export function whyOf(rec, { response, requestOf, sequential = false, approval =
       return { keys: [`why.model_event.${m.type}`, "why.model_event"], vars };
     }
     case "assistant_message": {
-      const variant = approval ? "approval" : sequential ? "sequential" : null;
+      const variant = approval ? "approval" : sequential ? "sequential" : last ? "last" : null;
       return { keys: [variant ? `why.assistant_message.${row?.id}.${variant}` : null, `why.assistant_message.${row?.id}`, "why.assistant_message"].filter(Boolean), vars };
     }
     case "tool_start":

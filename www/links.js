@@ -44,8 +44,9 @@ function producingEvent(record, key, events) {
  * The records of prologueTrace(messages), each placed at the event that produced it (a concurrent batch then
  * shows its real start and end order), renumbered from 1. Records of messages that no event made (the input,
  * a pasted transcript) keep their transcript order, first. `fromEvents` says whether any event placed a record.
+ * `unstarted(msgIndex, callId)` says a result message answers no call before it: its tool_start record goes.
  */
-export function orderTrace(records, keys, events) {
+export function orderTrace(records, keys, events, { unstarted = null } = {}) {
   const indexes = traceMessageIndex(records);
   let at = 0;
   let fromEvents = false;
@@ -55,12 +56,20 @@ export function orderTrace(records, keys, events) {
       at = seq;
       fromEvents = true;
     }
-    return { record, msgIndex: indexes[i], at, order: i };
+    return { record, msgIndex: indexes[i], at, order: i, eventSeq: seq, key: keys[indexes[i]] };
   });
   placed.sort((a, b) => a.at - b.at || a.order - b.order);
+  // A tool_start record stands for the loop starting a call. For a result this run appended, only a tool_start event
+  // says that happened; a result the validator says answers no call before it (an orphan, a result before its
+  // call, a second result) was never started by anyone. Neither gets a milestone the run did not have.
+  const kept = placed.filter(({ record, msgIndex, eventSeq, key }) => {
+    if (record.kind !== "tool_start") return true;
+    if (unstarted?.(msgIndex, record.toolCallId)) return false;
+    return !(key?.startsWith("r:") && eventSeq === undefined && events.length > 0);
+  });
   return {
     fromEvents,
-    records: placed.map(({ record, msgIndex }, i) => ({ record: { ...record, seq: i + 1 }, msgIndex })),
+    records: kept.map(({ record, msgIndex }, i) => ({ record: { ...record, seq: i + 1 }, msgIndex })),
   };
 }
 

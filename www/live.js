@@ -19,6 +19,48 @@ function settings() {
   }
 }
 
+/** Whether the live model can run: a base URL and a model saved. */
+export function liveReady() {
+  return Boolean(current?.baseUrl && current?.model);
+}
+
+/** Where the key goes: the origin of the base URL typed (or null while it is no URL). */
+function keyTarget(baseUrl) {
+  try {
+    return new URL(baseUrl).origin;
+  } catch {
+    return null;
+  }
+}
+
+/** Whether this page may connect to a URL at all (its CSP: https, or plain http on this machine). */
+export function allowedByPage(url) {
+  try {
+    const u = new URL(url);
+    return u.protocol === "https:" || (u.protocol === "http:" && ["localhost", "127.0.0.1"].includes(u.hostname));
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Why a request to the endpoint failed with no answer the page could read ("Connection error."): the page asks once
+ * more, in `no-cors` mode, whose answer the browser hides but does not refuse. If that one is answered, the server is
+ * there and the browser kept its answer from the page: CORS. If not, nothing answered. Resolves to {kind, vars}:
+ * kind "cors" | "unreachable" | "blocked" (the page may not connect there at all).
+ */
+export async function diagnoseConnection(baseUrl) {
+  const url = `${String(baseUrl).replace(/\/+$/, "")}/chat/completions`;
+  const here = location.origin;
+  if (!allowedByPage(url)) return { kind: "blocked", vars: { url, here } };
+  try {
+    await fetch(url, { method: "POST", mode: "no-cors", cache: "no-store", credentials: "omit", body: "{}" });
+    return { kind: "cors", vars: { url, origin: new URL(url).origin, here } };
+  } catch {
+    return { kind: "unreachable", vars: { url, here } };
+  }
+}
+
 /** The mode link, and in live mode the endpoint form; `onSaved` runs after the settings changed. */
 export async function wireLive({ onSaved = () => {} } = {}) {
   const link = $("mode-link");
@@ -33,6 +75,15 @@ export async function wireLive({ onSaved = () => {} } = {}) {
   const fields = { baseUrl: $("live-base-url"), model: $("live-model"), apiKey: $("live-key") };
   const saved = settings();
   for (const [name, input] of Object.entries(fields)) input.value = saved?.[name] ?? "";
+  // The key goes, in a header, to whatever base URL is typed: say where, as it is typed.
+  const showTarget = () => {
+    const target = keyTarget(fields.baseUrl.value.trim());
+    const out = $("live-key-target");
+    out.dataset.target = target ?? "";
+    out.textContent = target ? t("live.keyTarget", { origin: target }) : t("live.keyTargetNone");
+  };
+  fields.baseUrl.addEventListener("input", showTarget);
+  showTarget();
   $("live-form").addEventListener("submit", (ev) => {
     ev.preventDefault();
     const value = Object.fromEntries(Object.entries(fields).map(([name, input]) => [name, input.value.trim()]));
@@ -42,7 +93,8 @@ export async function wireLive({ onSaved = () => {} } = {}) {
       // storage blocked: this tab's run uses the values all the same
     }
     current = value;
-    $("live-status").textContent = t("live.saved", { model: value.model, url: value.baseUrl });
+    $("live-diagnosis").hidden = true;
+    $("live-status").textContent = liveReady() ? t("live.saved", { model: value.model, url: value.baseUrl }) : t("live.missing");
     $("live-status").focus();
     onSaved();
   });
@@ -52,8 +104,9 @@ export async function wireLive({ onSaved = () => {} } = {}) {
 
 let current = null;
 
-/** A Model (SPEC §2) that streams from the endpoint the user entered. */
-export function liveModel() {
+/** A Model that streams from the endpoint the user entered; `onPayload(body)` hears each HTTP request body the
+ * provider sends (pi-ai's `onPayload`), before it is sent. */
+export function liveModel({ onPayload = () => {} } = {}) {
   return {
     stream(request, options) {
       const s = current;
@@ -63,7 +116,14 @@ export function liveModel() {
         input: ["text"], cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 }, contextWindow: 128000, maxTokens: 4096,
       };
       // pi-ai refuses to run without a key; an endpoint that needs none gets a placeholder.
-      return provider(piModel, request, { signal: options?.signal, apiKey: s.apiKey || "none" });
+      return provider(piModel, request, {
+        signal: options?.signal,
+        apiKey: s.apiKey || "none",
+        onPayload: (payload) => {
+          onPayload(structuredClone(payload));
+          return undefined; // sent as it is
+        },
+      });
     },
   };
 }

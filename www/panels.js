@@ -3,7 +3,7 @@
 // (SPEC §8). Data from the model or tools is inserted as text.
 
 import { t } from "./i18n.js";
-import { DECISION_ROWS, PHASES, callLabel } from "./explain.js";
+import { DECISION_ROWS, PHASES, ROW_STEP, callLabel } from "./explain.js";
 import { h, blockNodes, ownerOfMessage, json } from "./views.js";
 import { canonical } from "./runner.js";
 
@@ -36,11 +36,56 @@ export function leftOut(transcript, sent, customRoles = []) {
 
 const mark = (state) => (state === "new" ? t("inspector.new") : state === "changed" ? t("inspector.changed") : null);
 
+/** The fields of a message every request shows, first in this order, then any other field in the message's own order. */
+const FIELD_ORDER = ["toolCallId", "toolName", "isError", "stopReason", "errorMessage", "details", "usage", "timestamp"];
+
+/** Every field of a message but its role and content (shown as its head and blocks), as `[name, text]`. */
+export function messageFields(m) {
+  if (!m || typeof m !== "object") return [];
+  const keys = Object.keys(m).filter((k) => k !== "role" && k !== "content");
+  const ordered = [...FIELD_ORDER.filter((k) => keys.includes(k)), ...keys.filter((k) => !FIELD_ORDER.includes(k))];
+  return ordered.map((k) => [k, typeof m[k] === "string" ? m[k] : json(m[k])]);
+}
+
+/** A message's fields as a list: `[data-field=<name>]` holds the name (dt) and the value (dd). */
+export function fieldList(m) {
+  const fields = messageFields(m);
+  if (!fields.length) return null;
+  return h(
+    "dl",
+    { class: "fields" },
+    ...fields.map(([name, value]) => h("div", { "data-field": name }, h("dt", {}, name), h("dd", {}, value))),
+  );
+}
+
+/**
+ * Tokens of a response, from pi-ai's `usage` when it has one: {input, output, cacheRead, cacheWrite, totalTokens, cost}
+ * (a field that is not a finite number is left out); null when the message reports none.
+ */
+export function tokensOf(message) {
+  const u = message?.usage;
+  if (!u || typeof u !== "object") return null;
+  const out = {};
+  for (const k of ["input", "output", "cacheRead", "cacheWrite", "totalTokens"]) if (Number.isFinite(u[k])) out[k] = u[k];
+  const cost = typeof u.cost === "object" ? u.cost?.total : u.cost;
+  if (Number.isFinite(cost)) out.cost = cost;
+  return Object.keys(out).length ? out : null;
+}
+
+/** `input 12 · output 30 · total 42` in the page's words. */
+export function tokensText(tokens) {
+  return Object.entries(tokens)
+    .map(([k, v]) => t(`tokens.${k}`, { n: v }))
+    .join(" · ");
+}
+
 /**
  * The picker (one button per request) and the open request: `[data-testid=request-inspector]` with one `[data-role]`
- * element per message it sent and `[data-testid=request-tools]` listing the tool names.
+ * element per message it sent (each with every field it carried, `[data-field]`), `[data-testid=request-tools]`
+ * listing the tool names, the response that answered it (its stopReason and usage) and, on the live page, the
+ * provider's HTTP request body. `raw` shows the request as exact JSON (`request-raw-json`), toggled by `request-raw`.
  */
-export function renderInspector(box, sent, open, { onPick, context = null, customRoles = [] }) {
+export function renderInspector(box, sent, open, { onPick, context = null, customRoles = [], raw = false, onRaw = () => {}, response = null, payload = undefined }) {
   if (!sent.length || !sent[open - 1]) {
     box.replaceChildren(h("p", { class: "empty" }, t("inspector.empty")));
     return;
@@ -53,6 +98,7 @@ export function renderInspector(box, sent, open, { onPick, context = null, custo
     ...sent.map((_, i) =>
       h("button", { type: "button", "aria-pressed": String(i + 1 === open), "data-request": i + 1, "data-focus-key": `req:${i + 1}`, onclick: () => onPick(i + 1) }, t("inspector.request", { n: i + 1 })),
     ),
+    h("button", { type: "button", class: "raw-toggle", "data-testid": "request-raw", "aria-pressed": String(raw), "data-focus-key": "req:raw", onclick: () => onRaw(!raw) }, t("inspector.raw")),
   );
   const fresh = diff.messages.filter((s) => s === "new").length;
   const messages = request.messages.map((m, i) =>
@@ -61,6 +107,7 @@ export function renderInspector(box, sent, open, { onPick, context = null, custo
       { class: `message role-${m?.role} owner-${ownerOfMessage(m)}`, "data-role": String(m?.role), "data-index": i, "data-diff": diff.messages[i] },
       h("div", { class: "message-head" }, h("span", { class: "index" }, `#${i}`), h("span", { class: "role" }, String(m?.role)), mark(diff.messages[i]) ? h("span", { class: "badge new" }, mark(diff.messages[i])) : null),
       ...blockNodes(m?.content),
+      fieldList(m),
     ),
   );
   // Against the transcript the loop built this request from: what the model did not receive, and why.
@@ -86,11 +133,34 @@ export function renderInspector(box, sent, open, { onPick, context = null, custo
       h("details", {}, h("summary", {}, t("inspector.params")), h("pre", { tabindex: "0" }, JSON.stringify(tool.parameters, null, 2))),
     ),
   );
+  // The response that answered this request, once it is in: its stop reason and what it used.
+  const tokens = tokensOf(response);
+  const answer = response
+    ? [
+        h("h3", {}, t("inspector.response", { n: open })),
+        h(
+          "div",
+          { "data-testid": "request-response", class: "response" },
+          h("p", {}, h("code", {}, `stopReason=${response.stopReason}`), " ", tokens ? h("span", { "data-testid": "request-tokens", "data-total": tokens.totalTokens ?? "" }, tokensText(tokens)) : h("span", { class: "help" }, t("inspector.noUsage"))),
+        ),
+      ]
+    : [];
+  const provider =
+    payload === undefined
+      ? []
+      : [
+          h("h3", {}, t("inspector.payload")),
+          h("p", { class: "help" }, t("inspector.payloadHelp")),
+          h("pre", { "data-testid": "request-payload", tabindex: "0", "aria-label": t("inspector.payload") }, JSON.stringify(payload, null, 2)),
+        ];
   box.replaceChildren(
     picks,
     h(
       "div",
       { "data-testid": "request-inspector", "data-request": open, class: "request" },
+      raw
+        ? h("div", { class: "raw" }, h("p", { class: "help" }, t("inspector.rawHelp", { n: open })), h("pre", { "data-testid": "request-raw-json", tabindex: "0", "aria-label": t("inspector.raw") }, JSON.stringify(request, null, 2)))
+        : null,
       h("h3", {}, t("inspector.system"), mark(diff.system) ? h("span", { class: "badge new" }, mark(diff.system)) : null),
       h("pre", { class: "system", tabindex: "0" }, request.systemPrompt ?? t("inspector.noSystem")),
       h("h3", {}, open === 1 ? t("inspector.messagesFirst", { count: messages.length }) : t("inspector.messages", { count: messages.length, fresh, prev: open - 1 })),
@@ -98,17 +168,20 @@ export function renderInspector(box, sent, open, { onPick, context = null, custo
       ...against,
       h("h3", {}, t("inspector.tools", { count: tools.length }), mark(diff.tools) ? h("span", { class: "badge new" }, mark(diff.tools)) : null),
       tools.length ? h("ul", { "data-testid": "request-tools", class: "request-tools" }, ...tools) : h("p", { class: "empty", "data-testid": "request-tools" }, t("inspector.noTools")),
+      ...answer,
+      ...provider,
     ),
   );
 }
 
 /**
- * SPEC §4's table, one row per line (`data-row`); a row that fired for a response of this run has
- * `data-fired="true"` and a tag per request, the current response's row `data-current="true"`.
- * fired: Map rowId -> [request numbers].
+ * The chapter's decision table, one row per line (`data-row`), each with the chapter step that teaches it; a row
+ * that fired for a response of this run has `data-fired="true"` and a tag per request, the current response's row
+ * `data-current="true"`. fired: Map rowId -> [request numbers]. The phases of a batch (tiny-pi's additions) only
+ * with `partTwo`.
  */
-export function renderDecisionTable(box, fired, currentRow, currentPhase = null) {
-  const cols = ["row", "stopReason", "calls", "runs", "appended", "ends"];
+export function renderDecisionTable(box, fired, currentRow, currentPhase = null, { partTwo = false } = {}) {
+  const cols = ["row", "stopReason", "calls", "runs", "appended", "ends", "step"];
   const ends = (row) => (row.ends === "continue" ? t("dt.ends.continue") : row.ends);
   const rows = DECISION_ROWS.map((row) => {
     const requests = fired.get(row.id) ?? [];
@@ -121,6 +194,7 @@ export function renderDecisionTable(box, fired, currentRow, currentPhase = null)
       h("td", {}, t(`dt.runs.${row.runs}`)),
       h("td", {}, t(`dt.appended.${row.appended}`, { skip: row.skip })),
       h("td", {}, h("code", {}, ends(row))),
+      h("td", { "data-step": ROW_STEP[row.id] }, t(`step.${ROW_STEP[row.id]}`)),
     );
   });
   // SPEC §7 splits what the tooluse row does into phases (§8's approval first): a table of its own under this one.
@@ -128,12 +202,13 @@ export function renderDecisionTable(box, fired, currentRow, currentPhase = null)
     h(
       "tr",
       { "data-phase": phase.id, "data-current": phase.id === currentPhase ? "true" : undefined },
-      h("th", { scope: "row" }, t(`phase.${phase.id}`), " ", h("span", { class: "phase-spec" }, phase.spec)),
+      h("th", { scope: "row" }, t(`phase.${phase.id}`)),
       h("td", {}, t(`phase.${phase.id}.what`)),
     ),
   );
   box.replaceChildren(
     h("p", { class: "help" }, t("dt.help")),
+    h("p", { class: "scroll-hint", "data-testid": "decision-scroll-hint" }, t("table.scroll", { n: cols.length })),
     h(
       "div",
       { class: "table-wrap", tabindex: "0", role: "region", "aria-label": t("dt") },
@@ -144,12 +219,16 @@ export function renderDecisionTable(box, fired, currentRow, currentPhase = null)
         h("tbody", {}, ...rows),
       ),
     ),
-    h("h3", {}, t("phase.title")),
-    h(
-      "div",
-      { class: "table-wrap", tabindex: "0", role: "region", "aria-label": t("phase.title") },
-      h("table", { class: "decision phases", "data-testid": "phase-table" }, h("thead", {}, h("tr", {}, h("th", { scope: "col" }, t("phase.col.phase")), h("th", { scope: "col" }, t("phase.col.what")))), h("tbody", {}, ...phases)),
-    ),
+    ...(partTwo
+      ? [
+          h("h3", {}, t("phase.title")),
+          h(
+            "div",
+            { class: "table-wrap", tabindex: "0", role: "region", "aria-label": t("phase.title") },
+            h("table", { class: "decision phases", "data-testid": "phase-table" }, h("thead", {}, h("tr", {}, h("th", { scope: "col" }, t("phase.col.phase")), h("th", { scope: "col" }, t("phase.col.what")))), h("tbody", {}, ...phases)),
+          ),
+        ]
+      : []),
   );
 }
 
@@ -208,4 +287,111 @@ function denyReason(id, value, onReason, call) {
   input.value = value ?? "";
   input.addEventListener("input", () => onReason(id, input.value));
   return h("label", { class: "reason" }, h("span", {}, t("approvals.reason")), " ", input);
+}
+
+// --- what if: fork a response, compare the runs ----------------------------------------------------------
+
+const STOP_REASONS = ["stop", "length", "toolUse", "error", "aborted"];
+
+/**
+ * The fork editor for response `request` of the run: its stop reason (`fork-stop-reason`), its text (`fork-text`) and
+ * its calls (`fork-call` rows: id, name, arguments as JSON), then `fork-run`. `draft` is edited in place as the
+ * learner types; `onChange()` asks for a render (a call added or removed).
+ */
+export function renderFork(box, fork, { tools = [], onChange, onRun, onCancel }) {
+  if (!fork) {
+    box.replaceChildren(h("p", { class: "help" }, t("fork.help")));
+    return;
+  }
+  const { draft } = fork;
+  const select = h("select", { "data-testid": "fork-stop-reason", id: "fork-stop-reason" }, ...STOP_REASONS.map((r) => h("option", { value: r }, r)));
+  select.value = draft.stopReason;
+  select.addEventListener("change", () => {
+    draft.stopReason = select.value;
+  });
+  const text = h("textarea", { "data-testid": "fork-text", id: "fork-text", rows: "2", spellcheck: "false" });
+  text.value = draft.text;
+  text.addEventListener("input", () => {
+    draft.text = text.value;
+  });
+  const names = h("datalist", { id: "fork-tool-names" }, ...tools.map((n) => h("option", { value: n })));
+  const calls = draft.calls.map((c, i) => {
+    const field = (key, label, props = {}) => {
+      const input = h(key === "args" ? "textarea" : "input", { "data-testid": `fork-call-${key}`, "aria-label": t(label, { n: i + 1 }), spellcheck: "false", ...props });
+      input.value = c[key];
+      input.addEventListener("input", () => {
+        c[key] = input.value;
+      });
+      return input;
+    };
+    return h(
+      "li",
+      { "data-testid": "fork-call", "data-index": i },
+      field("id", "fork.callId", { type: "text", size: "10" }),
+      field("name", "fork.callName", { type: "text", size: "10", list: "fork-tool-names" }),
+      field("args", "fork.callArgs", { rows: "1" }),
+      h("button", { type: "button", "data-testid": "fork-call-remove", onclick: () => (draft.calls.splice(i, 1), onChange()) }, t("fork.remove")),
+    );
+  });
+  box.replaceChildren(
+    h("p", { class: "help" }, t("fork.editing", { n: fork.request })),
+    h("div", { class: "row" }, h("label", { for: "fork-stop-reason" }, "stopReason"), select),
+    h("label", { for: "fork-text", class: "block-label" }, t("fork.text")),
+    text,
+    h("p", { class: "block-label" }, t("fork.calls", { n: draft.calls.length })),
+    names,
+    h("ol", { class: "fork-calls", "data-testid": "fork-calls" }, ...calls),
+    h("div", { class: "row" }, h("button", { type: "button", "data-testid": "fork-call-add", onclick: () => (draft.calls.push({ id: `call-${draft.calls.length + 1}-fork`, name: tools[0] ?? "", args: "{}" }), onChange()) }, t("fork.add"))),
+    ...(fork.error ? [h("p", { class: "bad", "data-testid": "fork-error", tabindex: "-1" }, fork.error)] : []),
+    h(
+      "div",
+      { class: "row" },
+      h("button", { type: "button", class: "primary", "data-testid": "fork-run", onclick: onRun }, t("fork.run", { n: fork.request })),
+      h("button", { type: "button", "data-testid": "fork-cancel", onclick: onCancel }, t("fork.cancel")),
+    ),
+  );
+}
+
+/**
+ * The original run and the fork side by side (`compare`): reason, steps, tools executed and rows fired, one row each
+ * (`[data-field]`, a cell per side `[data-side=original|fork]`), then the transcript difference (`compare-diff`, one
+ * line per message: `data-op` same | removed | added).
+ */
+export function renderCompare(box, compare, { diff }) {
+  if (!compare) {
+    box.replaceChildren();
+    return;
+  }
+  const { original, fork } = compare;
+  const cell = (side, value) => h("td", { "data-side": side }, value);
+  const list = (items) => (items.length ? items.join(", ") : "–");
+  const fields = [
+    ["reason", (s) => s.reason ?? "–"],
+    ["steps", (s) => String(s.steps ?? "–")],
+    ["requests", (s) => String(s.requests)],
+    ["tools", (s) => list(s.tools)],
+    ["rows", (s) => list(s.rows)],
+  ];
+  const rows = fields.map(([name, of]) => {
+    const a = of(original);
+    const b = fork ? of(fork) : t("fork.running");
+    return h("tr", { "data-field": name, "data-same": String(fork !== null && a === b) }, h("th", { scope: "row" }, t(`compare.${name}`)), cell("original", a), cell("fork", b));
+  });
+  const lines = fork ? diff(original.transcript, fork.transcript) : [];
+  const op = (line) => (line.startsWith("- ") ? "removed" : line.startsWith("+ ") ? "added" : "same");
+  box.replaceChildren(
+    h(
+      "div",
+      { "data-testid": "compare", "data-state": fork ? "done" : "running", class: "compare" },
+      h("h3", {}, t("compare.title", { n: compare.request })),
+      h(
+        "div",
+        { class: "table-wrap", tabindex: "0", role: "region", "aria-label": t("compare.title", { n: compare.request }) },
+        h("table", { class: "decision compare-table" }, h("thead", {}, h("tr", {}, h("th", { scope: "col" }, ""), h("th", { scope: "col" }, t("compare.original")), h("th", { scope: "col" }, t("compare.fork", { n: compare.request })))), h("tbody", {}, ...rows)),
+      ),
+      fork ? h("h3", {}, t("compare.diff")) : null,
+      fork ? h("p", { class: "help" }, t("compare.diffHelp")) : null,
+      fork ? h("ol", { class: "compare-diff", "data-testid": "compare-diff", tabindex: "0", "aria-label": t("compare.diff") }, ...lines.map((line) => h("li", { "data-op": op(line) }, line))) : null,
+    ),
+  );
 }

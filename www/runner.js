@@ -82,19 +82,26 @@ export class Run {
    *   model: a model to use instead of replaying def.script (the live model),
    *   autoRelease: call ids whose gates open by themselves, in this order, once all of them are waiting}
    */
-  constructor(api, def, { onUpdate = () => {}, pace = 0, model = null, autoRelease = null } = {}) {
+  constructor(api, def, { onUpdate = () => {}, pace = 0, model = null, autoRelease = null, releaseRest = false, replay = null } = {}) {
     this.api = api;
     this.def = def;
     this.onUpdate = onUpdate;
     this.pace = pace;
     this.liveModel = model;
+    // A recorded run to step through instead of running tiny-pi's loop: {events, requests, result, threw, timedOut},
+    // what a learner's loop did in the kit's sandbox.
+    this.replay = replay;
     this.autoRelease = autoRelease;
+    this.releaseRest = releaseRest; // after autoRelease's order, any other gate opens once it waits (a run that must end)
     this.released = []; // call ids in the order their gates were opened (by hand or by autoRelease)
     this.target = null; // stepTo(n): run without holding until event n, then hold there
     this.status = "ready"; // ready | active | done | failed
     this.mode = "step"; // step: hold every event; run: hold `pace` ms then go on
     this.events = []; // {seq, type, event, request, callId, batchDone?}
     this.sent = []; // each request the model received, as it received it (copies)
+    this.payloads = []; // the live model: each request's HTTP body as the provider sent it (by request index)
+    this.startedAt = null; // performance.now() when the run began: event times are ms since then
+    this.times = []; // per event (by seq - 1): ms since the run began, when the page received it
     // For each request, the transcript the loop built it from (custom-role messages included): what the model
     // received is compared with it.
     this.contexts = [];
@@ -137,6 +144,8 @@ export class Run {
     if (this.status !== "ready") return;
     this.mode = mode;
     this.status = "active";
+    this.startedAt = performance.now();
+    if (this.replay) return this.startReplay();
     const { api, def } = this;
     let model;
     let tools;
@@ -203,6 +212,21 @@ export class Run {
     this.onUpdate();
   }
 
+  /** Steps through a recorded run: each recorded event is handed to onLoopEvent as the loop would (held in step mode),
+   * each request the model received recorded when its `start` event comes; then the recorded result. */
+  async startReplay() {
+    const { events, requests, result, threw, timedOut } = this.replay;
+    this.onUpdate();
+    for (const e of events) {
+      if (e?.type === "model_event" && e.event?.type === "start" && requests[this.sent.length]) this.sent.push(clone(requests[this.sent.length]));
+      if (e?.type === "tool_start") this.executions += 1;
+      await this.onLoopEvent(e);
+      if (this.disposed) return;
+    }
+    if (result && typeof result === "object" && Array.isArray(result.messages)) this.finish(result);
+    else this.fail(new Error(threw ?? (timedOut ? "the loop did not settle within the time limit" : "the loop resolved to no result")));
+  }
+
   step() {
     if (this.status === "ready") return this.start("step");
     if (this.status !== "active") return;
@@ -261,13 +285,13 @@ export class Run {
    * running). One macrotask apart, so each tool_end is emitted before the next call finishes. */
   async releaseInOrder() {
     const order = this.autoRelease ?? [];
-    if (this.releasing || order.length === 0) return;
+    if (this.releasing || (order.length === 0 && !this.releaseRest)) return;
     this.releasing = true;
     const macrotask = () => new Promise((resolve) => setTimeout(resolve, 0));
     await macrotask(); // the calls of a parallel batch all start in the same turn
     for (;;) {
       const next = order.find((id) => !this.released.includes(id));
-      const exec = this.execs.find((x) => x.callId === next && x.state === "gated");
+      const exec = next !== undefined ? this.execs.find((x) => x.callId === next && x.state === "gated") : this.releaseRest ? this.execs.find((x) => x.state === "gated") : undefined;
       if (!exec || this.pendingTools.some((x) => x.state === "running")) break;
       this.release(exec);
       await macrotask();
@@ -321,6 +345,7 @@ export class Run {
   /** Append the event and keep the live transcript in step with what the loop has appended so far. */
   record(e) {
     const rec = { seq: this.events.length + 1, type: e.type, event: e, request: this.requests, callId: eventCallId(e) };
+    this.times[rec.seq - 1] = this.startedAt === null ? 0 : performance.now() - this.startedAt;
     if (e.type === "model_event" && e.event?.type === "start") {
       this.requests += 1;
       rec.request = this.requests;

@@ -19,7 +19,11 @@ async function loadCases(url) {
   return response.json();
 }
 
-const [kit, own] = await Promise.all([loadCases(CASES_URL), loadCases(PAGE_CASES_URL)]);
+// The scenarios' own words (messages, answers, progress) in English: exact string for exact string (the kit checks
+// the Chinese originals).
+const TEXT_URL = new URL("./scenario-text.json", import.meta.url);
+
+const [kit, own, text] = await Promise.all([loadCases(CASES_URL), loadCases(PAGE_CASES_URL), loadCases(TEXT_URL)]);
 
 /** The cases as the kit has them: { id, spec, title, about, def, expect: { reason, steps, events, messages } }. */
 export const CASES = kit.cases;
@@ -38,7 +42,27 @@ function expectOf({ expect }) {
   };
 }
 
-export const SCENARIOS = [...CASES, ...own.cases].map((c) => ({ id: c.id, spec: c.spec, title: c.title, about: c.about, expect: expectOf(c), def: c.def }));
+/** Each scenario with the chapter step it teaches (`step`: "1" to "5", "optional"; "two" for the page's own, which go
+ * beyond the chapter) and whether a learner's loop may leave it (`optional`). */
+export const SCENARIOS = [
+  ...CASES.map((c) => ({ ...c, part: "chapter" })),
+  ...own.cases.map((c) => ({ ...c, step: "two", part: "two" })),
+].map((c) => ({ id: c.id, spec: c.spec, step: c.step, optional: c.optional === true, part: c.part, title: c.title, about: c.about, rule: c.rule, expect: expectOf(c), def: c.def }));
+
+/**
+ * A definition in the page's language: in English, every string of it that the course wrote in Chinese is replaced
+ * by its English text (scenario-text.json); keys, ids and anything else stay as they are. A new copy.
+ */
+export function localizeDef(def, lang) {
+  const table = text[lang];
+  const walk = (v) => {
+    if (typeof v === "string") return table && Object.hasOwn(table, v) ? table[v] : v;
+    if (Array.isArray(v)) return v.map(walk);
+    if (v && typeof v === "object") return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, walk(x)]));
+    return v;
+  };
+  return walk(structuredClone(def));
+}
 
 export function scenarioById(id) {
   return SCENARIOS.find((s) => s.id === id);

@@ -180,7 +180,7 @@ export function renderTimeline(list, records, { heldSeq, selectedSeq, activeSeq,
       sub ? h("span", { class: "sub" }, sub) : null,
       h("span", { class: "detail" }, eventDetail(rec)),
       abortHere
-        ? h("span", { class: "abort-mark" }, t(aborted.seq === 0 ? "timeline.abortedBefore" : aborted.by === "hand" ? "timeline.abortedHand" : "timeline.abortedScenario"))
+        ? h("span", { class: "abort-mark" }, h("span", { class: "stop-icon", "aria-hidden": "true" }), t(aborted.seq === 0 ? "timeline.abortedBefore" : aborted.by === "hand" ? "timeline.abortedHand" : "timeline.abortedScenario"))
         : null,
     );
     item.addEventListener("click", () => onSelect(rec.seq, { toggle: true }));
@@ -237,7 +237,7 @@ export function blockNodes(content, { callToken, highlight = new Set(), onSelect
 }
 
 /** One child per message, with data-role and data-owner; the validator's problems about a message as badges. */
-export function renderTranscript(list, messages, keys, { highlight, selected, problems, inProgress = new Set(), onSelect }) {
+export function renderTranscript(list, messages, keys, { highlight, selected, problems, inProgress = new Set(), paused = null, onSelect, onFork = null }) {
   const items = messages.map((m, i) => {
     const token = `m:${i}`;
     const badges = [];
@@ -249,7 +249,7 @@ export function renderTranscript(list, messages, keys, { highlight, selected, pr
     }
     for (const p of problems.filter((p) => p.index === i)) {
       const waiting = inProgress.has(`${p.index}:${p.toolCallId}`);
-      badges.push(h("span", { class: `badge ${waiting ? "pending" : "problem"}`, "data-kind": p.kind, "data-call-id": p.toolCallId }, `${t(`kind.${p.kind}`)}: ${p.toolCallId}`));
+      badges.push(h("span", { class: `badge ${waiting ? "pending" : "problem"}`, "data-kind": p.kind, "data-call-id": p.toolCallId, "data-state": waiting ? (paused ? "paused" : "in-progress") : undefined }, waitingText(p.toolCallId, waiting, paused) ?? `${t(`kind.${p.kind}`)}: ${p.toolCallId}`));
     }
     const item = h(
       "li",
@@ -266,6 +266,10 @@ export function renderTranscript(list, messages, keys, { highlight, selected, pr
         { class: "message-head" },
         h("button", { type: "button", class: "link", "data-focus-key": token, "aria-pressed": String(selected === token) }, h("span", { class: "index" }, `#${i}`), " ", h("span", { class: "role" }, String(m.role))),
         ...badges,
+        // A response of this run (request k made it) can be edited and the run made again from there.
+        onFork && m.role === "assistant" && keys[i]?.startsWith("a:")
+          ? h("button", { type: "button", class: "fork-button", "data-testid": "fork", "data-select": "fork", "data-request": keys[i].slice(2), "data-focus-key": `fork:${i}`, "aria-label": t("fork.button", { n: keys[i].slice(2) }), onclick: () => onFork(Number(keys[i].slice(2))) }, t("fork.short"))
+          : null,
       ),
       ...blockNodes(m.content, { callToken: m.role === "assistant" ? (id) => `c:${i}:${id}` : null, highlight, onSelect }),
       m.role === "assistant" && m.errorMessage ? h("div", { class: "block error-text" }, m.errorMessage) : null,
@@ -318,6 +322,13 @@ export const rowToken = (row) => (row.type === "call" ? `c:${row.index}:${row.ca
 /** What a call of a paused batch waits for (`paused`: the ids that wait for a decision), as `<prefix>.paused` or
  * `<prefix>.pausedBatch` says it. */
 export const pausedText = (paused, prefix, id) => t(paused.has(id) ? `${prefix}.paused` : `${prefix}.pausedBatch`, { id });
+
+/** How every view names a call that has no result yet but is not missing one: mid-run "in progress", or, in a
+ * paused run, what it waits for. Null when the call is not waiting (then the validator's kind names it). */
+export function waitingText(id, waiting, paused) {
+  if (!waiting) return null;
+  return paused ? pausedText(paused, "findings", id) : t("findings.inProgress", { id });
+}
 
 function kindBadges(kinds, id, inProgress, paused) {
   const waiting = paused ? pausedText(paused, "findings", id) : t("findings.inProgress", { id });
@@ -459,7 +470,7 @@ export function renderTrace(box, trace, { highlight, selected, inProgressIds, pa
           "td",
           {},
           r.toolCallId ?? "",
-          ...about.map((p) => h("span", { class: `badge ${pending(p) ? "pending" : "problem"}`, "data-kind": p.kind, "data-call-id": p.toolCallId }, t(`kind.${p.kind}`))),
+          ...about.map((p) => h("span", { class: `badge ${pending(p) ? "pending" : "problem"}`, "data-kind": p.kind, "data-call-id": p.toolCallId, "data-state": pending(p) ? (paused ? "paused" : "in-progress") : undefined }, waitingText(p.toolCallId, pending(p), paused) ?? t(`kind.${p.kind}`))),
         ),
       ),
       token,
@@ -490,5 +501,84 @@ export function renderTrace(box, trace, { highlight, selected, inProgressIds, pa
     h("div", { class: "table-wrap" }, table),
     check,
     h("pre", { class: "trace-text", "data-testid": "trace-text", tabindex: "0", "aria-label": t("trace") }, trace.formatted),
+  );
+}
+
+// --- time and tokens -------------------------------------------------------------------------------
+
+/**
+ * What the waterfall shows, read off the run's events and the time each reached the page (ms since the run began):
+ * per model request, a bar from its `start` to its final message (with the response's usage, when it has one),
+ * and per executed call a bar from its tool_start to its tool_end, grouped by the batch (request) it answers.
+ * A call that has started and not ended yet runs to `now`.
+ */
+export function waterfallRows(events, times, now) {
+  const rows = [];
+  const openCalls = new Map();
+  for (const rec of events) {
+    const at = times[rec.seq - 1] ?? 0;
+    const e = rec.event;
+    if (rec.type === "model_event" && e.event?.type === "start") rows.push({ kind: "request", request: rec.request, start: at, end: null, usage: null });
+    else if (rec.type === "assistant_message") {
+      const row = rows.findLast((r) => r.kind === "request" && r.request === rec.request);
+      if (row) Object.assign(row, { end: at, usage: e.message?.usage ?? null, stopReason: e.message?.stopReason });
+    } else if (rec.type === "tool_start") {
+      const row = { kind: "call", request: rec.request, call: e.call?.id, name: e.call?.name, start: at, end: null };
+      openCalls.set(row.call, row);
+      rows.push(row);
+    } else if (rec.type === "tool_end") {
+      const row = openCalls.get(e.result?.toolCallId);
+      if (row) {
+        row.end = at;
+        row.isError = e.result?.isError === true;
+        openCalls.delete(row.call);
+      }
+    }
+  }
+  for (const r of rows) if (r.end === null) Object.assign(r, { end: now, open: true });
+  return rows;
+}
+
+/** The waterfall: `[data-testid=waterfall]`, one `[data-call]` bar per executed call (`data-start`, `data-end` in ms
+ * since the run began) and one `[data-request]` bar per model request, with its tokens when its response has usage. */
+export function renderWaterfall(box, rows, { tokensOf, tokensText }) {
+  if (!rows.length) {
+    box.replaceChildren(h("p", { class: "empty" }, t("waterfall.empty")));
+    return;
+  }
+  const span = Math.max(1, ...rows.map((r) => r.end));
+  const ms = (v) => `${Math.round(v)} ms`;
+  const bar = (r) => {
+    const node = h("span", { class: "bar", "aria-hidden": "true" });
+    node.style.left = `${(r.start / span) * 100}%`;
+    node.style.width = `${Math.max(0.5, ((r.end - r.start) / span) * 100)}%`;
+    return h("span", { class: "track" }, node);
+  };
+  const items = rows.map((r) => {
+    const time = `${ms(r.start)} → ${r.open ? t("waterfall.running") : ms(r.end)} (${ms(r.end - r.start)})`;
+    if (r.kind === "request") {
+      const tokens = tokensOf({ usage: r.usage });
+      return h(
+        "li",
+        { class: "wf request", "data-request": r.request, "data-start": Math.round(r.start), "data-end": Math.round(r.end), "data-tokens": tokens?.totalTokens ?? undefined },
+        h("span", { class: "wf-label" }, t("waterfall.request", { n: r.request })),
+        bar(r),
+        h("span", { class: "wf-time" }, time, " · ", tokens ? h("span", { class: "tokens" }, tokensText(tokens)) : h("span", { class: "help" }, t("waterfall.noUsage"))),
+      );
+    }
+    return h(
+      "li",
+      { class: `wf call${r.isError ? " error" : ""}`, "data-call": r.call, "data-batch": r.request, "data-start": Math.round(r.start), "data-end": Math.round(r.end), "data-open": r.open ? "true" : undefined },
+      h("span", { class: "wf-label" }, callLabel(r.name, r.call)),
+      bar(r),
+      h("span", { class: "wf-time" }, time),
+    );
+  });
+  const requests = rows.filter((r) => r.kind === "request");
+  const totals = requests.map((r) => tokensOf({ usage: r.usage })?.totalTokens).filter((n) => n !== undefined);
+  box.replaceChildren(
+    h("p", { class: "help" }, t("waterfall.help")),
+    h("ol", { class: "waterfall", "data-testid": "waterfall", "data-span": Math.round(span) }, ...items),
+    ...(totals.length ? [h("p", { "data-testid": "tokens-total" }, t("waterfall.total", { n: totals.reduce((a, b) => a + b, 0), requests: totals.length }))] : []),
   );
 }

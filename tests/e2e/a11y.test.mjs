@@ -174,8 +174,17 @@ test("both languages are complete: no string the page shows lacks a translation"
         for (const seq of await page.$$eval('[data-testid="timeline"] > li', (n) => n.map((x) => x.dataset.seq))) {
           await page.click(`[data-testid="timeline"] > li[data-seq="${seq}"]`);
         }
-        for (const n of await page.$$eval('[data-testid="inspector"] .picks button', (b) => b.map((x) => x.dataset.request))) {
+        for (const n of await page.$$eval('[data-testid="inspector"] .picks button[data-request]', (b) => b.map((x) => x.dataset.request))) {
           await page.click(`[data-testid="inspector"] .picks button[data-request="${n}"]`);
+        }
+        // The raw request, and the fork editor on the first response.
+        if (await page.$('[data-testid="request-raw"]')) {
+          await page.click('[data-testid="request-raw"]');
+          await page.click('[data-testid="request-raw"]');
+        }
+        if (await page.$('[data-testid="fork"]')) {
+          await page.click('[data-testid="fork"]');
+          await page.click('[data-testid="fork-cancel"]');
         }
       }
       // A manual abort, an editor error and a pasted transcript with every kind of problem.

@@ -6,13 +6,14 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { pageSuite, childValues, waitForDone, runToEnd, stepTo, screenshot } from "./harness.mjs";
-import { SCENARIOS, scenarioById } from "../../www/scenarios.js";
+import { SCENARIOS, scenarioById, localizeDef } from "../../www/scenarios.js";
 
 const suite = pageSuite();
 const withPage = (query, fn) => suite.withPage(query, fn);
 const text = (page, testid) => page.textContent(`[data-testid="${testid}"]`);
 const attrs = (page, selector, attr) => page.$$eval(selector, (nodes, a) => nodes.map((n) => n.getAttribute(a)), attr);
-const README = scenarioById("readme").def;
+// The page in English shows the scenario in English (its own words translated).
+const README = localizeDef(scenarioById("readme").def, "en");
 
 test("request inspector: Model request 2 of the README round trip is exactly what the model received, what is new marked", async () => {
   await withPage("?scenario=readme&lang=en&speed=instant", async (page) => {
@@ -58,7 +59,7 @@ test("decision table: the length scenario fires row length, and each skipped cal
     assert.equal(await page.getAttribute('[data-testid="decision-table"] tr[data-row="length"]', "data-current"), "true");
     await stepTo(page, 9);
     assert.match(await text(page, "why"), /The loop did not run read\(call-1\) \(row length\): the response was cut at the length limit/);
-    assert.match(await text(page, "status"), /^Held after event 9, tool_skipped:/);
+    assert.match(await text(page, "status"), /^Held after event 9, tool_skipped\. Next,/);
     await page.click('[data-testid="run"]');
     await waitForDone(page);
     assert.deepEqual(await attrs(page, '[data-testid="decision-table"] tr[data-fired="true"]', "data-row"), ["length"]);
@@ -87,19 +88,19 @@ test("decision table: the length scenario fires row length, and each skipped cal
 
 test("stepping explains every event, and the status names the held event and its sub-type", async () => {
   const expected = [
-    [/Model request 1 begins/, /event 1, model_event › start: the loop awaits the promise onEvent returned, then reads the next model event/],
+    [/Model request 1 begins/, /event 1, model_event › start\. Next, the loop reads the next model event\./],
     [/streams text/, /event 2, model_event › text_delta/],
     [/arguments as JSON text/, /event 3, model_event › toolcall_delta/],
     [/finished the call read\(call-1\)/, /event 4, model_event › toolcall_end/],
-    [/stopReason toolUse/, /event 5, model_event › done \(toolUse\): .*takes the final message/],
-    [/Row tooluse fired/, /event 6, assistant_message: .*starts the calls \(row tooluse\)/],
+    [/stopReason toolUse/, /event 5, model_event › done \(toolUse\)\. Next, .*takes the final message/],
+    [/Row tooluse fired/, /event 6, assistant_message\. Next, .*starts the calls \(row tooluse\)/],
     [/starts read\(call-1\)/, /event 7, tool_start/],
     [/read\(call-1\) finished, the last of its batch: .*call order \(call-1\)/, /event 8, tool_end/],
     [/Model request 2 begins/, /event 9, model_event › start/],
     [/streams text/, /event 10, model_event › text_delta/],
     [/stopReason stop/, /event 11, model_event › done \(stop\)/],
-    [/Row stop of the decision table fired/, /event 12, assistant_message: .*ends the run \(row stop\)/],
-    [/The run is over: reason stop after 2 model request/, /event 13, turn_end: .*runAgentLoop resolves/],
+    [/Row stop of the decision table fired/, /event 12, assistant_message\. Next, .*ends the run \(row stop\)/],
+    [/The run is over: reason stop after 2 model request/, /event 13, turn_end\. Next, runAgentLoop resolves/],
   ];
   await withPage("?scenario=readme&lang=en", async (page) => {
     assert.match(await text(page, "why"), /Nothing has happened yet/);
@@ -155,16 +156,15 @@ function viewsProblems(page) {
 }
 
 /**
- * Every view shows validateTranscript's kinds, and validateTrace (two kinds only: a result with no call before it
- * is its "result before call", SPEC §5) finds the same calls and results.
+ * Every view shows validateTranscript's kinds; validateTrace finds the same calls and results (it sees a missing
+ * result, and a result with no call before it), each named with validateTranscript's kind for it: one name per kind
+ * of problem, in every view.
  */
 function assertAgree(p, where) {
   assert.deepEqual(p.pairing, p.findings, `${where}: pairing view vs validateTranscript`);
   assert.deepEqual(p.transcript, p.findings, `${where}: transcript badges vs validateTranscript`);
   assert.deepEqual(p.traceRows, p.findings, `${where}: trace rows vs validateTranscript`);
-  const asTrace = p.findings
-    .map((l) => l.replace(/^orphan_result /, "result_before_call "))
-    .filter((l) => l.startsWith("missing_result") || l.startsWith("result_before_call"));
+  const asTrace = p.findings.filter((l) => /^(missing_result|result_before_call|orphan_result) /.test(l));
   assert.deepEqual(p.trace, [...new Set(asTrace)].sort(), `${where}: validateTrace vs validateTranscript`);
 }
 
@@ -235,7 +235,7 @@ test("continue from an imported transcript: the loop starts from it and the tran
     assert.equal(await text(page, "reason"), "stop");
     assert.equal(await text(page, "requests"), "1", "one request: the script's second response");
     assert.deepEqual(await childValues(page, "transcript", "data-role"), ["user", "assistant", "toolResult", "assistant"]);
-    assert.match((await childValues(page, "transcript"))[3], /项目名是 tiny-pi。/);
+    assert.match((await childValues(page, "transcript"))[3], /The project is called tiny-pi\./);
     assert.match(await text(page, "findings"), /validateTranscript: ok/);
     assert.deepEqual(await attrs(page, '[data-testid="request-inspector"] [data-role]', "data-role"), ["user", "assistant", "toolResult"], "the request held the imported messages");
     assert.equal(await page.$$eval('[data-testid="timeline"] > li[data-type^="tool_"]', (n) => n.length), 0);

@@ -417,3 +417,80 @@ test("each of the page's own scenarios runs to the counts it states, through the
     assert.equal(run.mismatch, false, `${id}: the transcript the page derives from the events is the result's`);
   }
 });
+
+// --- issue 29: the page teaches --------------------------------------------------------------------------------
+
+test("a message's fields: every one but role and content, the pairing key first; tokens from usage only", async () => {
+  const { messageFields, tokensOf } = await import("../../www/panels.js");
+  const result = { role: "toolResult", toolCallId: "call-1", toolName: "read", content: [], details: { skipped: true, reason: "length" }, isError: true, timestamp: 3, extra: 1 };
+  assert.deepEqual(messageFields(result), [["toolCallId", "call-1"], ["toolName", "read"], ["isError", "true"], ["details", '{"skipped":true,"reason":"length"}'], ["timestamp", "3"], ["extra", "1"]]);
+  const assistant = { role: "assistant", content: [], stopReason: "toolUse", usage: { input: 1, output: 2, totalTokens: 3, cost: { total: 0.5 } }, timestamp: 2 };
+  assert.deepEqual(messageFields(assistant).map(([k]) => k), ["stopReason", "usage", "timestamp"]);
+  assert.deepEqual(tokensOf(assistant), { input: 1, output: 2, totalTokens: 3, cost: 0.5 });
+  assert.equal(tokensOf({ role: "assistant" }), null, "no usage, no tokens");
+  assert.deepEqual(tokensOf({ usage: { input: "x", totalTokens: Number.NaN, output: 4 } }), { output: 4 }, "a field that is no finite number is left out");
+});
+
+test("the waterfall is read off the events and their times: a bar per request and per executed call", async () => {
+  const { waterfallRows } = await import("../../www/views.js");
+  const rec = (seq, request, event) => ({ seq, type: event.type, request, event });
+  const call = (id) => ({ type: "toolCall", id, name: "read", arguments: {} });
+  const events = [
+    rec(1, 1, { type: "model_event", event: { type: "start" } }),
+    rec(2, 1, { type: "assistant_message", message: { stopReason: "toolUse", usage: { totalTokens: 9 } } }),
+    rec(3, 1, { type: "tool_start", call: call("a") }),
+    rec(4, 1, { type: "tool_start", call: call("b") }),
+    rec(5, 1, { type: "tool_end", result: { toolCallId: "b", isError: false } }),
+    rec(6, 1, { type: "tool_end", result: { toolCallId: "a", isError: true } }),
+    rec(7, 2, { type: "model_event", event: { type: "start" } }),
+  ];
+  const rows = waterfallRows(events, [0, 5, 6, 7, 20, 30, 31], 40);
+  assert.deepEqual(
+    rows.map((r) => [r.kind, r.call ?? r.request, r.start, r.end, r.open ?? false]),
+    [["request", 1, 0, 5, false], ["call", "a", 6, 30, false], ["call", "b", 7, 20, false], ["request", 2, 31, 40, true]],
+  );
+  assert.equal(rows[0].usage.totalTokens, 9);
+  assert.equal(rows[1].isError, true);
+});
+
+test("English scenario data: every course string the scenarios hold has its English text, and nothing else changes", async () => {
+  const { localizeDef } = await import("../../www/scenarios.js");
+  const cjk = /[\u3400-\u9fff]/;
+  for (const s of SCENARIOS) {
+    const en = localizeDef(s.def, "en");
+    assert.doesNotMatch(JSON.stringify(en), cjk, `${s.id}: a string left in Chinese`);
+    assert.deepEqual(localizeDef(s.def, "zh"), s.def, `${s.id}: zh is the original`);
+    assert.deepEqual(validateDefinition(en), [], s.id);
+    // The same shape: only string values differ.
+    const shape = (v) => (typeof v === "string" ? "s" : Array.isArray(v) ? v.map(shape) : v && typeof v === "object" ? Object.fromEntries(Object.entries(v).map(([k, x]) => [k, shape(x)])) : v);
+    assert.deepEqual(shape(en), shape(s.def), s.id);
+  }
+});
+
+test("the chapter's steps: each kit case names one, part-two scenarios none of the chapter's, only repeated-id is optional", async () => {
+  const { ROW_STEP, STEPS, isPartTwo } = await import("../../www/explain.js");
+  for (const s of SCENARIOS) {
+    if (s.part === "chapter") {
+      assert.ok(STEPS.includes(s.step), `${s.id}: step ${s.step}`);
+      assert.equal(isPartTwo(s.def), false, `${s.id} is the chapter's`);
+      assert.ok(s.rule?.zh && s.rule?.en, `${s.id}: its rule in both languages`);
+    } else {
+      assert.equal(s.step, "two");
+      assert.equal(isPartTwo(s.def), true, `${s.id} uses what the chapter does not teach`);
+    }
+  }
+  assert.deepEqual(SCENARIOS.filter((s) => s.optional).map((s) => s.id), ["repeated-id"]);
+  for (const row of DECISION_ROWS) assert.ok(STEPS.includes(ROW_STEP[row.id]), row.id);
+});
+
+test("a learner's files: the entry is the one exporting runAgentLoop, relative imports resolve as Node and TypeScript find them", async () => {
+  const { importsOf, resolveIn, entryOf } = await import("../../www/loopcheck.js");
+  assert.deepEqual(importsOf(`import { a } from "./a.js";\nimport "./side";\nexport * from "../b";\nconst c = await import("./c.mjs");\nimport type { T } from "./types";`), ["./a.js", "./side", "../b", "./c.mjs", "./types"]);
+  const files = new Map([["src/agent-loop.ts", "export function runAgentLoop() {}"], ["src/executor.ts", ""], ["src/lib/index.js", ""], ["other.mjs", "export { runAgentLoop } from './src/agent-loop';"]]);
+  assert.equal(resolveIn(files, "src/agent-loop.ts", "./executor.js"), "src/executor.ts", "a .js import of a .ts file");
+  assert.equal(resolveIn(files, "src/agent-loop.ts", "./lib"), "src/lib/index.js");
+  assert.equal(resolveIn(files, "src/agent-loop.ts", "../other.mjs"), "other.mjs");
+  assert.equal(resolveIn(files, "src/agent-loop.ts", "./missing"), null);
+  assert.equal(entryOf(files), "src/agent-loop.ts", "two export it: the one named agent-loop");
+  assert.equal(entryOf(new Map([["x.js", "const y = 1;"]])), null);
+});

@@ -84,7 +84,7 @@ test("blocked: beforeToolCall's block is a tool_skipped in the prepare phase, it
   await withPage("?scenario=blocked&lang=en", async (page) => {
     await stepToEvent(page, "tool_skipped", "call-1");
     assert.deepEqual(await loopEvents(page), ["assistant_message", "tool_skipped(call-1)"], "blocked before anything of the batch runs");
-    assert.match(await text(page, "why"), /beforeToolCall blocked delete\(call-1\) in the prepare phase .*“delete is not allowed in the playground\.”/);
+    assert.match(await text(page, "why"), /beforeToolCall blocked delete\(call-1\) in the prepare phase: .*“delete is not allowed in the playground\.”/);
     assert.equal(await page.getAttribute('[data-testid="phase-table"] tr[data-current="true"]', "data-phase"), "prepare");
     assert.equal(await count(page, "timeline", '[data-type="tool_start"]'), 0, "blocked before anything runs");
     await page.click('[data-testid="run"]');
@@ -165,17 +165,17 @@ test("steering and follow-up: queued_message events, each message appended and c
     assert.deepEqual(await loopEvents(page), ["assistant_message", "tool_start(call-1)", "tool_end(call-1)", "queued_message", "assistant_message", "turn_end"]);
     assert.deepEqual(await childValues(page, "transcript", "data-role"), ["user", "assistant", "toolResult", "user", "assistant"]);
     await page.click('[data-testid="timeline"] > li[data-type="queued_message"]');
-    assert.match(await text(page, "why"), /asked getSteeringMessages .* got a user message: “顺便用一句话说明它是什么。”/);
+    assert.match(await text(page, "why"), /asked getSteeringMessages .* got a user message: “Also, say in one sentence what it is\.”/);
     assert.match(await page.textContent('[data-testid="timeline"] > li[data-type="queued_message"]'), /steering: user/);
     await page.click('[data-testid="inspector"] button[data-request="2"]');
     assert.deepEqual(await attrs(page, '[data-testid="request-inspector"] .request-messages > [data-role]', "data-diff"), ["same", "new", "new", "new"]);
-    assert.match(await page.textContent('[data-testid="request-inspector"] .request-messages > li:last-child'), /顺便用一句话说明它是什么/);
+    assert.match(await page.textContent('[data-testid="request-inspector"] .request-messages > li:last-child'), /Also, say in one sentence what it is/);
   });
   await withPage("?scenario=follow-up&lang=en&speed=instant", async (page) => {
     await runToEnd(page);
     assert.deepEqual(await loopEvents(page), ["assistant_message", "queued_message", "assistant_message", "turn_end"]);
     await page.click('[data-testid="timeline"] > li[data-type="queued_message"]');
-    assert.match(await text(page, "why"), /asked getFollowUpMessages and got a user message: “再用一句话介绍它。”/);
+    assert.match(await text(page, "why"), /asked getFollowUpMessages and got a user message: “Now introduce it in one sentence\.”/);
     assert.match(await page.textContent('[data-testid="timeline"] > li[data-type="queued_message"]'), /followUp: user/);
   });
 });
@@ -187,7 +187,7 @@ test("the request inspector shows what the model received against the transcript
     await page.click('[data-testid="inspector"] button[data-request="1"]');
     const inspector = '[data-testid="request-inspector"]';
     assert.deepEqual(await attrs(page, `${inspector} .request-messages > [data-role]`, "data-role"), ["user"]);
-    assert.match(await page.textContent(`${inspector} .request-messages`), /现在读取 CHANGELOG\.md/);
+    assert.match(await page.textContent(`${inspector} .request-messages`), /Now read CHANGELOG\.md/);
     assert.deepEqual(await attrs(page, '[data-testid="request-left-out"] > li', "data-index"), ["0", "1", "2", "3"]);
     assert.deepEqual(await attrs(page, '[data-testid="request-left-out"] > li', "data-reason"), ["prepareRequest", "prepareRequest", "prepareRequest", "prepareRequest"]);
     assert.match(await page.textContent(inspector), /left out of this request: 4 of the transcript's 5 message\(s\)/);

@@ -51,7 +51,8 @@ test("README round trip, stepped one loop event at a time: 13 events, 4 messages
     assert.deepEqual(await childValues(page, "pairing", "data-paired"), ["true"]);
     const transcript = await childValues(page, "transcript");
     assert.match(transcript[2], /# tiny-pi\s+A small agent runtime\./);
-    assert.match(transcript[3], /项目名是 tiny-pi。/);
+    // In English, the scenario's own words are English too.
+    assert.match(transcript[3], /The project is called tiny-pi\./);
 
     // Chapter 00: seven records with owners user / model / model / loop / tool / model / model.
     const owners = await page.$$eval('[data-testid="trace-table"] tbody tr', (rows) => rows.map((r) => r.dataset.owner));
@@ -249,7 +250,10 @@ test("import a transcript, continue from it, and export transcript and events", 
     await page.click('[data-testid="run"]');
     await waitForText(page, "reason", "stop");
     await page.waitForFunction(() => document.querySelector('[data-testid="status"]').textContent.startsWith("Finished"));
-    assert.equal(await page.textContent('[data-testid="steps"]'), "1");
+    // steps counts the conversation's requests: the response the transcript holds, then this run's one.
+    assert.equal(def.startSteps, 1, "steps go on from the transcript's one response");
+    assert.equal(await page.textContent('[data-testid="steps"]'), "2");
+    assert.equal(await page.textContent('[data-testid="requests"]'), "1", "one new model request");
     assert.equal(await page.textContent('[data-testid="executions"]'), "0");
     assert.deepEqual(await childValues(page, "transcript", "data-role"), ["user", "assistant", "toolResult", "assistant"]);
 

@@ -11,7 +11,7 @@ import { test } from "node:test";
 import { pathToFileURL } from "node:url";
 import { createRequire } from "node:module";
 import { ensureFixture, repoRoot, pkgDir } from "./app-fixture.mjs";
-import { checkAll, compactEvents, canonical } from "../../www/conformance/check.js";
+import { checkAll, compactEvents, canonical, formatCase, RULES } from "../../www/conformance/check.js";
 import { createLoop, BUGS, runAgentLoop as reference } from "../conformance/reference-loop.mjs";
 
 const T = { timeout: 300_000 };
@@ -40,7 +40,7 @@ function tempModule(t, name, source) {
 
 const failedIds = (reports) => reports.filter((r) => !r.pass).map((r) => r.id);
 
-test("the cases cover every decision-table row of SPEC §4 and every playground scenario, with unique ids", async () => {
+test("the cases cover every decision-table row of the chapter and every playground scenario, with unique ids", async () => {
   const { DECISION_ROWS } = await import("../../www/explain.js");
   const rows = new Set(cases.flatMap((c) => c.def.script.map((m) => c.spec.match(/row ([\w-]+)/)?.[1])).filter(Boolean));
   for (const row of DECISION_ROWS) assert.ok(rows.has(row.id), `a case for row ${row.id}`);
@@ -100,11 +100,67 @@ test("each rule broken in a copy of the reference loop is reported as exactly it
   }
 });
 
+test("a failing case leads with the rule it broke, one sentence of the chapter tied to its step, in zh and en", async () => {
+  // The rule each broken copy of the reference loop must be told first; "case:<id>" is the case's own rule.
+  const expected = {
+    lengthRunsTools: ["no-run", "3", /stopReason 为 length 的回复里的调用一个都不得执行/, /No call of a response whose stopReason is length may run/],
+    sequentialBatch: ["concurrent", "4", /一批调用要同时启动/, /start at once/],
+    completionOrder: ["call-order", "4", /按调用顺序写回/, /Append in call order/],
+    errorLeavesCallsOpen: ["pair-all", "3", /不会执行的调用也要配对：stopReason 为 error/, /Calls that will not run are paired too: each call of the response whose stopReason is error/],
+    stopWithCallsIsStop: ["pair-all", "3", /stopReason 为 stop 的回复/, /stopReason is stop/],
+    noCheckAfterBatch: ["abort-check", "5", /一批工具结果写入之后/, /after a batch's results are appended/],
+    noCheckBeforeRequest: ["abort-check", "5", /发起模型请求之前/, /before each model request/],
+    maxStepsFabricates: ["max-steps", "5", /不要伪造模型从未给出的回答/, /do not make up an answer/],
+    rejectionEscapes: ["reject", "4", /executor 可能 reject/, /The executor may reject/],
+    progressWithoutId: ["progress", "2", /带 callId 的 tool_progress/, /tool_progress event that carries the callId/],
+    duplicateIdsRun: ["case:repeated-id", "optional", /可选迁移练习/, /optional exercise/],
+    noCallsContinues: ["case:tooluse-no-calls", "3", /toolUse 却没有任何调用/, /toolUse without any call/],
+  };
+  for (const bug of BUGS) {
+    const { reports } = await checkAll(createLoop({ [bug]: true }), cases, { timeLimitMs: 500 });
+    const [report] = reports.filter((r) => !r.pass);
+    const [rule, step, zh, en] = expected[bug];
+    assert.equal(report.rule.id, rule, bug);
+    assert.equal(report.rule.step, step, bug);
+    for (const [lang, sentence] of [["zh", zh], ["en", en]]) {
+      const lines = formatCase(report, { lang }).split("\n");
+      // The head names the case and its chapter step; the very next line is the rule, before any evidence.
+      assert.match(lines[0], new RegExp(`^FAIL.*  ${report.id}  · ${lang === "zh" ? "第|可选" : "Step|Optional"}`), `${bug} ${lang}: ${lines[0]}`);
+      assert.match(lines[1], lang === "zh" ? /^ {4}规则：/ : /^ {4}rule: /, `${bug} ${lang}`);
+      assert.match(lines[1], sentence, `${bug} ${lang}: ${lines[1]}`);
+      assert.match(lines[2], new RegExp(`index\\.html\\?scenario=${report.id}$`), `${bug} ${lang}: the scenario to step through`);
+    }
+    // The evidence is in the report's language too: no English evidence line in the Chinese report.
+    const zhText = formatCase(report, { lang: "zh" });
+    assert.doesNotMatch(zhText, /calls executed|events differ|transcript differs|runAgentLoop threw|timed out after/, bug);
+  }
+  for (const [id, rule] of Object.entries(RULES)) for (const lang of ["zh", "en"]) assert.ok(rule[lang].length > 20, `${id} ${lang}`);
+});
+
+test("repeated-id is optional: a loop that fails only it passes with a note, and the command exits 0", T, async (t) => {
+  const { passed, failed, optionalFailed } = await checkAll(createLoop({ duplicateIdsRun: true }), cases, { timeLimitMs: 500 });
+  assert.deepEqual([passed, failed, optionalFailed], [cases.length - 1, 0, ["repeated-id"]]);
+  assert.deepEqual(cases.filter((c) => c.optional).map((c) => c.id), ["repeated-id"], "only the chapter's optional exercise");
+  const file = tempModule(t, "dup.mjs", `import { createLoop } from ${JSON.stringify(pathToFileURL(REFERENCE).href)};\nexport const runAgentLoop = createLoop({ duplicateIdsRun: true });\n`);
+  const en = await conformance([file, "--lang", "en"]);
+  assert.equal(en.code, 0, en.stdout);
+  assert.match(en.stdout, /^FAIL \(optional\)  repeated-id  · Optional exercise: a repeated call id$/m);
+  assert.match(en.stdout, new RegExp(`^${cases.length - 1} passed, 0 failed\nnote: 1 optional case\\(s\\) failed \\(repeated-id\\)`, "m"));
+  const zh = await conformance([file, "--lang", "zh"]);
+  assert.equal(zh.code, 0, zh.stdout);
+  assert.match(zh.stdout, /^FAIL（可选）  repeated-id  · 可选迁移练习：重复的 call id$/m);
+  assert.match(zh.stdout, new RegExp(`^${cases.length - 1} 个通过，0 个失败\n注意：1 个可选用例没有通过（repeated-id）`, "m"));
+  // A required failure still fails the command.
+  const both = tempModule(t, "both.mjs", `import { createLoop } from ${JSON.stringify(pathToFileURL(REFERENCE).href)};\nexport const runAgentLoop = createLoop({ duplicateIdsRun: true, lengthRunsTools: true });\n`);
+  assert.equal((await conformance([both, "--lang", "en"])).code, 1);
+});
+
 test("the command names the broken case, its first differing event and the transcript diff, and exits 1", T, async (t) => {
   const file = tempModule(t, "broken.mjs", `import { createLoop } from ${JSON.stringify(pathToFileURL(REFERENCE).href)};\nexport const runAgentLoop = createLoop({ lengthRunsTools: true });\n`);
-  const { code, stdout } = await conformance([file]);
+  const { code, stdout } = await conformance([file, "--lang", "en"]);
   assert.equal(code, 1, stdout);
   const block = stdout.slice(stdout.indexOf("FAIL  length"), stdout.indexOf("PASS  error"));
+  assert.match(block, /^FAIL  length  · Step 3: pair the calls that will not run, too\n {4}rule: No call of a response whose stopReason is length may run/);
   assert.match(block, /calls executed: expected \[\], the loop ran \[call-1, call-2\]/);
   assert.match(block, /first differing event \(#9\):\n\s+expected \{"type":"tool_skipped"/);
   assert.match(block, /actual +\{"type":"tool_start"/);
@@ -153,10 +209,10 @@ test("a loop that hangs is stopped after the time limit; the other cases still r
       `  return reference(options);\n}\n`,
   );
   const started = Date.now();
-  const { code, stdout } = await conformance([file, "--timeout", "300", "--case", "concurrency", "--case", "max-steps-1", "--case", "readme", "--case", "plain-stop"]);
+  const { code, stdout } = await conformance([file, "--lang", "en", "--timeout", "300", "--case", "concurrency", "--case", "max-steps-1", "--case", "readme", "--case", "plain-stop"]);
   assert.equal(code, 1, stdout);
-  assert.match(stdout, /^FAIL  concurrency .*\n\s+- timed out after 300 ms: runAgentLoop did not settle/m);
-  assert.match(stdout, /^FAIL  max-steps-1 .*\n\s+- stopped after 1300 ms: the loop blocked its thread/m);
+  assert.match(stdout, /^FAIL  concurrency .*\n {4}rule: runAgentLoop must settle.*\n.*\n.*\n\s+- timed out after 300 ms: runAgentLoop did not settle/m);
+  assert.match(stdout, /^FAIL  max-steps-1 .*\n {4}rule: runAgentLoop must settle.*\n.*\n.*\n\s+- stopped after 1300 ms: the loop blocked its thread/m);
   assert.match(stdout, /^PASS  readme /m, "the cases after a stopped one run in a fresh worker");
   assert.match(stdout, /^PASS  plain-stop /m);
   assert.match(stdout, /^2 passed, 2 failed$/m);

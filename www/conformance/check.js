@@ -1,6 +1,7 @@
 // The conformance check: runs any `runAgentLoop(options)` against the cases of cases.json and says, per case,
-// what differs from what SPEC §4 fixes. No imports and no platform API beyond timers and structuredClone, so
-// the same file runs in Node (cli.js) and in the playground's sandboxed worker.
+// which rule of chapter 07 the loop broke (one sentence, in Chinese or English, tied to the chapter's step) and then
+// the evidence: what differs from what the case fixes. No imports and no platform API beyond timers and
+// structuredClone, so the same file runs in Node (cli.js) and in the playground's sandboxed worker.
 //
 // The loop gets SPEC §4's options only, built from the case: `context`, a `model` of this file's own
 // (`stream(request, {signal})`, the compact event grammar of SPEC §2, with `result()`), `tools` (an object with
@@ -94,10 +95,10 @@ function world(kase) {
   const model = {
     stream(request, streamOptions) {
       seen.requests.push(snapshot(request));
-      if (streamOptions?.signal !== controller.signal) seen.problems.push(`model request ${seen.requests.length} was not given options.signal (SPEC §2: stream(request, { signal }))`);
+      if (streamOptions?.signal !== controller.signal) seen.problems.push({ code: "noSignal", vars: { n: seen.requests.length } });
       const message = script[seen.requests.length - 1];
       if (message) return scriptedStream(message);
-      seen.problems.push(`the loop made model request ${seen.requests.length}; the case has ${script.length} model response(s)`);
+      seen.problems.push({ code: "extraRequest", vars: { n: seen.requests.length, have: script.length } });
       return scriptedStream({ role: "assistant", content: [], stopReason: "error", errorMessage: "no scripted response left", timestamp: CLOCK });
     },
   };
@@ -112,7 +113,7 @@ function world(kase) {
   }
 
   async function execute(call, context, via) {
-    if (via === "tools" && def.executor === "custom") seen.problems.push(`options.tools.execute ran ${call?.id} although options.executeToolCall was given (SPEC §3: it replaces the executor)`);
+    if (via === "tools" && def.executor === "custom") seen.problems.push({ code: "toolsExecute", vars: { id: call?.id } });
     seen.executions.push(call?.id);
     const b = def.tools?.[call?.name] ?? {};
     if (def.abort === "during-tool") controller.abort();
@@ -260,11 +261,11 @@ function compare(kase, result, seen, input, options) {
   const problems = [...seen.problems];
   const report = { firstEvent: null, transcriptDiff: null };
   if (!result || typeof result !== "object" || !Array.isArray(result.messages)) {
-    problems.push(`runAgentLoop resolved to ${short(result, 200)}; expected { reason, messages, steps }`);
+    problems.push({ code: "resolved", vars: { got: short(result, 200) } });
     return { problems, ...report };
   }
-  if (result.reason !== expect.reason) problems.push(`reason: expected "${expect.reason}", got ${short(result.reason)}`);
-  if (result.steps !== expect.steps) problems.push(`steps: expected ${expect.steps}, got ${short(result.steps)}`);
+  if (result.reason !== expect.reason) problems.push({ code: "reason", vars: { want: expect.reason, got: short(result.reason) } });
+  if (result.steps !== expect.steps) problems.push({ code: "steps", vars: { want: expect.steps, got: short(result.steps) } });
 
   // Events, each seen through the expected event at its place.
   const want = expect.events.map((e) => eventView(e, e, def));
@@ -272,7 +273,7 @@ function compare(kase, result, seen, input, options) {
   const at = firstDifference(want, got);
   if (at >= 0) {
     report.firstEvent = { index: at, expected: want[at], actual: got[at] };
-    problems.push(`events differ from event ${at + 1} on (of ${want.length} expected, ${got.length} emitted)`);
+    problems.push({ code: "events", vars: { at: at + 1, want: want.length, got: got.length } });
   }
 
   // The transcript, each message seen through the expected message at its place.
@@ -280,27 +281,27 @@ function compare(kase, result, seen, input, options) {
   const gotMessages = result.messages.map((m, i) => messageView(m, expect.messages[i], def));
   if (firstDifference(wantMessages, gotMessages) >= 0) {
     report.transcriptDiff = transcriptDiff(wantMessages, gotMessages);
-    problems.push(`transcript differs (${wantMessages.length} messages expected, ${gotMessages.length} returned)`);
+    problems.push({ code: "transcript", vars: { want: wantMessages.length, got: gotMessages.length } });
   }
 
   // Each model request as the model received it (SPEC §2, and chapter 07's "what the second request sees").
   const requests = expectedRequests(kase);
-  if (seen.requests.length !== requests.length) problems.push(`model requests: expected ${requests.length}, the loop made ${seen.requests.length}`);
+  if (seen.requests.length !== requests.length) problems.push({ code: "requests", vars: { want: requests.length, got: seen.requests.length } });
   const definitions = definitionsOf(def);
   seen.requests.slice(0, requests.length).forEach((request, k) => {
     const n = k + 1;
-    if (canonical(request?.tools) !== canonical(definitions)) problems.push(`request ${n}: tools must be options.tools.definitions() (got ${short(request?.tools, 200)})`);
-    if (request?.systemPrompt !== def.systemPrompt) problems.push(`request ${n}: systemPrompt must be context.systemPrompt (got ${short(request?.systemPrompt, 120)})`);
+    if (canonical(request?.tools) !== canonical(definitions)) problems.push({ code: "requestTools", vars: { n, got: short(request?.tools, 200) } });
+    if (request?.systemPrompt !== def.systemPrompt) problems.push({ code: "requestSystem", vars: { n, got: short(request?.systemPrompt, 120) } });
     const wantSeen = requests[k].map((m) => messageView(m, m, def));
     const gotSeen = (Array.isArray(request?.messages) ? request.messages : []).map((m, i) => messageView(m, requests[k][i], def));
-    if (firstDifference(wantSeen, gotSeen) >= 0) problems.push(`request ${n}: messages differ from the transcript so far:\n${transcriptDiff(wantSeen, gotSeen).map((l) => `      ${l}`).join("\n")}`);
+    if (firstDifference(wantSeen, gotSeen) >= 0) problems.push({ code: "requestMessages", vars: { n, diff: transcriptDiff(wantSeen, gotSeen).map((l) => `      ${l}`).join("\n") } });
   });
 
   // Which calls ran: the chapter's "executionCount" (none for length, error, aborted, stop with calls).
   const ran = expect.events.filter((e) => e.type === "tool_start").map((e) => e.call.id);
-  if (canonical(seen.executions) !== canonical(ran)) problems.push(`calls executed: expected [${ran.join(", ")}], the loop ran [${seen.executions.join(", ")}]`);
+  if (canonical(seen.executions) !== canonical(ran)) problems.push({ code: "executed", vars: { want: ran.join(", "), got: seen.executions.join(", ") } });
 
-  if (canonical(options.context.messages) !== canonical(input)) problems.push("the caller's context.messages was changed (SPEC §4: copied at the start, never modified)");
+  if (canonical(options.context.messages) !== canonical(input)) problems.push({ code: "inputChanged", vars: {} });
   return { problems, ...report };
 }
 
@@ -334,63 +335,340 @@ export async function runCase(runAgentLoop, kase, { timeLimitMs = DEFAULT_TIME_L
   return { ...outcome, seen, options, input };
 }
 
+// --- what a report says, in the page's language ------------------------------------------------------------
+
+/** The chapter's steps (chapter 07, "第一步" to "第五步") and its optional exercise, as a report names them. */
+export const STEP_NAMES = {
+  zh: {
+    1: "第一步：完成一次纯文本 stop",
+    2: "第二步：把一个工具结果送回模型",
+    3: "第三步：给不会执行的调用也配对",
+    4: "第四步：同时执行，按调用顺序写回",
+    5: "第五步：让控制器有明确边界",
+    optional: "可选迁移练习：重复的 call id",
+  },
+  en: {
+    1: "Step 1: a plain-text stop",
+    2: "Step 2: send a tool result back to the model",
+    3: "Step 3: pair the calls that will not run, too",
+    4: "Step 4: run at once, append in call order",
+    5: "Step 5: give the controller clear boundaries",
+    optional: "Optional exercise: a repeated call id",
+  },
+};
+
 /**
- * Runs one case against `runAgentLoop`. Resolves to
- * `{ id, spec, title, pass, problems: string[], firstEvent: {index, expected, actual} | null, transcriptDiff: string[] | null, timedOut }`.
+ * The rules a failing case can name, each in one sentence of the chapter's, with the step that teaches it. A case
+ * whose evidence points at none of these names its own rule (cases.json's `rule`).
  */
-export async function checkCase(runAgentLoop, kase, { timeLimitMs = DEFAULT_TIME_LIMIT_MS } = {}) {
-  const base = { id: kase.id, spec: kase.spec, title: kase.title };
+export const RULES = {
+  "no-run": {
+    step: "3",
+    zh: "stopReason 为 {reason} 的回复里的调用一个都不得执行：loop 保存这条 assistant 消息，再为每个调用写入一条 skipped 结果。",
+    en: "No call of a response whose stopReason is {reason} may run: the loop keeps the assistant message and writes a skipped result for each call.",
+  },
+  "pair-all": {
+    step: "3",
+    zh: "不会执行的调用也要配对：stopReason 为 {reason} 的回复里的每个调用，都要得到一条同 toolCallId 的 skipped 结果（details.skipped 为 true），并发出 tool_skipped。",
+    en: "Calls that will not run are paired too: each call of the response whose stopReason is {reason} gets a skipped result with its toolCallId (details.skipped true), announced by tool_skipped.",
+  },
+  concurrent: {
+    step: "4",
+    zh: "一批调用要同时启动：先为每个调用发出 tool_start，再用 Promise.all() 同时等待它们；不要等一个调用结束才开始下一个。",
+    en: "A batch's calls start at once: emit every tool_start, then wait for them together with Promise.all(); do not wait for one call to end before starting the next.",
+  },
+  "call-order": {
+    step: "4",
+    zh: "按调用顺序写回：整批结束后，结果按 assistant 中调用的顺序追加，而不是按完成顺序；只有 tool_end 按完成顺序发出。",
+    en: "Append in call order: once the whole batch is done, the results go into the messages in the order of the calls in the assistant message, not in the order they finished; only tool_end follows completion order.",
+  },
+  reject: {
+    step: "4",
+    zh: "executor 可能 reject：每个调用单独捕获 rejection，把它变成同 id、同 name 的错误结果（isError: true，保留 error.message，不写 stack）；runAgentLoop 本身不抛出，同批的其他调用照常完成。",
+    en: "The executor may reject: catch each call's rejection on its own and turn it into an error result with the call's id and name (isError: true, error.message kept, no stack); runAgentLoop itself does not throw, and the other calls of the batch finish.",
+  },
+  "abort-check": {
+    step: "5",
+    zh: "loop 在两个位置检查 signal：发起模型请求之前，以及一批工具结果写入之后；signal 已取消就以 aborted 结束，不再请求模型。",
+    en: "The loop checks the signal in two places: before each model request, and after a batch's results are appended; once it is aborted, the run ends with aborted and asks the model nothing more.",
+  },
+  "max-steps": {
+    step: "5",
+    zh: "maxSteps 限制模型请求数：最后一个允许的 toolUse 回合仍要写完工具结果，然后以 maxSteps 结束；不要伪造模型从未给出的回答。",
+    en: "maxSteps caps the model requests: the last allowed toolUse round still appends its results, then the run ends with maxSteps; do not make up an answer the model never gave.",
+  },
+  "append-once": {
+    step: "1",
+    zh: "每轮模型流最终产生的 AssistantMessage 只加入消息列表一次（本章的第一个不变量）。",
+    en: "Each model response's final AssistantMessage is appended to the messages exactly once (the chapter's first invariant).",
+  },
+  "pair-before-request": {
+    step: "2",
+    zh: "下一次模型请求发出前，每个 tool call 都恰好有一条同 id、在它之后的 tool result（本章的第二个不变量）。",
+    en: "Before the next model request, every tool call has exactly one tool result with its id, after it (the chapter's second invariant).",
+  },
+  "one-turn-end": {
+    step: "3",
+    zh: "一次运行只发出一个 turn_end，而且它是最后一个事件（本章的第三个不变量）：终态分支里发了，就不要在函数末尾再补发。",
+    en: "A run emits exactly one turn_end, as its last event (the chapter's third invariant): a final branch that emitted it must not emit it again at the end.",
+  },
+  "copy-input": {
+    step: "1",
+    zh: "context.messages 属于调用者：运行开始时用 structuredClone 深拷贝，之后只修改这份副本。",
+    en: "context.messages belongs to the caller: deep-copy it with structuredClone at the start, and change only the copy.",
+  },
+  request: {
+    step: "1",
+    zh: "每次模型请求都带上 context.systemPrompt 和本次 Registry 的 options.tools.definitions()（不是 context.tools），并把 options.signal 交给 model.stream()。",
+    en: "Every model request carries context.systemPrompt and this run's options.tools.definitions() (not context.tools), and model.stream() gets options.signal.",
+  },
+  progress: {
+    step: "2",
+    zh: "reportProgress 要转成带 callId 的 tool_progress 事件，UI 才知道进度属于哪个调用。",
+    en: "reportProgress becomes a tool_progress event that carries the callId, so a UI knows which call the progress belongs to.",
+  },
+  settle: {
+    step: "1",
+    zh: "runAgentLoop 必须结束：resolve 成 { reason, messages, steps }，而不是抛出或一直挂起。",
+    en: "runAgentLoop must settle: resolve with { reason, messages, steps }, never throw or hang.",
+  },
+};
+
+/** The evidence lines, by code: what differs from what the case fixes. */
+const EVIDENCE = {
+  en: {
+    noSignal: "model request {n} was not given options.signal (stream(request, { signal }))",
+    extraRequest: "the loop made model request {n}; the case has {have} model response(s)",
+    toolsExecute: "options.tools.execute ran {id} although options.executeToolCall was given (it replaces the executor)",
+    resolved: "runAgentLoop resolved to {got}; expected { reason, messages, steps }",
+    reason: 'reason: expected "{want}", got {got}',
+    steps: "steps: expected {want}, got {got}",
+    events: "events differ from event {at} on (of {want} expected, {got} emitted)",
+    transcript: "transcript differs ({want} messages expected, {got} returned)",
+    requests: "model requests: expected {want}, the loop made {got}",
+    requestTools: "request {n}: tools must be options.tools.definitions() (got {got})",
+    requestSystem: "request {n}: systemPrompt must be context.systemPrompt (got {got})",
+    requestMessages: "request {n}: messages differ from the transcript so far:\n{diff}",
+    executed: "calls executed: expected [{want}], the loop ran [{got}]",
+    inputChanged: "the caller's context.messages was changed (it is copied at the start, never modified)",
+    timedOut: "timed out after {ms} ms: runAgentLoop did not settle ({events} events, last {last}{started})",
+    gated: "gated calls are released only once all of [{ids}] have started: a batch runs at once",
+    threw: "runAgentLoop threw: {error}",
+    stuck: "stopped after {ms} ms: the loop blocked its thread (synchronous code that never returns); its worker was terminated",
+    crashed: "the worker running the loop died: {error}",
+  },
+  zh: {
+    noSignal: "模型请求 {n} 没有收到 options.signal（应为 stream(request, { signal })）",
+    extraRequest: "loop 发起了第 {n} 次模型请求，而这个用例只有 {have} 条模型回复",
+    toolsExecute: "已经传入 options.executeToolCall，options.tools.execute 却执行了 {id}（executeToolCall 取代默认 executor）",
+    resolved: "runAgentLoop resolve 成了 {got}；应为 { reason, messages, steps }",
+    reason: "reason：应为 \"{want}\"，实际是 {got}",
+    steps: "steps：应为 {want}，实际是 {got}",
+    events: "从第 {at} 个事件开始不同（应有 {want} 个，实际发出 {got} 个）",
+    transcript: "transcript 不同（应有 {want} 条消息，返回了 {got} 条）",
+    requests: "模型请求数：应为 {want}，loop 发起了 {got} 次",
+    requestTools: "请求 {n}：tools 必须是 options.tools.definitions()（实际是 {got}）",
+    requestSystem: "请求 {n}：systemPrompt 必须是 context.systemPrompt（实际是 {got}）",
+    requestMessages: "请求 {n}：messages 与到那时为止的 transcript 不同：\n{diff}",
+    executed: "执行过的调用：应为 [{want}]，你的 loop 执行了 [{got}]",
+    inputChanged: "调用者的 context.messages 被改动了（应在开始时复制，之后不再修改）",
+    timedOut: "{ms} 毫秒后仍未结束：runAgentLoop 没有 settle（{events} 个事件，最后一个是 {last}{started}）",
+    gated: "带 gate 的调用要等 [{ids}] 全部开始后才放行：一批调用应同时启动",
+    threw: "runAgentLoop 抛出了错误：{error}",
+    stuck: "{ms} 毫秒后被停止：loop 阻塞了自己的线程（同步代码一直不返回），运行它的 worker 已被终止",
+    crashed: "运行 loop 的 worker 意外退出：{error}",
+  },
+};
+
+const LABELS = {
+  en: { rule: "rule: ", evidence: "evidence:", scenario: "scenario: ", open: "step through it in the playground: index.html?scenario={id}", firstEvent: "first differing event (#{n}):", expected: "expected", actual: "actual  ", none: "(none)", diff: "transcript (- expected, + the loop's):", optional: "(optional)", passed: "{passed} passed, {failed} failed", optionalNote: "note: {n} optional case(s) failed ({ids}): the chapter leaves this design choice to you, so the loop still passes." },
+  zh: { rule: "规则：", evidence: "证据：", scenario: "场景：", open: "在演练场里逐步查看：index.html?scenario={id}", firstEvent: "第一个不同的事件（#{n}）：", expected: "应为", actual: "实际", none: "（没有）", diff: "transcript（- 应为，+ 你的 loop）：", optional: "（可选）", passed: "{passed} 个通过，{failed} 个失败", optionalNote: "注意：{n} 个可选用例没有通过（{ids}）：章节把这个设计选择留给你，所以你的 loop 仍然算通过。" },
+};
+
+const fill = (template, vars = {}) => template.replace(/\{(\w+)\}/g, (m, name) => (name in vars ? String(vars[name]) : m));
+const langOf = (lang) => (lang === "zh" ? "zh" : "en");
+
+/** One evidence line ({code, vars}) in a language. */
+export function evidenceText(item, lang = "en") {
+  return fill(EVIDENCE[langOf(lang)][item.code] ?? item.code, item.vars);
+}
+
+/** The rule a report leads with, as one sentence in a language. */
+export function ruleText(rule, lang = "en") {
+  return fill(rule.text?.[langOf(lang)] ?? "", rule.vars);
+}
+
+/** The name of a chapter step in a language. */
+export const stepName = (step, lang = "en") => STEP_NAMES[langOf(lang)][step] ?? String(step ?? "");
+
+const callIdsOf = (message) => (Array.isArray(message?.content) ? message.content.filter((b) => b?.type === "toolCall").map((b) => b.id) : []);
+
+/** The rule `id` (of RULES) with its values, or the case's own. */
+function ruleOf(kase, id, vars = {}) {
+  if (id && RULES[id]) return { id, step: RULES[id].step, text: { zh: RULES[id].zh, en: RULES[id].en }, vars };
+  return { id: `case:${kase.id}`, step: kase.step ?? null, text: kase.rule ?? { zh: "", en: "" }, vars: {} };
+}
+
+/**
+ * Which rule a failing case broke, read off what the loop did: a call that ran where none may, a throw, a batch that
+ * never finished, a request too many, a call left unanswered, results out of call order, and so on, most telling
+ * first; the case's own rule when nothing more specific shows.
+ */
+function diagnose(kase, outcome, evidence) {
+  const { def, expect } = kase;
+  const seen = outcome.seen;
+  const has = (code) => evidence.some((e) => e.code === code);
+  const aborts = def.abort && def.abort !== "none";
+  const capped = def.maxSteps !== undefined && def.maxSteps < def.script.length;
+  const repeated = def.script.some((m) => new Set(callIdsOf(m)).size < callIdsOf(m).length);
+  // The response whose calls must never run (stop with calls, length, error, aborted), if the case has one.
+  const closed = def.script.find((m) => m.stopReason !== "toolUse" && callIdsOf(m).length > 0);
+  if ("threw" in outcome) return ruleOf(kase, def.executor === "custom" && Object.values(def.tools ?? {}).some((b) => typeof b.reject === "string") ? "reject" : "settle");
+  // A batch with gates that never finished because not every call of it started: the calls ran one at a time.
+  const gates = def.release ?? [];
+  if (outcome.timedOut) return ruleOf(kase, seen.executions.length > 0 && gates.some((id) => !seen.executions.includes(id)) ? "concurrent" : "settle");
+  const expectedRan = expect.events.filter((e) => e.type === "tool_start").map((e) => e.call.id);
+  const extra = seen.executions.length > expectedRan.length || seen.executions.some((id) => !expectedRan.includes(id));
+  if (extra) {
+    if (repeated) return ruleOf(kase);
+    if (closed) return ruleOf(kase, "no-run", { reason: closed.stopReason });
+    if (aborts) return ruleOf(kase, "abort-check");
+    if (capped) return ruleOf(kase, "max-steps");
+    return ruleOf(kase);
+  }
+  if (has("resolved")) return ruleOf(kase, "settle");
+  const result = outcome.result;
+  const wantRequests = expect.events.filter((e) => e.type === "model_event" && e.event.type === "start").length;
+  if (seen.requests.length > wantRequests) {
+    if (aborts) return ruleOf(kase, "abort-check");
+    if (capped) return ruleOf(kase, "max-steps");
+    return ruleOf(kase);
+  }
+  if (seen.events.filter((e) => e?.type === "turn_end").length !== 1 || seen.events.at(-1)?.type !== "turn_end") return ruleOf(kase, "one-turn-end");
+  if (has("inputChanged")) return ruleOf(kase, "copy-input");
+  const assistants = (list) => list.filter((m) => m?.role === "assistant").length;
+  if (assistants(result.messages) > assistants(expect.messages)) return ruleOf(kase, capped ? "max-steps" : "append-once");
+  // A call without one result after it: a closed response's (never run, never paired), or a batch's.
+  const unanswered = [];
+  result.messages.forEach((m, i) => {
+    if (m?.role !== "assistant") return;
+    for (const id of callIdsOf(m)) if (!result.messages.slice(i + 1).some((r) => r?.role === "toolResult" && r.toolCallId === id)) unanswered.push(m);
+  });
+  if (unanswered.length) {
+    const m = unanswered[0];
+    return m.stopReason !== "toolUse" || repeated ? (repeated ? ruleOf(kase) : ruleOf(kase, "pair-all", { reason: m.stopReason })) : ruleOf(kase, "pair-before-request");
+  }
+  // The same results, in another order.
+  const ids = (list) => list.filter((m) => m?.role === "toolResult").map((m) => m.toolCallId);
+  const want = ids(expect.messages);
+  const got = ids(result.messages);
+  if (want.length === got.length && canonical(want) !== canonical(got) && canonical([...want].sort()) === canonical([...got].sort())) return ruleOf(kase, "call-order");
+  const progress = (list) => list.filter((e) => e?.type === "tool_progress");
+  if (canonical(progress(expect.events)) !== canonical(progress(seen.events))) return ruleOf(kase, "progress");
+  if (has("reason") || has("steps")) {
+    if (aborts) return ruleOf(kase, "abort-check");
+    if (capped) return ruleOf(kase, "max-steps");
+  }
+  if (has("requestTools") || has("requestSystem") || has("noSignal")) return ruleOf(kase, "request");
+  if (has("executed") && def.executor === "custom") return ruleOf(kase, "reject");
+  return ruleOf(kase);
+}
+
+/**
+ * Runs one case against `runAgentLoop`. Resolves to `{ id, step, optional, title, pass, rule, evidence, problems,
+ * firstEvent, transcriptDiff, timedOut }`: `rule` ({id, step, text: {zh, en}, vars}) is the rule the loop broke,
+ * `evidence` what shows it ({code, vars}, see evidenceText), `problems` the same in English. With `record`, `run`
+ * holds what the loop did (its events, the requests the model received, the result), for the playground to step
+ * through.
+ */
+export async function checkCase(runAgentLoop, kase, { timeLimitMs = DEFAULT_TIME_LIMIT_MS, record = false } = {}) {
+  const base = { id: kase.id, spec: kase.spec, step: kase.step ?? null, optional: kase.optional === true, title: kase.title };
   const outcome = await runCase(runAgentLoop, kase, { timeLimitMs });
   const { seen } = outcome;
-  const failed = (problems) => ({ ...base, pass: false, timedOut: Boolean(outcome.timedOut), problems: [...seen.problems, ...problems], firstEvent: null, transcriptDiff: null });
+  const recorded = record ? { run: { events: seen.events, requests: seen.requests, executions: seen.executions, result: outcome.result ? snapshot(outcome.result) : null, threw: "threw" in outcome ? describe(outcome.threw) : null, timedOut: Boolean(outcome.timedOut) } } : {};
+  const done = (evidence, extra = {}) => {
+    const all = [...seen.problems, ...evidence];
+    const pass = all.length === 0;
+    return {
+      ...base,
+      pass,
+      timedOut: Boolean(outcome.timedOut),
+      rule: pass ? null : diagnose(kase, outcome, all),
+      evidence: all,
+      problems: all.map((e) => evidenceText(e, "en")),
+      firstEvent: null,
+      transcriptDiff: null,
+      ...extra,
+      ...recorded,
+    };
+  };
   if (outcome.timedOut) {
     const started = seen.executions.length ? `; calls started: ${seen.executions.join(", ")}` : "";
     const last = seen.events.at(-1);
     const gated = kase.def.release ?? [];
-    return failed([
-      `timed out after ${timeLimitMs} ms: runAgentLoop did not settle (${seen.events.length} events, last ${last ? short(eventView(last, last, kase.def), 160) : "none"}${started})`,
-      ...(gated.length ? [`gated calls are released only once all of [${gated.join(", ")}] have started: a batch runs at once (SPEC §4)`] : []),
+    return done([
+      { code: "timedOut", vars: { ms: timeLimitMs, events: seen.events.length, last: last ? short(eventView(last, last, kase.def), 160) : "none", started } },
+      ...(gated.length ? [{ code: "gated", vars: { ids: gated.join(", ") } }] : []),
     ]);
   }
-  if ("threw" in outcome) {
-    const err = outcome.threw;
-    return failed([`runAgentLoop threw: ${err instanceof Error ? `${err.name}: ${err.message}` : short(err)}`]);
-  }
-  const compared = compare(kase, outcome.result, seen, outcome.input, outcome.options);
-  return { ...base, pass: compared.problems.length === 0, timedOut: false, ...compared };
+  if ("threw" in outcome) return done([{ code: "threw", vars: { error: describe(outcome.threw) } }]);
+  const { problems, ...report } = compare(kase, outcome.result, seen, outcome.input, outcome.options);
+  return done(problems.slice(seen.problems.length), report);
 }
 
-/** Runs every case in order; `onCase(report)` hears each as it ends. Resolves to { passed, failed, reports }. */
-export async function checkAll(runAgentLoop, cases, { timeLimitMs, onCase } = {}) {
+const describe = (err) => (err instanceof Error ? `${err.name}: ${err.message}` : short(err));
+
+/** How many cases passed and failed, the optional ones that failed apart: a loop that fails only those passes. */
+export function summarize(reports) {
+  const passed = reports.filter((r) => r.pass).length;
+  const optional = reports.filter((r) => !r.pass && r.optional).map((r) => r.id);
+  return { passed, failed: reports.length - passed - optional.length, optionalFailed: optional };
+}
+
+/** Runs every case in order; `onCase(report)` hears each as it ends. Resolves to { passed, failed, optionalFailed, reports }. */
+export async function checkAll(runAgentLoop, cases, { timeLimitMs, onCase, record } = {}) {
   const reports = [];
   for (const kase of cases) {
-    const report = await checkCase(runAgentLoop, kase, { timeLimitMs });
+    const report = await checkCase(runAgentLoop, kase, { timeLimitMs, record });
     reports.push(report);
     onCase?.(report);
   }
-  const passed = reports.filter((r) => r.pass).length;
-  return { passed, failed: reports.length - passed, reports };
+  return { ...summarize(reports), reports };
 }
 
-/** One case as text: `PASS id` or `FAIL id` with its problems, the first differing event and the transcript diff. */
-export function formatCase(report) {
-  const head = `${report.pass ? "PASS" : "FAIL"}  ${report.id}${report.spec ? `  (${report.spec})` : ""}`;
+/**
+ * One case as text, in `lang` (en or zh): `PASS id  step`, or `FAIL id  step` followed by the rule it broke (one
+ * sentence), the scenario to step through, and then the evidence: each problem, the first differing event and the
+ * transcript diff.
+ */
+export function formatCase(report, { lang = "en" } = {}) {
+  const L = LABELS[langOf(lang)];
+  const step = report.step ? `  · ${stepName(report.step, lang)}` : "";
+  const status = report.pass ? "PASS" : report.optional ? `FAIL${lang === "zh" ? "" : " "}${L.optional}` : "FAIL";
+  const head = `${status}  ${report.id}${step}`;
   if (report.pass) return head;
-  const lines = [head, ...report.problems.map((p) => `    - ${p}`)];
+  const lines = [head];
+  if (report.rule) lines.push(`    ${L.rule}${ruleText(report.rule, lang)}${report.rule.step && report.rule.step !== report.step ? ` (${stepName(report.rule.step, lang)})` : ""}`);
+  lines.push(`    ${L.scenario}${fill(L.open, { id: report.id })}`);
+  lines.push(`    ${L.evidence}`);
+  for (const e of report.evidence ?? report.problems.map((text) => ({ code: text }))) lines.push(`    - ${evidenceText(e, lang)}`);
   if (report.firstEvent) {
-    lines.push(`    first differing event (#${report.firstEvent.index + 1}):`);
-    lines.push(`      expected ${short(report.firstEvent.expected)}`);
-    lines.push(`      actual   ${report.firstEvent.actual === undefined ? "(none)" : short(report.firstEvent.actual)}`);
+    lines.push(`    ${fill(L.firstEvent, { n: report.firstEvent.index + 1 })}`);
+    lines.push(`      ${L.expected} ${short(report.firstEvent.expected)}`);
+    lines.push(`      ${L.actual} ${report.firstEvent.actual === undefined ? L.none : short(report.firstEvent.actual)}`);
   }
   if (report.transcriptDiff) {
-    lines.push("    transcript (- expected, + the loop's):");
+    lines.push(`    ${L.diff}`);
     for (const line of report.transcriptDiff) lines.push(`      ${line}`);
   }
   return lines.join("\n");
 }
 
-export function formatSummary({ passed, failed }) {
-  return `${passed} passed, ${failed} failed`;
+/** `N passed, N failed`, and a note naming the optional cases that failed, if any. */
+export function formatSummary({ passed, failed, optionalFailed = [] }, { lang = "en" } = {}) {
+  const L = LABELS[langOf(lang)];
+  const line = fill(L.passed, { passed, failed });
+  return optionalFailed.length ? `${line}\n${fill(L.optionalNote, { n: optionalFailed.length, ids: optionalFailed.join(", ") })}` : line;
 }
 
 /** The loop a module exports: `runAgentLoop`, or a default export that is the function or holds it. */
@@ -407,7 +685,7 @@ export function loopOf(module) {
  * `{type: "start", id}` before each case, `{type: "case", report}` after it, then `{type: "done"}`, or
  * `{type: "load-error", error}` when the module cannot be used. A case silent for longer than its time limit plus
  * `graceMs` is reported as stopped, the worker terminated, and the remaining cases go on in a fresh one.
- * Resolves to `{ passed, failed, reports }`, or `{ loadError }`.
+ * Resolves to `{ passed, failed, optionalFailed, reports }`, or `{ loadError }`.
  */
 export async function superviseCases(spawn, cases, { timeLimitMs = DEFAULT_TIME_LIMIT_MS, graceMs = 1000, onCase } = {}) {
   const reports = [];
@@ -443,19 +721,29 @@ export async function superviseCases(spawn, cases, { timeLimitMs = DEFAULT_TIME_
     const stoppedAt = outcome.stuck ?? outcome.at;
     if (!stoppedAt) break;
     const kase = todo.find((c) => c.id === stoppedAt);
-    const why = outcome.stuck
-      ? `stopped after ${timeLimitMs + graceMs} ms: the loop blocked its thread (synchronous code that never returns); its worker was terminated`
-      : `the worker running the loop died: ${outcome.crashed}`;
-    report({ id: kase.id, spec: kase.spec, title: kase.title, pass: false, timedOut: Boolean(outcome.stuck), problems: [why], firstEvent: null, transcriptDiff: null });
+    const why = outcome.stuck ? { code: "stuck", vars: { ms: timeLimitMs + graceMs } } : { code: "crashed", vars: { error: outcome.crashed } };
+    report({
+      id: kase.id,
+      spec: kase.spec,
+      step: kase.step ?? null,
+      optional: kase.optional === true,
+      title: kase.title,
+      pass: false,
+      timedOut: Boolean(outcome.stuck),
+      rule: ruleOf(kase, "settle"),
+      evidence: [why],
+      problems: [evidenceText(why, "en")],
+      firstEvent: null,
+      transcriptDiff: null,
+    });
     const done = new Set(reports.map((r) => r.id));
     todo = todo.filter((c) => !done.has(c.id));
   }
-  const passed = reports.filter((r) => r.pass).length;
-  return { passed, failed: reports.length - passed, reports };
+  return { ...summarize(reports), reports };
 }
 
 /** The worker's side of superviseCases: check each case with the module's loop, saying so as it goes. */
-export async function serveCases(loadModule, cases, { timeLimitMs = DEFAULT_TIME_LIMIT_MS } = {}, post) {
+export async function serveCases(loadModule, cases, { timeLimitMs = DEFAULT_TIME_LIMIT_MS, record = false } = {}, post) {
   let loop;
   try {
     loop = loopOf(await loadModule());
@@ -465,7 +753,7 @@ export async function serveCases(loadModule, cases, { timeLimitMs = DEFAULT_TIME
   }
   for (const kase of cases) {
     post({ type: "start", id: kase.id });
-    post({ type: "case", report: await checkCase(loop, kase, { timeLimitMs }) });
+    post({ type: "case", report: await checkCase(loop, kase, { timeLimitMs, record }) });
   }
   post({ type: "done" });
 }
