@@ -27,9 +27,9 @@ impl Observer<JsEvent> for JsObserver {
             let object = self.objects.borrow_mut().answering(index, message);
             return self.call(event.kind(), "message", &object, None);
         }
-        if self.on_event.is_none() {
+        let Some(on_event) = &self.on_event else {
             return Ok(None);
-        }
+        };
         match event {
             LoopEvent::ModelEvent { event: e } => self.call(event.kind(), "event", &e.0, None),
             LoopEvent::AssistantMessage { .. } => Ok(None),
@@ -68,9 +68,6 @@ impl Observer<JsEvent> for JsObserver {
                 let retry = to_js(&serde_json::json!({
                     "type": "retry", "attempt": attempt, "delayMs": delay_ms, "error": error,
                 }));
-                let Some(on_event) = &self.on_event else {
-                    return Ok(None);
-                };
                 hand(emit_object_js(on_event, &retry))
             }
             LoopEvent::Compaction { entry, index } => {

@@ -156,13 +156,16 @@ export function openStream(model, stream, request, signal) {
   }
 }
 
-/** The next event of an opened stream, or `END`; rejects with what `next()` threw, or a `TypeError` for a
- * `next()` that gives no iterator result. */
+/** The next event of an opened stream, or `END`; rejects with the text of what went wrong: what `next()`
+ * threw, or a `next()` that gives no iterator result. */
 export async function nextEvent(opened) {
-  const result = await opened.next.call(opened.iterator);
-  if (typeof result !== "object" || result === null) {
-    throw new TypeError(`model stream next() gave ${typeName(result)} instead of an iterator result`);
+  let result;
+  try {
+    result = await opened.next.call(opened.iterator);
+  } catch (error) {
+    throw `model stream threw: ${messageOf(error)}`;
   }
+  if (typeof result !== "object" || result === null) throw `model stream next() gave ${typeName(result)} instead of an iterator result`;
   return result.done ? END : result.value;
 }
 
@@ -171,11 +174,11 @@ export async function streamResult(opened) {
   return opened.result.call(opened.stream);
 }
 
-/** The final message a terminal event carries (`done`: `message`, `error`: `error`), or `END` for any other
- * event. Throws what a getter throws. */
+/** The final message a terminal event carries and where (`done`: `message`, `error`: `error`), as
+ * `[message, "done.message"]`, or `END` for any other event. Throws what a getter throws. */
 export function finalOf(event) {
   const type = event?.type;
-  return type === "done" ? event.message : type === "error" ? event.error : END;
+  return type === "done" ? [event.message, "done.message"] : type === "error" ? [event.error, "error.error"] : END;
 }
 
 // ---- tools.rs, hooks.rs: calls into the app ---------------------------------------------------------------
@@ -198,12 +201,22 @@ export function argumentsOf(call) {
   return args === undefined ? {} : JSON.parse(JSON.stringify(args));
 }
 
-/** A tool's context: `{ callId, signal, reportProgress }`, `callId` and `signal` left out when undefined. */
-export function toolContext(callId, signal, reportProgress) {
+// What each tool context's `reportProgress` reports to, until its call has settled (`endReports`).
+const reporting = new WeakMap();
+
+/** A tool's context: `{ callId, signal, reportProgress }`, `callId` and `signal` left out when undefined.
+ * `reportProgress` hands each report to `report` until `endReports(context)`; later ones are ignored. */
+export function toolContext(callId, signal, report) {
   const context = callId === undefined ? {} : { callId };
   if (signal !== undefined) context.signal = signal;
-  context.reportProgress = reportProgress;
+  reporting.set(context, report);
+  context.reportProgress = (content) => reporting.get(context)?.(content);
   return context;
+}
+
+/** Ends a context's reports: its call has settled. */
+export function endReports(context) {
+  reporting.delete(context);
 }
 
 /** A hook's context (SPEC §7), frozen; its prototype too, so that a hook cannot change what later contexts
@@ -254,7 +267,8 @@ function settled(value) {
 }
 
 async function adopt(value) {
-  return value;
+  // As `await` adopts it: a native promise by the engine itself (its own `then`, patched or not, is not asked).
+  return await value;
 }
 
 // ---- the API layer: the caller's clock, a scripted stream's steps, JSON Lines ------------------------------

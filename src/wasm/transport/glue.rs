@@ -63,6 +63,8 @@ extern "C" {
     pub fn arguments_of_js(call: &JsValue) -> JsValue;
     #[wasm_bindgen(js_name = toolContext)]
     pub fn tool_context_js(call_id: Option<String>, signal: &JsValue, report: &JsValue) -> JsValue;
+    #[wasm_bindgen(js_name = endReports)]
+    pub fn end_reports_js(context: &JsValue);
     #[wasm_bindgen(js_name = hookContext)]
     pub fn hook_context_js(signal: &JsValue, step: u32, messages: &JsValue) -> JsValue;
     #[wasm_bindgen(js_name = request)]

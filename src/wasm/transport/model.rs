@@ -9,7 +9,7 @@ use std::cell::RefCell;
 use std::rc::Rc;
 
 use js_sys::{Function, Promise};
-use wasm_bindgen::{JsCast, JsValue};
+use wasm_bindgen::JsValue;
 use wasm_bindgen_futures::JsFuture;
 
 use super::convert::{error_message, from_json_text, frozen_js, json_text};
@@ -146,16 +146,11 @@ impl ModelStream for JsStream {
     type Event = JsEvent;
 
     async fn next(&mut self) -> Option<Result<JsEvent, String>> {
-        let next = JsFuture::from(next_event_js(&self.opened)).await;
-        match next {
+        match JsFuture::from(next_event_js(&self.opened)).await {
             Ok(event) if END.with(|end| *end == event) => None,
             Ok(event) => Some(Ok(JsEvent(event))),
-            Err(thrown) => Some(Err(match thrown.dyn_ref::<js_sys::TypeError>() {
-                Some(error) if error_message(&thrown).starts_with("model stream next() gave") => {
-                    String::from(error.message())
-                }
-                _ => format!("model stream threw: {}", error_message(&thrown)),
-            })),
+            // `nextEvent` rejects with the error's text.
+            Err(error) => Some(Err(error.as_string().unwrap_or_default())),
         }
     }
 
@@ -178,8 +173,12 @@ pub struct JsEvent(pub JsValue);
 impl StreamEvent for JsEvent {
     fn final_message(&self) -> Option<Result<AssistantMessage, String>> {
         match final_of_js(&self.0) {
-            Ok(message) if END.with(|end| *end == message) => None,
-            Ok(message) => Some(read_final(&message, "model event's final message")),
+            Ok(found) if END.with(|end| *end == found) => None,
+            Ok(found) => {
+                let found = js_sys::Array::from(&found);
+                let field = found.get(1).as_string().unwrap_or_default();
+                Some(read_final(&found.get(0), &format!("model event {field}")))
+            }
             Err(thrown) => Some(Err(format!("model event: {}", error_message(&thrown)))),
         }
     }

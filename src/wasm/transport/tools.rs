@@ -17,7 +17,7 @@ use wasm_bindgen::{JsCast, JsValue};
 use super::convert::{
     error_message, from_json_text, frozen_js, json_text, settle, to_js, type_error,
 };
-use super::glue::{arguments_of_js, invoke_js, tool_context_js};
+use super::glue::{arguments_of_js, end_reports_js, invoke_js, tool_context_js};
 use super::objects::SharedObjects;
 use super::signal::handed;
 use crate::message::{MediaBlock, ToolCall};
@@ -28,7 +28,8 @@ use crate::tools::{
 };
 
 /// Calls `f.call(this, arg, context)` with a context of `call_id`, `signal` and a `reportProgress` that
-/// reports to `progress` until the call settles; what it resolved with, or the message of what it threw.
+/// reports to `progress` until the call settles (or its future is dropped: a timed-out call); what it
+/// resolved with, or the message of what it threw.
 async fn call_js(
     f: &Function,
     this: &JsValue,
@@ -52,10 +53,27 @@ async fn call_js(
         .as_ref()
         .map_or(JsValue::UNDEFINED, |(s, _)| s.clone());
     let context = tool_context_js(call_id, &signal, report.as_ref().unchecked_ref());
+    let reports = Reports {
+        context,
+        _report: report,
+    };
     let none = JsValue::UNDEFINED;
-    let outcome = settle(invoke_js(f, this, arg, &context, &none)).await;
-    drop((report, handed));
+    let outcome = settle(invoke_js(f, this, arg, &reports.context, &none)).await;
+    drop(handed);
     outcome.map_err(|e| error_message(&e))
+}
+
+/// A call's reports, open until dropped: later ones are ignored (SPEC §7), never a call of a dropped closure.
+struct Reports {
+    context: JsValue,
+    /// What the context's `reportProgress` calls; dropped after the context stops calling it.
+    _report: Closure<dyn FnMut(JsValue) -> Result<(), JsValue>>,
+}
+
+impl Drop for Reports {
+    fn drop(&mut self) {
+        end_reports_js(&self.context);
+    }
 }
 
 /// A tool registered from JS.
