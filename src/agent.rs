@@ -62,7 +62,8 @@ use futures::future::LocalBoxFuture;
 use futures::FutureExt;
 
 use crate::agent_loop::{
-    may_queue, run_agent_loop, AgentContext, LoopOptions, Observed, Observer, DEFAULT_MAX_STEPS,
+    may_queue, run_over, AgentContext, LoopOptions, Observed, Observer, Transcript,
+    DEFAULT_MAX_STEPS,
 };
 use crate::approval::{needed, Approvals, PendingCall};
 use crate::compaction::{check_entries, CompactionOptions};
@@ -310,7 +311,8 @@ struct Inner<M: Model> {
 /// The state and what goes with it.
 struct Conversation {
     state: AgentState,
-    messages: Vec<AgentMessage>,
+    /// The transcript, shared with the run in progress (which appends to it): nothing is copied per run.
+    messages: Transcript,
     /// Paused: the calls that wait, and the steps the paused run made (the resumed run counts on).
     pending: Vec<PendingCall>,
     steps: u32,
@@ -351,7 +353,7 @@ impl<M: Model + 'static> Agent<M> {
         let (state, pending) = starting_state_named(&*options.executor, &options.messages, name)?;
         let conversation = Conversation {
             state,
-            messages: std::mem::take(&mut options.messages),
+            messages: Rc::new(RefCell::new(std::mem::take(&mut options.messages))),
             pending,
             steps: options.start_steps,
             controller: None,
@@ -370,7 +372,7 @@ impl<M: Model + 'static> Agent<M> {
 
     /// The conversation as JSON Lines (`parse_jsonl`, `Agent::from_jsonl` read it back).
     pub fn to_jsonl(&self) -> String {
-        to_jsonl(&self.inner.conversation.borrow().messages)
+        to_jsonl(&self.inner.conversation.borrow().messages.borrow())
     }
 
     /// Appends `input` (user and custom-role messages) and runs; the run's result. Refused while a run is
@@ -379,10 +381,20 @@ impl<M: Model + 'static> Agent<M> {
         &self,
         input: Vec<AgentMessage>,
     ) -> impl Future<Output = Result<RunResult, AgentError>> + 'static {
+        self.prompt_with(input, true)
+    }
+
+    /// `prompt`; the result's `messages` a copy of the conversation when `copy` says so, else left empty
+    /// (a host that reads the conversation in place, `with_messages`, copies nothing: the wasm bridge).
+    pub(crate) fn prompt_with(
+        &self,
+        input: Vec<AgentMessage>,
+        copy: bool,
+    ) -> impl Future<Output = Result<RunResult, AgentError>> + 'static {
         let started = self
             .check_input(&input)
             .and_then(|()| self.start(AgentAction::Prompt, input));
-        self.run(started, Approvals::new())
+        self.run(started, Approvals::new(), copy)
     }
 
     /// `prompt` with one user message of `text`, stamped by the agent's clock.
@@ -399,8 +411,17 @@ impl<M: Model + 'static> Agent<M> {
         &self,
         approvals: Approvals,
     ) -> impl Future<Output = Result<RunResult, AgentError>> + 'static {
+        self.resume_with(approvals, true)
+    }
+
+    /// `resume`, the result's `messages` as `prompt_with` says.
+    pub(crate) fn resume_with(
+        &self,
+        approvals: Approvals,
+        copy: bool,
+    ) -> impl Future<Output = Result<RunResult, AgentError>> + 'static {
         let started = self.start(AgentAction::Resume, Vec::new());
-        self.run(started, approvals)
+        self.run(started, approvals, copy)
     }
 
     /// Queues a message the running loop takes after its current batch (or, with no run, the next run
@@ -432,8 +453,8 @@ impl<M: Model + 'static> Agent<M> {
             AgentEffect::Interrupt => {
                 let now = (self.inner.options.clock)();
                 let mut conversation = self.inner.conversation.borrow_mut();
-                let repaired = repair_transcript(&conversation.messages, now);
-                conversation.messages = repaired.messages;
+                let repaired = repair_transcript(&conversation.messages.borrow(), now);
+                *conversation.messages.borrow_mut() = repaired.messages;
                 conversation.pending.clear();
                 conversation.steps = 0;
             }
@@ -461,7 +482,7 @@ impl<M: Model + 'static> Agent<M> {
     pub fn reset(&self) -> Result<(), AgentError> {
         self.act(AgentAction::Reset)?;
         let mut conversation = self.inner.conversation.borrow_mut();
-        conversation.messages.clear();
+        conversation.messages.borrow_mut().clear();
         conversation.pending.clear();
         conversation.steps = 0;
         drop(conversation);
@@ -481,14 +502,16 @@ impl<M: Model + 'static> Agent<M> {
         self.inner.listeners.remove(id)
     }
 
-    /// The conversation so far: as the last run left it, with the input of the run in progress.
+    /// The conversation so far: during a run, with its input and what it has appended yet.
     pub fn messages(&self) -> Vec<AgentMessage> {
         self.with_messages(<[AgentMessage]>::to_vec)
     }
 
     /// `f` of the conversation so far, lent (`messages` without the copy).
     pub fn with_messages<R>(&self, f: impl FnOnce(&[AgentMessage]) -> R) -> R {
-        f(&self.inner.conversation.borrow().messages)
+        let transcript = self.inner.conversation.borrow().messages.clone();
+        let messages = transcript.borrow();
+        f(&messages)
     }
 
     /// A handle that does not keep the agent alive.
@@ -557,68 +580,80 @@ impl<M: Model + 'static> Agent<M> {
         let before = self.state();
         self.act(action)?;
         let mut conversation = self.inner.conversation.borrow_mut();
-        conversation.messages.extend(input);
+        conversation.messages.borrow_mut().extend(input);
         let controller = AbortController::new();
         conversation.controller = Some(controller.clone());
         let start_steps = match action {
             AgentAction::Resume => conversation.steps,
             _ => 0,
         };
+        let transcript = conversation.messages.clone();
+        let length = transcript.borrow().len();
         Ok(Start {
             before,
-            messages: conversation.messages.clone(),
+            transcript,
+            length,
             controller,
             start_steps,
         })
     }
 
-    /// The run itself, as a future that owns what it needs.
+    /// The run itself, as a future that owns what it needs. Over the conversation's transcript, in place:
+    /// the result's `messages` are a copy of it when `copy` says so, else left empty (`with_messages` reads
+    /// them).
     fn run(
         &self,
         start: Result<Start, AgentError>,
         approvals: Approvals,
+        copy: bool,
     ) -> LocalBoxFuture<'static, Result<RunResult, AgentError>> {
         let inner = self.inner.clone();
         Box::pin(async move {
             let start = start?;
             let mut settle = Settle {
                 inner: &*inner,
-                before: Some(start.before),
+                before: Some((start.before, start.length)),
             };
             let options = &inner.options;
-            let result = run_agent_loop(LoopOptions {
-                context: AgentContext {
-                    system_prompt: options.system_prompt.clone(),
-                    messages: start.messages,
+            let result = run_over(
+                LoopOptions {
+                    context: AgentContext {
+                        system_prompt: options.system_prompt.clone(),
+                        messages: Vec::new(),
+                    },
+                    model: &options.model,
+                    tools: options.tools.clone(),
+                    executor: &*options.executor,
+                    signal: start.controller.signal(),
+                    max_steps: options.max_steps,
+                    observer: &inner.listeners,
+                    clock: options.clock.clone(),
+                    control: LoopControl {
+                        tool_execution: options.tool_execution,
+                        tool_timeout_ms: options.tool_timeout_ms,
+                        before_tool_call: options.before_tool_call.as_deref(),
+                        after_tool_call: options.after_tool_call.as_deref(),
+                        prepare_request: options.prepare_request.as_deref(),
+                        steering: Some(&inner.steering),
+                        follow_up: Some(&inner.follow_up),
+                        custom_roles: options.custom_roles.clone(),
+                        timers: &*options.timers,
+                        approvals,
+                        start_steps: start.start_steps,
+                        budget: options.budget,
+                        retry: options.retry.as_ref(),
+                        compaction: options.compaction.as_ref(),
+                    },
                 },
-                model: &options.model,
-                tools: options.tools.clone(),
-                executor: &*options.executor,
-                signal: start.controller.signal(),
-                max_steps: options.max_steps,
-                observer: &inner.listeners,
-                clock: options.clock.clone(),
-                control: LoopControl {
-                    tool_execution: options.tool_execution,
-                    tool_timeout_ms: options.tool_timeout_ms,
-                    before_tool_call: options.before_tool_call.as_deref(),
-                    after_tool_call: options.after_tool_call.as_deref(),
-                    prepare_request: options.prepare_request.as_deref(),
-                    steering: Some(&inner.steering),
-                    follow_up: Some(&inner.follow_up),
-                    custom_roles: options.custom_roles.clone(),
-                    timers: &*options.timers,
-                    approvals,
-                    start_steps: start.start_steps,
-                    budget: options.budget,
-                    retry: options.retry.as_ref(),
-                    compaction: options.compaction.as_ref(),
-                },
-            })
+                &start.transcript,
+            )
             .await;
             match result {
-                Ok(result) => {
+                Ok(mut result) => {
                     settle.ended(&result);
+                    if copy {
+                        result.messages = start.transcript.borrow().clone();
+                    }
                     Ok(result)
                 }
                 // The agent's transcripts are whole by construction; kept for the type's sake.
@@ -632,7 +667,9 @@ impl<M: Model + 'static> Agent<M> {
 struct Start {
     /// The state before the run, to go back to if the run is dropped unfinished.
     before: AgentState,
-    messages: Vec<AgentMessage>,
+    /// The conversation's transcript, and its length at the start (with the input).
+    transcript: Transcript,
+    length: usize,
     controller: AbortController,
     start_steps: u32,
 }
@@ -641,8 +678,8 @@ struct Start {
 /// before it ends (a Rust caller may), back to the state before it with the transcript as it was.
 struct Settle<'a, M: Model> {
     inner: &'a Inner<M>,
-    /// `None` once ended.
-    before: Option<AgentState>,
+    /// The state and the transcript's length before the run; `None` once ended.
+    before: Option<(AgentState, usize)>,
 }
 
 impl<M: Model> Settle<'_, M> {
@@ -652,7 +689,6 @@ impl<M: Model> Settle<'_, M> {
         let paused = result.reason == RunReason::Paused;
         let (next, _) = conversation.state.on(AgentAction::RunEnded { paused });
         conversation.state = next;
-        conversation.messages.clone_from(&result.messages);
         conversation.pending = result.pending.clone().unwrap_or_default();
         conversation.steps = result.steps;
         self.wake(conversation);
@@ -670,9 +706,10 @@ impl<M: Model> Settle<'_, M> {
 
 impl<M: Model> Drop for Settle<'_, M> {
     fn drop(&mut self) {
-        if let Some(before) = self.before.take() {
+        if let Some((before, length)) = self.before.take() {
             let mut conversation = self.inner.conversation.borrow_mut();
             conversation.state = before;
+            conversation.messages.borrow_mut().truncate(length);
             self.wake(conversation);
         }
     }

@@ -195,9 +195,9 @@ fn a_prompt_while_a_run_is_in_progress_is_refused_and_the_run_goes_on() {
     let first = spawn(&mut pool, f.agent.prompt_text("read a"));
     assert!(f.agent.is_running());
     assert_eq!(
-        f.agent.messages().len(),
-        1,
-        "the input is in the conversation at once"
+        roles(&f.agent.messages()),
+        ["user", "assistant"],
+        "the conversation is the run's as it goes: the input, and the response whose call waits"
     );
 
     let second = block(f.agent.prompt_text("and b"));
@@ -211,8 +211,8 @@ fn a_prompt_while_a_run_is_in_progress_is_refused_and_the_run_goes_on() {
     );
     assert_eq!(f.agent.reset().unwrap_err(), AgentError::Running);
     assert_eq!(
-        f.agent.messages().len(),
-        1,
+        roles(&f.agent.messages()),
+        ["user", "assistant"],
         "nothing of the refused prompt was appended"
     );
 

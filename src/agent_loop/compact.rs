@@ -99,29 +99,32 @@ impl<M: Model> Run<'_, M> {
     pub(super) async fn compact(&mut self, options: &CompactionOptions) -> Result<(), End> {
         let failed = |message: String| End::Error(format!("compaction failed: {message}"));
         let estimator = options.estimate_tokens.as_deref();
+        let transcript = self.messages.clone();
+        let messages = transcript.borrow();
         let total = (self.estimates)
-            .total(&self.messages, self.last_entry, estimator)
+            .total(&messages, self.last_entry, estimator)
             .map_err(failed)?;
         // Not over (a NaN limit never is).
         if total.partial_cmp(&options.max_context_tokens) != Some(std::cmp::Ordering::Greater) {
             return Ok(());
         }
-        let previous = self.last_entry.and_then(|at| match &self.messages[at] {
+        let previous = self.last_entry.and_then(|at| match &messages[at] {
             AgentMessage::Compaction(entry) => Some(entry),
             _ => None,
         });
         let after = previous.map_or(0, |entry| entry.first_kept_index);
         let keep = options.keep_recent();
-        let Some(cut) = find_cut(&self.messages, after, &self.estimates.sent, keep) else {
+        let Some(cut) = find_cut(&messages, after, &self.estimates.sent, keep) else {
             return Ok(());
         };
         // What the request would have carried before the cut.
-        let before = (self.messages.get(after..cut).unwrap_or_default().iter())
+        let before = (messages.get(after..cut).unwrap_or_default().iter())
             .filter(|m| is_sent(m))
             .cloned();
         let summarized: Vec<AgentMessage> = (previous.map(summary_message).into_iter())
             .chain(before)
             .collect();
+        drop(messages);
         let summary = options.summarize.summarize(&summarized, &self.signal).await;
         if self.signal.aborted() {
             return Err(End::Aborted);
@@ -133,10 +136,13 @@ impl<M: Model> Run<'_, M> {
             timestamp: (self.clock)(),
             extra: Extra::new(),
         };
-        self.messages.push(AgentMessage::Compaction(entry));
-        let index = self.messages.len() - 1;
+        transcript
+            .borrow_mut()
+            .push(AgentMessage::Compaction(entry));
+        let messages = transcript.borrow();
+        let index = messages.len() - 1;
         self.last_entry = Some(index);
-        let Some(AgentMessage::Compaction(entry)) = self.messages.last() else {
+        let Some(AgentMessage::Compaction(entry)) = messages.last() else {
             unreachable!("the entry was just appended");
         };
         self.emitter

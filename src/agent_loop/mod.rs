@@ -17,13 +17,16 @@ mod queue;
 mod request;
 mod retry;
 
+use std::cell::RefCell;
+use std::rc::Rc;
+
 use futures::future::LocalBoxFuture;
 
 use crate::approval::PendingCall;
 use crate::compaction::{check_entries, last_entry};
 use crate::control::{HookContext, LoopControl};
 use crate::event::{LoopEvent, Queue, RunReason, RunResult};
-use crate::message::{AgentMessage, AssistantMessage, ToolCall};
+use crate::message::{AgentMessage, AssistantMessage, ToolCall, ToolResultMessage};
 use crate::model::{Model, ModelRequest, ModelStream};
 use crate::signal::AbortSignal;
 use crate::tools::{Clock, ToolDefinition, ToolExecutor};
@@ -119,11 +122,33 @@ enum After {
 /// the run with `error` naming it before anything happens (hosts that can refuse input, the `Agent` and
 /// the wasm bridge, refuse it before the run).
 pub async fn run_agent_loop<M: Model>(
-    options: LoopOptions<'_, M>,
+    mut options: LoopOptions<'_, M>,
 ) -> Result<RunResult, InputError> {
-    let open = open_calls(&options.context.messages)?
-        .first()
-        .map(|call| call.index);
+    let transcript = Rc::new(RefCell::new(std::mem::take(&mut options.context.messages)));
+    let mut result = run_over(options, &transcript).await?;
+    result.messages = Rc::try_unwrap(transcript)
+        .map(RefCell::into_inner)
+        .unwrap_or_else(|shared| shared.borrow().clone());
+    Ok(result)
+}
+
+/// A run's transcript: the run appends to it; a host that keeps its conversation there (the `Agent`) reads
+/// it while the run goes on, and keeps it after, with nothing copied. Borrowed only for moments: the run
+/// never holds a borrow while it appends, and a reader never holds one across an await.
+pub(crate) type Transcript = Rc<RefCell<Vec<AgentMessage>>>;
+
+/// `run_agent_loop` over `transcript` in place of `options.context.messages` (which is not read): the run
+/// appends to it, and the result's `messages` is left empty (the transcript holds them).
+pub(crate) async fn run_over<M: Model>(
+    options: LoopOptions<'_, M>,
+    transcript: &Transcript,
+) -> Result<RunResult, InputError> {
+    let (open, has_custom, last_entry) = {
+        let messages = transcript.borrow();
+        let open = open_calls(&messages)?.first().map(|call| call.index);
+        let has_custom = (messages.iter()).any(|m| matches!(m, AgentMessage::Custom(_)));
+        (open, has_custom, last_entry(&messages))
+    };
     let LoopOptions {
         context,
         model,
@@ -135,11 +160,6 @@ pub async fn run_agent_loop<M: Model>(
         clock,
         control,
     } = options;
-    let has_custom = context
-        .messages
-        .iter()
-        .any(|m| matches!(m, AgentMessage::Custom(_)));
-    let last_entry = last_entry(&context.messages);
     let mut run = Run {
         model,
         executor,
@@ -148,7 +168,7 @@ pub async fn run_agent_loop<M: Model>(
         signal,
         max_steps,
         clock,
-        messages: context.messages,
+        messages: transcript.clone(),
         has_custom,
         last_entry,
         estimates: Estimates::default(),
@@ -174,7 +194,8 @@ struct Run<'a, M: Model> {
     max_steps: u32,
     clock: Clock,
     control: LoopControl<'a>,
-    messages: Vec<AgentMessage>,
+    /// The transcript (the run's own, or shared with its host).
+    messages: Transcript,
     /// Whether the transcript holds a custom-role message (then requests carry a filtered copy).
     has_custom: bool,
     /// The index of the last compaction entry (then requests carry its summary and what it kept).
@@ -193,7 +214,7 @@ impl<M: Model> Run<'_, M> {
     /// of the table, a check, a hook or a pause ends the run.
     async fn drive(&mut self, open: Option<usize>) -> End {
         if self.last_entry.is_some() {
-            if let Err(problem) = check_entries(&self.messages) {
+            if let Err(problem) = check_entries(&self.messages.borrow()) {
                 return End::Error(format!("context.{problem}"));
             }
         }
@@ -210,15 +231,20 @@ impl<M: Model> Run<'_, M> {
                 Ok(message) => message,
                 Err(end) => return end,
             };
-            self.messages.push(AgentMessage::Assistant(message));
-            let Some(AgentMessage::Assistant(message)) = self.messages.last() else {
+            self.messages
+                .borrow_mut()
+                .push(AgentMessage::Assistant(message));
+            let transcript = self.messages.clone();
+            let messages = transcript.borrow();
+            let index = messages.len() - 1;
+            let Some(AgentMessage::Assistant(message)) = messages.last() else {
                 unreachable!("the message was just appended");
             };
-            let index = self.messages.len() - 1;
             self.emitter
                 .emit(LoopEvent::AssistantMessage { message, index })
                 .await;
-            if let Some(end) = self.answer(self.messages.len() - 1).await {
+            drop(messages);
+            if let Some(end) = self.answer(index).await {
                 return end;
             }
         }
@@ -228,12 +254,28 @@ impl<M: Model> Run<'_, M> {
     /// response just appended) as its row of the table says, appends the results, then does what comes
     /// after that row. `Some(end)` when the run ends.
     async fn answer(&mut self, at: usize) -> Option<End> {
-        let AgentMessage::Assistant(message) = &self.messages[at] else {
+        let (results, after) = self.answer_calls(at).await;
+        self.messages
+            .borrow_mut()
+            .extend(results.into_iter().map(AgentMessage::ToolResult));
+        match after {
+            After::Batch { terminated } => self.after_batch(terminated).await,
+            After::Stop => self.after_stop().await,
+            After::End(end) => Some(end),
+        }
+    }
+
+    /// The results answering the calls of the assistant message at `at` that have none yet (in call order,
+    /// to be appended), and what comes after.
+    async fn answer_calls(&mut self, at: usize) -> (Vec<ToolResultMessage>, After) {
+        let transcript = self.messages.clone();
+        let messages = transcript.borrow();
+        let AgentMessage::Assistant(message) = &messages[at] else {
             unreachable!("the loop answers assistant messages");
         };
         // The calls are borrowed from the transcript; the batch gets every other part of the run, and the
-        // results are appended once every call is answered.
-        let answered = &self.messages[at + 1..];
+        // results are appended once every call is answered (the borrow ended).
+        let answered = &messages[at + 1..];
         let calls: Vec<&ToolCall> = (message.tool_calls())
             .filter(|call| !answered.iter().any(|m| answers(m, call)))
             .collect();
@@ -252,10 +294,10 @@ impl<M: Model> Run<'_, M> {
             signal: &self.signal,
             clock: &self.clock,
             step: self.steps,
-            messages: &self.messages,
-            first_index: self.messages.len(),
+            messages: &messages,
+            first_index: messages.len(),
         };
-        let (results, after) = match (decision, gate) {
+        match (decision, gate) {
             (_, Gate::Pause(pending)) => (Vec::new(), After::End(End::Paused(pending))),
             (Decision::Execute, Gate::Open(denials)) => {
                 let (results, terminated) = batch.answer(&calls, denials).await;
@@ -264,13 +306,6 @@ impl<M: Model> Run<'_, M> {
             (Decision::Skip(reason, end), _) => (batch.skip(&calls, reason).await, After::End(end)),
             (Decision::Done, _) => (Vec::new(), After::Stop),
             (Decision::Finish(end), _) => (Vec::new(), After::End(end)),
-        };
-        self.messages
-            .extend(results.into_iter().map(AgentMessage::ToolResult));
-        match after {
-            After::Batch { terminated } => self.after_batch(terminated).await,
-            After::Stop => self.after_stop().await,
-            After::End(end) => Some(end),
         }
     }
 
@@ -294,8 +329,10 @@ impl<M: Model> Run<'_, M> {
         if let Some(options) = self.control.compaction {
             self.compact(options).await?;
         }
+        let transcript = self.messages.clone();
+        let whole = transcript.borrow();
         let (messages, picked) =
-            request::request_messages(&self.messages, self.has_custom, self.last_entry);
+            request::request_messages(&whole, self.has_custom, self.last_entry);
         let built = ModelRequest {
             system_prompt: self.system_prompt.as_deref(),
             messages: &messages,
@@ -308,7 +345,7 @@ impl<M: Model> Run<'_, M> {
                 let context = HookContext {
                     signal: &self.signal,
                     step: self.steps + 1,
-                    messages: &self.messages,
+                    messages: &whole,
                 };
                 let patch = request::prepare_request(hook, built, context).await?;
                 if self.signal.aborted() {
@@ -397,7 +434,8 @@ impl<M: Model> Run<'_, M> {
             .await;
         RunResult {
             reason,
-            messages: self.messages,
+            // The transcript holds them (`run_agent_loop` takes them out).
+            messages: Vec::new(),
             steps: self.steps,
             error,
             observer_error: self.emitter.first_error,

@@ -41,12 +41,14 @@ impl<'a, M: Model> Run<'a, M> {
                 messages.len()
             )));
         }
-        let start = self.messages.len();
         self.has_custom |= messages
             .iter()
             .any(|m| matches!(m, AgentMessage::Custom(_)));
-        self.messages.extend(messages);
-        for (index, message) in self.messages.iter().enumerate().skip(start) {
+        let start = self.messages.borrow().len();
+        self.messages.borrow_mut().extend(messages);
+        let transcript = self.messages.clone();
+        let appended = transcript.borrow();
+        for (index, message) in appended.iter().enumerate().skip(start) {
             let event = LoopEvent::QueuedMessage {
                 message,
                 queue,
@@ -54,7 +56,7 @@ impl<'a, M: Model> Run<'a, M> {
             };
             self.emitter.emit(event).await;
         }
-        Ok(self.messages.len() - start)
+        Ok(appended.len() - start)
     }
 }
 

@@ -90,7 +90,7 @@ describe("prompt", () => {
     await assert.rejects(agent.prompt("again"), (e) => e.constructor === Error && /already in progress/.test(e.message));
     await assert.rejects(agent.resume({}), (e) => e.constructor === Error && /already in progress/.test(e.message));
     assert.throws(() => agent.reset(), (e) => e.constructor === Error && /already in progress/.test(e.message));
-    assert.deepEqual(agent.messages.map((m) => m.role), ["user"], "the run's input, and nothing of the refused prompt");
+    assert.deepEqual(agent.messages.map((m) => m.role), ["user", "assistant"], "the run's conversation as it goes (its input, the response whose call runs), and nothing of the refused prompt");
     gates.w1.open();
     const result = await running;
     assert.equal(result.reason, "stop");

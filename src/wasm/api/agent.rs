@@ -103,7 +103,7 @@ impl JsAgent {
         })
     }
 
-    /// The conversation (with the running run's input), frozen.
+    /// The conversation, frozen: during a run, with its input and what it has appended yet.
     #[wasm_bindgen(getter)]
     pub fn messages(&self) -> JsValue {
         self.agent
@@ -130,14 +130,14 @@ impl JsAgent {
             Ok(input) => input,
             Err(error) => return Promise::reject(&type_error(error)),
         };
-        self.settle(self.agent.prompt(input))
+        self.settle(self.agent.prompt_with(input, false))
     }
 
     /// Goes on from a pause with these decisions.
     pub fn resume(&self, decisions: JsValue) -> Promise {
         (self.agent).with_messages(|messages| self.objects.borrow_mut().resuming(messages));
         match approvals(&decisions, "approvals") {
-            Ok(decisions) => self.settle(self.agent.resume(decisions)),
+            Ok(decisions) => self.settle(self.agent.resume_with(decisions, false)),
             Err(error) => Promise::reject(&type_error(error)),
         }
     }
@@ -230,15 +230,19 @@ impl JsAgent {
         Ok(messages.remove(0))
     }
 
-    /// A run's promise: its result object, or the agent's refusal.
+    /// A run's promise: its result object (its messages the conversation's, read in place), or the agent's
+    /// refusal.
     fn settle(
         &self,
         run: impl std::future::Future<Output = Result<crate::event::RunResult, AgentError>> + 'static,
     ) -> Promise {
-        let objects = self.objects.clone();
+        let (objects, agent) = (self.objects.clone(), self.agent.downgrade());
         wasm_bindgen_futures::future_to_promise(async move {
             let result = run.await.map_err(agent_error)?;
-            Ok(run_result(&result, &objects))
+            let messages = agent.upgrade().map_or_else(js_sys::Array::new, |agent| {
+                agent.with_messages(|messages| objects.borrow_mut().array(messages))
+            });
+            Ok(run_result(&result, &messages))
         })
     }
 }

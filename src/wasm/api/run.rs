@@ -60,13 +60,14 @@ pub fn run_agent_loop_js(options: JsValue) -> Promise {
         })
         .await
         .map_err(|error| type_error(format!("options.{error}")))?;
-        Ok(run_result(&result, &setup.objects))
+        let messages = setup.objects.borrow_mut().array(&result.messages);
+        Ok(run_result(&result, &messages))
     })
 }
 
-/// `{ reason, messages, steps, usage, retries, error?, observerError?, pending? }`, the messages the
+/// `{ reason, messages, steps, usage, retries, error?, observerError?, pending? }`, `messages` the
 /// transcript's objects.
-pub fn run_result(result: &RunResult, objects: &SharedObjects) -> JsValue {
+pub fn run_result(result: &RunResult, messages: &js_sys::Array) -> JsValue {
     let object = Object::new();
     let set = |key: &str, value: &JsValue| {
         let _ = js_sys::Reflect::set(
@@ -76,7 +77,7 @@ pub fn run_result(result: &RunResult, objects: &SharedObjects) -> JsValue {
         );
     };
     set("reason", &JsValue::from_str(result.reason.as_str()));
-    set("messages", &objects.borrow_mut().array(&result.messages));
+    set("messages", messages);
     set("steps", &JsValue::from(result.steps));
     set(
         "usage",

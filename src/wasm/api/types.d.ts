@@ -404,7 +404,7 @@ export declare class Agent<A extends AssistantMessage = AssistantMessage, R exte
   constructor(options: AgentOptions<A, R>);
   /** An agent over `toJSONL`'s text; paused when its last message has unanswered calls. */
   static fromJSONL<A extends AssistantMessage = AssistantMessage, R extends string = never>(text: string, options: AgentOptions<A, R>): Agent<A, R>;
-  /** The conversation (with the running run's input), frozen. */
+  /** The conversation, frozen: during a run, with its input and what it has appended yet. */
   readonly messages: readonly (AgentMessage<A> | CustomMessage<R>)[];
   readonly isRunning: boolean;
   /** When paused: the calls of the last message. */

@@ -87,8 +87,7 @@ extern "C" {
     ) -> Result<Option<Promise>, JsValue>;
 
     #[wasm_bindgen(catch, js_name = emitObject)]
-    pub fn emit_object_js(on_event: &Function, event: &JsValue)
-        -> Result<Option<Promise>, JsValue>;
+    pub fn emit_object_js(f: &Function, event: &JsValue) -> Result<Option<Promise>, JsValue>;
 
     // ---- the API layer
 
