@@ -214,3 +214,33 @@ describe("errors say one thing one way", () => {
     assert.throws(() => new tp.Agent({ model, budget: { maxTokens: -1 } }), { name: "TypeError", message: /^options\.budget\.maxTokens must be a positive number/ });
   });
 });
+
+describe("readable errors (issue 26, item 8)", () => {
+  const frames = (error) => error.stack.split("\n").filter((line) => /^\s*at /.test(line));
+  test("a TypeError the package throws or rejects with starts its stack at the app's line, with no wasm frame", T, async () => {
+    const here = new URL(import.meta.url).pathname;
+    const thrown = [];
+    try {
+      new tp.ToolRegistry().register({ name: "" });
+    } catch (error) {
+      thrown.push(error);
+    }
+    try {
+      await tp.runAgentLoop({ context: { messages: "not an array" }, model: jsModel(() => stop()) });
+    } catch (error) {
+      thrown.push(error);
+    }
+    try {
+      new tp.Agent({ model: jsModel(() => stop()), maxSteps: -1 });
+    } catch (error) {
+      thrown.push(error);
+    }
+    assert.equal(thrown.length, 3);
+    for (const error of thrown) {
+      assert.ok(error instanceof TypeError, String(error));
+      const [first] = frames(error);
+      assert.ok(first?.includes(here), `the first frame is the app's: ${error.stack}`);
+      assert.ok(!/wasm/.test(error.stack), `no wasm frame: ${error.stack}`);
+    }
+  });
+});
