@@ -156,17 +156,39 @@ export function openStream(model, stream, request, signal) {
   }
 }
 
-/** The next event of an opened stream, or `END`; rejects with the text of what went wrong: what `next()`
- * threw, or a `next()` that gives no iterator result. */
-export async function nextEvent(opened) {
-  let result;
-  try {
-    result = await opened.next.call(opened.iterator);
-  } catch (error) {
-    throw `model stream threw: ${messageOf(error)}`;
-  }
-  if (typeof result !== "object" || result === null) throw `model stream next() gave ${typeName(result)} instead of an iterator result`;
-  return result.done ? END : result.value;
+/**
+ * Pulls the next event of an opened stream and hands it to `deliver(value, Pulled.*)`: the event, the end, or
+ * the text of what went wrong (what `next()` threw, or a `next()` that gives no iterator result). One
+ * `deliver` serves a stream's every pull (no function made per event); nothing is handed over once the
+ * stream is closed (`closeStream`). Never throws, never rejects.
+ */
+export function pull(opened, deliver) {
+  (async () => {
+    let value;
+    let kind = Pulled.Threw;
+    try {
+      const result = await opened.next.call(opened.iterator);
+      if (typeof result !== "object" || result === null) {
+        value = `model stream next() gave ${typeName(result)} instead of an iterator result`;
+      } else if (result.done) {
+        kind = Pulled.End;
+      } else {
+        value = result.value;
+        kind = Pulled.Event;
+      }
+    } catch (error) {
+      value = `model stream threw: ${messageOf(error)}`;
+    }
+    if (!opened.closed) deliver(value, kind);
+  })();
+}
+
+/** What `pull` hands over (`model.rs` reads the same numbers). */
+const Pulled = Object.freeze({ Event: 0, End: 1, Threw: 2 });
+
+/** Ends a stream's deliveries (its reader is gone). */
+export function closeStream(opened) {
+  opened.closed = true;
 }
 
 /** `opened.result()`, as a promise. */

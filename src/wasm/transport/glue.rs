@@ -36,8 +36,10 @@ extern "C" {
         request: &JsValue,
         signal: &JsValue,
     ) -> JsValue;
-    #[wasm_bindgen(js_name = nextEvent)]
-    pub fn next_event_js(opened: &JsValue) -> Promise;
+    #[wasm_bindgen(js_name = pull)]
+    pub fn pull_js(opened: &JsValue, deliver: &Function);
+    #[wasm_bindgen(js_name = closeStream)]
+    pub fn close_stream_js(opened: &JsValue);
     #[wasm_bindgen(js_name = streamResult)]
     pub fn stream_result_js(opened: &JsValue) -> Promise;
     #[wasm_bindgen(catch, js_name = finalOf)]

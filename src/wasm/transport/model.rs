@@ -7,14 +7,17 @@
 
 use std::cell::RefCell;
 use std::rc::Rc;
+use std::task::{Poll, Waker};
 
 use js_sys::{Function, Promise};
-use wasm_bindgen::JsValue;
+use wasm_bindgen::closure::Closure;
+use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
 
 use super::convert::{error_message, from_json_text, frozen_js, json_text};
 use super::glue::{
-    end_marker_js, final_of_js, next_event_js, open_stream_js, request_js, stream_result_js,
+    close_stream_js, end_marker_js, final_of_js, open_stream_js, pull_js, request_js,
+    stream_result_js,
 };
 use super::objects::SharedObjects;
 use super::signal::js_signal;
@@ -132,7 +135,7 @@ impl Model for JsModel {
         let has_result = !js_sys::Reflect::get(&opened, &JsValue::from_str("result"))
             .unwrap_or_default()
             .is_undefined();
-        Ok(JsStream { opened, has_result })
+        Ok(JsStream::new(opened, has_result))
     }
 }
 
@@ -140,18 +143,70 @@ pub struct JsStream {
     /// `{ stream, iterator, next, result }`, as `glue.js`'s `openStream` made it.
     opened: JsValue,
     has_result: bool,
+    /// Where `glue.js`'s `pull` hands each event (through `deliver`, one function for the stream's life).
+    pulled: Rc<RefCell<Pulled>>,
+    deliver: Closure<dyn FnMut(JsValue, u32)>,
+}
+
+/// The stream's next item, once `pull` handed it over, and who waits for it.
+#[derive(Default)]
+struct Pulled {
+    item: Option<Option<Result<JsEvent, String>>>,
+    waker: Option<Waker>,
+    pulling: bool,
+}
+
+impl JsStream {
+    fn new(opened: JsValue, has_result: bool) -> JsStream {
+        let pulled = Rc::new(RefCell::new(Pulled::default()));
+        let to = pulled.clone();
+        // `glue.js`'s numbers: 0 an event, 1 the end, 2 the text of what went wrong.
+        let deliver = Closure::new(move |value: JsValue, kind: u32| {
+            let mut pulled = to.borrow_mut();
+            pulled.pulling = false;
+            pulled.item = Some(match kind {
+                0 => Some(Ok(JsEvent(value))),
+                1 => None,
+                _ => Some(Err(value.as_string().unwrap_or_default())),
+            });
+            let waker = pulled.waker.take();
+            drop(pulled);
+            if let Some(waker) = waker {
+                waker.wake();
+            }
+        });
+        JsStream {
+            opened,
+            has_result,
+            pulled,
+            deliver,
+        }
+    }
+}
+
+impl Drop for JsStream {
+    fn drop(&mut self) {
+        close_stream_js(&self.opened);
+    }
 }
 
 impl ModelStream for JsStream {
     type Event = JsEvent;
 
     async fn next(&mut self) -> Option<Result<JsEvent, String>> {
-        match JsFuture::from(next_event_js(&self.opened)).await {
-            Ok(event) if END.with(|end| *end == event) => None,
-            Ok(event) => Some(Ok(JsEvent(event))),
-            // `nextEvent` rejects with the error's text.
-            Err(error) => Some(Err(error.as_string().unwrap_or_default())),
-        }
+        std::future::poll_fn(|cx| {
+            let mut pulled = self.pulled.borrow_mut();
+            if let Some(item) = pulled.item.take() {
+                return Poll::Ready(item);
+            }
+            pulled.waker = Some(cx.waker().clone());
+            if !std::mem::replace(&mut pulled.pulling, true) {
+                drop(pulled);
+                pull_js(&self.opened, self.deliver.as_ref().unchecked_ref());
+            }
+            Poll::Pending
+        })
+        .await
     }
 
     fn has_result(&self) -> bool {
