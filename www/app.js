@@ -496,7 +496,7 @@ function renderViews(run) {
     response: checked ? null : responseOf(run, open),
     payload: checked || !LIVE ? undefined : run.payloads[open - 1],
     // A retried request: each failed attempt, as its retry event tells it.
-    retries: checked ? [] : run.events.filter((r) => r.type === "retry" && r.request === open).map((r) => r.event),
+    retries: checked ? [] : run.events.filter((r) => r.type === "retry" && r.request === open).map((r) => ({ ...r.event, same: run.calls.find((c) => c.request === open && c.attempt === r.event.attempt + 1)?.same })),
     // The tokens so far once this request's response is in, against the budget.
     running: checked ? null : runningAt(run, open),
     budget: run.def.budget ?? null,

@@ -167,7 +167,8 @@ export function whyOf(rec, { response, requestOf, sequential = false, approval =
       return { keys: ["why.compaction"], vars: { ...vars, n: rec.request + 1, k: entry.firstKeptIndex, before: Math.max(0, entry.firstKeptIndex - 1), index, tokensBefore: entry.tokensBefore, max, keep } };
     }
     case "assistant_message": {
-      const variant = approval ? "approval" : sequential ? "sequential" : last ? "last" : null;
+      const variant = approval ? "approval" : sequential ? "sequential" : last ? "last" : budget ? "budget" : null;
+      Object.assign(vars, { total: usage?.totalTokens ?? "?", maxTokens: budget?.maxTokens ?? "–" });
       return { keys: [variant ? `why.assistant_message.${row?.id}.${variant}` : null, `why.assistant_message.${row?.id}`, "why.assistant_message"].filter(Boolean), vars };
     }
     case "tool_start":

@@ -28,7 +28,7 @@ function producingEvent(record, key, events) {
   if (!key) return undefined;
   const [kind, request, callId] = key.split(":");
   const k = Number(request);
-  const find = (test) => events.find((e) => e.request === k && test(e))?.seq;
+  const find = (test) => events.find((e) => e.request === k && !e.dropped && test(e))?.seq;
   if (kind === "a") {
     if (record.kind === "model_start") return find((e) => e.type === "model_event" && e.event.event?.type === "start");
     return find((e) => e.type === "assistant_message");

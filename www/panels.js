@@ -171,7 +171,14 @@ export function renderInspector(box, sent, open, { onPick, context = null, custo
         h(
           "ol",
           { "data-testid": "request-attempts", class: "attempts" },
-          ...retries.map((r) => h("li", { "data-attempt": r.attempt, "data-delay": r.delayMs }, t("inspector.attemptFailed", { attempt: r.attempt, error: r.error, ms: r.delayMs }))),
+          ...retries.map((r) =>
+            h(
+              "li",
+              { "data-attempt": r.attempt, "data-delay": r.delayMs, "data-same": r.same === undefined ? undefined : String(r.same) },
+              t("inspector.attemptFailed", { attempt: r.attempt, error: r.error, ms: r.delayMs }),
+              r.same === undefined ? "" : ` ${t(r.same ? "inspector.attemptSame" : "inspector.attemptChanged", { next: r.attempt + 1 })}`,
+            ),
+          ),
         ),
       ]
     : [];

@@ -105,7 +105,8 @@ export class Run {
     this.mode = "step"; // step: hold every event; run: hold `pace` ms then go on
     this.events = []; // {seq, type, event, request, attempt?, dropped?, callId, batchDone?}
     this.sent = []; // each request the model received, as it received it (copies); a retried request once
-    // Each call of the model, in order: {request, attempt}. A retry (SPEC §12) sends the same request again.
+    // Each call of the model, in order: {request, attempt, same?}. A retry (SPEC §12) sends the same request again
+    // (`same`: what the model received equals what the first attempt received).
     this.calls = [];
     this.retrying = null; // the retry event the loop waits after, until the model is called again
     this.request = 0; // the number of the request the loop is on (a retried request keeps its number)
@@ -189,7 +190,7 @@ export class Run {
     const recorded = {
       stream: (request, streamOptions) => {
         // A retry sends the request it retries again (the same object; prepareRequest is not asked again).
-        if (this.retrying) this.calls.push({ request: this.request, attempt: this.retrying.attempt + 1 });
+        if (this.retrying) this.calls.push({ request: this.request, attempt: this.retrying.attempt + 1, same: canonical(request) === canonical(this.sent.at(-1)) });
         else {
           this.sent.push(clone(request));
           this.calls.push({ request: this.sent.length, attempt: 1 });

@@ -672,6 +672,6 @@ export function renderWaterfall(box, rows, { tokensOf, tokensText, budget = null
     ...(usage && (usage.totalTokens > 0 || usage.cost > 0 || budget)
       ? [h("p", { "data-testid": "usage", "data-total": usage.totalTokens, "data-cost": usage.cost }, t("waterfall.usage", { n: usage.totalTokens, cost: usage.cost }))]
       : []),
-    ...(budget ? [h("p", { "data-testid": "budget", "data-spent": usage ? String(spent) : undefined }, t("waterfall.budget", { max: budget.maxTokens ?? "–", maxCost: budget.maxCost ?? "–" }), usage ? ` ${t(spent ? "waterfall.budgetSpent" : "waterfall.budgetLeft")}` : "")] : []),
+    ...(budget ? [h("p", { "data-testid": "budget", "data-spent": usage ? String(spent) : undefined }, t(!usage ? "waterfall.budget" : spent ? "waterfall.budgetSpent" : "waterfall.budgetLeft", { max: budget.maxTokens ?? "–", maxCost: budget.maxCost ?? "–" }))] : []),
   );
 }
