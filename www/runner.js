@@ -368,6 +368,7 @@ export class Run {
     }
     return new Promise((resolve) => {
       this.hold = { seq: this.events.length, resolve };
+      this.goneOn[this.hold.seq - 1] = undefined; // until the hold ends
       if (this.mode === "run") this.timer = setTimeout(() => this.releaseHold(), this.pace);
       this.onUpdate();
     });

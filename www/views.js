@@ -150,16 +150,17 @@ export function eventLabel(rec) {
   return `model_event › ${m.type}${m.reason ? ` (${m.reason})` : ""}`;
 }
 
-/** How long the loop waited after a retry event: from when the page let it go on to the next model call; `running`
- * while it still waits. `waits` are the waterfall's wait rows (waterfallRows). */
+/** The wait after a retry event: planned while the page holds the loop at it, then from when the page let it go on to
+ * the next call of the model (`waits` are the waterfall's wait rows, waterfallRows). */
 function retryWait(rec, waits) {
   const wait = waits?.find((w) => w.seq === rec.seq);
-  if (!wait) return null;
+  const ms = rec.event.delayMs;
+  const state = !wait ? "planned" : wait.open ? "waiting" : "waited";
   return h(
     "span",
-    { class: `wait${wait.open ? " open" : ""}`, "data-testid": "retry-wait", "data-delay": rec.event.delayMs, "data-start": Math.round(wait.start), "data-end": wait.open ? undefined : Math.round(wait.end) },
+    { class: `wait ${state}`, "data-testid": "retry-wait", "data-state": state, "data-delay": ms, "data-start": wait ? Math.round(wait.start) : undefined, "data-end": wait && !wait.open ? Math.round(wait.end) : undefined },
     h("span", { class: "wait-bar", "aria-hidden": "true" }),
-    wait.open ? t("timeline.retryWaiting", { ms: rec.event.delayMs }) : t("timeline.retryWaited", { ms: rec.event.delayMs, waited: Math.round(wait.end - wait.start) }),
+    state === "planned" ? t("timeline.retryPlanned", { ms }) : state === "waiting" ? t("timeline.retryWaiting", { ms }) : t("timeline.retryWaited", { ms, waited: Math.round(wait.end - wait.start) }),
   );
 }
 
@@ -580,8 +581,10 @@ export function waterfallRows(events, times, now, goneOn = times) {
     } else if (rec.type === "retry") {
       const row = rows.findLast((r) => r.kind === "request" && r.request === rec.request && r.end === null);
       if (row) Object.assign(row, { end: at, failed: true, error: e.error });
-      wait = { kind: "wait", seq: rec.seq, request: rec.request, attempt: e.attempt, delay: e.delayMs, start: goneOn[rec.seq - 1] ?? at, end: null };
-      rows.push(wait);
+      // Held at the retry event, the loop has not begun to wait yet.
+      const began = goneOn[rec.seq - 1];
+      wait = began === undefined ? null : { kind: "wait", seq: rec.seq, request: rec.request, attempt: e.attempt, delay: e.delayMs, start: began, end: null };
+      if (wait) rows.push(wait);
     } else if (rec.type === "assistant_message") {
       const row = rows.findLast((r) => r.kind === "request" && r.request === rec.request);
       if (row) Object.assign(row, { end: at, usage: e.message?.usage ?? null, stopReason: e.message?.stopReason });
