@@ -43,7 +43,15 @@ fn calls(ids: &[&str]) -> AgentMessage {
 fn picture(records: &[TraceRecord]) -> Vec<String> {
     records
         .iter()
-        .map(|r| format!("{} {}", r.kind.as_str(), r.tool_call_id.as_deref().unwrap_or("")).trim_end().to_owned())
+        .map(|r| {
+            format!(
+                "{} {}",
+                r.kind.as_str(),
+                r.tool_call_id.as_deref().unwrap_or("")
+            )
+            .trim_end()
+            .to_owned()
+        })
         .collect()
 }
 
@@ -176,7 +184,9 @@ fn compaction_entries_and_custom_messages_make_no_record() {
         "role": "compaction", "summary": "read README.md", "firstKeptIndex": 3, "tokensBefore": 900, "timestamp": 4
     }))
     .unwrap();
-    let note = AgentMessage::from_value_with_roles(json!({"role": "note", "timestamp": 5}), &["note"]).unwrap();
+    let note =
+        AgentMessage::from_value_with_roles(json!({"role": "note", "timestamp": 5}), &["note"])
+            .unwrap();
     let plain = [user("q"), calls(&["a"]), result_msg("a"), user("next")];
     let mut with = plain.to_vec();
     with.insert(3, entry.clone());
@@ -190,7 +200,13 @@ fn compaction_entries_and_custom_messages_make_no_record() {
 fn each_pairing_problem_has_the_transcripts_kind_and_one_wording() {
     use ProblemKind::*;
     let cases: [(Vec<AgentMessage>, ProblemKind, &str, usize, &str); 5] = [
-        (vec![user("q"), calls(&["a"])], MissingResult, "a", 3, "missing paired result"),
+        (
+            vec![user("q"), calls(&["a"])],
+            MissingResult,
+            "a",
+            3,
+            "missing paired result",
+        ),
         (
             vec![user("q"), result_msg("a"), calls(&["a"]), result_msg("a")],
             ResultBeforeCall,
@@ -198,7 +214,13 @@ fn each_pairing_problem_has_the_transcripts_kind_and_one_wording() {
             2,
             "result before call",
         ),
-        (vec![user("q"), result_msg("z")], OrphanResult, "z", 2, "result without a call"),
+        (
+            vec![user("q"), result_msg("z")],
+            OrphanResult,
+            "z",
+            2,
+            "result without a call",
+        ),
         (
             vec![user("q"), calls(&["a"]), result_msg("a"), result_msg("a")],
             DuplicateResult,
@@ -222,11 +244,19 @@ fn each_pairing_problem_has_the_transcripts_kind_and_one_wording() {
             .collect();
         assert_eq!(transcript, [(kind, id.to_owned())]);
         let found = trace_problems(&prologue_trace(&messages));
-        assert_eq!(found, [(kind, id.to_owned(), seq, words.to_owned())], "{kind:?}");
+        assert_eq!(
+            found,
+            [(kind, id.to_owned(), seq, words.to_owned())],
+            "{kind:?}"
+        );
         assert_eq!(trace_wording(kind), words);
     }
     // In JSON, the kind has validateTranscript's name.
-    let json = serde_json::to_value(validate_trace(&prologue_trace(&[user("q"), result_msg("z")]))).unwrap();
+    let json = serde_json::to_value(validate_trace(&prologue_trace(&[
+        user("q"),
+        result_msg("z"),
+    ])))
+    .unwrap();
     assert_eq!(
         json,
         json!({"ok": false, "problems": [{"kind": "orphan_result", "toolCallId": "z", "seq": 2, "message": "result without a call"}]})
@@ -246,7 +276,11 @@ fn a_hand_made_trace_is_read_as_the_transcript_it_stands_for() {
         tool_call_id: id.map(str::to_owned),
     };
     let numbered = |records: Vec<TraceRecord>| -> Vec<TraceRecord> {
-        records.into_iter().enumerate().map(|(i, r)| TraceRecord { seq: i + 1, ..r }).collect()
+        records
+            .into_iter()
+            .enumerate()
+            .map(|(i, r)| TraceRecord { seq: i + 1, ..r })
+            .collect()
     };
     use TraceKind::*;
     let skipped = numbered(vec![
@@ -256,7 +290,11 @@ fn a_hand_made_trace_is_read_as_the_transcript_it_stands_for() {
         record(ToolResult, Owner::Loop, Some("b")),
         record(ToolResult, Owner::Tool, None),
     ]);
-    assert!(validate_trace(&skipped).ok, "{:?}", validate_trace(&skipped));
+    assert!(
+        validate_trace(&skipped).ok,
+        "{:?}",
+        validate_trace(&skipped)
+    );
     let ran = numbered(vec![
         record(AssistantMessage, Owner::Model, Some("b,b")),
         record(ToolStart, Owner::Loop, Some("b")),
@@ -264,7 +302,12 @@ fn a_hand_made_trace_is_read_as_the_transcript_it_stands_for() {
     ]);
     assert_eq!(
         trace_problems(&ran),
-        [(ProblemKind::DuplicateCallId, "b".into(), 1, "repeated call id".into())]
+        [(
+            ProblemKind::DuplicateCallId,
+            "b".into(),
+            1,
+            "repeated call id".into()
+        )]
     );
     // A result that comes after the next assistant message answers nothing: the call is missing one.
     let late = numbered(vec![
@@ -275,8 +318,18 @@ fn a_hand_made_trace_is_read_as_the_transcript_it_stands_for() {
     assert_eq!(
         trace_problems(&late),
         [
-            (ProblemKind::MissingResult, "a".into(), 1, "missing paired result".into()),
-            (ProblemKind::OrphanResult, "a".into(), 3, "result without a call".into()),
+            (
+                ProblemKind::MissingResult,
+                "a".into(),
+                1,
+                "missing paired result".into()
+            ),
+            (
+                ProblemKind::OrphanResult,
+                "a".into(),
+                3,
+                "result without a call".into()
+            ),
         ]
     );
 }
