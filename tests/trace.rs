@@ -406,10 +406,10 @@ proptest::proptest! {
         for m in &messages {
             match m {
                 AgentMessage::Assistant(a) => open = a.tool_calls().map(|c| c.id.as_str()).collect(),
-                AgentMessage::ToolResult(r) => {
-                    if open.contains(&r.tool_call_id.as_str()) {
-                        open.retain(|&c| c != r.tool_call_id);
-                        if r.details.is_none() { answering += 1; }
+                AgentMessage::ToolResult(r) if open.contains(&r.tool_call_id.as_str()) => {
+                    open.retain(|&c| c != r.tool_call_id);
+                    if r.details.is_none() {
+                        answering += 1;
                     }
                 }
                 _ => {}

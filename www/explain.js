@@ -164,7 +164,7 @@ export function whyOf(rec, { response, requestOf, sequential = false, approval =
       const entry = e.entry ?? {};
       const max = compaction?.maxContextTokens ?? "?";
       const keep = compaction?.keepRecentTokens ?? (typeof max === "number" ? max / 2 : "?");
-      return { keys: ["why.compaction"], vars: { ...vars, n: rec.request + 1, k: entry.firstKeptIndex, before: Math.max(0, entry.firstKeptIndex - 1), index, tokensBefore: entry.tokensBefore, max, keep } };
+      return { keys: ["why.compaction"], vars: { ...vars, n: rec.request + 1, k: entry.firstKeptIndex, index, tokensBefore: entry.tokensBefore, max, keep } };
     }
     case "assistant_message": {
       const variant = approval ? "approval" : sequential ? "sequential" : last ? "last" : budget ? "budget" : null;
