@@ -9,11 +9,11 @@
 
 use serde_json::Value;
 
+use crate::js_number::js_number_length;
 use crate::message::{
     AgentMessage, AssistantBlock, AssistantMessage, CompactionEntry, CustomMessage, Extra,
     MediaBlock, ToolCall, ToolResultMessage, UserContent, UserMessage,
 };
-use crate::session::js_number_length;
 
 /// `ceil(JSON.stringify(message).length / 4)`.
 pub fn default_estimate(message: &AgentMessage) -> f64 {

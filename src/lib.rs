@@ -23,6 +23,7 @@ pub mod compaction;
 pub mod control;
 pub mod estimate;
 pub mod event;
+mod js_number;
 pub mod message;
 pub mod model;
 pub mod reading;

@@ -1,14 +1,22 @@
 //! The prologue trace of chapter 00: a run seen as milestones, each with the party it comes from.
 //!
 //! `user_message` (user) · `model_start` (model, `turn=N`) · `assistant_message` (model) · `tool_start`
-//! (loop) · `tool_result` (tool). Built from a transcript, so any saved run can be traced.
+//! (loop) · `tool_result` (tool). Built from a transcript, so any saved run can be traced; the trace never
+//! invents a milestone: a `tool_start` stands only before a result that answers a call before it. An app's
+//! custom-role messages (SPEC §7) and compaction entries (§13) make no record. Its check, `validate_trace`,
+//! names each problem as `validate_transcript` names it.
 
-use std::collections::BTreeMap;
+use std::collections::BTreeSet;
 use std::fmt::Write;
 
 use serde::{Deserialize, Serialize};
+use serde_json::{json, Value};
 
-use crate::message::{AgentMessage, MediaBlock, UserContent};
+use crate::message::{
+    AgentMessage, AssistantBlock, AssistantMessage, Extra, MediaBlock, StopReason, ToolCall,
+    ToolResultMessage, UserContent,
+};
+use crate::transcript::{validate_transcript, ProblemKind};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -85,8 +93,23 @@ pub struct TraceRecord {
 }
 
 /// The milestones of a transcript, numbered from 1. A skipped result is the loop's record, not a tool's,
-/// and has no `tool_start` before it.
+/// and has no `tool_start` before it. Nor has a result that answers no call before it (`validate_transcript`'s
+/// orphan result, result before call, or second result): nobody started it. Custom-role messages and
+/// compaction entries make no record.
 pub fn prologue_trace(messages: &[AgentMessage]) -> Vec<TraceRecord> {
+    let unstarted: BTreeSet<usize> = validate_transcript(messages)
+        .problems
+        .into_iter()
+        .filter(|p| {
+            matches!(
+                p.kind,
+                ProblemKind::OrphanResult
+                    | ProblemKind::ResultBeforeCall
+                    | ProblemKind::DuplicateResult
+            )
+        })
+        .map(|p| p.index)
+        .collect();
     let mut records = Vec::new();
     let mut push = |kind, owner, detail: String, tool_call_id: Option<String>| {
         let seq = records.len() + 1;
@@ -99,7 +122,7 @@ pub fn prologue_trace(messages: &[AgentMessage]) -> Vec<TraceRecord> {
         });
     };
     let mut turn = 0;
-    for message in messages {
+    for (index, message) in messages.iter().enumerate() {
         match message {
             AgentMessage::User(user) => push(
                 TraceKind::UserMessage,
@@ -141,12 +164,14 @@ pub fn prologue_trace(messages: &[AgentMessage]) -> Vec<TraceRecord> {
                         id,
                     );
                 } else {
-                    push(
-                        TraceKind::ToolStart,
-                        Owner::Loop,
-                        format!("name={}", result.tool_name),
-                        id.clone(),
-                    );
+                    if !unstarted.contains(&index) {
+                        push(
+                            TraceKind::ToolStart,
+                            Owner::Loop,
+                            format!("name={}", result.tool_name),
+                            id.clone(),
+                        );
+                    }
                     let mut detail = first_line(&blocks_text(&result.content));
                     if result.is_error {
                         detail = format!("isError=true {detail}");
@@ -183,20 +208,17 @@ pub fn format_trace(records: &[TraceRecord]) -> String {
     out
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum TraceProblemKind {
-    MissingResult,
-    ResultBeforeCall,
-}
-
+/// A problem `validate_trace` found: its kind is `validate_transcript`'s for the same pairing, at the record that
+/// stands for the message the transcript's problem is about.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct TraceProblem {
-    pub kind: TraceProblemKind,
+    pub kind: ProblemKind,
     pub tool_call_id: String,
+    /// The `assistant_message` record of a call, the `tool_result` record of a result.
     pub seq: usize,
-    /// "missing paired result" or "result before call".
+    /// The problem in words: chapter 00's "missing paired result" and "result before call" for its two
+    /// kinds (`trace_wording`).
     pub message: String,
 }
 
@@ -207,53 +229,65 @@ pub struct TraceValidation {
     pub problems: Vec<TraceProblem>,
 }
 
-/// Reports a call without a `tool_result`, and a `tool_result` before its call.
+/// How a trace names a kind of problem: chapter 00's words for the two it teaches, then the words the
+/// other three kinds have wherever they are shown.
+pub fn trace_wording(kind: ProblemKind) -> &'static str {
+    match kind {
+        ProblemKind::MissingResult => "missing paired result",
+        ProblemKind::ResultBeforeCall => "result before call",
+        ProblemKind::OrphanResult => "result without a call",
+        ProblemKind::DuplicateResult => "more than one result for a call",
+        ProblemKind::DuplicateCallId => "repeated call id",
+    }
+}
+
+/// The pairing problems of a trace, as `validate_transcript` finds them in the transcript the trace stands for:
+/// a `user_message` record is a user message, an `assistant_message` record a message calling the ids of its
+/// `toolCallId` (comma-separated), a `tool_result` record with a `toolCallId` a result for it (a skipped one
+/// when its owner is the loop). `model_start` and `tool_start` records, and a `tool_result` without an id,
+/// take no part in the pairing. So the trace of a transcript has that transcript's problems, each at its
+/// message's record, and a kind of problem has one name in both checks.
 pub fn validate_trace(records: &[TraceRecord]) -> TraceValidation {
-    // Where each id is first called and last answered, found in one pass: a check that scanned the whole
-    // trace for each record was quadratic, and a long trace froze the page.
-    let mut first_call: BTreeMap<&str, usize> = BTreeMap::new();
-    let mut last_result: BTreeMap<&str, usize> = BTreeMap::new();
-    for (i, record) in records.iter().enumerate() {
-        match (record.kind, record.tool_call_id.as_deref()) {
+    let mut messages = Vec::new();
+    let mut seqs = Vec::new();
+    for record in records {
+        let message = match (record.kind, record.tool_call_id.as_deref()) {
+            (TraceKind::UserMessage, _) => AgentMessage::user("", 0.0),
             (TraceKind::AssistantMessage, _) => {
-                for id in call_ids(record) {
-                    first_call.entry(id).or_insert(i);
-                }
-            }
-            (TraceKind::ToolResult, Some(id)) => {
-                last_result.insert(id, i);
-            }
-            _ => {}
-        }
-    }
-    let mut problems = Vec::new();
-    for (i, record) in records.iter().enumerate() {
-        match (record.kind, record.tool_call_id.as_deref()) {
-            (TraceKind::AssistantMessage, _) => {
-                for id in call_ids(record) {
-                    if last_result.get(id).map_or(true, |&answer| answer < i) {
-                        problems.push(TraceProblem {
-                            kind: TraceProblemKind::MissingResult,
-                            seq: record.seq,
-                            message: "missing paired result".into(),
-                            tool_call_id: id.to_owned(),
-                        });
-                    }
-                }
-            }
-            (TraceKind::ToolResult, Some(id))
-                if first_call.get(id).map_or(true, |&call| call > i) =>
-            {
-                problems.push(TraceProblem {
-                    kind: TraceProblemKind::ResultBeforeCall,
-                    seq: record.seq,
-                    message: "result before call".into(),
-                    tool_call_id: id.to_owned(),
+                let calls = call_ids(record).map(|id| {
+                    AssistantBlock::ToolCall(ToolCall {
+                        id: id.to_owned(),
+                        name: String::new(),
+                        arguments: Value::Null,
+                        extra: Extra::new(),
+                    })
                 });
+                AgentMessage::Assistant(AssistantMessage::new(calls.collect(), StopReason::ToolUse))
             }
-            _ => {}
-        }
+            (TraceKind::ToolResult, Some(id)) => AgentMessage::ToolResult(ToolResultMessage {
+                tool_call_id: id.to_owned(),
+                tool_name: String::new(),
+                content: Vec::new(),
+                details: (record.owner == Owner::Loop).then(|| json!({ "skipped": true })),
+                is_error: record.owner == Owner::Loop,
+                timestamp: 0.0,
+                extra: Extra::new(),
+            }),
+            _ => continue,
+        };
+        messages.push(message);
+        seqs.push(record.seq);
     }
+    let problems: Vec<TraceProblem> = validate_transcript(&messages)
+        .problems
+        .into_iter()
+        .map(|p| TraceProblem {
+            kind: p.kind,
+            seq: seqs[p.index],
+            message: trace_wording(p.kind).into(),
+            tool_call_id: p.tool_call_id,
+        })
+        .collect();
     TraceValidation {
         ok: problems.is_empty(),
         problems,

@@ -10,8 +10,8 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::js_number::js_display;
 use crate::message::AssistantMessage;
-use crate::session::js_number;
 
 /// `result.usage`: tokens and cost summed over every final message the model returned in a run (appended,
 /// or dropped by a retry). Zeros when nothing was reported.
@@ -110,16 +110,5 @@ pub(crate) fn non_negative(value: f64, path: &str, field: &str) -> Result<(), St
             "{path}.{field} must be a non-negative number, got {}",
             js_display(value)
         )),
-    }
-}
-
-/// A number as JS writes it in a message (`NaN`, `Infinity`, `-1`, `0.5`). Through serde_json's float
-/// writer: Rust's own float formatting is not linked into the wasm module for error messages.
-pub(crate) fn js_display(x: f64) -> String {
-    match serde_json::Number::from_f64(x) {
-        Some(number) => js_number(&number.to_string()),
-        None if x.is_nan() => "NaN".into(),
-        None if x > 0.0 => "Infinity".into(),
-        None => "-Infinity".into(),
     }
 }

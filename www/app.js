@@ -7,7 +7,7 @@
 import { t, tFirst, setLang, getLang, applyI18n, detectLang } from "./i18n.js";
 import { SCENARIOS, scenarioById, cloneDef, localizeDef, validateDefinition, parseTranscript, jsonErrorIndex, lineOfPath, responsesIn } from "./scenarios.js";
 import { Run, unansweredCalls } from "./runner.js";
-import { whyOf, waitOf, decisionRow, phaseOf, isSequential, awaitsApproval, isPartTwo, toolCalls, callLabel } from "./explain.js";
+import { whyOf, waitOf, decisionRow, phaseOf, aroundOf, isSequential, awaitsApproval, isPartTwo, isPartThree, toolCalls, callLabel } from "./explain.js";
 import { orderTrace, buildLinks } from "./links.js";
 import * as views from "./views.js";
 import { renderInspector, renderDecisionTable, renderApprovals, renderFork, renderCompare, tokensOf, tokensText } from "./panels.js";
@@ -232,10 +232,28 @@ function batchOf(run, rec) {
   return { response, sequential: isSequential(run.def, calls), approval: awaitsApproval(run.def, calls) };
 }
 
+/** The tokens and cost the model reported up to event `seq` (each response's usage, a failed attempt's too): what
+ * the loop checks a budget against (SPEC §11). */
+function usageSoFar(run, seq) {
+  const sum = { totalTokens: 0, cost: 0 };
+  for (const rec of run.events.slice(0, seq)) {
+    const message = rec.type === "assistant_message" ? rec.event.message : rec.type === "model_event" && rec.dropped && rec.event.event?.type === "error" ? rec.event.event.error : null;
+    const tokens = message ? tokensOf(message) : null;
+    sum.totalTokens += tokens?.totalTokens ?? 0;
+    sum.cost += tokens?.cost ?? 0;
+  }
+  return sum;
+}
+
+/** What the explanations of part three need: the definition's options, the usage so far, where an entry stands. */
+function partThreeOf(run, rec) {
+  return { retry: run.def.retry ?? null, budget: run.def.budget ?? null, compaction: run.def.compaction ?? null, usage: usageSoFar(run, rec.seq), index: rec.entryIndex ?? "?" };
+}
+
 function explainEvent(run, rec) {
   // The last request maxSteps allows: after its batch the run ends (it does not ask the model again).
   const last = (run.def.startSteps ?? 0) + rec.request >= (run.def.maxSteps ?? 32);
-  const context = { ...batchOf(run, rec), last, requestOf: (n) => run.requestOf(n) };
+  const context = { ...batchOf(run, rec), ...partThreeOf(run, rec), last, requestOf: (n) => run.requestOf(n) };
   const why = whyOf(rec, context);
   return tFirst(why.keys, why.vars);
 }
@@ -260,7 +278,7 @@ function derive() {
   const paused = pending.length ? new Set(pending.filter((p) => p.needsApproval).map((p) => p.toolCallId)) : null;
   const waiting = paused ? (safely(() => api.validateTranscript(messages, { customRoles, allowPending: true })).pending ?? []) : live ? problems.filter((p) => p.kind === "missing_result" && p.index === lastAssistant) : [];
   const inProgress = new Set(waiting.map((p) => `${p.index}:${p.toolCallId}`));
-  const trace = messages.length === 0 ? null : safely(() => buildTrace(messages, keys, events, customRoles, problems));
+  const trace = messages.length === 0 ? null : safely(() => buildTrace(messages, keys, events, customRoles));
   const inProgressIds = new Set();
   for (const { record, msgIndex } of trace?.records ?? [])
     for (const id of String(record.toolCallId ?? "").split(",")) if (inProgress.has(`${msgIndex}:${id}`)) inProgressIds.add(`${record.seq}:${id}`);
@@ -275,28 +293,17 @@ function derive() {
   return { messages, events, keys, live, paused, validation, problems, rows, inProgress, trace, inProgressIds, links, heldSeq, selection, selectedSeq, current };
 }
 
-/** The chapter-00 trace of the transcript's user, assistant and toolResult messages (a custom-role message is no
- * milestone), each record pointing at its message's index in the whole transcript. No record stands for something
- * that did not happen (orderTrace), and each problem validateTrace finds is named as validateTranscript names the
- * same call (one name per kind of problem in every view). */
-function buildTrace(messages, keys, events, customRoles, problems) {
+/** The chapter-00 trace of the transcript's user, assistant and toolResult messages (a custom-role message and a
+ * compaction entry are no milestone: prologueTrace makes no record for them), each record pointing at its message's
+ * index in the whole transcript. No record stands for something that did not happen (prologueTrace, orderTrace), and
+ * validateTrace names each problem as validateTranscript does. */
+function buildTrace(messages, keys, events, customRoles) {
   const { api } = state;
-  const at = messages.flatMap((m, i) => (customRoles.includes(m?.role) ? [] : [i]));
-  const unanswering = new Set(["orphan_result", "result_before_call", "duplicate_result"]);
-  const unstarted = (k, id) => problems.some((p) => p.index === at[k] && p.toolCallId === id && unanswering.has(p.kind));
-  const ordered = orderTrace(api.prologueTrace(at.map((i) => messages[i])), at.map((i) => keys[i]), events, { unstarted });
+  const at = messages.flatMap((m, i) => (customRoles.includes(m?.role) || m?.role === "compaction" ? [] : [i]));
+  const ordered = orderTrace(api.prologueTrace(at.map((i) => messages[i])), at.map((i) => keys[i]), events);
   ordered.records = ordered.records.map((r) => ({ ...r, msgIndex: at[r.msgIndex] }));
   const records = ordered.records.map((r) => r.record);
-  const checked = api.validateTrace(records);
-  const indexOfSeq = new Map(ordered.records.map((r) => [r.record.seq, r.msgIndex]));
-  const validation = {
-    ...checked,
-    problems: checked.problems.map((p) => {
-      const same = problems.find((q) => q.index === indexOfSeq.get(p.seq) && q.toolCallId === p.toolCallId);
-      return same ? { ...p, kind: same.kind } : p;
-    }),
-  };
-  return { ...ordered, formatted: api.formatTrace(records), validation };
+  return { ...ordered, formatted: api.formatTrace(records), validation: api.validateTrace(records) };
 }
 
 /**
@@ -341,9 +348,11 @@ function statusText(run) {
         return t("status.abortWaiting", { seq: run.aborted.seq, names: names(run.pendingTools.map((x) => callLabel(x.name, x.callId))) });
       if (run.held && run.mode === "step") {
         const rec = run.events[run.hold.seq - 1];
-        const wait = waitOf(rec, batchOf(run, rec));
+        const wait = waitOf(rec, { ...batchOf(run, rec), retry: run.def.retry ?? null });
         return t("status.held", { seq: rec.seq, label: views.eventLabel(rec), wait: tFirst(wait.keys, wait.vars) });
       }
+      // Between a retry and the next call of the model the loop waits on a timer.
+      if (run.retrying) return t("status.retryWait", { ms: run.events[run.retrying.seq - 1].event.delayMs, n: run.request });
       const gated = run.execs.filter((x) => x.state === "gated");
       if (gated.length) return t("status.waitingTools", { names: names(gated.map((x) => callLabel(x.name, x.callId))) });
       return run.mode === "run" ? t("status.running") : t("status.waiting");
@@ -453,7 +462,10 @@ function renderViews(run) {
   $("why").textContent = checked ? t("why.checked") : d.current ? explainEvent(run, d.current) : t("why.ready");
 
   const onSelect = (token) => select(token, { toggle: true });
+  const now = run.startedAt === null ? 0 : performance.now() - run.startedAt;
+  const waterfall = checked ? [] : views.waterfallRows(run.events, run.times, now, run.goneOn);
   views.renderTimeline($("timeline"), d.events, {
+    waits: waterfall.filter((r) => r.kind === "wait"),
     heldSeq: d.heldSeq,
     selectedSeq: d.selectedSeq,
     activeSeq: d.selectedSeq ?? d.heldSeq ?? d.events.at(-1)?.seq,
@@ -483,18 +495,26 @@ function renderViews(run) {
     },
     response: checked ? null : responseOf(run, open),
     payload: checked || !LIVE ? undefined : run.payloads[open - 1],
+    // A retried request: each failed attempt, as its retry event tells it.
+    retries: checked ? [] : run.events.filter((r) => r.type === "retry" && r.request === open).map((r) => ({ ...r.event, same: run.calls.find((c) => c.request === open && c.attempt === r.event.attempt + 1)?.same })),
+    // The tokens so far once this request's response is in, against the budget.
+    running: checked ? null : runningAt(run, open),
+    budget: run.def.budget ?? null,
     onPick: (n) => {
       state.inspect = n;
       render();
     },
   });
   const currentResponse = d.current ? responseOf(run, d.current.request) : undefined;
-  renderDecisionTable($("decision"), firedRows(run, d), currentResponse ? decisionRow(currentResponse)?.id : null, d.current ? phaseOf(d.current) : null, { partTwo: isPartTwo(run.def) });
+  renderDecisionTable($("decision"), firedRows(run, d), currentResponse ? decisionRow(currentResponse)?.id : null, d.current ? phaseOf(d.current) : null, {
+    partTwo: isPartTwo(run.def),
+    partThree: isPartThree(run.def),
+    currentAround: d.current ? aroundOf(d.current) : null,
+  });
   views.renderTrace($("trace"), d.trace, { highlight, selected: d.selection, inProgressIds: d.inProgressIds, paused: d.paused, problems: d.problems, onSelect });
 
   if (LIVE) diagnoseLive(run);
-  const now = run.startedAt === null ? 0 : performance.now() - run.startedAt;
-  views.renderWaterfall($("waterfall-box"), checked ? [] : views.waterfallRows(run.events, run.times, now), { tokensOf, tokensText });
+  views.renderWaterfall($("waterfall-box"), waterfall, { tokensOf, tokensText, budget: checked ? null : (run.def.budget ?? null), usage: checked ? null : (run.result?.usage ?? null) });
   renderFork($("fork-box"), checked ? null : state.fork, {
     tools: Object.keys(run.def.tools ?? {}),
     onChange: render,
@@ -511,6 +531,12 @@ function renderViews(run) {
 
   const lost = !document.activeElement || document.activeElement === document.body;
   if (focusKey && (forced || lost)) document.querySelector(`[data-focus-key="${CSS.escape(focusKey)}"]`)?.focus({ preventScroll: true });
+}
+
+/** The tokens the model reported up to the response of request n (failed attempts included), once it is in. */
+function runningAt(run, n) {
+  const rec = run.events.find((r) => r.type === "assistant_message" && r.request === n);
+  return rec ? usageSoFar(run, rec.seq) : null;
 }
 
 /** A table wider than its box is marked (a shadow at its edge) and its hint shown: its last columns are to the right. */
@@ -566,7 +592,7 @@ function summaryOf(run) {
   return {
     reason: run.reason,
     steps: run.steps,
-    requests: run.sent.length,
+    requests: run.requests,
     tools: run.events.filter((r) => r.type === "tool_start").map((r) => callLabel(r.event.call?.name, r.event.call?.id)),
     rows: fired.map(({ row, n }) => t("compare.rowAt", { row, n })),
     transcript: run.transcript,
@@ -636,7 +662,8 @@ async function runFork() {
   try {
     const response = forkedResponse(responseOf(run, fork.request), fork.draft);
     def = cloneDef(run.def);
-    def.script[fork.request - 1] = response;
+    // The script's response that answered request k (after any attempts of it that failed and were retried).
+    def.script[run.scriptIndexOf(fork.request)] = response;
     const errors = validateDefinition(def);
     if (errors.length) throw new Error(errors.map((e) => `${e.path}: ${t(`def.${e.code}`, e.vars)}`).join("; "));
   } catch (err) {
@@ -694,7 +721,7 @@ function resume(run, pending) {
     approvals[p.toolCallId] = d.approve ? { approve: true } : { approve: false, ...(d.reason?.trim() ? { reason: d.reason.trim() } : {}) };
   }
   const def = cloneDef(run.def);
-  if (run.status === "done") Object.assign(def, { messages: cloneDef(run.transcript), script: def.script.slice(run.sent.length), startSteps: run.steps });
+  if (run.status === "done") Object.assign(def, { messages: cloneDef(run.transcript), script: def.script.slice(run.calls.length), startSteps: run.steps });
   def.approvals = approvals;
   setEditorText(def);
   useCustom(def);

@@ -29,8 +29,10 @@ export const DECISION_ROWS = [
 export const STEPS = ["1", "2", "3", "4", "5", "optional"];
 export const ROW_STEP = { stop: "1", "stop-calls": "3", tooluse: "2", "tooluse-repeated-id": "optional", "tooluse-no-calls": "3", length: "3", error: "3", aborted: "3" };
 
-/** A definition's options and tool fields that the chapter does not teach (tiny-pi's loop control and approvals). */
-const PART_TWO_KEYS = ["toolExecution", "toolTimeoutMs", "hooks", "steering", "followUp", "customRoles", "approvals", "startSteps"];
+/** A definition's options and tool fields that the chapter does not teach (tiny-pi's loop control and approvals, and
+ * what a long-running app needs: budgets, retries, compaction). */
+const PART_THREE_KEYS = ["budget", "retry", "compaction"];
+const PART_TWO_KEYS = ["toolExecution", "toolTimeoutMs", "hooks", "steering", "followUp", "customRoles", "approvals", "startSteps", ...PART_THREE_KEYS];
 const PART_TWO_TOOL_KEYS = ["executionMode", "timeoutMs", "terminate", "needsApproval"];
 
 /** Whether a definition uses anything beyond chapter 07: then the page shows the phases of a batch too. */
@@ -38,6 +40,25 @@ export function isPartTwo(def) {
   if (!def || typeof def !== "object") return false;
   if (PART_TWO_KEYS.some((k) => def[k] !== undefined)) return true;
   return Object.values(def.tools ?? {}).some((b) => PART_TWO_TOOL_KEYS.some((k) => b?.[k] !== undefined));
+}
+
+/** Whether a definition uses part three's options: then the page shows what the loop does around the table too. */
+export function isPartThree(def) {
+  return Boolean(def && typeof def === "object" && PART_THREE_KEYS.some((k) => def[k] !== undefined));
+}
+
+/** What tiny-pi's loop does around the decision table (SPEC part three), in the order a request meets it: before a
+ * request it may compact, a failed response may be retried (then no row applies to it), and after a batch a spent
+ * budget ends the run. Each has its i18n keys `around.<id>` and `around.<id>.what`. */
+export const AROUND = [{ id: "compaction" }, { id: "retry" }, { id: "budget" }];
+
+/** The step around the table an event belongs to, or null: a compaction, a retry and the model events it drops, a
+ * run ended by its budget. */
+export function aroundOf(rec) {
+  if (rec.type === "compaction") return "compaction";
+  if (rec.type === "retry" || rec.dropped) return "retry";
+  if (rec.type === "turn_end" && rec.event.reason === "budget") return "budget";
+  return null;
 }
 
 /** The phases a `tooluse` batch goes through with tiny-pi's additions (approval first), shown under the tooluse row
@@ -58,7 +79,7 @@ export function phaseOf(rec) {
     case "queued_message":
       return e.queue === "steering" ? "checks" : null;
     case "turn_end":
-      return { paused: "approve", aborted: "checks", terminated: "checks", maxSteps: "checks" }[e.reason] ?? null;
+      return { paused: "approve", aborted: "checks", terminated: "checks", budget: "checks", maxSteps: "checks" }[e.reason] ?? null;
     default:
       return null;
   }
@@ -113,9 +134,10 @@ export const callLabel = (name, id) => `${name}(${id})`;
  * The explanation of one recorded event: an i18n key and its values. Keys, most specific first:
  * `why.<type>.<sub or reason>`, then `why.<type>`; app.js takes the first that has a text.
  * `context` gives what the event alone does not say: the response of this request, the run's requests, whether the
- * batch runs one call at a time or waits for approval, and whether this request is the last maxSteps allows.
+ * batch runs one call at a time or waits for approval, whether this request is the last maxSteps allows, and part
+ * three's options (`retry`, `budget`, `compaction`), the run's usage so far and where a compaction entry stands.
  */
-export function whyOf(rec, { response, requestOf, sequential = false, approval = false, last = false } = {}) {
+export function whyOf(rec, { response, requestOf, sequential = false, approval = false, last = false, retry = null, usage = null, budget = null, compaction = null, index = "?" } = {}) {
   const e = rec.event;
   const row = response ? decisionRow(response) : null;
   const vars = { n: rec.request, row: row?.id ?? "?" };
@@ -129,11 +151,24 @@ export function whyOf(rec, { response, requestOf, sequential = false, approval =
         messages: sent?.messages?.length ?? "?",
         tools: sent?.tools?.length ?? "?",
         call: m.toolCall ? callLabel(m.toolCall.name, m.toolCall.id) : "",
+        attempt: rec.attempt ?? 1,
+        maxRetries: retry?.maxRetries ?? 0,
       });
-      return { keys: [`why.model_event.${m.type}`, "why.model_event"], vars };
+      // A retried request's attempt; a response that fails while the run has a retry policy; a dropped attempt's.
+      const variant = m.type === "start" && rec.attempt > 1 ? "retry" : m.type === "error" && retry ? "retry" : rec.dropped ? "dropped" : null;
+      return { keys: [variant ? `why.model_event.${m.type}.${variant}` : null, rec.dropped ? "why.model_event.dropped" : null, `why.model_event.${m.type}`, "why.model_event"].filter(Boolean), vars };
+    }
+    case "retry":
+      return { keys: ["why.retry"], vars: { ...vars, attempt: e.attempt, delayMs: e.delayMs, error: e.error, maxRetries: retry?.maxRetries ?? "?" } };
+    case "compaction": {
+      const entry = e.entry ?? {};
+      const max = compaction?.maxContextTokens ?? "?";
+      const keep = compaction?.keepRecentTokens ?? (typeof max === "number" ? max / 2 : "?");
+      return { keys: ["why.compaction"], vars: { ...vars, n: rec.request + 1, k: entry.firstKeptIndex, index, tokensBefore: entry.tokensBefore, max, keep } };
     }
     case "assistant_message": {
-      const variant = approval ? "approval" : sequential ? "sequential" : last ? "last" : null;
+      const variant = approval ? "approval" : sequential ? "sequential" : last ? "last" : budget ? "budget" : null;
+      Object.assign(vars, { total: usage?.totalTokens ?? "?", maxTokens: budget?.maxTokens ?? "–" });
       return { keys: [variant ? `why.assistant_message.${row?.id}.${variant}` : null, `why.assistant_message.${row?.id}`, "why.assistant_message"].filter(Boolean), vars };
     }
     case "tool_start":
@@ -160,20 +195,20 @@ export function whyOf(rec, { response, requestOf, sequential = false, approval =
       return { keys: [`why.queued_message.${e.queue}`, "why.queued_message"], vars: { ...vars, role: e.message?.role, queue: e.queue, text } };
     }
     case "turn_end":
-      return { keys: [`why.turn_end.${e.reason}`, "why.turn_end"], vars: { ...vars, reason: e.reason, steps: e.steps } };
+      return { keys: [`why.turn_end.${e.reason}`, "why.turn_end"], vars: { ...vars, reason: e.reason, steps: e.steps, total: usage?.totalTokens ?? "?", cost: usage?.cost ?? "?", maxTokens: budget?.maxTokens ?? "–", maxCost: budget?.maxCost ?? "–" } };
     default:
       return { keys: [`why.${e.type}`, "why.unknown"], vars: { ...vars, type: e.type } };
   }
 }
 
 /** What the loop does once a hold on this event is released: the most specific key that has a text. */
-export function waitOf(rec, { response, sequential = false, approval = false } = {}) {
+export function waitOf(rec, { response, sequential = false, approval = false, retry = null } = {}) {
   const e = rec.event;
   const row = response ? decisionRow(response) : null;
   const sub = e.type === "model_event" ? e.event?.type : undefined;
   const keys =
     e.type === "model_event"
-      ? [sub === "done" || sub === "error" ? "wait.model_event.end" : "wait.model_event"]
+      ? [sub === "error" && retry ? "wait.model_event.end.retry" : null, sub === "done" || sub === "error" ? "wait.model_event.end" : "wait.model_event"].filter(Boolean)
       : [
           approval ? `wait.${e.type}.${row?.id}.approval` : null,
           sequential ? `wait.${e.type}.sequential` : null,
@@ -181,5 +216,5 @@ export function waitOf(rec, { response, sequential = false, approval = false } =
           `wait.${e.type}.${row?.id}`,
           `wait.${e.type}`,
         ].filter(Boolean);
-  return { keys: [...keys, "wait.unknown"], vars: { row: row?.id ?? "?" } };
+  return { keys: [...keys, "wait.unknown"], vars: { row: row?.id ?? "?", n: e.type === "compaction" ? rec.request + 1 : rec.request, delayMs: e.delayMs ?? "?" } };
 }

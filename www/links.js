@@ -4,7 +4,8 @@
 // Tokens: `e:<seq>` an event, `m:<index>` a message, `c:<index>:<callId>` a call of the assistant message at
 // index (its blocks in the transcript and its pairing row), `t:<seq>` a trace record. A group is everything
 // that is about one thing: a message and the events and records that made it; a call, its result message and
-// the events and records of that result. Selecting a token highlights every group that holds it.
+// the events and records of that result; a failed attempt the loop retried (its model events and its retry event,
+// no message); a compaction entry and its event. Selecting a token highlights every group that holds it.
 
 /**
  * Which message each record of prologueTrace(messages) comes from. The trace has one record per message, two
@@ -27,7 +28,7 @@ function producingEvent(record, key, events) {
   if (!key) return undefined;
   const [kind, request, callId] = key.split(":");
   const k = Number(request);
-  const find = (test) => events.find((e) => e.request === k && test(e))?.seq;
+  const find = (test) => events.find((e) => e.request === k && !e.dropped && test(e))?.seq;
   if (kind === "a") {
     if (record.kind === "model_start") return find((e) => e.type === "model_event" && e.event.event?.type === "start");
     return find((e) => e.type === "assistant_message");
@@ -44,9 +45,9 @@ function producingEvent(record, key, events) {
  * The records of prologueTrace(messages), each placed at the event that produced it (a concurrent batch then
  * shows its real start and end order), renumbered from 1. Records of messages that no event made (the input,
  * a pasted transcript) keep their transcript order, first. `fromEvents` says whether any event placed a record.
- * `unstarted(msgIndex, callId)` says a result message answers no call before it: its tool_start record goes.
+ * (prologueTrace itself gives no tool_start to a result that answers no call before it.)
  */
-export function orderTrace(records, keys, events, { unstarted = null } = {}) {
+export function orderTrace(records, keys, events) {
   const indexes = traceMessageIndex(records);
   let at = 0;
   let fromEvents = false;
@@ -60,13 +61,8 @@ export function orderTrace(records, keys, events, { unstarted = null } = {}) {
   });
   placed.sort((a, b) => a.at - b.at || a.order - b.order);
   // A tool_start record stands for the loop starting a call. For a result this run appended, only a tool_start event
-  // says that happened; a result the validator says answers no call before it (an orphan, a result before its
-  // call, a second result) was never started by anyone. Neither gets a milestone the run did not have.
-  const kept = placed.filter(({ record, msgIndex, eventSeq, key }) => {
-    if (record.kind !== "tool_start") return true;
-    if (unstarted?.(msgIndex, record.toolCallId)) return false;
-    return !(key?.startsWith("r:") && eventSeq === undefined && events.length > 0);
-  });
+  // says that happened (a learner's loop stepped through may not have emitted one): no milestone the run did not have.
+  const kept = placed.filter(({ record, eventSeq, key }) => record.kind !== "tool_start" || !(key?.startsWith("r:") && eventSeq === undefined && events.length > 0));
   return {
     fromEvents,
     records: kept.map(({ record, msgIndex }, i) => ({ record: { ...record, seq: i + 1 }, msgIndex })),
@@ -97,10 +93,17 @@ export function buildLinks({ messages, keys, events, rows, trace }) {
     if (!ofMessage.has(i)) ofMessage.set(i, group(`m:${i}`));
   });
   const ofRequest = new Map(); // request k -> group (its message's, or its own while the response streams)
+  const ofAttempt = new Map(); // "request:attempt" of a failed attempt -> its events and its retry
   for (const e of events) {
     const token = `e:${e.seq}`;
     const assistant = indexOfKey.get(`a:${e.request}`);
-    if (e.type === "model_event" || e.type === "assistant_message") {
+    if (e.dropped || e.type === "retry") {
+      const at = `${e.request}:${e.attempt}`;
+      if (!ofAttempt.has(at)) ofAttempt.set(at, group());
+      ofAttempt.get(at).add(token);
+    } else if (e.type === "compaction" && indexOfKey.has(`k:${e.compaction}`)) {
+      ofMessage.get(indexOfKey.get(`k:${e.compaction}`))?.add(token);
+    } else if (e.type === "model_event" || e.type === "assistant_message") {
       if (!ofRequest.has(e.request)) ofRequest.set(e.request, assistant !== undefined ? ofMessage.get(assistant) : group());
       ofRequest.get(e.request).add(token);
     } else if (e.callId !== undefined && calls.has(`${assistant}:${e.callId}`)) {

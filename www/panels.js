@@ -3,8 +3,8 @@
 // (SPEC §8). Data from the model or tools is inserted as text.
 
 import { t } from "./i18n.js";
-import { DECISION_ROWS, PHASES, ROW_STEP, callLabel } from "./explain.js";
-import { h, blockNodes, ownerOfMessage, json } from "./views.js";
+import { DECISION_ROWS, PHASES, AROUND, ROW_STEP, callLabel } from "./explain.js";
+import { h, blockNodes, ownerOfMessage, json, lastCompaction } from "./views.js";
 import { canonical } from "./runner.js";
 
 /** How request n differs from request n-1: per message "same" | "changed" | "new", and whether the prompt or tools changed. */
@@ -18,18 +18,37 @@ export function requestDiff(current, previous) {
   };
 }
 
+/** The text of the user message that stands for everything before a compaction entry's cut (SPEC §13). */
+export const SUMMARY_PREFIX = "The conversation so far, summarised:\n\n";
+
 /**
- * The transcript's messages a request did not carry, by index: a custom-role message (never sent, SPEC §7) or one
- * prepareRequest took out (`prepareRequest`). The request is matched against the transcript from the end, message
- * by message (a request keeps the transcript's order; what it changed counts as left out).
+ * Whether a request's first message is the summary of the transcript's last compaction entry: a user message whose
+ * one text block is the summary after SUMMARY_PREFIX. Returns the entry's index, or -1.
+ */
+export function summaryEntry(transcript, request) {
+  const last = lastCompaction(transcript);
+  const first = request?.messages?.[0];
+  if (last < 0 || first?.role !== "user" || !Array.isArray(first.content)) return -1;
+  const text = first.content.map((b) => (b?.type === "text" ? b.text : "")).join("");
+  return text === SUMMARY_PREFIX + transcript[last].summary ? last : -1;
+}
+
+/**
+ * The transcript's messages a request did not carry, by index, and why: a custom-role message (never sent, SPEC §7),
+ * a compaction entry (never sent, §13), a message before the last entry's cut (`compacted`: the summary stands for
+ * it), or one prepareRequest took out (`prepareRequest`). The request is matched against the transcript from the end,
+ * message by message (a request keeps the transcript's order; what it changed counts as left out).
  */
 export function leftOut(transcript, sent, customRoles = []) {
   const out = [];
+  const last = lastCompaction(transcript);
+  const cut = last >= 0 ? transcript[last].firstKeptIndex : -1;
+  const why = (m, index) => (customRoles.includes(m?.role) ? "custom" : m?.role === "compaction" ? "compaction" : index < cut ? "compacted" : "prepareRequest");
   let j = sent.length - 1;
   for (let index = transcript.length - 1; index >= 0; index--) {
     const m = transcript[index];
     if (j >= 0 && canonical(m) === canonical(sent[j])) j -= 1;
-    else out.unshift({ index, role: String(m?.role), reason: customRoles.includes(m?.role) ? "custom" : "prepareRequest" });
+    else out.unshift({ index, role: String(m?.role), reason: why(m, index), ...(index < cut ? { entry: last } : {}) });
   }
   return out;
 }
@@ -85,7 +104,7 @@ export function tokensText(tokens) {
  * listing the tool names, the response that answered it (its stopReason and usage) and, on the live page, the
  * provider's HTTP request body. `raw` shows the request as exact JSON (`request-raw-json`), toggled by `request-raw`.
  */
-export function renderInspector(box, sent, open, { onPick, context = null, customRoles = [], raw = false, onRaw = () => {}, response = null, payload = undefined }) {
+export function renderInspector(box, sent, open, { onPick, context = null, customRoles = [], raw = false, onRaw = () => {}, response = null, payload = undefined, retries = [], running = null, budget = null }) {
   if (!sent.length || !sent[open - 1]) {
     box.replaceChildren(h("p", { class: "empty" }, t("inspector.empty")));
     return;
@@ -101,11 +120,21 @@ export function renderInspector(box, sent, open, { onPick, context = null, custo
     h("button", { type: "button", class: "raw-toggle", "data-testid": "request-raw", "aria-pressed": String(raw), "data-focus-key": "req:raw", onclick: () => onRaw(!raw) }, t("inspector.raw")),
   );
   const fresh = diff.messages.filter((s) => s === "new").length;
+  // After a compaction the request opens with the entry's summary, as a user message (SPEC §13).
+  const entry = context ? summaryEntry(context.transcript, request) : -1;
+  const cut = entry >= 0 ? context.transcript[entry].firstKeptIndex : null;
   const messages = request.messages.map((m, i) =>
     h(
       "li",
-      { class: `message role-${m?.role} owner-${ownerOfMessage(m)}`, "data-role": String(m?.role), "data-index": i, "data-diff": diff.messages[i] },
-      h("div", { class: "message-head" }, h("span", { class: "index" }, `#${i}`), h("span", { class: "role" }, String(m?.role)), mark(diff.messages[i]) ? h("span", { class: "badge new" }, mark(diff.messages[i])) : null),
+      { class: `message role-${m?.role} owner-${ownerOfMessage(m)}`, "data-role": String(m?.role), "data-index": i, "data-diff": diff.messages[i], "data-source": entry >= 0 && i === 0 ? "summary" : undefined },
+      h(
+        "div",
+        { class: "message-head" },
+        h("span", { class: "index" }, `#${i}`),
+        h("span", { class: "role" }, String(m?.role)),
+        mark(diff.messages[i]) ? h("span", { class: "badge new" }, mark(diff.messages[i])) : null,
+        entry >= 0 && i === 0 ? h("span", { class: "badge compacted", "data-testid": "request-summary" }, t("inspector.summary", { entry, k: cut, before: Math.max(0, cut - 1) })) : null,
+      ),
       ...blockNodes(m?.content),
       fieldList(m),
     ),
@@ -119,7 +148,7 @@ export function renderInspector(box, sent, open, { onPick, context = null, custo
           ? h(
               "ol",
               { class: "left-out", "data-testid": "request-left-out" },
-              ...omitted.map((o) => h("li", { "data-index": o.index, "data-role": o.role, "data-reason": o.reason }, h("span", { class: "index" }, `#${o.index}`), " ", h("span", { class: "role" }, o.role), " — ", t(`inspector.leftOut.${o.reason}`))),
+              ...omitted.map((o) => h("li", { "data-index": o.index, "data-role": o.role, "data-reason": o.reason }, h("span", { class: "index" }, `#${o.index}`), " ", h("span", { class: "role" }, o.role), " — ", t(`inspector.leftOut.${o.reason}`, { entry: o.entry }))),
             )
           : h("p", { class: "empty", "data-testid": "request-left-out" }, t("inspector.leftOutNone")),
       ]
@@ -133,8 +162,26 @@ export function renderInspector(box, sent, open, { onPick, context = null, custo
       h("details", {}, h("summary", {}, t("inspector.params")), h("pre", { tabindex: "0" }, JSON.stringify(tool.parameters, null, 2))),
     ),
   );
-  // The response that answered this request, once it is in: its stop reason and what it used.
+  // The response that answered this request, once it is in: its stop reason and what it used, the run's tokens so far
+  // (against the budget); before it, each attempt that failed and was retried (SPEC §12).
   const tokens = tokensOf(response);
+  const attempts = retries.length
+    ? [
+        h("h3", {}, t("inspector.attempts", { n: open, count: retries.length + 1 })),
+        h(
+          "ol",
+          { "data-testid": "request-attempts", class: "attempts" },
+          ...retries.map((r) =>
+            h(
+              "li",
+              { "data-attempt": r.attempt, "data-delay": r.delayMs, "data-same": r.same === undefined ? undefined : String(r.same) },
+              t("inspector.attemptFailed", { attempt: r.attempt, error: r.error, ms: r.delayMs }),
+              r.same === undefined ? "" : ` ${t(r.same ? "inspector.attemptSame" : "inspector.attemptChanged", { next: r.attempt + 1 })}`,
+            ),
+          ),
+        ),
+      ]
+    : [];
   const answer = response
     ? [
         h("h3", {}, t("inspector.response", { n: open })),
@@ -142,6 +189,9 @@ export function renderInspector(box, sent, open, { onPick, context = null, custo
           "div",
           { "data-testid": "request-response", class: "response" },
           h("p", {}, h("code", {}, `stopReason=${response.stopReason}`), " ", tokens ? h("span", { "data-testid": "request-tokens", "data-total": tokens.totalTokens ?? "" }, tokensText(tokens)) : h("span", { class: "help" }, t("inspector.noUsage"))),
+          running && (tokens || budget)
+            ? h("p", { "data-testid": "request-running", "data-total": running.totalTokens }, budget?.maxTokens ? t("inspector.runningBudget", { n: running.totalTokens, max: budget.maxTokens }) : t("inspector.running", { n: running.totalTokens }))
+            : null,
         ),
       ]
     : [];
@@ -168,6 +218,7 @@ export function renderInspector(box, sent, open, { onPick, context = null, custo
       ...against,
       h("h3", {}, t("inspector.tools", { count: tools.length }), mark(diff.tools) ? h("span", { class: "badge new" }, mark(diff.tools)) : null),
       tools.length ? h("ul", { "data-testid": "request-tools", class: "request-tools" }, ...tools) : h("p", { class: "empty", "data-testid": "request-tools" }, t("inspector.noTools")),
+      ...attempts,
       ...answer,
       ...provider,
     ),
@@ -180,7 +231,7 @@ export function renderInspector(box, sent, open, { onPick, context = null, custo
  * `data-current="true"`. fired: Map rowId -> [request numbers]. The phases of a batch (tiny-pi's additions) only
  * with `partTwo`.
  */
-export function renderDecisionTable(box, fired, currentRow, currentPhase = null, { partTwo = false } = {}) {
+export function renderDecisionTable(box, fired, currentRow, currentPhase = null, { partTwo = false, partThree = false, currentAround = null } = {}) {
   const cols = ["row", "stopReason", "calls", "runs", "appended", "ends", "step"];
   const ends = (row) => (row.ends === "continue" ? t("dt.ends.continue") : row.ends);
   const rows = DECISION_ROWS.map((row) => {
@@ -206,6 +257,15 @@ export function renderDecisionTable(box, fired, currentRow, currentPhase = null,
       h("td", {}, t(`phase.${phase.id}.what`)),
     ),
   );
+  // Part three: what the loop does around the table (before a request, on a failed response, after a batch).
+  const around = AROUND.map((step) =>
+    h(
+      "tr",
+      { "data-around": step.id, "data-current": step.id === currentAround ? "true" : undefined },
+      h("th", { scope: "row" }, t(`around.${step.id}`)),
+      h("td", {}, t(`around.${step.id}.what`)),
+    ),
+  );
   box.replaceChildren(
     h("p", { class: "help" }, t("dt.help")),
     h("p", { class: "scroll-hint", "data-testid": "decision-scroll-hint" }, t("table.scroll", { n: cols.length })),
@@ -226,6 +286,16 @@ export function renderDecisionTable(box, fired, currentRow, currentPhase = null,
             "div",
             { class: "table-wrap", tabindex: "0", role: "region", "aria-label": t("phase.title") },
             h("table", { class: "decision phases", "data-testid": "phase-table" }, h("thead", {}, h("tr", {}, h("th", { scope: "col" }, t("phase.col.phase")), h("th", { scope: "col" }, t("phase.col.what")))), h("tbody", {}, ...phases)),
+          ),
+        ]
+      : []),
+    ...(partThree
+      ? [
+          h("h3", {}, t("around.title")),
+          h(
+            "div",
+            { class: "table-wrap", tabindex: "0", role: "region", "aria-label": t("around.title") },
+            h("table", { class: "decision phases", "data-testid": "around-table" }, h("thead", {}, h("tr", {}, h("th", { scope: "col" }, t("around.col.step")), h("th", { scope: "col" }, t("phase.col.what")))), h("tbody", {}, ...around)),
           ),
         ]
       : []),

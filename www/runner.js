@@ -44,12 +44,18 @@ function keepTurns(messages, keep) {
 /**
  * SPEC §7's options of a definition, as runAgentLoop takes them: its hooks (data in the definition) turned into
  * functions, each queue answering with its next list every time it is asked. `onPrepare(request, ctx)` sees every
- * request the loop built, before the definition's prepareRequest changes it.
+ * request the loop built, before the definition's prepareRequest changes it. Part three's options too: `budget` and
+ * `retry` as they are, and `compaction` with the page's own summarizer, which answers the definition's `summary`
+ * (the package's default estimate counts the tokens).
  */
 export function controlOptions(def, onPrepare = () => {}) {
   const options = {};
   for (const key of ["toolExecution", "toolTimeoutMs", "startSteps"]) if (def[key] !== undefined) options[key] = def[key];
-  for (const key of ["customRoles", "approvals"]) if (def[key] !== undefined) options[key] = clone(def[key]);
+  for (const key of ["customRoles", "approvals", "budget", "retry"]) if (def[key] !== undefined) options[key] = clone(def[key]);
+  if (def.compaction) {
+    const { summary, ...limits } = def.compaction;
+    options.compaction = { ...limits, summarize: () => summary };
+  }
   const block = def.hooks?.beforeToolCall;
   if (block) options.beforeToolCall = (call) => (block.block.includes(call.name) ? { block: true, ...(block.reason !== undefined ? { reason: block.reason } : {}) } : undefined);
   const trim = def.hooks?.prepareRequest;
@@ -97,11 +103,17 @@ export class Run {
     this.target = null; // stepTo(n): run without holding until event n, then hold there
     this.status = "ready"; // ready | active | done | failed
     this.mode = "step"; // step: hold every event; run: hold `pace` ms then go on
-    this.events = []; // {seq, type, event, request, callId, batchDone?}
-    this.sent = []; // each request the model received, as it received it (copies)
+    this.events = []; // {seq, type, event, request, attempt?, dropped?, callId, batchDone?}
+    this.sent = []; // each request the model received, as it received it (copies); a retried request once
+    // Each call of the model, in order: {request, attempt, same?}. A retry (SPEC §12) sends the same request again
+    // (`same`: what the model received equals what the first attempt received).
+    this.calls = [];
+    this.retrying = null; // the retry event the loop waits after, until the model is called again
+    this.request = 0; // the number of the request the loop is on (a retried request keeps its number)
     this.payloads = []; // the live model: each request's HTTP body as the provider sent it (by request index)
     this.startedAt = null; // performance.now() when the run began: event times are ms since then
     this.times = []; // per event (by seq - 1): ms since the run began, when the page received it
+    this.goneOn = []; // per event (by seq - 1): when the page let the loop go on after it (a hold's end)
     // For each request, the transcript the loop built it from (custom-role messages included): what the model
     // received is compared with it.
     this.contexts = [];
@@ -133,6 +145,16 @@ export class Run {
   /** The request number n (from 1) as the model received it. */
   requestOf(n) {
     return this.sent[n - 1];
+  }
+
+  /** How many times request n was sent (more than once when it was retried). */
+  attemptsOf(n) {
+    return this.calls.filter((c) => c.request === n).length;
+  }
+
+  /** Which response of the script answered request n: the model's calls before its last attempt. */
+  scriptIndexOf(n) {
+    return this.calls.findLastIndex((c) => c.request === n);
   }
 
   /** Executions still waiting for their gate or running. */
@@ -167,7 +189,12 @@ export class Run {
     // The loop calls `stream` with the model as `this`; the wrapper passes the call on unchanged.
     const recorded = {
       stream: (request, streamOptions) => {
-        this.sent.push(clone(request));
+        // A retry sends the request it retries again (the same object; prepareRequest is not asked again).
+        if (this.retrying) this.calls.push({ request: this.request, attempt: this.retrying.attempt + 1, same: canonical(request) === canonical(this.sent.at(-1)) });
+        else {
+          this.sent.push(clone(request));
+          this.calls.push({ request: this.sent.length, attempt: 1 });
+        }
         return model.stream(request, streamOptions);
       },
     };
@@ -218,7 +245,10 @@ export class Run {
     const { events, requests, result, threw, timedOut } = this.replay;
     this.onUpdate();
     for (const e of events) {
-      if (e?.type === "model_event" && e.event?.type === "start" && requests[this.sent.length]) this.sent.push(clone(requests[this.sent.length]));
+      if (e?.type === "model_event" && e.event?.type === "start" && requests[this.sent.length]) {
+        this.sent.push(clone(requests[this.sent.length]));
+        this.calls.push({ request: this.sent.length, attempt: 1 });
+      }
       if (e?.type === "tool_start") this.executions += 1;
       await this.onLoopEvent(e);
       if (this.disposed) return;
@@ -315,6 +345,7 @@ export class Run {
     const hold = this.hold;
     this.hold = null;
     if (hold) {
+      this.goneOn[hold.seq - 1] = this.now();
       hold.resolve();
       this.onUpdate();
     }
@@ -337,25 +368,55 @@ export class Run {
     }
     return new Promise((resolve) => {
       this.hold = { seq: this.events.length, resolve };
+      this.goneOn[this.hold.seq - 1] = undefined; // until the hold ends
       if (this.mode === "run") this.timer = setTimeout(() => this.releaseHold(), this.pace);
       this.onUpdate();
     });
   }
 
+  /** ms since the run began. */
+  now() {
+    return this.startedAt === null ? 0 : performance.now() - this.startedAt;
+  }
+
   /** Append the event and keep the live transcript in step with what the loop has appended so far. */
   record(e) {
-    const rec = { seq: this.events.length + 1, type: e.type, event: e, request: this.requests, callId: eventCallId(e) };
-    this.times[rec.seq - 1] = this.startedAt === null ? 0 : performance.now() - this.startedAt;
+    const rec = { seq: this.events.length + 1, type: e.type, event: e, request: this.request, callId: eventCallId(e) };
+    this.times[rec.seq - 1] = this.now();
+    // Until the page holds it, the loop goes on as soon as the event is recorded.
+    this.goneOn[rec.seq - 1] = this.times[rec.seq - 1];
     if (e.type === "model_event" && e.event?.type === "start") {
       this.requests += 1;
-      rec.request = this.requests;
-      // The transcript the loop built this request from is the authoritative transcript so far (what was sent may
-      // be shorter: custom roles are left out, prepareRequest may trim).
-      const context = this.contexts[this.requests - 1];
-      if (context) this.transcript = clone(context.transcript);
-    }
+      if (this.retrying) {
+        // The same request again after a retry's wait: its number stays, its attempt goes up.
+        rec.attempt = this.retrying.attempt + 1;
+        this.retrying = null;
+      } else {
+        this.request += 1;
+        rec.attempt = 1;
+        // The transcript the loop built this request from is the authoritative transcript so far (what was sent may
+        // be shorter: custom roles are left out, prepareRequest may trim, a compaction summarises).
+        const context = this.contexts[this.request - 1];
+        if (context) this.transcript = clone(context.transcript);
+      }
+      rec.request = this.request;
+    } else if (e.type === "model_event") rec.attempt = this.events.findLast((r) => r.type === "model_event")?.attempt;
     this.events.push(rec);
     switch (e.type) {
+      case "retry": {
+        // The failed response is dropped (SPEC §12): nothing of it is appended, its calls never run. Its events
+        // (from its attempt's start on) are marked, and the loop waits, then calls the model again.
+        rec.attempt = e.attempt;
+        this.retrying = { attempt: e.attempt, seq: rec.seq };
+        for (const r of this.events) if (r.type === "model_event" && r.request === rec.request && r.attempt === e.attempt) r.dropped = true;
+        break;
+      }
+      case "compaction":
+        // The entry is appended to the transcript (nothing is removed); the next request carries its summary.
+        rec.compaction = this.events.filter((r) => r.type === "compaction").length;
+        rec.entryIndex = this.transcript.length;
+        this.transcript.push(e.entry);
+        break;
       case "assistant_message": {
         this.transcript.push(e.message);
         // A tooluse response with unique ids is a batch: its results (blocked and denied ones too) are appended in
@@ -438,7 +499,7 @@ export class Run {
     this.transcript = result.messages;
     this.reason = result.reason;
     this.steps = result.steps;
-    this.requests = this.sent.length;
+    this.requests = this.calls.length;
     this.status = "done";
     this.onUpdate();
   }

@@ -4,8 +4,9 @@
 // runAgentLoop; nothing here imitates it.
 
 const CASES_URL = new URL("./conformance/cases.json", import.meta.url);
-// The page's own scenarios, in the same format: SPEC part two (hooks, queues, custom roles, approvals), which the
-// kit (SPEC §4 only) does not check. Their `expect` holds the counts the page shows, not every event.
+// The page's own scenarios, in the same format: SPEC parts two and three (hooks, queues, custom roles, approvals;
+// budgets, retries, compaction), which the kit (SPEC §4 only) does not check. Their `expect` holds the counts the
+// page shows, not every event.
 const PAGE_CASES_URL = new URL("./scenarios.json", import.meta.url);
 
 async function loadCases(url) {
@@ -77,11 +78,16 @@ export function cloneDef(value) {
 
 // A new field is one entry here, its check below, and its use in runner.js (and conformance/check.js when the kit's
 // cases use it). SPEC part two's options are data too: `hooks` names what each hook does (runner.js turns it into
-// the function), `steering`/`followUp` list what the queues give each time they are asked.
+// the function), `steering`/`followUp` list what the queues give each time they are asked. Part three's `budget` and
+// `retry` are runAgentLoop's own options; `compaction` is its limits and the `summary` the page's summarizer writes.
 const DEF_KEYS = [
   "systemPrompt", "messages", "script", "tools", "executor", "maxSteps", "abort", "release",
   "toolExecution", "toolTimeoutMs", "hooks", "steering", "followUp", "customRoles", "approvals", "startSteps",
+  "budget", "retry", "compaction",
 ];
+const BUDGET_KEYS = ["maxTokens", "maxCost"];
+const RETRY_KEYS = ["maxRetries", "baseDelayMs", "maxDelayMs"];
+const COMPACTION_KEYS = ["maxContextTokens", "keepRecentTokens", "summary"];
 const TOOL_KEYS = ["description", "parameters", "answer", "details", "isError", "delay", "gate", "reject", "progress", "executionMode", "timeoutMs", "terminate", "needsApproval"];
 const HOOK_KEYS = ["beforeToolCall", "prepareRequest"];
 const EXECUTION_MODES = ["parallel", "sequential"];
@@ -128,6 +134,12 @@ function checkMessage(msg, path, errors, customRoles = []) {
   if (!isObject(msg)) return errors.push({ path, code: "object" });
   if (customRoles.includes(msg.role)) return; // kept verbatim by the loop: any fields
   if (msg.role === "assistant") return checkAssistant(msg, path, errors);
+  if (msg.role === "compaction") {
+    // A compaction entry a restored conversation keeps (SPEC §13); the package checks where its cut may be.
+    if (typeof msg.summary !== "string") errors.push({ path: `${path}.summary`, code: "string" });
+    if (!(Number.isInteger(msg.firstKeptIndex) && msg.firstKeptIndex >= 0)) errors.push({ path: `${path}.firstKeptIndex`, code: "nonNegInt" });
+    return;
+  }
   if (msg.role === "user") return checkContent(msg.content, `${path}.content`, errors);
   if (msg.role === "toolResult") {
     if (typeof msg.toolCallId !== "string") errors.push({ path: `${path}.toolCallId`, code: "string" });
@@ -136,7 +148,7 @@ function checkMessage(msg, path, errors, customRoles = []) {
     else checkContent(msg.content, `${path}.content`, errors);
     return;
   }
-  const roles = ["user", "assistant", "toolResult", ...customRoles].map((r) => JSON.stringify(r));
+  const roles = ["user", "assistant", "toolResult", "compaction", ...customRoles].map((r) => JSON.stringify(r));
   errors.push({ path: `${path}.role`, code: "oneOf", vars: { list: roles.join(", ") } });
 }
 
@@ -157,7 +169,7 @@ function checkQueue(value, path, errors, customRoles) {
 /** The part-two options of a definition: execution, timeouts, hooks as data, queues, custom roles, decisions. */
 function checkControl(d, errors) {
   const customRoles = Array.isArray(d.customRoles) ? d.customRoles : [];
-  if (d.customRoles !== undefined && !(Array.isArray(d.customRoles) && d.customRoles.every((r) => typeof r === "string" && r !== "" && !["user", "assistant", "toolResult"].includes(r))))
+  if (d.customRoles !== undefined && !(Array.isArray(d.customRoles) && d.customRoles.every((r) => typeof r === "string" && r !== "" && !["user", "assistant", "toolResult", "compaction"].includes(r))))
     errors.push({ path: "customRoles", code: "customRoles" });
   if (d.toolExecution !== undefined && !EXECUTION_MODES.includes(d.toolExecution)) errors.push({ path: "toolExecution", code: "oneOf", vars: { list: '"parallel", "sequential"' } });
   if (d.toolTimeoutMs !== undefined && !isTimeout(d.toolTimeoutMs)) errors.push({ path: "toolTimeoutMs", code: "timeout" });
@@ -182,7 +194,32 @@ function checkControl(d, errors) {
       for (const [id, a] of Object.entries(d.approvals))
         if (!isObject(a) || typeof a.approve !== "boolean" || (a.reason !== undefined && typeof a.reason !== "string")) errors.push({ path: `approvals.${id}`, code: "approval" });
   }
+  checkPartThree(d, errors);
   return customRoles;
+}
+
+const isPositive = (v) => typeof v === "number" && Number.isFinite(v) && v > 0;
+const isDelay = (v) => typeof v === "number" && Number.isFinite(v) && v >= 0 && v <= 60000;
+
+/** An object option with only `keys`, each checked by `check(value) -> code | null`. */
+function checkOption(value, path, keys, check, errors) {
+  if (value === undefined) return;
+  if (!isObject(value)) return errors.push({ path, code: "object" });
+  for (const key of Object.keys(value)) {
+    if (!keys.includes(key)) errors.push({ path: `${path}.${key}`, code: "unknownField", vars: { list: keys.join(", ") } });
+    else if (value[key] !== undefined) {
+      const code = check(key, value[key]);
+      if (code) errors.push({ path: `${path}.${key}`, code });
+    }
+  }
+}
+
+/** SPEC part three: a budget, a retry policy, compaction (its limits and the summary the page's summarizer gives). */
+function checkPartThree(d, errors) {
+  checkOption(d.budget, "budget", BUDGET_KEYS, (_, v) => (isPositive(v) ? null : "positive"), errors);
+  checkOption(d.retry, "retry", RETRY_KEYS, (k, v) => (k === "maxRetries" ? (Number.isInteger(v) && v >= 0 ? null : "nonNegInt") : isDelay(v) ? null : "delay"), errors);
+  checkOption(d.compaction, "compaction", COMPACTION_KEYS, (k, v) => (k === "summary" ? (typeof v === "string" ? null : "string") : isPositive(v) ? null : "positive"), errors);
+  if (isObject(d.compaction)) for (const key of ["maxContextTokens", "summary"]) if (d.compaction[key] === undefined) errors.push({ path: `compaction.${key}`, code: "required" });
 }
 
 /**

@@ -50,11 +50,13 @@ function selectable(node, token, onSelect) {
 
 const linkClass = (highlight, token) => (highlight.has(token) ? " highlight" : "");
 
-/** Who a message or event belongs to, as the chapter-00 trace says: a skipped result is the loop's. */
+/** Who a message or event belongs to, as the chapter-00 trace says: a skipped result is the loop's, and so is a
+ * compaction entry (the loop appends it). */
 export function ownerOfMessage(m) {
   if (m?.role === "user") return "user";
   if (m?.role === "assistant") return "model";
   if (m?.role === "toolResult") return m.details?.skipped ? "loop" : "tool";
+  if (m?.role === "compaction") return "loop";
   return "custom"; // a custom-role message (SPEC §7): the app's own, never sent to the model
 }
 
@@ -77,20 +79,25 @@ function ownerOfEvent(rec) {
 
 /**
  * A key per message: input messages `in:i`; the k-th appended assistant `a:k` (request k produced it);
- * a result appended after it `r:k:<callId>`.
+ * a result appended after it `r:k:<callId>`; the k-th compaction entry the run appended `k:k`.
  */
 export function messageKeys(messages, inputLength) {
   let request = 0;
+  let compactions = 0;
   return messages.map((m, i) => {
     if (i < inputLength) return `in:${i}`;
     if (m.role === "assistant") return `a:${++request}`;
     if (m.role === "toolResult") return `r:${request}:${m.toolCallId}`;
+    if (m.role === "compaction") return `k:${++compactions}`;
     return `m:${i}`;
   });
 }
 
+/** The key of the message an event produced (a dropped attempt's events produced none). */
 export function eventKey(rec) {
+  if (rec.dropped) return null;
   if (rec.type === "model_event" || rec.type === "assistant_message") return rec.request > 0 ? `a:${rec.request}` : null;
+  if (rec.type === "compaction") return rec.compaction ? `k:${rec.compaction}` : null;
   if (rec.callId !== undefined) return `r:${rec.request}:${rec.callId}`;
   return null;
 }
@@ -127,6 +134,10 @@ function eventDetail(rec) {
       return `reason=${e.reason} steps=${e.steps}`;
     case "queued_message":
       return `${e.queue}: ${e.message?.role} ${short(json(contentText(e.message?.content)), 60)}`;
+    case "retry":
+      return `attempt=${e.attempt} delayMs=${e.delayMs} ${short(json(e.error), 60)}`;
+    case "compaction":
+      return `firstKeptIndex=${e.entry?.firstKeptIndex} tokensBefore=${e.entry?.tokensBefore}`;
     default:
       return "";
   }
@@ -139,11 +150,27 @@ export function eventLabel(rec) {
   return `model_event › ${m.type}${m.reason ? ` (${m.reason})` : ""}`;
 }
 
+/** The wait after a retry event: planned while the page holds the loop at it, then from when the page let it go on to
+ * the next call of the model (`waits` are the waterfall's wait rows, waterfallRows). */
+function retryWait(rec, waits) {
+  const wait = waits?.find((w) => w.seq === rec.seq);
+  const ms = rec.event.delayMs;
+  const state = !wait ? "planned" : wait.open ? "waiting" : "waited";
+  return h(
+    "span",
+    { class: `wait ${state}`, "data-testid": "retry-wait", "data-state": state, "data-delay": ms, "data-start": wait ? Math.round(wait.start) : undefined, "data-end": wait && !wait.open ? Math.round(wait.end) : undefined },
+    h("span", { class: "wait-bar", "aria-hidden": "true" }),
+    state === "planned" ? t("timeline.retryPlanned", { ms }) : state === "waiting" ? t("timeline.retryWaiting", { ms }) : t("timeline.retryWaited", { ms, waited: Math.round(wait.end - wait.start) }),
+  );
+}
+
 /**
  * One child per event (role option, data-type); model events carry their request number and the first one of a
- * request is labelled. One tab stop (`active`); the arrows, Home and End move it and select as they go.
+ * request is labelled (with its attempt, when it was retried). A retry shows the wait that follows it, and the events
+ * of the failed attempt it dropped are marked (`data-dropped`). One tab stop (`active`); the arrows, Home and End move
+ * it and select as they go.
  */
-export function renderTimeline(list, records, { heldSeq, selectedSeq, activeSeq, highlight, aborted, onSelect }) {
+export function renderTimeline(list, records, { heldSeq, selectedSeq, activeSeq, highlight, aborted, onSelect, waits = [] }) {
   const items = records.map((rec, i) => {
     const isModel = rec.type === "model_event";
     const sub = isModel ? rec.event.event?.type : null;
@@ -152,6 +179,7 @@ export function renderTimeline(list, records, { heldSeq, selectedSeq, activeSeq,
       "event",
       `owner-${ownerOfEvent(rec)}`,
       isModel || rec.type === "assistant_message" ? "in-request" : "",
+      rec.dropped ? "dropped" : "",
       rec.seq === heldSeq ? "held" : "",
       rec.seq === selectedSeq ? "selected" : "",
     ].filter(Boolean);
@@ -165,6 +193,8 @@ export function renderTimeline(list, records, { heldSeq, selectedSeq, activeSeq,
         "data-type": rec.type,
         "data-event": sub ?? undefined,
         "data-request": rec.request || undefined,
+        "data-attempt": isModel || rec.type === "retry" ? rec.attempt : undefined,
+        "data-dropped": rec.dropped ? "true" : undefined,
         "data-call-id": rec.callId,
         "data-seq": rec.seq,
         "data-link": token,
@@ -174,11 +204,13 @@ export function renderTimeline(list, records, { heldSeq, selectedSeq, activeSeq,
         tabindex: rec.seq === activeSeq ? "0" : "-1",
         "aria-current": rec.seq === heldSeq ? "step" : undefined,
       },
-      isModel && sub === "start" ? h("span", { class: "request-label" }, t("timeline.request", { n: rec.request })) : null,
+      isModel && sub === "start" ? h("span", { class: "request-label" }, rec.attempt > 1 ? t("timeline.requestAttempt", { n: rec.request, attempt: rec.attempt }) : t("timeline.request", { n: rec.request })) : null,
       h("span", { class: "seq" }, String(rec.seq).padStart(2, "0")),
       h("span", { class: "kind" }, rec.type),
       sub ? h("span", { class: "sub" }, sub) : null,
       h("span", { class: "detail" }, eventDetail(rec)),
+      rec.dropped && sub === "start" ? h("span", { class: "badge dropped" }, t("timeline.dropped")) : null,
+      rec.type === "retry" ? retryWait(rec, waits) : null,
       abortHere
         ? h("span", { class: "abort-mark" }, h("span", { class: "stop-icon", "aria-hidden": "true" }), t(aborted.seq === 0 ? "timeline.abortedBefore" : aborted.by === "hand" ? "timeline.abortedHand" : "timeline.abortedScenario"))
         : null,
@@ -236,11 +268,26 @@ export function blockNodes(content, { callToken, highlight = new Set(), onSelect
   });
 }
 
-/** One child per message, with data-role and data-owner; the validator's problems about a message as badges. */
+/** The index of the last compaction entry of a transcript (-1 when none): requests carry its summary, then the
+ * messages from its firstKeptIndex on. */
+export function lastCompaction(messages) {
+  return messages.findLastIndex((m) => m?.role === "compaction");
+}
+
+/**
+ * One child per message, with data-role and data-owner; the validator's problems about a message as badges. A
+ * compaction entry shows its summary and its cut; a message before the last entry's cut is marked as summarised
+ * (`data-compacted`: the entry's index): it stays in the transcript, and requests carry the summary instead.
+ */
 export function renderTranscript(list, messages, keys, { highlight, selected, problems, inProgress = new Set(), paused = null, onSelect, onFork = null }) {
+  const last = lastCompaction(messages);
+  const cut = last >= 0 ? messages[last].firstKeptIndex : -1;
   const items = messages.map((m, i) => {
     const token = `m:${i}`;
     const badges = [];
+    const compacted = i < cut && ["user", "assistant", "toolResult"].includes(m?.role);
+    if (compacted) badges.push(h("span", { class: "badge compacted" }, t("badge.compacted", { entry: last })));
+    if (m.role === "compaction") badges.push(h("span", { class: "badge" }, `firstKeptIndex=${m.firstKeptIndex}`), h("span", { class: "badge" }, `tokensBefore=${m.tokensBefore}`));
     if (m.role === "assistant") badges.push(h("span", { class: `badge stop-${m.stopReason}` }, `stopReason=${m.stopReason}`));
     if (m.role === "toolResult") {
       badges.push(h("span", { class: "badge" }, callLabel(m.toolName, m.toolCallId)));
@@ -260,6 +307,7 @@ export function renderTranscript(list, messages, keys, { highlight, selected, pr
         "data-key": keys[i],
         "data-index": i,
         "data-link": token,
+        "data-compacted": compacted ? last : undefined,
       },
       h(
         "div",
@@ -271,7 +319,9 @@ export function renderTranscript(list, messages, keys, { highlight, selected, pr
           ? h("button", { type: "button", class: "fork-button", "data-testid": "fork", "data-select": "fork", "data-request": keys[i].slice(2), "data-focus-key": `fork:${i}`, "aria-label": t("fork.button", { n: keys[i].slice(2) }), onclick: () => onFork(Number(keys[i].slice(2))) }, t("fork.short"))
           : null,
       ),
-      ...blockNodes(m.content, { callToken: m.role === "assistant" ? (id) => `c:${i}:${id}` : null, highlight, onSelect }),
+      ...(m.role === "compaction"
+        ? [h("div", { class: "block summary", "data-testid": "compaction-summary" }, h("span", { class: "tag" }, "summary"), m.summary)]
+        : blockNodes(m.content, { callToken: m.role === "assistant" ? (id) => `c:${i}:${id}` : null, highlight, onSelect })),
       m.role === "assistant" && m.errorMessage ? h("div", { class: "block error-text" }, m.errorMessage) : null,
     );
     return selectable(item, token, onSelect);
@@ -510,16 +560,32 @@ export function renderTrace(box, trace, { highlight, selected, inProgressIds, pa
  * What the waterfall shows, read off the run's events and the time each reached the page (ms since the run began):
  * per model request, a bar from its `start` to its final message (with the response's usage, when it has one),
  * and per executed call a bar from its tool_start to its tool_end, grouped by the batch (request) it answers.
- * A call that has started and not ended yet runs to `now`.
+ * A retried request has a bar per attempt: a failed one ends at its retry (its usage from the error event, which
+ * carries the failed message), then the wait, from when the loop went on after the retry event (`goneOn`, the end
+ * of a hold) to the next call of the model. Anything that has started and not ended yet runs to `now`.
  */
-export function waterfallRows(events, times, now) {
+export function waterfallRows(events, times, now, goneOn = times) {
   const rows = [];
   const openCalls = new Map();
+  let wait = null;
   for (const rec of events) {
     const at = times[rec.seq - 1] ?? 0;
     const e = rec.event;
-    if (rec.type === "model_event" && e.event?.type === "start") rows.push({ kind: "request", request: rec.request, start: at, end: null, usage: null });
-    else if (rec.type === "assistant_message") {
+    if (rec.type === "model_event" && e.event?.type === "start") {
+      if (wait) wait.end = at;
+      wait = null;
+      rows.push({ kind: "request", request: rec.request, attempt: rec.attempt ?? 1, start: at, end: null, usage: null });
+    } else if (rec.type === "model_event" && e.event?.type === "error" && rec.dropped) {
+      const row = rows.findLast((r) => r.kind === "request" && r.request === rec.request);
+      if (row) Object.assign(row, { usage: e.event.error?.usage ?? null });
+    } else if (rec.type === "retry") {
+      const row = rows.findLast((r) => r.kind === "request" && r.request === rec.request && r.end === null);
+      if (row) Object.assign(row, { end: at, failed: true, error: e.error });
+      // Held at the retry event, the loop has not begun to wait yet.
+      const began = goneOn[rec.seq - 1];
+      wait = began === undefined ? null : { kind: "wait", seq: rec.seq, request: rec.request, attempt: e.attempt, delay: e.delayMs, start: began, end: null };
+      if (wait) rows.push(wait);
+    } else if (rec.type === "assistant_message") {
       const row = rows.findLast((r) => r.kind === "request" && r.request === rec.request);
       if (row) Object.assign(row, { end: at, usage: e.message?.usage ?? null, stopReason: e.message?.stopReason });
     } else if (rec.type === "tool_start") {
@@ -535,13 +601,16 @@ export function waterfallRows(events, times, now) {
       }
     }
   }
-  for (const r of rows) if (r.end === null) Object.assign(r, { end: now, open: true });
+  for (const r of rows) if (r.end === null) Object.assign(r, { end: Math.max(now, r.start), open: true });
   return rows;
 }
 
 /** The waterfall: `[data-testid=waterfall]`, one `[data-call]` bar per executed call (`data-start`, `data-end` in ms
- * since the run began) and one `[data-request]` bar per model request, with its tokens when its response has usage. */
-export function renderWaterfall(box, rows, { tokensOf, tokensText }) {
+ * since the run began), one `[data-request]` bar per call of the model, with its tokens when its response has usage and
+ * the run's total so far (`data-running`, against `budget.maxTokens` when the run has a budget), and one `[data-wait]`
+ * bar per wait before a retry. Under it, the tokens the page added up and, once the run is over, the package's own
+ * `result.usage` (`usage`). */
+export function renderWaterfall(box, rows, { tokensOf, tokensText, budget = null, usage = null }) {
   if (!rows.length) {
     box.replaceChildren(h("p", { class: "empty" }, t("waterfall.empty")));
     return;
@@ -554,16 +623,38 @@ export function renderWaterfall(box, rows, { tokensOf, tokensText }) {
     node.style.width = `${Math.max(0.5, ((r.end - r.start) / span) * 100)}%`;
     return h("span", { class: "track" }, node);
   };
+  let running = 0;
   const items = rows.map((r) => {
     const time = `${ms(r.start)} → ${r.open ? t("waterfall.running") : ms(r.end)} (${ms(r.end - r.start)})`;
     if (r.kind === "request") {
       const tokens = tokensOf({ usage: r.usage });
+      if (tokens?.totalTokens !== undefined) running += tokens.totalTokens;
+      const label = r.attempt > 1 || r.failed ? t("waterfall.requestAttempt", { n: r.request, attempt: r.attempt }) : t("waterfall.request", { n: r.request });
+      const total = tokens?.totalTokens !== undefined ? h("span", { class: "running", "data-testid": "tokens-running" }, budget?.maxTokens ? t("waterfall.runningBudget", { n: running, max: budget.maxTokens }) : t("waterfall.runningTotal", { n: running })) : null;
       return h(
         "li",
-        { class: "wf request", "data-request": r.request, "data-start": Math.round(r.start), "data-end": Math.round(r.end), "data-tokens": tokens?.totalTokens ?? undefined },
-        h("span", { class: "wf-label" }, t("waterfall.request", { n: r.request })),
+        { class: `wf request${r.failed ? " failed" : ""}`, "data-request": r.request, "data-attempt": r.attempt, "data-failed": r.failed ? "true" : undefined, "data-start": Math.round(r.start), "data-end": Math.round(r.end), "data-tokens": tokens?.totalTokens ?? undefined, "data-running": tokens?.totalTokens !== undefined ? running : undefined },
+        h("span", { class: "wf-label" }, label),
         bar(r),
-        h("span", { class: "wf-time" }, time, " · ", tokens ? h("span", { class: "tokens" }, tokensText(tokens)) : h("span", { class: "help" }, t("waterfall.noUsage"))),
+        h(
+          "span",
+          { class: "wf-time" },
+          time,
+          " · ",
+          tokens ? h("span", { class: "tokens" }, tokensText(tokens)) : h("span", { class: "help" }, t("waterfall.noUsage")),
+          total ? " · " : null,
+          total,
+          r.failed ? h("span", { class: "help" }, " · ", t("waterfall.failed", { error: r.error })) : null,
+        ),
+      );
+    }
+    if (r.kind === "wait") {
+      return h(
+        "li",
+        { class: `wf wait${r.open ? " open" : ""}`, "data-wait": r.attempt, "data-request": r.request, "data-delay": r.delay, "data-start": Math.round(r.start), "data-end": Math.round(r.end), "data-open": r.open ? "true" : undefined },
+        h("span", { class: "wf-label" }, t("waterfall.wait", { attempt: r.attempt, n: r.request })),
+        bar(r),
+        h("span", { class: "wf-time" }, time, " · ", t("waterfall.waitDelay", { ms: r.delay })),
       );
     }
     return h(
@@ -576,9 +667,14 @@ export function renderWaterfall(box, rows, { tokensOf, tokensText }) {
   });
   const requests = rows.filter((r) => r.kind === "request");
   const totals = requests.map((r) => tokensOf({ usage: r.usage })?.totalTokens).filter((n) => n !== undefined);
+  const spent = budget && usage ? (budget.maxTokens !== undefined && usage.totalTokens >= budget.maxTokens) || (budget.maxCost !== undefined && usage.cost >= budget.maxCost) : false;
   box.replaceChildren(
     h("p", { class: "help" }, t("waterfall.help")),
     h("ol", { class: "waterfall", "data-testid": "waterfall", "data-span": Math.round(span) }, ...items),
     ...(totals.length ? [h("p", { "data-testid": "tokens-total" }, t("waterfall.total", { n: totals.reduce((a, b) => a + b, 0), requests: totals.length }))] : []),
+    ...(usage && (usage.totalTokens > 0 || usage.cost > 0 || budget)
+      ? [h("p", { "data-testid": "usage", "data-total": usage.totalTokens, "data-cost": usage.cost }, t("waterfall.usage", { n: usage.totalTokens, cost: usage.cost }))]
+      : []),
+    ...(budget ? [h("p", { "data-testid": "budget", "data-spent": usage ? String(spent) : undefined }, t(!usage ? "waterfall.budget" : spent ? "waterfall.budgetSpent" : "waterfall.budgetLeft", { max: budget.maxTokens ?? "–", maxCost: budget.maxCost ?? "–" }))] : []),
   );
 }

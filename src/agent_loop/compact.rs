@@ -11,9 +11,9 @@ use crate::compaction::{
     default_estimate, find_cut, is_sent, summary_message, CompactionOptions, EstimateTokens,
 };
 use crate::event::LoopEvent;
+use crate::js_number::js_display;
 use crate::message::{AgentMessage, CompactionEntry, Extra};
 use crate::model::Model;
-use crate::usage::js_display;
 
 /// The estimates a run keeps (empty, and never touched, without compaction).
 #[derive(Default)]

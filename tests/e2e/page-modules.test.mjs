@@ -362,12 +362,13 @@ test("a run starts from the unanswered calls of the last message; the inspector 
   const result = (id) => ({ role: "toolResult", toolCallId: id, toolName: "read", content: [], isError: false, timestamp: 3 });
   const asked = { role: "assistant", content: [call("a"), call("b"), call("c")], stopReason: "toolUse", timestamp: 2 };
   const pkg = createRequire(import.meta.url)("../../pkg/node/tiny_pi.js");
-  assert.deepEqual(unansweredCalls(pkg, [{ role: "user", content: "x", timestamp: 1 }, asked, result("b")]).map((c) => c.id), ["a", "c"]);
-  assert.deepEqual(unansweredCalls(pkg, [{ role: "user", content: "x", timestamp: 1 }, asked, result("a"), result("b"), result("c")]), []);
+  const asking = { role: "user", content: "x", timestamp: 1 };
+  assert.deepEqual(unansweredCalls(pkg, [asking, asked, result("b")]).map((c) => c.id), ["a", "c"]);
+  assert.deepEqual(unansweredCalls(pkg, [asking, asked, result("a"), result("b"), result("c")]), []);
   // The package's paused view decides (SPEC §8), not a rule of the page's: calls with a user message after them
   // are missing results, not pending; a custom-role message after them is no turn.
-  assert.deepEqual(unansweredCalls(pkg, [{ role: "user", content: "x", timestamp: 1 }, asked, result("b"), { role: "user", content: "y", timestamp: 4 }]), []);
-  const noted = [{ role: "user", content: "x", timestamp: 1 }, asked, { role: "note", text: "n", timestamp: 3 }];
+  assert.deepEqual(unansweredCalls(pkg, [asking, asked, result("b"), { role: "user", content: "y", timestamp: 4 }]), []);
+  const noted = [asking, asked, { role: "note", text: "n", timestamp: 3 }];
   assert.deepEqual(unansweredCalls(pkg, noted, ["note"]).map((c) => c.id), ["a", "b", "c"]);
   assert.deepEqual(unansweredCalls(pkg, noted), [], "a transcript the package refuses has nothing pending");
   assert.equal(unansweredCalls(pkg, [asked])[0], asked.content[0], "the call objects themselves");
@@ -398,7 +399,7 @@ test("each of the page's own scenarios runs to the counts it states, through the
   const require = createRequire(import.meta.url);
   const pkg = require("../../pkg/node/tiny_pi.js");
   const own = JSON.parse(await readFile(new URL("scenarios.json", WWW), "utf8")).cases.map((c) => c.id);
-  assert.deepEqual(own, ["blocked", "sequential", "timeout", "terminate", "steering", "follow-up", "prepare-request", "notification", "approval"]);
+  assert.deepEqual(own, ["blocked", "sequential", "timeout", "terminate", "steering", "follow-up", "prepare-request", "notification", "approval", "budget", "retry", "compaction"]);
   for (const id of own) {
     const scenario = SCENARIOS.find((s) => s.id === id);
     const run = new Run(pkg, structuredClone(scenario.def));
@@ -493,4 +494,112 @@ test("a learner's files: the entry is the one exporting runAgentLoop, relative i
   assert.equal(resolveIn(files, "src/agent-loop.ts", "./missing"), null);
   assert.equal(entryOf(files), "src/agent-loop.ts", "two export it: the one named agent-loop");
   assert.equal(entryOf(new Map([["x.js", "const y = 1;"]])), null);
+});
+
+// --- SPEC part three: budgets, retries, compaction on the page ------------------------------------------------
+
+test("the editor's check names the path of each problem in the part-three fields; a compaction entry may stand in the input", () => {
+  const good = structuredClone(SCENARIOS.find((s) => s.id === "readme").def);
+  const paths = (d) => validateDefinition(d).map((e) => `${e.path} ${e.code}`);
+  assert.deepEqual(paths({ ...good, budget: { maxTokens: 0, maxCost: Number.NaN, max: 1 } }), ["budget.maxTokens positive", "budget.maxCost positive", "budget.max unknownField"]);
+  assert.deepEqual(paths({ ...good, retry: { maxRetries: 1.5, baseDelayMs: -1, maxDelayMs: 120000 } }), ["retry.maxRetries nonNegInt", "retry.baseDelayMs delay", "retry.maxDelayMs delay"]);
+  assert.deepEqual(paths({ ...good, compaction: { keepRecentTokens: 10 } }), ["compaction.maxContextTokens required", "compaction.summary required"]);
+  assert.deepEqual(paths({ ...good, compaction: { maxContextTokens: 100, summary: 3 } }), ["compaction.summary string"]);
+  assert.deepEqual(paths({ ...good, budget: [] }), ["budget object"]);
+  const entry = { role: "compaction", summary: "s", firstKeptIndex: 0, tokensBefore: 9, timestamp: 2 };
+  assert.deepEqual(paths({ ...good, messages: [good.messages[0], entry] }), []);
+  assert.deepEqual(paths({ ...good, messages: [{ ...entry, summary: null, firstKeptIndex: -1 }] }), ["messages[0].summary string", "messages[0].firstKeptIndex nonNegInt"]);
+  assert.deepEqual(paths({ ...good, customRoles: ["compaction"] }), ["customRoles customRoles"], "compaction is a built-in role");
+});
+
+test("part three's options as runAgentLoop takes them: budget and retry as they are, compaction with the page's summarizer", async () => {
+  const def = SCENARIOS.find((s) => s.id === "compaction").def;
+  const options = controlOptions({ ...def, budget: { maxTokens: 5 }, retry: { maxRetries: 1 } });
+  assert.deepEqual(options.budget, { maxTokens: 5 });
+  assert.deepEqual(options.retry, { maxRetries: 1 });
+  assert.deepEqual(Object.keys(options.compaction).sort(), ["keepRecentTokens", "maxContextTokens", "summarize"]);
+  assert.equal(await options.compaction.summarize([], { signal: new AbortController().signal }), def.compaction.summary);
+});
+
+test("a retried request: its attempts, the dropped response's events, the same request sent again, the script's response per request", async () => {
+  const pkg = createRequire(import.meta.url)("../../pkg/node/tiny_pi.js");
+  const run = new Run(pkg, structuredClone(SCENARIOS.find((s) => s.id === "retry").def));
+  await new Promise((resolve) => {
+    run.onUpdate = () => (run.status === "done" || run.status === "failed") && resolve();
+    run.run();
+  });
+  assert.deepEqual(run.calls, [{ request: 1, attempt: 1 }, { request: 1, attempt: 2, same: true }, { request: 2, attempt: 1 }]);
+  assert.equal(run.sent.length, 2, "a retried request is recorded once");
+  assert.deepEqual([run.attemptsOf(1), run.attemptsOf(2), run.scriptIndexOf(1), run.scriptIndexOf(2)], [2, 1, 1, 2]);
+  const starts = run.events.filter((r) => r.type === "model_event" && r.event.event?.type === "start");
+  assert.deepEqual(starts.map((r) => [r.request, r.attempt, r.dropped ?? false]), [[1, 1, true], [1, 2, false], [2, 1, false]]);
+  assert.deepEqual(run.events.filter((r) => r.dropped).map((r) => r.event.event.type), ["start", "text_delta", "toolcall_delta", "toolcall_end", "error"]);
+  const retry = run.events.find((r) => r.type === "retry");
+  assert.deepEqual([retry.request, retry.attempt, retry.event.delayMs], [1, 1, 1000]);
+  assert.ok(run.goneOn[retry.seq - 1] !== undefined, "not held: the loop went on at once");
+  assert.equal(run.result.retries, 1);
+  assert.equal(run.mismatch, false);
+});
+
+test("the waterfall of a retry: a bar per attempt, the failed one's usage from its error event, the wait from when the loop went on", async () => {
+  const { waterfallRows } = await import("../../www/views.js");
+  const rec = (seq, request, event, extra = {}) => ({ seq, type: event.type, request, event, ...extra });
+  const events = [
+    rec(1, 1, { type: "model_event", event: { type: "start" } }, { attempt: 1, dropped: true }),
+    rec(2, 1, { type: "model_event", event: { type: "error", error: { usage: { totalTokens: 7 } } } }, { attempt: 1, dropped: true }),
+    rec(3, 1, { type: "retry", attempt: 1, delayMs: 1000, error: "503" }, { attempt: 1 }),
+    rec(4, 1, { type: "model_event", event: { type: "start" } }, { attempt: 2 }),
+    rec(5, 1, { type: "assistant_message", message: { stopReason: "stop", usage: { totalTokens: 9 } } }),
+  ];
+  const times = [0, 10, 20, 1500, 1600];
+  const rows = waterfallRows(events, times, 1700, [0, 10, 400, 1500, 1600]);
+  assert.deepEqual(
+    rows.map((r) => [r.kind, r.attempt, r.start, r.end, r.failed ?? false, r.usage?.totalTokens ?? null]),
+    [["request", 1, 0, 20, true, 7], ["wait", 1, 400, 1500, false, null], ["request", 2, 1500, 1600, false, 9]],
+  );
+  // Held at the retry event: the loop has not begun to wait, so there is no wait yet.
+  const held = waterfallRows(events.slice(0, 3), times, 30, [0, 10, undefined]);
+  assert.deepEqual(held.map((r) => r.kind), ["request"]);
+});
+
+test("a compacted request: the summary is its first message, and what it left out is named (compacted, the entry, a custom role)", async () => {
+  const { summaryEntry, SUMMARY_PREFIX } = await import("../../www/panels.js");
+  const msg = (role, text, timestamp) => ({ role, content: text, timestamp });
+  const entry = { role: "compaction", summary: "read README", firstKeptIndex: 2, tokensBefore: 90, timestamp: 5 };
+  const note = { role: "notification", content: "n", timestamp: 4 };
+  const transcript = [msg("user", "a", 1), msg("assistant-less", "", 2), msg("user", "b", 3), note, entry];
+  transcript[1] = { role: "assistant", content: [{ type: "text", text: "x" }], stopReason: "stop", timestamp: 2 };
+  const summary = { role: "user", content: [{ type: "text", text: SUMMARY_PREFIX + entry.summary }], timestamp: 5 };
+  const request = { messages: [summary, transcript[2]] };
+  assert.equal(summaryEntry(transcript, request), 4);
+  assert.equal(summaryEntry(transcript, { messages: [transcript[2]] }), -1, "no summary first");
+  assert.equal(summaryEntry(transcript.slice(0, 4), request), -1, "no entry");
+  assert.deepEqual(leftOut(transcript, request.messages, ["notification"]), [
+    { index: 0, role: "user", reason: "compacted", entry: 4 },
+    { index: 1, role: "assistant", reason: "compacted", entry: 4 },
+    { index: 3, role: "notification", reason: "custom" },
+    { index: 4, role: "compaction", reason: "compaction" },
+  ]);
+});
+
+test("part three's why-lines and the steps around the table are read off the events", async () => {
+  const { aroundOf, isPartThree, AROUND } = await import("../../www/explain.js");
+  const retry = { seq: 6, type: "retry", request: 1, attempt: 1, event: { type: "retry", attempt: 1, delayMs: 1000, error: "503" } };
+  const why = whyOf(retry, { retry: { maxRetries: 2 } });
+  assert.deepEqual(why.keys, ["why.retry"]);
+  assert.deepEqual([why.vars.attempt, why.vars.delayMs, why.vars.error, why.vars.maxRetries], [1, 1000, "503", 2]);
+  const again = { seq: 7, type: "model_event", request: 1, attempt: 2, event: { type: "model_event", event: { type: "start" } } };
+  assert.deepEqual(whyOf(again).keys, ["why.model_event.start.retry", "why.model_event.start", "why.model_event"]);
+  const failed = { seq: 5, type: "model_event", request: 1, attempt: 1, dropped: true, event: { type: "model_event", event: { type: "error", reason: "error" } } };
+  assert.deepEqual(whyOf(failed, { retry: { maxRetries: 2 } }).keys, ["why.model_event.error.retry", "why.model_event.dropped", "why.model_event.error", "why.model_event"]);
+  const compaction = { seq: 1, type: "compaction", request: 0, entryIndex: 5, event: { type: "compaction", entry: { firstKeptIndex: 3, tokensBefore: 250 } } };
+  const c = whyOf(compaction, { compaction: { maxContextTokens: 200 }, index: 5 });
+  assert.deepEqual([c.keys, c.vars.n, c.vars.k, c.vars.keep, c.vars.index, c.vars.tokensBefore], [["why.compaction"], 1, 3, 100, 5, 250]);
+  const end = { seq: 17, type: "turn_end", request: 2, event: { type: "turn_end", reason: "budget", steps: 2 } };
+  const b = whyOf(end, { usage: { totalTokens: 2600, cost: 0 }, budget: { maxTokens: 2000 } });
+  assert.deepEqual([b.keys[0], b.vars.total, b.vars.maxTokens], ["why.turn_end.budget", 2600, 2000]);
+  assert.deepEqual([retry, failed, compaction, end, again].map(aroundOf), ["retry", "retry", "compaction", "budget", null]);
+  assert.equal(phaseOf(end), "checks");
+  assert.deepEqual(AROUND.map((a) => a.id), ["compaction", "retry", "budget"]);
+  assert.deepEqual(["budget", "retry", "compaction", "readme", "blocked"].map((id) => isPartThree(SCENARIOS.find((s) => s.id === id).def)), [true, true, true, false, false]);
 });

@@ -333,7 +333,7 @@ for (const browser of BROWSERS) {
       }));
 
     test("4. views agree at every step: no call is waiting in one view and missing in another", async () => {
-      for (const id of ["readme", "concurrency", "length", "abort-during-tool", "approval"]) {
+      for (const id of ["readme", "concurrency", "length", "abort-during-tool", "approval", "budget", "retry", "compaction"]) {
         await open(`?scenario=${id}&lang=en`, async (P) => {
           for (let step = 0; step < 60; step++) {
             const views = await P.evaluate(() => {

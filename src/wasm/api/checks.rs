@@ -55,7 +55,8 @@ pub fn format_trace_js(
     Ok(crate::trace::format_trace(&records_arg(&records)?))
 }
 
-/// Reports a call without a result ("missing paired result") and a result before its call ("result before call").
+/// Reports the trace's pairing problems with `validateTranscript`'s kinds (a call without a result is
+/// "missing paired result", a result before its call "result before call").
 #[wasm_bindgen(js_name = validateTrace, unchecked_return_type = "TraceValidation")]
 pub fn validate_trace_js(
     #[wasm_bindgen(unchecked_param_type = "TraceRecord[]")] records: JsValue,
