@@ -70,11 +70,7 @@ pub fn run_agent_loop_js(options: JsValue) -> Promise {
 pub fn run_result(result: &RunResult, messages: &js_sys::Array) -> JsValue {
     let object = Object::new();
     let set = |key: &str, value: &JsValue| {
-        let _ = js_sys::Reflect::set(
-            &object,
-            &JsValue::from_str(wasm_bindgen::intern(key)),
-            value,
-        );
+        let _ = js_sys::Reflect::set(&object, &JsValue::from_str(key), value);
     };
     set("reason", &JsValue::from_str(result.reason.as_str()));
     set("messages", messages);

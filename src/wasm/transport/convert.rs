@@ -11,7 +11,7 @@ use std::fmt;
 use js_sys::{Function, JsString, Reflect};
 use serde::Serialize;
 use serde_json::Value;
-use wasm_bindgen::{intern, JsCast, JsValue};
+use wasm_bindgen::{JsCast, JsValue};
 
 use super::glue::{
     is_array_js, parse_frozen_js, plain_error_js, show_js, type_error_js, unwritable_js,
@@ -21,7 +21,7 @@ use crate::reading::{at, from_json, ReadValue};
 
 /// `object[name]`, with a getter or proxy that throws reported against the field (`what`).
 pub fn get(object: &JsValue, name: &'static str, what: &str) -> Result<JsValue, String> {
-    Reflect::get(object, &JsValue::from_str(intern(name)))
+    Reflect::get(object, &JsValue::from_str(name))
         .map_err(|e| format!("{what}: {}", error_message(&e)))
 }
 
@@ -248,7 +248,7 @@ pub fn error_message(error: &JsValue) -> String {
         return text;
     }
     if is_object(error) || error.is_function() {
-        if let Ok(message) = Reflect::get(error, &JsValue::from_str(intern("message"))) {
+        if let Ok(message) = Reflect::get(error, &JsValue::from_str("message")) {
             if let Some(message) = message.as_string() {
                 return message;
             }

@@ -4,15 +4,17 @@
 //! is awaited by the loop; a throw counts as a rejection.
 
 use js_sys::Function;
-use wasm_bindgen::{intern, JsValue};
 use wasm_bindgen_futures::JsFuture;
 
 use super::convert::{error_message, to_js};
-use super::glue::{emit_js, emit_object_js};
+use super::glue::{
+    emit_assistant_js, emit_compaction_js, emit_model_event_js, emit_progress_js, emit_queued_js,
+    emit_result_js, emit_retry_js, emit_tool_start_js, emit_turn_end_js, Emitted,
+};
 use super::model::JsEvent;
 use super::objects::SharedObjects;
 use crate::agent_loop::{Observed, Observer};
-use crate::event::LoopEvent;
+use crate::event::{LoopEvent, Queue};
 
 /// `onEvent` (or a listener), with the transcript's objects. Without a function, it still keeps each
 /// response's object, whose calls the batch answers.
@@ -25,96 +27,53 @@ impl Observer<JsEvent> for JsObserver {
     fn on_event(&self, event: LoopEvent<'_, JsEvent>) -> Observed {
         if let LoopEvent::AssistantMessage { message, index } = event {
             let object = self.objects.borrow_mut().answering(index, message);
-            return self.call(event.kind(), "message", &object, None);
+            return match &self.on_event {
+                Some(f) => hand(emit_assistant_js(f, &object)),
+                None => Ok(None),
+            };
         }
-        let Some(on_event) = &self.on_event else {
+        let Some(f) = &self.on_event else {
             return Ok(None);
         };
-        match event {
-            LoopEvent::ModelEvent { event: e } => self.call(event.kind(), "event", &e.0, None),
-            LoopEvent::AssistantMessage { .. } => Ok(None),
-            LoopEvent::ToolStart { call } => {
-                let object = self.objects.borrow().call(call);
-                self.call(event.kind(), "call", &object, None)
-            }
+        let mut objects = self.objects.borrow_mut();
+        let returned = match event {
+            LoopEvent::ModelEvent { event } => emit_model_event_js(f, &event.0),
+            LoopEvent::AssistantMessage { .. } => return Ok(None),
+            LoopEvent::ToolStart { call } => emit_tool_start_js(f, &objects.call(call)),
             LoopEvent::ToolProgress { call_id, content } => {
-                let content = to_js(content);
-                self.call(
-                    event.kind(),
-                    "callId",
-                    &call_id.into(),
-                    Some(("content", &content)),
-                )
+                emit_progress_js(f, call_id, &to_js(content))
             }
-            LoopEvent::ToolEnd { result, index } | LoopEvent::ToolSkipped { result, index } => {
-                let object = self.objects.borrow_mut().result(index, result);
-                self.call(event.kind(), "result", &object, None)
+            LoopEvent::ToolEnd { result, index } => {
+                emit_result_js(f, false, &objects.result(index, result))
+            }
+            LoopEvent::ToolSkipped { result, index } => {
+                emit_result_js(f, true, &objects.result(index, result))
             }
             LoopEvent::QueuedMessage {
                 message,
                 queue,
                 index,
             } => {
-                let object = self.objects.borrow_mut().message(index, message);
-                let queue = JsValue::from_str(intern(queue.as_str()));
-                self.call(event.kind(), "message", &object, Some(("queue", &queue)))
+                let object = objects.message(index, message);
+                emit_queued_js(f, &object, queue == Queue::Steering)
             }
             LoopEvent::Retry {
                 attempt,
                 delay_ms,
                 error,
-            } => {
-                // Three fields: made whole here (a retry is rare).
-                let retry = to_js(&serde_json::json!({
-                    "type": "retry", "attempt": attempt, "delayMs": delay_ms, "error": error,
-                }));
-                hand(emit_object_js(on_event, &retry))
-            }
+            } => emit_retry_js(f, attempt, delay_ms, error),
             LoopEvent::Compaction { entry, index } => {
-                let object = self.objects.borrow_mut().compaction(index, entry);
-                self.call(event.kind(), "entry", &object, None)
+                emit_compaction_js(f, &objects.compaction(index, entry))
             }
-            LoopEvent::TurnEnd { reason, steps } => {
-                let reason = JsValue::from_str(intern(reason.as_str()));
-                self.call(
-                    event.kind(),
-                    "reason",
-                    &reason,
-                    Some(("steps", &steps.into())),
-                )
-            }
-        }
-    }
-}
-
-impl JsObserver {
-    /// Calls the function with `{ type: kind, [key]: value, [key2]: value2 }`: its returned promise (or
-    /// thenable) to await; `None` when it returned anything else.
-    fn call(
-        &self,
-        kind: &str,
-        key: &str,
-        value: &JsValue,
-        second: Option<(&str, &JsValue)>,
-    ) -> Observed {
-        let Some(on_event) = &self.on_event else {
-            return Ok(None);
+            LoopEvent::TurnEnd { reason, steps } => emit_turn_end_js(f, reason.as_str(), steps),
         };
-        let none = JsValue::UNDEFINED;
-        let (k2, v2) = second.map_or((None, &none), |(k, v)| (Some(k), v));
-        hand(emit_js(
-            on_event,
-            intern(kind),
-            intern(key),
-            value,
-            k2.map(intern),
-            v2,
-        ))
+        drop(objects);
+        hand(returned)
     }
 }
 
 /// What a listener's call gave: what it threw, or the promise it returned, to await.
-fn hand(returned: Result<Option<js_sys::Promise>, JsValue>) -> Observed {
+fn hand(returned: Emitted) -> Observed {
     let Some(promise) = returned.map_err(|e| error_message(&e))? else {
         return Ok(None);
     };

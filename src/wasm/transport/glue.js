@@ -265,19 +265,43 @@ export function request(systemPrompt, messages, tools) {
 
 // ---- events.rs: an event, made and handed over ------------------------------------------------------------
 
-/**
- * Calls `onEvent({ type, [k1]: v1, [k2]: v2 })` (`k2` left out when undefined): a promise of what it
- * returned if that is a promise or thenable, else undefined. Throws what it throws.
- */
-export function emit(onEvent, type, k1, v1, k2, v2) {
-  const event = { type, [k1]: v1 };
-  if (k2 !== undefined) event[k2] = v2;
-  return settled(onEvent(event));
+// Each calls `onEvent` with its event, the object literal written out (no key crosses from Rust), and answers
+// a promise of what it returned if that is a promise or thenable, else undefined; they throw what it throws.
+
+export function emitModelEvent(onEvent, event) {
+  return settled(onEvent({ type: "model_event", event }));
 }
 
-/** Calls `onEvent(event)` with an event Rust made (one of the rarer ones), as `emit` calls it. */
-export function emitObject(onEvent, event) {
-  return settled(onEvent(event));
+export function emitAssistant(onEvent, message) {
+  return settled(onEvent({ type: "assistant_message", message }));
+}
+
+export function emitToolStart(onEvent, call) {
+  return settled(onEvent({ type: "tool_start", call }));
+}
+
+export function emitProgress(onEvent, callId, content) {
+  return settled(onEvent({ type: "tool_progress", callId, content }));
+}
+
+export function emitResult(onEvent, skipped, result) {
+  return settled(onEvent({ type: skipped ? "tool_skipped" : "tool_end", result }));
+}
+
+export function emitQueued(onEvent, message, steering) {
+  return settled(onEvent({ type: "queued_message", message, queue: steering ? "steering" : "followUp" }));
+}
+
+export function emitRetry(onEvent, attempt, delayMs, error) {
+  return settled(onEvent({ type: "retry", attempt, delayMs, error }));
+}
+
+export function emitCompaction(onEvent, entry) {
+  return settled(onEvent({ type: "compaction", entry }));
+}
+
+export function emitTurnEnd(onEvent, reason, steps) {
+  return settled(onEvent({ type: "turn_end", reason, steps }));
 }
 
 /** A new promise of `value` if it is a promise or thenable (one whose `then` cannot be read is not), else

@@ -8,6 +8,9 @@ use js_sys::{Function, Promise};
 use wasm_bindgen::prelude::wasm_bindgen;
 use wasm_bindgen::JsValue;
 
+/// What an `emit*` call answers: the listener's promise to await (none for anything else), or what it threw.
+pub type Emitted = Result<Option<Promise>, JsValue>;
+
 #[wasm_bindgen(module = "/src/wasm/transport/glue.js")]
 extern "C" {
     // ---- convert.rs
@@ -78,18 +81,45 @@ extern "C" {
 
     // ---- events.rs
 
-    #[wasm_bindgen(catch, js_name = emit)]
-    pub fn emit_js(
-        on_event: &Function,
-        kind: &str,
-        k1: &str,
-        v1: &JsValue,
-        k2: Option<&str>,
-        v2: &JsValue,
+    #[wasm_bindgen(catch, js_name = emitModelEvent)]
+    pub fn emit_model_event_js(f: &Function, event: &JsValue) -> Result<Option<Promise>, JsValue>;
+    #[wasm_bindgen(catch, js_name = emitAssistant)]
+    pub fn emit_assistant_js(f: &Function, message: &JsValue) -> Result<Option<Promise>, JsValue>;
+    #[wasm_bindgen(catch, js_name = emitToolStart)]
+    pub fn emit_tool_start_js(f: &Function, call: &JsValue) -> Result<Option<Promise>, JsValue>;
+    #[wasm_bindgen(catch, js_name = emitProgress)]
+    pub fn emit_progress_js(
+        f: &Function,
+        id: &str,
+        content: &JsValue,
     ) -> Result<Option<Promise>, JsValue>;
-
-    #[wasm_bindgen(catch, js_name = emitObject)]
-    pub fn emit_object_js(f: &Function, event: &JsValue) -> Result<Option<Promise>, JsValue>;
+    #[wasm_bindgen(catch, js_name = emitResult)]
+    pub fn emit_result_js(
+        f: &Function,
+        skipped: bool,
+        result: &JsValue,
+    ) -> Result<Option<Promise>, JsValue>;
+    #[wasm_bindgen(catch, js_name = emitQueued)]
+    pub fn emit_queued_js(
+        f: &Function,
+        message: &JsValue,
+        steering: bool,
+    ) -> Result<Option<Promise>, JsValue>;
+    #[wasm_bindgen(catch, js_name = emitRetry)]
+    pub fn emit_retry_js(
+        f: &Function,
+        attempt: u32,
+        delay_ms: f64,
+        error: &str,
+    ) -> Result<Option<Promise>, JsValue>;
+    #[wasm_bindgen(catch, js_name = emitCompaction)]
+    pub fn emit_compaction_js(f: &Function, entry: &JsValue) -> Result<Option<Promise>, JsValue>;
+    #[wasm_bindgen(catch, js_name = emitTurnEnd)]
+    pub fn emit_turn_end_js(
+        f: &Function,
+        reason: &str,
+        steps: u32,
+    ) -> Result<Option<Promise>, JsValue>;
 
     // ---- the API layer
 
