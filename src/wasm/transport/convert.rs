@@ -25,8 +25,8 @@ pub fn get(object: &JsValue, name: &'static str, what: &str) -> Result<JsValue, 
         .map_err(|e| format!("{what}: {}", error_message(&e)))
 }
 
-/// Reads `value` (`what` names it, e.g. `options.context.messages`) as the shape `shape` (a name in
-/// `crate::shape::SHAPES`), from the JSON `JSON.stringify` writes of it; the error names the bad field.
+/// Reads `value` (`what` names it, e.g. `options.context.messages`) as `T`, from the JSON `JSON.stringify`
+/// writes of it (read once); the error names the bad field.
 pub fn from_js<T: ReadValue>(value: &JsValue, what: &str) -> Result<T, String> {
     from_json_text(&json_text(value, what)?, value, what)
 }
