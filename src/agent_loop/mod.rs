@@ -9,6 +9,9 @@
 //! `execute_calls`, with `settle` for a sequential batch's timed-out call → `finish_call`) or `Batch::skip`
 //! → `after_batch` / `after_stop` (the checks, budget among them, then the queues: `queue.rs`) → `finish`.
 
+// Shared borrows of the transcript across awaits are the design (see `Transcript`).
+#![allow(clippy::await_holding_refcell_ref)]
+
 mod approval;
 mod batch;
 mod compact;
@@ -133,8 +136,10 @@ pub async fn run_agent_loop<M: Model>(
 }
 
 /// A run's transcript: the run appends to it; a host that keeps its conversation there (the `Agent`) reads
-/// it while the run goes on, and keeps it after, with nothing copied. Borrowed only for moments: the run
-/// never holds a borrow while it appends, and a reader never holds one across an await.
+/// it while the run goes on, and keeps it after, with nothing copied. The run is its only writer: it holds
+/// shared borrows across its awaits (a batch borrows its calls from the transcript) and never while it
+/// appends; a host only reads it, for a moment, while a run goes on (its state table refuses every change
+/// of the conversation then). Hence `clippy::await_holding_refcell_ref` is allowed in this module's steps.
 pub(crate) type Transcript = Rc<RefCell<Vec<AgentMessage>>>;
 
 /// `run_agent_loop` over `transcript` in place of `options.context.messages` (which is not read): the run
