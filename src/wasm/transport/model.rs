@@ -47,8 +47,11 @@ pub struct Requests {
     pub objects: SharedObjects,
     /// The last request made of the transcript as it is (its length and system prompt): `prepareRequest`
     /// and the model are shown the same object when the hook changes nothing.
-    pub last: Rc<RefCell<Option<(usize, Option<String>, JsValue)>>>,
+    pub last: Rc<RefCell<Option<LastRequest>>>,
 }
+
+/// A request made of the whole transcript: its length, its system prompt, and the frozen JS object.
+type LastRequest = (usize, Option<String>, JsValue);
 
 impl Requests {
     pub fn new(definitions: Vec<ToolDefinition>, objects: SharedObjects) -> Self {
