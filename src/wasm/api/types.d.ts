@@ -47,7 +47,8 @@ export interface ToolResultMessage<TDetails = unknown> {
  * `compaction.maxContextTokens`. Nothing is removed from the transcript: the entry records the cut. Requests
  * after it carry `summary` (as a user message, `The conversation so far, summarised:\n\n<summary>`) and the
  * messages from `firstKeptIndex` on; the entry itself is never sent. It takes no part in pairing, and goes
- * through `toJSONL`/`parseJSONL`, `validateTranscript` and `context.messages` without `customRoles`. */
+ * through `toJSONL`/`parseJSONL`, `validateTranscript` and `context.messages` without `customRoles`; unknown
+ * extra fields survive, as on any message. */
 export interface CompactionEntry {
   role: "compaction";
   /** What `compaction.summarize` answered for the messages before the cut. */
@@ -161,7 +162,6 @@ export type ToolParameters = JSONSchema | object;
  * do it well rather than by hand:
  * - a TypeBox 1.x schema (what pi-ai re-exports as `Type`; its types carry `"~kind"`): TypeBox's own
  *   `Static<S>`;
- * - a schema of `@sinclair/typebox` 0.x (older pi-ai), which carries its static type in `static`: that type;
  * - a JSON Schema whose type TypeScript can read (written inline in `register`, or `as const`):
  *   json-schema-to-ts's `FromSchema<S>` (so `{ properties: { path: { type: "string" } }, required: ["path"] }`
  *   gives `{ path: string; [x: string]: unknown }`: JSON Schema allows other properties unless
@@ -173,13 +173,11 @@ export type ToolArguments<S> = [S] extends [never]
   ? Record<string, unknown>
   : S extends { readonly "~kind": string }
     ? TypeBoxStatic<S>
-    : S extends { readonly static: unknown; readonly params: unknown }
-      ? S["static"]
-      : string extends keyof S
-        ? Record<string, unknown>
-        : S extends SchemaLiteral
-          ? FromSchema<S>
-          : Record<string, unknown>;
+    : string extends keyof S
+      ? Record<string, unknown>
+      : S extends SchemaLiteral
+        ? FromSchema<S>
+        : Record<string, unknown>;
 
 export interface ToolSpec<TArgs = any, TDetails = unknown, TParameters extends ToolParameters = JSONSchema> {
   /** Unique in the registry, and what every provider accepts: `^[a-zA-Z0-9_-]{1,64}$` (checked by `register`). */
