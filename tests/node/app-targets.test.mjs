@@ -1,7 +1,7 @@
 // The package used unchanged by four kinds of app, each installed-by-path (see app-fixture.mjs):
 // a Node app (ESM and CommonJS, run as child processes), a TypeScript app (tsc --strict against the
 // installed .d.ts), a Vite app (vite build, and the dev server, loaded in headless Chromium; and a Vite app with pi-ai,
-// in a folder of its own, which needs pi-ai's optional peer @opentelemetry/api) and a plain browser page
+// in a folder of its own, which needs @opentelemetry/api, an optional peer of pi-ai's Mistral SDK) and a plain browser page
 // (the package's web build + init(), served statically, loaded in headless Chromium).
 // The app sources live in tests/app/ and are copied next to the fixture's node_modules.
 import assert from "node:assert/strict";
@@ -122,7 +122,7 @@ describe("browser apps in headless Chromium", () => {
     }
   });
 
-  test("Vite + pi-ai: `vite build` needs @opentelemetry/api (pi-ai's optional peer); with it the app builds and runs", { timeout: 300_000 }, async () => {
+  test("Vite + pi-ai: `vite build` needs @opentelemetry/api (an optional peer of pi-ai's Mistral SDK); with it the app builds and runs", { timeout: 300_000 }, async () => {
     // A folder of its own outside the repository, as a user's app: tiny-pi, pi-ai and vite in its node_modules
     // (resolved from there, not from the repository's), installed from the npm cache when it has them.
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), "tiny-pi-vite-pi-ai-"));
