@@ -322,6 +322,20 @@ await step("copy plain files ([[files]])", () => {
 });
 
 // ---- pkg/package.json -------------------------------------------------------
+// `[peer_dependencies]`: `name = "range"`, or `name = { version = "range", optional = true }`.
+function peers(table) {
+  if (!table) return {};
+  const peerDependencies = {};
+  const peerDependenciesMeta = {};
+  for (const [name, spec] of Object.entries(table)) {
+    const version = typeof spec === "string" ? spec : spec?.version;
+    if (typeof version !== "string") throw new Error(`wasm-pack.toml: [peer_dependencies] ${name} needs a version range`);
+    peerDependencies[name] = version;
+    if (spec.optional === true) peerDependenciesMeta[name] = { optional: true };
+  }
+  return { peerDependencies, ...(Object.keys(peerDependenciesMeta).length ? { peerDependenciesMeta } : {}) };
+}
+
 await step(`write ${shown}/package.json and README`, () => {
   const p = config.package;
   // main = a require()-able file, module = an ES module, types = declarations.
@@ -360,6 +374,8 @@ await step(`write ${shown}/package.json and README`, () => {
     ...(p.module ? { module: pick(p.module, "module") } : {}),
     ...(p.types ? { types: pick(p.types, "types") } : {}),
     ...(config.bin ? { bin: Object.fromEntries(Object.entries(config.bin).map(([command, file]) => [command, rel(file)])) } : {}),
+    ...(config.dependencies ? { dependencies: config.dependencies } : {}),
+    ...peers(config.peer_dependencies),
     exports,
     files: [...config.build.map((b) => b.folder), ...(config.files ?? []).map((f) => f.folder), "README.md"],
     sideEffects,

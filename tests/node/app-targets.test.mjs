@@ -1,17 +1,19 @@
 // The package used unchanged by four kinds of app, each installed-by-path (see app-fixture.mjs):
 // a Node app (ESM and CommonJS, run as child processes), a TypeScript app (tsc --strict against the
-// installed .d.ts), a Vite app (vite build, and the dev server, loaded in headless Chromium) and a plain browser page
+// installed .d.ts), a Vite app (vite build, and the dev server, loaded in headless Chromium; and a Vite app with pi-ai,
+// in a folder of its own, which needs @opentelemetry/api, an optional peer of pi-ai's Mistral SDK) and a plain browser page
 // (the package's web build + init(), served statically, loaded in headless Chromium).
 // The app sources live in tests/app/ and are copied next to the fixture's node_modules.
 import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
 import fs from "node:fs";
+import os from "node:os";
 import path from "node:path";
 import { after, before, describe, test } from "node:test";
 import { pathToFileURL } from "node:url";
 import { promisify } from "node:util";
 import { EXPECTED_EVENTS } from "../app/round-trip.mjs";
-import { appSrcDir, ensureFixture, toolPath } from "./app-fixture.mjs";
+import { appSrcDir, ensureFixture, pkgDir, repoRoot, toolPath } from "./app-fixture.mjs";
 import { launchChromium, runPage } from "./browser.mjs";
 import { serveStatic } from "./static-server.mjs";
 
@@ -117,6 +119,43 @@ describe("browser apps in headless Chromium", () => {
       assert.deepEqual(page.result, EXPECTED);
     } finally {
       await server.close();
+    }
+  });
+
+  test("Vite + pi-ai: `vite build` needs @opentelemetry/api (an optional peer of pi-ai's Mistral SDK); with it the app builds and runs", { timeout: 300_000 }, async () => {
+    // A folder of its own outside the repository, as a user's app: tiny-pi, pi-ai and vite in its node_modules
+    // (resolved from there, not from the repository's), installed from the npm cache when it has them.
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "tiny-pi-vite-pi-ai-"));
+    try {
+      fs.cpSync(appSrcDir, path.join(dir, "app"), { recursive: true });
+      fs.writeFileSync(path.join(dir, "package.json"), JSON.stringify({ name: "vite-pi-ai-app", private: true, type: "module" }));
+      const version = (name) => JSON.parse(fs.readFileSync(path.join(repoRoot, "node_modules", name, "package.json"), "utf8")).version;
+      const npm = (...args) => run("npm", ["install", "--prefer-offline", "--no-audit", "--no-fund", "--loglevel=error", ...args], { cwd: dir });
+      await step("npm install tiny-pi, pi-ai and vite (a new app)", () =>
+        npm("--install-links", path.relative(dir, pkgDir), `@mariozechner/pi-ai@${version("@mariozechner/pi-ai")}`, `vite@${version("vite")}`));
+      const root = path.join(dir, "app", "vite", "pi-ai");
+      const outDir = path.join(dir, "dist");
+      const build = () => run(process.execPath, [path.join(dir, "node_modules", "vite", "bin", "vite.js"), "build", root, "--outDir", outDir, "--emptyOutDir", "--logLevel", "warn"], { cwd: dir, env: { ...process.env, NO_COLOR: "1" } });
+
+      const without = await step("vite build without @opentelemetry/api", () => build().then(() => "", (e) => `${e.stdout}${e.stderr}`));
+      assert.match(without, /"trace" is not exported by "__vite-optional-peer-dep:@opentelemetry\/api:@mistralai\/mistralai"/, "the build fails as the README says");
+
+      await step("npm install @opentelemetry/api", () => npm("@opentelemetry/api@1"));
+      await step("vite build with @opentelemetry/api", build);
+      const server = await serveStatic(outDir);
+      try {
+        const page = await step("load the pi-ai Vite build in Chromium", () => runPage(browser.context, `${server.url}/index.html`));
+        assert.deepEqual(page.errors, []);
+        assert.equal(page.status, "done", JSON.stringify(page.result));
+        assert.deepEqual(page.result, {
+          problems: [],
+          summary: { reason: "stop", steps: 2, roles: "user,assistant,toolResult,assistant", piAiMessage: true, text: "read: # README.md" },
+        });
+      } finally {
+        await server.close();
+      }
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
     }
   });
 

@@ -62,11 +62,10 @@ impl JsToolRegistry {
         JsToolRegistry { registry, number }
     }
 
-    /// Adds a tool; throws a `TypeError` naming the bad field.
-    pub fn register(
-        &self,
-        #[wasm_bindgen(unchecked_param_type = "ToolSpec")] tool: JsValue,
-    ) -> Result<(), JsValue> {
+    /// Adds a tool; throws a `TypeError` naming the bad field. (Declared in `types.d.ts`: generic over the
+    /// tool's `parameters`, from which it types `execute`'s arguments.)
+    #[wasm_bindgen(skip_typescript)]
+    pub fn register(&self, tool: JsValue) -> Result<(), JsValue> {
         let tool = parse_tool(&tool).map_err(type_error)?;
         let mut registry = self
             .registry

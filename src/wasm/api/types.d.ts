@@ -1,4 +1,13 @@
 
+// The types `register` reads a tool's arguments from (`ToolArguments`). json-schema-to-ts is a dependency of
+// this package, for its types only. TypeBox is an optional peer: an app that writes TypeBox schemas has it (pi-ai
+// depends on it, and re-exports its `Type`), and TypeBox 1.x's schema types do not carry their static type, so
+// only TypeBox's own `Static` reads them. An app without TypeBox has no TypeBox schema to read: the import below
+// then resolves to nothing (the directive keeps `tsc` quiet about it) and no JSON Schema goes through it.
+import type { FromSchema, JSONSchema as SchemaLiteral } from "json-schema-to-ts";
+// @ts-ignore: TypeBox is an optional peer dependency (see above).
+import type { Static as TypeBoxStatic } from "typebox";
+
 // ---- Messages (SPEC §1; pi-ai's shapes, so pi-ai objects can be passed in) ----
 // Several names are pi-ai's too (AssistantMessage, ToolCall, Model, ...), for the same JSON; a module that
 // uses both imports one side under another name: `import type { Model as PiModel } from "@mariozechner/pi-ai"`.
@@ -34,10 +43,31 @@ export interface ToolResultMessage<TDetails = unknown> {
   timestamp: number;
 }
 
-/** A message of the transcript. `A` is the run's assistant message type: tiny-pi's own by default, or one
- * with more required fields, such as pi-ai's `AssistantMessage` (api, provider, model, usage) when the model
- * is a pi-ai stream. */
-export type AgentMessage<A extends AssistantMessage = AssistantMessage> = UserMessage | A | ToolResultMessage;
+/** A compaction entry (SPEC §13): the loop appends one when a request would carry more than
+ * `compaction.maxContextTokens`. Nothing is removed from the transcript: the entry records the cut. Requests
+ * after it carry `summary` (as a user message, `The conversation so far, summarised:\n\n<summary>`) and the
+ * messages from `firstKeptIndex` on; the entry itself is never sent. It takes no part in pairing, and goes
+ * through `toJSONL`/`parseJSONL`, `validateTranscript` and `context.messages` without `customRoles`; unknown
+ * extra fields survive, as on any message. */
+export interface CompactionEntry {
+  role: "compaction";
+  /** What `compaction.summarize` answered for the messages before the cut. */
+  summary: string;
+  /** The transcript index of the first message requests still carry (a user or assistant message). */
+  firstKeptIndex: number;
+  /** The estimated tokens of the request the entry shortened, before the cut. */
+  tokensBefore: number;
+  timestamp: number;
+}
+
+/** A message as a model is sent it (a request's `messages`): a user message, an assistant message or a tool
+ * result, the shapes of pi-ai's `Message`. `A` is the run's assistant message type (see `AgentMessage`). */
+export type ModelMessage<A extends AssistantMessage = AssistantMessage> = UserMessage | A | ToolResultMessage;
+
+/** A message of the transcript: what a model is sent, and the compaction entries the loop appends. `A` is the
+ * run's assistant message type: tiny-pi's own by default, or one with more required fields, such as pi-ai's
+ * `AssistantMessage` (api, provider, model, usage) when the model is a pi-ai stream. */
+export type AgentMessage<A extends AssistantMessage = AssistantMessage> = ModelMessage<A> | CompactionEntry;
 
 /** A message of one of the run's `customRoles` `R` (SPEC §7): kept in the transcript verbatim, never sent to
  * the model unless `prepareRequest` puts it back (converted). No such message without custom roles. */
@@ -65,8 +95,9 @@ export interface ToolDefinition {
  * `streamSimple(piModel, request, options)` takes it as it is. */
 export interface ModelRequest<A extends AssistantMessage = AssistantMessage> {
   systemPrompt?: string;
-  /** The request's own array; it and its messages are frozen (typed mutable so that pi-ai takes it). */
-  messages: AgentMessage<A>[];
+  /** The request's own array; it and its messages are frozen (typed mutable so that pi-ai takes it). After
+   * a compaction: the summary as a user message, then the messages from the entry's `firstKeptIndex` on. */
+  messages: ModelMessage<A>[];
   tools: ToolDefinition[];
 }
 
@@ -122,12 +153,39 @@ export interface ToolOutput<TDetails = unknown> {
 /** How the calls of a batch run: all at once (the default), or one at a time in call order. */
 export type ExecutionMode = "parallel" | "sequential";
 
-export interface ToolSpec<TArgs = any, TDetails = unknown> {
+/** What a tool's `parameters` may be: a JSON Schema object, written as a literal (or `as const`), or a TypeBox
+ * schema (`Type.Object(...)`, as pi-ai re-exports it). */
+export type ToolParameters = JSONSchema | object;
+
+/**
+ * The arguments `execute` gets for a tool whose `parameters` has the type `S`, read by the packages that
+ * do it well rather than by hand:
+ * - a TypeBox 1.x schema (what pi-ai re-exports as `Type`; its types carry `"~kind"`): TypeBox's own
+ *   `Static<S>`;
+ * - a JSON Schema whose type TypeScript can read (written inline in `register`, or `as const`):
+ *   json-schema-to-ts's `FromSchema<S>` (so `{ properties: { path: { type: "string" } }, required: ["path"] }`
+ *   gives `{ path: string; [x: string]: unknown }`: JSON Schema allows other properties unless
+ *   `additionalProperties: false`);
+ * - no `parameters`, or a schema typed only as an object (`JSONSchema`, or a variable whose literal types
+ *   were widened): `Record<string, unknown>`.
+ */
+export type ToolArguments<S> = [S] extends [never]
+  ? Record<string, unknown>
+  : S extends { readonly "~kind": string }
+    ? TypeBoxStatic<S>
+    : string extends keyof S
+      ? Record<string, unknown>
+      : S extends SchemaLiteral
+        ? FromSchema<S>
+        : Record<string, unknown>;
+
+export interface ToolSpec<TArgs = any, TDetails = unknown, TParameters extends ToolParameters = JSONSchema> {
   /** Unique in the registry, and what every provider accepts: `^[a-zA-Z0-9_-]{1,64}$` (checked by `register`). */
   name: string;
   description?: string;
-  /** JSON Schema of the arguments; defaults to `{ type: "object" }`. */
-  parameters?: JSONSchema;
+  /** JSON Schema of the arguments; defaults to `{ type: "object" }`. `register` types `execute`'s arguments
+   * from it (`ToolArguments`). */
+  parameters?: TParameters;
   /** `"sequential"`: every batch with a call to this tool runs one call at a time. */
   executionMode?: ExecutionMode;
   /** Its calls time out after this many milliseconds (a positive integer, at most 2^31 - 1), before the
@@ -137,6 +195,16 @@ export interface ToolSpec<TArgs = any, TDetails = unknown> {
     args: TArgs,
     context: { callId: string; signal?: AbortSignal; reportProgress(content: ToolContent): void },
   ): ToolOutput<TDetails> | Promise<ToolOutput<TDetails>>;
+}
+
+/** Tools by name, their definitions for the model, and the core executor (its other members are declared
+ * with the class). */
+export interface ToolRegistry {
+  /** Adds a tool; throws a `TypeError` naming the bad field. `execute`'s arguments are typed from `parameters`
+   * (`ToolArguments`: a JSON Schema literal through json-schema-to-ts, a TypeBox schema through TypeBox's
+   * `Static`, `Record<string, unknown>` without one); an annotation of `execute`'s (or `needsApproval`'s)
+   * arguments, or a `ToolSpec<Args>` passed whole, decides instead. */
+  register<const S extends ToolParameters = never, TArgs = ToolArguments<S>, TDetails = unknown>(tool: ToolSpec<TArgs, TDetails, S>): void;
 }
 
 export type ToolExecutor = (
@@ -158,7 +226,7 @@ export interface ToolSource {
 // ---- The loop (SPEC §4) ----
 
 export type SkipReason = "length" | "error" | "aborted" | "unexpected-stop" | "duplicate-call-id" | "blocked" | "denied" | "interrupted";
-export type RunReason = "stop" | "length" | "error" | "aborted" | "maxSteps" | "terminated" | "paused";
+export type RunReason = "stop" | "length" | "error" | "aborted" | "maxSteps" | "terminated" | "paused" | "budget";
 
 /** A result the loop wrote for a call it did not run. */
 export type SkippedToolResult = ToolResultMessage<{ skipped: true; reason: SkipReason }> & { isError: true };
@@ -173,6 +241,11 @@ export type LoopEvent<A extends AssistantMessage = AssistantMessage, R extends s
   | { type: "tool_end"; result: ToolResultMessage }
   | { type: "tool_skipped"; result: SkippedToolResult }
   | { type: "queued_message"; message: QueuedMessage<R>; queue: "steering" | "followUp" }
+  /** A failed response will be asked again (SPEC §12) after `delayMs`: the `attempt`-th retry of this
+   * request (1 for the first), and why the response failed. */
+  | { type: "retry"; attempt: number; delayMs: number; error: string }
+  /** A compaction entry was appended (SPEC §13), before the request it shortens. */
+  | { type: "compaction"; entry: CompactionEntry }
   | { type: "turn_end"; reason: RunReason; steps: number };
 
 // ---- Loop control (SPEC §7) ----
@@ -188,7 +261,8 @@ export interface HookContext<A extends AssistantMessage = AssistantMessage, R ex
   /** For tool hooks, the number of the request whose response is being answered (1 for the first); for
    * `prepareRequest`, the number the request about to be made will have. */
   step: number;
-  /** The transcript so far (frozen), custom-role messages included; a batch's results are not in it yet.
+  /** The transcript so far (frozen), custom-role messages and compaction entries included; a batch's results
+   * are not in it yet.
    * A getter: the copy is made when a hook first reads it (so `{ ...ctx }` and `Object.keys(ctx)` leave it
    * out), and stays the transcript as it was at the hook's call however late it is read. */
   readonly messages: readonly (AgentMessage<A> | CustomMessage<R>)[];
@@ -324,7 +398,7 @@ export interface PendingCall {
   readonly needsApproval: boolean;
 }
 
-export interface ToolSpec<TArgs = any, TDetails = unknown> {
+export interface ToolSpec<TArgs = any, TDetails = unknown, TParameters extends ToolParameters = JSONSchema> {
   /** A call waits for a decision: `true`, or a function of the arguments (a throw, a rejection or a
    * non-boolean answer counts as `true`). Without one the run pauses (reason `paused`) before anything of
    * the batch runs. Asked whatever runs the calls, `executeToolCall` included. */
@@ -343,6 +417,88 @@ export interface RunResult<A extends AssistantMessage = AssistantMessage, R exte
   /** With reason `paused`: the calls of the last message, frozen. Run again from `messages` with
    * `approvals` (and `startSteps: steps`) to go on. */
   pending?: readonly PendingCall[];
+}
+
+// ---- Usage and budgets, retries, compaction (SPEC §11, §12, §13) ----
+
+/** `result.usage`: pi-ai's `usage` summed over every final assistant message the model returned in the run
+ * (appended, or dropped by a retry); `cost` is the sum of `usage.cost.total`. A missing field, or one that is
+ * not a finite number, counts 0: all zeros when the model reports nothing. (pi-ai's own `Usage` has `cost` as
+ * an object: this is a run's total.) */
+export interface RunUsage {
+  input: number;
+  output: number;
+  cacheRead: number;
+  cacheWrite: number;
+  totalTokens: number;
+  cost: number;
+}
+
+/** `options.budget`: each a positive finite number. Once `usage.totalTokens >= maxTokens` or
+ * `usage.cost >= maxCost`, the run ends with reason `"budget"` where it would otherwise ask the model again
+ * (after a batch: aborted, terminated, budget, `maxSteps`, in that order); a `stop` answer still ends it with
+ * `"stop"`, and a spent budget asks no queue and makes no retry. */
+export interface Budget {
+  maxTokens?: number;
+  maxCost?: number;
+}
+
+/** What `retry.shouldRetry` is shown (frozen): why the response failed (its `errorMessage`, or what the
+ * stream threw), the final message when there was one (`stopReason: "error"`), and the number the retry would
+ * have (1 for the first). */
+export interface RetryFailure<A extends AssistantMessage = AssistantMessage> {
+  readonly error: string;
+  readonly message?: A;
+  readonly attempt: number;
+}
+
+/** `options.retry`: a failed response (`stopReason: "error"`, or a stream that threw or ended without a final
+ * message) is asked again, the same request, while fewer than `maxRetries` retries were made for it and
+ * `shouldRetry` answers `true`. Its calls never run and nothing of it is appended; a `retry` event, then a wait
+ * of `min(maxDelayMs, baseDelayMs * 2 ** (attempt - 1))` ms on the host's timers (an abort ends the wait and
+ * the run, `"aborted"`). A retried request is not counted again in `steps`. */
+export interface RetryOptions<A extends AssistantMessage = AssistantMessage> {
+  /** A non-negative integer; default 0 (no retry). */
+  maxRetries?: number;
+  /** Default 1000. */
+  baseDelayMs?: number;
+  /** Default 30000. */
+  maxDelayMs?: number;
+  /** Default: always. A throw, a rejection or an answer that is not a boolean means no retry. */
+  shouldRetry?: (failure: RetryFailure<A>) => boolean | Promise<boolean>;
+}
+
+/** `options.compaction`: before each request (before `prepareRequest`) the loop sums `estimateTokens` over the
+ * messages it would send; over `maxContextTokens`, it cuts at a user or assistant message (never between a call
+ * and its result), has the messages before the cut summarised, appends a `CompactionEntry` (event `compaction`)
+ * and sends the summary and the messages from the cut on. A `summarize` that throws or answers no string ends
+ * the run with reason `"error"`, `compaction failed: <message>`, before the request. */
+export interface CompactionOptions<A extends AssistantMessage = AssistantMessage> {
+  /** A positive finite number. */
+  maxContextTokens: number;
+  /** What the messages kept after the cut may estimate at most; default `maxContextTokens / 2`. */
+  keepRecentTokens?: number;
+  /** The summary of `messages` (frozen): what the request would have carried before the cut, the previous
+   * summary first (as a user message). `signal` is the run's. */
+  summarize: (messages: readonly ModelMessage<A>[], context: { signal: AbortSignal }) => string | Promise<string>;
+  /** A message's tokens, answered at once (not a promise); default `Math.ceil(JSON.stringify(message).length / 4)`. */
+  estimateTokens?: (message: ModelMessage<A>) => number;
+}
+
+export interface RunOptions<A extends AssistantMessage = AssistantMessage, R extends string = never> {
+  /** Ends the run (reason `"budget"`) once its usage reaches a limit. */
+  budget?: Budget;
+  /** Asks the model again after a failed response. */
+  retry?: RetryOptions<A>;
+  /** Shortens long requests with a summary. */
+  compaction?: CompactionOptions<A>;
+}
+
+export interface RunResult<A extends AssistantMessage = AssistantMessage, R extends string = never> {
+  /** What the model reported using in this run (zeros when nothing). */
+  usage: RunUsage;
+  /** How many retries the run made (0 when none). */
+  retries: number;
 }
 
 // ---- Transcript checks and repair (SPEC §5, §8) ----
@@ -390,12 +546,19 @@ export function parseJSONL<A extends AssistantMessage = AssistantMessage, R exte
 /** What may be prompted or queued: a user message, or one of a role in `customRoles`. */
 export type AgentInput<R extends string = never> = QueuedMessage<R>;
 
-/** `runAgentLoop`'s options but those the agent gives each run itself. */
+/** `runAgentLoop`'s options but those the agent gives each run itself. `budget` is per run (each run's usage
+ * starts at zero); `retry` and `compaction` apply to every run, and compaction entries stay in the
+ * conversation. */
 export interface AgentOptions<A extends AssistantMessage = AssistantMessage, R extends string = never>
   extends Omit<RunOptions<A, R>, "context" | "signal" | "onEvent" | "approvals" | "startSteps" | "getSteeringMessages" | "getFollowUpMessages"> {
   systemPrompt?: string;
   /** The conversation to start from (copied); paused when its last message has unanswered calls. */
   messages?: (AgentMessage<A> | CustomMessage<R>)[];
+  /** For a conversation that starts paused: the steps its paused run had made (that run's `result.steps`,
+   * saved beside the JSONL, which holds messages only), so that `resume` counts on from them and `maxSteps`
+   * spans the whole run. Default 0; an agent that starts idle ignores it (each `prompt` is a run of its own,
+   * counted from 0). */
+  startSteps?: number;
 }
 
 /** A conversation over `runAgentLoop`: the same rules, its transcript kept between runs. */
@@ -410,7 +573,8 @@ export declare class Agent<A extends AssistantMessage = AssistantMessage, R exte
   /** When paused: the calls of the last message. */
   readonly pending: readonly PendingCall[] | undefined;
   /** Appends the input (a string is a user message, stamped as the run stamps its own: `now`, else `Date.now()`)
-   * and runs. Rejects with an `Error` while running or paused. */
+   * and runs. Rejects with an `Error` while running or paused. `prompt([])` appends nothing and asks the model
+   * again from the conversation as it is: how a conversation whose run ended in an error is retried. */
   prompt(input: string | AgentInput<R> | AgentInput<R>[]): Promise<RunResult<A, R>>;
   /** Goes on from a pause with these decisions; steps count on. A call still undecided pauses again. */
   resume(approvals: Approvals): Promise<RunResult<A, R>>;

@@ -29,6 +29,10 @@ import type {
   UserMessage,
   CustomMessage,
   RunResult as RunResultOf,
+  CompactionEntry,
+  ModelMessage,
+  RunUsage,
+  RetryFailure,
 } from "tiny-pi";
 
 type RunOptions = Parameters<typeof runAgentLoop>[0];
@@ -79,6 +83,12 @@ function describe(e: LoopEvent): string {
       const user: UserMessage = e.message;
       return `${queue}:${user.role}`;
     }
+    case "retry":
+      return `retry ${e.attempt} in ${e.delayMs} ms: ${e.error}`;
+    case "compaction": {
+      const entry: CompactionEntry = e.entry;
+      return `${entry.role}: ${entry.summary} from ${entry.firstKeptIndex} (${entry.tokensBefore} tokens)`;
+    }
     case "turn_end":
       return `${e.reason}/${e.steps}`;
     default: {
@@ -105,7 +115,7 @@ const options: RunOptions = {
   },
 };
 const result: RunResult = await runAgentLoop(options);
-const reason: "stop" | "length" | "error" | "aborted" | "maxSteps" | "terminated" | "paused" = result.reason;
+const reason: "stop" | "length" | "error" | "aborted" | "maxSteps" | "terminated" | "paused" | "budget" = result.reason;
 const steps: number = result.steps;
 const error: string | undefined = result.error;
 const requests: ModelRequest[] = model.requests;
@@ -292,3 +302,87 @@ unsubscribe();
 guarded.free();
 
 export { answer, badDecision, conversation, resumedReason, running, skipReasons, waiting };
+
+// ---- SPEC part three: usage and budgets, retries, compaction ----
+const compacting = await runAgentLoop({
+  context: { messages: input },
+  model,
+  budget: { maxTokens: 100_000, maxCost: 0.5 },
+  retry: {
+    maxRetries: 3,
+    baseDelayMs: 500,
+    maxDelayMs: 10_000,
+    shouldRetry: async (failure) => {
+      const seen: RetryFailure = failure;
+      const stop: string | undefined = failure.message?.stopReason;
+      return failure.attempt <= 2 && !failure.error.includes("401");
+    },
+  },
+  compaction: {
+    maxContextTokens: 8_000,
+    keepRecentTokens: 2_000,
+    summarize: async (messages, { signal }) => {
+      // A request's messages: never a compaction entry (the previous summary comes as a user message).
+      const sent: readonly ModelMessage[] = messages;
+      const roles: ("user" | "assistant" | "toolResult")[] = messages.map((m) => m.role);
+      return signal.aborted ? "" : `${roles.length} messages`;
+    },
+    estimateTokens: (message) => JSON.stringify(message).length / 4,
+  },
+  prepareRequest: (request) => {
+    for (const m of request.messages) {
+      // @ts-expect-error a request never carries a compaction entry
+      if (m.role === "compaction") return;
+    }
+  },
+});
+const usage: RunUsage = compacting.usage;
+const spent: [number, number, number, number, number, number] = [usage.input, usage.output, usage.cacheRead, usage.cacheWrite, usage.totalTokens, usage.cost];
+const retries: number = compacting.retries;
+const overBudget: boolean = compacting.reason === "budget";
+for (const m of compacting.messages) {
+  if (m.role === "compaction") {
+    const summary: string = m.summary;
+    const kept: number = m.firstKeptIndex;
+  }
+}
+// A transcript holds compaction entries: JSONL and the checks read them without customRoles.
+const entry: CompactionEntry = { role: "compaction", summary: "Ada asked about README.md.", firstKeptIndex: 1, tokensBefore: 9_000, timestamp: 3 };
+const withEntry: AgentMessage[] = [...input, entry];
+const reread: AgentMessage[] = parseJSONL(toJSONL(withEntry));
+const entryOk: boolean = validateTranscript(withEntry).ok;
+
+// @ts-expect-error maxTokens is a number
+void runAgentLoop({ context: { messages: input }, model, budget: { maxTokens: "1000" } });
+
+// @ts-expect-error shouldRetry answers a boolean
+void runAgentLoop({ context: { messages: input }, model, retry: { shouldRetry: () => "yes" } });
+
+// @ts-expect-error summarize answers a string
+void runAgentLoop({ context: { messages: input }, model, compaction: { maxContextTokens: 10, summarize: async () => 42 } });
+
+// @ts-expect-error estimateTokens answers at once, not a promise
+void runAgentLoop({ context: { messages: input }, model, compaction: { maxContextTokens: 10, summarize: () => "", estimateTokens: async () => 1 } });
+
+// @ts-expect-error compaction needs maxContextTokens
+void runAgentLoop({ context: { messages: input }, model, compaction: { summarize: () => "" } });
+
+// @ts-expect-error a compaction entry's summary is a string
+const badEntry: CompactionEntry = { role: "compaction", summary: 1, firstKeptIndex: 0, tokensBefore: 0, timestamp: 0 };
+
+// The Agent: part three's options for every run, and the steps of a paused conversation restored from JSONL.
+const longLived = Agent.fromJSONL(toJSONL(withEntry), {
+  model,
+  budget: { maxCost: 1 },
+  retry: { maxRetries: 2 },
+  compaction: { maxContextTokens: 8_000, summarize: () => "summary" },
+  startSteps: 3,
+});
+const failed = await longLived.prompt("hello");
+// A run that ended in an error is retried from the conversation as it is.
+const again: RunResultOf = failed.reason === "error" ? await longLived.prompt([]) : failed;
+
+// @ts-expect-error startSteps is a number
+new Agent({ model, startSteps: "3" });
+
+export { again, badEntry, entryOk, overBudget, reread, retries, spent };
