@@ -68,7 +68,7 @@ impl CompactionOptions {
     }
 
     /// `max_context_tokens` and `keep_recent_tokens` must be positive finite numbers; the error names the
-    /// field under `path` (`options.compaction.maxContextTokens must be a positive number, got 0`).
+    /// field under `path` (`options.compaction.maxContextTokens must be a positive number (got 0)`).
     pub fn check(&self, path: &str) -> Result<(), String> {
         positive(Some(self.max_context_tokens), path, "maxContextTokens")?;
         positive(self.keep_recent_tokens, path, "keepRecentTokens")

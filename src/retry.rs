@@ -66,7 +66,7 @@ impl RetryPolicy {
     }
 
     /// The delays must be non-negative finite numbers; the error names the field under `path`
-    /// (`options.retry.baseDelayMs must be a non-negative number, got NaN`).
+    /// (`options.retry.baseDelayMs must be a non-negative number (got NaN)`).
     pub fn check(&self, path: &str) -> Result<(), String> {
         non_negative(self.base_delay_ms, path, "baseDelayMs")?;
         non_negative(self.max_delay_ms, path, "maxDelayMs")

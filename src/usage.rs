@@ -84,7 +84,7 @@ impl Budget {
     }
 
     /// Each limit that is set must be a positive finite number; the error names the field under `path`
-    /// (`options.budget.maxTokens must be a positive number, got -1`).
+    /// (`options.budget.maxTokens must be a positive number (got -1)`).
     pub fn check(&self, path: &str) -> Result<(), String> {
         positive(self.max_tokens, path, "maxTokens")?;
         positive(self.max_cost, path, "maxCost")
@@ -95,7 +95,7 @@ impl Budget {
 pub(crate) fn positive(value: Option<f64>, path: &str, field: &str) -> Result<(), String> {
     match value {
         Some(x) if !(x.is_finite() && x > 0.0) => Err(format!(
-            "{path}.{field} must be a positive number, got {}",
+            "{path}.{field} must be a positive number (got {})",
             js_display(x)
         )),
         _ => Ok(()),
@@ -107,7 +107,7 @@ pub(crate) fn non_negative(value: f64, path: &str, field: &str) -> Result<(), St
     match value.is_finite() && value >= 0.0 {
         true => Ok(()),
         false => Err(format!(
-            "{path}.{field} must be a non-negative number, got {}",
+            "{path}.{field} must be a non-negative number (got {})",
             js_display(value)
         )),
     }

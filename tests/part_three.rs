@@ -243,19 +243,19 @@ fn budget_values_are_checked_naming_the_field() {
     assert_eq!(check(None, None), Ok(()));
     assert_eq!(
         check(Some(-1.0), None).unwrap_err(),
-        "options.budget.maxTokens must be a positive number, got -1"
+        "options.budget.maxTokens must be a positive number (got -1)"
     );
     assert_eq!(
         check(Some(0.0), None).unwrap_err(),
-        "options.budget.maxTokens must be a positive number, got 0"
+        "options.budget.maxTokens must be a positive number (got 0)"
     );
     assert_eq!(
         check(None, Some(f64::NAN)).unwrap_err(),
-        "options.budget.maxCost must be a positive number, got NaN"
+        "options.budget.maxCost must be a positive number (got NaN)"
     );
     assert_eq!(
         check(None, Some(f64::INFINITY)).unwrap_err(),
-        "options.budget.maxCost must be a positive number, got Infinity"
+        "options.budget.maxCost must be a positive number (got Infinity)"
     );
 }
 
@@ -723,11 +723,11 @@ fn retry_values_are_checked_naming_the_field() {
     assert_eq!(RetryPolicy::default().check("options.retry"), Ok(()));
     assert_eq!(
         policy(1, -5.0, 10.0).check("options.retry").unwrap_err(),
-        "options.retry.baseDelayMs must be a non-negative number, got -5"
+        "options.retry.baseDelayMs must be a non-negative number (got -5)"
     );
     assert_eq!(
         policy(1, 5.0, f64::NAN).check("options.retry").unwrap_err(),
-        "options.retry.maxDelayMs must be a non-negative number, got NaN"
+        "options.retry.maxDelayMs must be a non-negative number (got NaN)"
     );
 }
 
@@ -1390,13 +1390,13 @@ fn compaction_values_are_checked_naming_the_field() {
     assert_eq!(options(1000.0, None).keep_recent(), 500.0);
     assert_eq!(
         options(0.0, None).check("options.compaction").unwrap_err(),
-        "options.compaction.maxContextTokens must be a positive number, got 0"
+        "options.compaction.maxContextTokens must be a positive number (got 0)"
     );
     assert_eq!(
         options(10.0, Some(-3.0))
             .check("options.compaction")
             .unwrap_err(),
-        "options.compaction.keepRecentTokens must be a positive number, got -3"
+        "options.compaction.keepRecentTokens must be a positive number (got -3)"
     );
 }
 
@@ -1440,11 +1440,11 @@ fn an_agent_runs_with_part_three_options_and_refuses_bad_values() {
                     max_cost: Some(0.0),
                 })
             }) as Box<dyn Fn(&mut AgentOptions<ScriptedModel>)>,
-            "options.budget.maxCost must be a positive number, got 0",
+            "options.budget.maxCost must be a positive number (got 0)",
         ),
         (
             Box::new(|o| o.retry = Some(policy(1, f64::INFINITY, 1.0))),
-            "options.retry.baseDelayMs must be a non-negative number, got Infinity",
+            "options.retry.baseDelayMs must be a non-negative number (got Infinity)",
         ),
         (
             Box::new(|o| {
@@ -1455,7 +1455,7 @@ fn an_agent_runs_with_part_three_options_and_refuses_bad_values() {
                     None,
                 ))
             }),
-            "options.compaction.maxContextTokens must be a positive number, got NaN",
+            "options.compaction.maxContextTokens must be a positive number (got NaN)",
         ),
     ] {
         let mut options =

@@ -376,9 +376,12 @@ export interface TraceRecord {
   detail: string;
   toolCallId?: string;
 }
+/** How a trace names each kind of problem (chapter 00's words for the first two). */
+export type TraceProblemWording = "missing paired result" | "result before call" | "result without a call" | "more than one result for a call" | "repeated call id";
 export interface TraceValidation {
   ok: boolean;
-  problems: { kind: "missing_result" | "result_before_call"; toolCallId: string; seq: number; message: "missing paired result" | "result before call" }[];
+  /** `validateTranscript`'s problems for the transcript the trace stands for, each at its message's record. */
+  problems: { kind: TranscriptProblemKind; toolCallId: string; seq: number; message: TraceProblemWording }[];
 }
 
 // ---- Approvals, pause and resume (SPEC §8) ----
