@@ -362,12 +362,12 @@ test("a run starts from the unanswered calls of the last message; the inspector 
   const result = (id) => ({ role: "toolResult", toolCallId: id, toolName: "read", content: [], isError: false, timestamp: 3 });
   const asked = { role: "assistant", content: [call("a"), call("b"), call("c")], stopReason: "toolUse", timestamp: 2 };
   const pkg = createRequire(import.meta.url)("../../pkg/node/tiny_pi.js");
-  assert.deepEqual(unansweredCalls(pkg, [{ role: "user", content: "x" }, asked, result("b")]).map((c) => c.id), ["a", "c"]);
-  assert.deepEqual(unansweredCalls(pkg, [{ role: "user", content: "x" }, asked, result("a"), result("b"), result("c")]), []);
+  assert.deepEqual(unansweredCalls(pkg, [{ role: "user", content: "x", timestamp: 1 }, asked, result("b")]).map((c) => c.id), ["a", "c"]);
+  assert.deepEqual(unansweredCalls(pkg, [{ role: "user", content: "x", timestamp: 1 }, asked, result("a"), result("b"), result("c")]), []);
   // The package's paused view decides (SPEC §8), not a rule of the page's: calls with a user message after them
   // are missing results, not pending; a custom-role message after them is no turn.
-  assert.deepEqual(unansweredCalls(pkg, [{ role: "user", content: "x" }, asked, result("b"), { role: "user", content: "y", timestamp: 4 }]), []);
-  const noted = [{ role: "user", content: "x" }, asked, { role: "note", text: "n", timestamp: 3 }];
+  assert.deepEqual(unansweredCalls(pkg, [{ role: "user", content: "x", timestamp: 1 }, asked, result("b"), { role: "user", content: "y", timestamp: 4 }]), []);
+  const noted = [{ role: "user", content: "x", timestamp: 1 }, asked, { role: "note", text: "n", timestamp: 3 }];
   assert.deepEqual(unansweredCalls(pkg, noted, ["note"]).map((c) => c.id), ["a", "b", "c"]);
   assert.deepEqual(unansweredCalls(pkg, noted), [], "a transcript the package refuses has nothing pending");
   assert.equal(unansweredCalls(pkg, [asked])[0], asked.content[0], "the call objects themselves");

@@ -146,7 +146,7 @@ export async function importFromApp(name, source) {
 export function loadTinyPi() {
   return importFromApp(
     "tiny-pi-entry.mjs",
-    `export { runAgentLoop, ScriptedModel, ToolRegistry, validateTranscript, prologueTrace, formatTrace, validateTrace } from "tiny-pi";\n` +
+    `export { Agent, runAgentLoop, ScriptedModel, ToolRegistry, validateTranscript, prologueTrace, formatTrace, validateTrace } from "tiny-pi";\n` +
       `export const resolved = import.meta.resolve("tiny-pi");\n`,
   );
 }

@@ -204,6 +204,33 @@ export const KINDS = [
   ["a ToolRegistry (wrong class)", (_r, { tp }) => new tp.ToolRegistry()],
   ["Object.create(ToolRegistry.prototype)", (_r, { tp }) => Object.create(tp.ToolRegistry.prototype)],
   ["same value, another JSON type", (_r, { original }) => flipped(original)],
+  // Odd model messages (issue 26): read once, as the data JSON.stringify writes, whatever they answer later.
+  ["a message whose content getter answers differently each read", () => {
+    let reads = 0;
+    return Object.defineProperty({ role: "assistant", stopReason: "toolUse", timestamp: 2 }, "content", { enumerable: true, get: () => ((reads += 1) === 1 ? [call("g1")] : [call("g2"), call("g3")]) });
+  }],
+  ["a message whose toJSON answers another message", () => ({ role: "assistant", content: [], stopReason: "stop", timestamp: 2, toJSON: () => assistant([call("j1")], "toolUse") })],
+  ["a Proxy message whose stopReason flips", () => {
+    let reads = 0;
+    return new Proxy(assistant([call("p1")], "toolUse"), { get: (t, k) => (k === "stopReason" ? ((reads += 1) % 2 ? "toolUse" : "stop") : t[k]) });
+  }],
+  // Edited transcripts (issue 27): a line that answers, or calls, what it should not.
+  ["a result for a call made elsewhere", () => toolResult("c1")],
+  ["a result for no call", () => toolResult("ghost")],
+  ["an assistant message repeating a call id", () => assistant([call("c1"), call("c1")], "toolUse")],
+  // Forged handles (issue 27): what runAgentLoop looks a registry up by, never trusted as a pointer.
+  ["a forged registry handle", () => ({ __tinyPiRegistry: () => 987654 })],
+  ["a freed registry's handle", (_r, { tp }) => {
+    const freed = new tp.ToolRegistry();
+    const number = freed.__tinyPiRegistry();
+    freed.free();
+    return { __tinyPiRegistry: () => number, definitions: () => [], execute: () => ({ content: [] }) };
+  }],
+  ["a handle answering a pointer-like object", () => ({ __tinyPiRegistry: () => ({ __wbg_ptr: 8 }) })],
+  // Pathological patterns (issue 27): matched in linear time, or refused at register naming the keyword.
+  ["a schema with a backtracking pattern", () => ({ type: "string", pattern: "^(a+)+$" })],
+  ["a schema with a lookbehind pattern", () => ({ type: "string", pattern: "(?<=a)b" })],
+  ["a long near-miss for a nested quantifier", () => `${"a".repeat(5000)}!`],
 ];
 
 export function garbage(r, ctx) {
@@ -345,6 +372,28 @@ function runOk(result) {
  * `skip` lists top-level names that every message repeats (so they do not count as naming the field).
  */
 export const ENTRIES = [
+  {
+    // An edited session file (issue 27): refused naming its line, or resumed with every call answered once.
+    name: "Agent.fromJSONL(line) + resume",
+    skip: [],
+    build: () => ({ line: [user("read it"), assistant([text("reading"), call("c1"), call("c2")], "toolUse"), toolResult("c1")] }),
+    async call(tree, { tp, reg }) {
+      // The file is text: garbage JSON cannot write (a cycle, a BigInt, a getter that throws) never reaches it.
+      let jsonl;
+      try {
+        jsonl = tree.line.map((m) => JSON.stringify(m)).join("\n");
+      } catch (e) {
+        return { outcome: "completed", message: `no file to read: ${message(e)}` };
+      }
+      const agent = tp.Agent.fromJSONL(jsonl, { model: new tp.ScriptedModel([assistant([text("done")], "stop")]), tools: reg, maxSteps: 2 });
+      const result = agent.pending ? await agent.resume({}) : await agent.prompt("go on");
+      const checked = checkFaultRun(result, tp);
+      if (checked.outcome === "malformed") return checked;
+      // No call id is answered twice, whatever the file held.
+      const ids = result.messages.filter((m) => m.role === "toolResult").map((m) => m.toolCallId);
+      return new Set(ids).size === ids.length ? checked : { outcome: "malformed", message: `a call answered twice: ${ids.join(",")}` };
+    },
+  },
   {
     name: "runAgentLoop(options)",
     skip: ["options"],

@@ -1,0 +1,216 @@
+// Issue 27 through the installed package: each finding of trying to break the package as an app, or an
+// attacker feeding it, could. Every test here failed on the build before its fix (run it with
+// TINY_PI_PKG=<an older pkg/> to see).
+import assert from "node:assert/strict";
+import { before, describe, test } from "node:test";
+import { loadTinyPiSessions } from "./app-fixture.mjs";
+import { assistantMsg, gate, jsModel, text, toolCall, userMsg } from "./helpers.mjs";
+
+let tp;
+before(async () => {
+  tp = await loadTinyPiSessions();
+});
+
+const T = { timeout: 20_000 };
+
+/** A registry whose tools record each call they run. */
+function recording(ran, { needsApproval = false } = {}) {
+  const tools = new tp.ToolRegistry();
+  for (const name of ["read", "write"]) {
+    tools.register({
+      name,
+      parameters: { type: "object" },
+      needsApproval: name === "write" && needsApproval,
+      execute: async (_args, { callId }) => (ran.push(callId), { content: [text(`${name} ran`)] }),
+    });
+  }
+  return tools;
+}
+
+const result = (id, name = "read") => ({ role: "toolResult", toolCallId: id, toolName: name, content: [text("done")], isError: false, timestamp: 3 });
+const asks = (...calls) => assistantMsg(calls, "toolUse");
+const stop = () => assistantMsg([text("ok")], "stop");
+
+describe("edited transcripts (SPEC §8): refused before anything runs, nothing runs twice", () => {
+  // A transcript of a finished batch, then edited as a hand might edit its JSONL.
+  const finished = () => [userMsg("go"), asks(toolCall("c1", "read")), result("c1"), stop()];
+  const edits = [
+    ["a result line moved above its call", (m) => [m[0], m[2], m[1], m[3]], /^options\.context\.messages\[1\]: the result of tool call "c1" comes before the call/],
+    ["an orphan result", (m) => [...m, result("ghost")], /^options\.context\.messages\[4\]: .*"ghost".*\(orphan_result\)/],
+    ["a repeated call id with one result", (m) => [m[0], asks(toolCall("c1", "read"), toolCall("c1", "read")), m[2], m[3]], /duplicate_call_id/],
+  ];
+  for (const [name, edit, error] of edits) {
+    test(`${name}: runAgentLoop, new Agent and Agent.fromJSONL refuse it naming the problem; no tool runs, no request is made`, T, async () => {
+      const edited = edit(finished());
+      const ran = [];
+      const model = jsModel(() => stop());
+      await assert.rejects(tp.runAgentLoop({ context: { messages: edited }, model, tools: recording(ran) }), (e) => e instanceof TypeError && error.test(e.message));
+      assert.throws(() => new tp.Agent({ model, tools: recording(ran), messages: edited }), (e) => e instanceof TypeError && /problem|result|call/.test(e.message) && /^options\.messages\[/.test(e.message));
+      const jsonl = edited.map((m) => JSON.stringify(m)).join("\n");
+      assert.throws(() => tp.Agent.fromJSONL(jsonl, { model, tools: recording(ran) }), (e) => e instanceof TypeError && /^line \d+: /.test(e.message));
+      assert.deepEqual(ran, []);
+      assert.equal(model.requests.length, 0);
+    });
+  }
+});
+
+describe("approvals (SPEC §8 amended)", () => {
+  test("an explicit denial denies a call whose tool needs no approval", T, async () => {
+    const ran = [];
+    const paused = [userMsg("go"), asks(toolCall("c1", "read"), toolCall("c2", "write"))];
+    const out = await tp.runAgentLoop({
+      context: { messages: paused },
+      model: jsModel(() => stop()),
+      tools: recording(ran, { needsApproval: true }),
+      approvals: { c1: { approve: false, reason: "not that file" }, c2: { approve: true } },
+    });
+    assert.equal(out.reason, "stop");
+    assert.deepEqual(ran, ["c2"]);
+    const denied = out.messages.find((m) => m.toolCallId === "c1");
+    assert.deepEqual([denied.content[0].text, denied.details], ["not that file", { skipped: true, reason: "denied" }]);
+  });
+
+  test("approvals must be a plain object: a Map is a TypeError naming options.approvals", T, async () => {
+    const ran = [];
+    const paused = [userMsg("go"), asks(toolCall("c1", "write"))];
+    await assert.rejects(
+      tp.runAgentLoop({ context: { messages: paused }, model: jsModel(() => stop()), tools: recording(ran, { needsApproval: true }), approvals: new Map([["c1", { approve: true }]]) }),
+      { name: "TypeError", message: /^options\.approvals must be a plain object/ },
+    );
+    assert.deepEqual(ran, []);
+  });
+});
+
+describe("strings are kept exactly or refused, never changed (SPEC §10)", () => {
+  test("a call id with a lone surrogate is a model error: nothing appended, no tool runs", T, async () => {
+    const ran = [];
+    const out = await tp.runAgentLoop({ context: { messages: [userMsg("go")] }, model: jsModel(() => asks(toolCall("c\uD800", "read"))), tools: recording(ran) });
+    assert.equal(out.reason, "error");
+    assert.match(out.error, /lone surrogate \(\\ud800\)/);
+    assert.equal(out.messages.length, 1);
+    assert.deepEqual(ran, []);
+  });
+
+  test("the caller's text with a lone surrogate is a TypeError, not a text quietly changed to U+FFFD", T, async () => {
+    await assert.rejects(tp.runAgentLoop({ context: { messages: [userMsg("half \uDC00")] }, model: jsModel(() => stop()) }), (e) => e instanceof TypeError && /lone surrogate/.test(e.message));
+  });
+});
+
+describe("the request handed to model.stream (SPEC §10 amended)", () => {
+  test("is deeply frozen, its tools too", T, async () => {
+    const seen = [];
+    const tools = new tp.ToolRegistry();
+    tools.register({ name: "read", parameters: { type: "object", properties: { path: { type: "string" } } }, execute: () => ({ content: [text("x")] }) });
+    await tp.runAgentLoop({ context: { systemPrompt: "s", messages: [userMsg("go")] }, model: jsModel((request) => (seen.push(request), stop())), tools });
+    const [request] = seen;
+    const deeplyFrozen = (v) => typeof v !== "object" || v === null || (Object.isFrozen(v) && Object.values(v).every(deeplyFrozen));
+    assert.ok(Object.isFrozen(request) && deeplyFrozen(request.messages) && deeplyFrozen(request.tools));
+    assert.throws(() => {
+      "use strict";
+      request.tools[0].parameters.properties.path.type = "number";
+    }, TypeError);
+  });
+});
+
+describe("arguments cannot stall the loop", () => {
+  test("a pattern that backtracks in a backtracking engine runs in linear time: ^(a+)+$ on 31 characters answers at once", { timeout: 10_000 }, async () => {
+    // The host's RegExp took 48.9 s here; the test's timeout is what fails a backtracking engine.
+    const tools = new tp.ToolRegistry();
+    tools.register({ name: "find", parameters: { type: "object", properties: { q: { type: "string", pattern: "^(a+)+$" } } }, execute: () => ({ content: [text("found")] }) });
+    const answer = await tools.execute(toolCall("c1", "find", { q: `${"a".repeat(30)}!` }));
+    assert.equal(answer.isError, true);
+    assert.match(answer.content[0].text, /arguments\.q must match/);
+  });
+
+  test("a pattern the linear engine cannot run with ECMA-262's meaning is refused at register, naming the keyword's path", () => {
+    const tools = new tp.ToolRegistry();
+    assert.throws(() => tools.register({ name: "look", parameters: { type: "object", properties: { q: { type: "string", pattern: "(?<=a)b" } } }, execute: () => ({ content: [] }) }), {
+      name: "TypeError",
+      message: /^tool\.parameters\.properties\.q\.pattern is not supported \(a lookbehind/,
+    });
+  });
+});
+
+describe("sequential batches with timeouts: two calls of a sequential tool never overlap", () => {
+  test("the next call starts only once a timed-out call has settled; its late answer is ignored", T, async () => {
+    const order = [];
+    const w1 = gate();
+    const tools = new tp.ToolRegistry();
+    tools.register({
+      name: "write",
+      executionMode: "sequential",
+      timeoutMs: 20,
+      // Ignores its signal: settles only when the test lets it.
+      execute: async (_args, { callId }) => {
+        order.push(`${callId} start`);
+        if (callId === "w1") await w1.promise;
+        order.push(`${callId} end`);
+        return { content: [text(`${callId} wrote`)] };
+      },
+    });
+    const out = await tp.runAgentLoop({
+      context: { messages: [userMsg("go")] },
+      model: jsModel((_, i) => (i === 0 ? asks(toolCall("w1", "write"), toolCall("w2", "write")) : stop())),
+      tools,
+      onEvent: (e) => {
+        // w1 timed out: w2 must not have started, and w1 is let go only now.
+        if (e.type === "tool_end" && e.result.toolCallId === "w1") {
+          order.push("w1 timed out");
+          w1.open();
+        }
+      },
+    });
+    assert.equal(out.reason, "stop");
+    assert.deepEqual(order, ["w1 start", "w1 timed out", "w1 end", "w2 start", "w2 end"]);
+    assert.equal(out.messages[2].details.timedOut, true, "w1's late answer is ignored");
+  });
+});
+
+describe("no object an app can build traps the instance", () => {
+  test("a forged registry handle (a freed registry's) is a TypeError, and the next run works", T, async () => {
+    const real = new tp.ToolRegistry();
+    const handle = real.__tinyPiRegistry();
+    real.free();
+    const forged = { __tinyPiRegistry: () => handle };
+    for (const tools of [forged, { __tinyPiRegistry: () => 987654 }, { __tinyPiRegistry: () => ({ __wbg_ptr: 8 }) }]) {
+      await assert.rejects(tp.runAgentLoop({ context: { messages: [userMsg("go")] }, model: jsModel(() => stop()), tools }), { name: "TypeError", message: /^options\.tools must be a ToolRegistry/ });
+    }
+    const good = await tp.runAgentLoop({ context: { messages: [userMsg("go")] }, model: new tp.ScriptedModel([stop()]), tools: new tp.ToolRegistry() });
+    assert.equal(good.reason, "stop");
+  });
+});
+
+describe("a custom tool source's definitions are checked as register checks a tool", () => {
+  const source = (definitions) => ({ definitions: () => definitions, execute: async () => ({ content: [text("x")] }) });
+  const cases = [
+    [[{ name: "bad name!", description: "", parameters: { type: "object" } }], /^options\.tools\.definitions\(\)\[0\]\.name must match/],
+    [[{ name: "read", description: "", parameters: { type: "object" } }, { name: "read", description: "", parameters: { type: "object" } }], /^options\.tools\.definitions\(\)\[1\]\.name must be unique/],
+    [[{ name: "read", description: "", parameters: "x" }], /^options\.tools\.definitions\(\)\[0\]\.parameters/],
+  ];
+  for (const [definitions, error] of cases) {
+    test(`${JSON.stringify(definitions).slice(0, 70)}… is a TypeError naming the field`, T, async () => {
+      const model = jsModel(() => stop());
+      await assert.rejects(tp.runAgentLoop({ context: { messages: [userMsg("go")] }, model, tools: source(definitions) }), (e) => e instanceof TypeError && error.test(e.message));
+      assert.equal(model.requests.length, 0, "nothing reached the model");
+    });
+  }
+});
+
+describe("errors say one thing one way", () => {
+  const run = (message) => tp.runAgentLoop({ context: { messages: [message] }, model: jsModel(() => stop()) });
+  test("a timestamp that is a string, null, NaN or missing: one wording, the path kept, NaN named NaN", T, async () => {
+    const cases = [
+      [{ role: "user", content: "x", timestamp: "1" }, "options.context.messages[0].timestamp must be a number (got string)"],
+      [{ role: "user", content: "x", timestamp: null }, "options.context.messages[0].timestamp must be a number (got null)"],
+      [{ role: "user", content: "x", timestamp: NaN }, "options.context.messages[0].timestamp must be a number (got NaN)"],
+      [{ role: "user", content: "x" }, "options.context.messages[0].timestamp is missing"],
+    ];
+    for (const [message, error] of cases) await assert.rejects(run(message), { name: "TypeError", message: error });
+  });
+
+  test("Agent options are checked when the agent is made", () => {
+    const model = new tp.ScriptedModel([]);
+    assert.throws(() => new tp.Agent({ model, toolTimeoutMs: 0 }), { name: "TypeError", message: /^options\.toolTimeoutMs must be a positive integer/ });
+    assert.throws(() => new tp.Agent({ model, budget: { maxTokens: -1 } }), { name: "TypeError", message: /^options\.budget\.maxTokens must be a positive number/ });
+  });
+});
