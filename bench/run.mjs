@@ -6,8 +6,9 @@
 //   node bench/run.mjs --quick          smoke run (also BENCH_QUICK=1): small N, 3 reps, 1,000-run memory check
 //   node bench/run.mjs --write-results  also rewrite the figures in bench/RESULTS.md
 //   node bench/run.mjs --n=50,200 --reps=5   other sizes / repetitions
-//   node bench/run.mjs --workload=compact     one workload (full, compact; default both)
-//   node bench/run.mjs --timing-only          the timing tables alone (no cost split, bundle or memory phase)
+//   node bench/run.mjs --workload=thinking    one workload (full, compact, thinking; default all three)
+//   node bench/run.mjs --timing-only          the timing tables alone (no cost split, prompt, bundle, memory or feel steps)
+//   node bench/run.mjs --legs=tiny,parts,again   only these legs beside pi (again = the tiny leg twice: the noise floor)
 //   node bench/run.mjs --profile=tiny [--workload=full] [--n=1000] [--reps=5]
 //                                       one leg alone under the CPU profiler -> bench/out/prof/tiny-full-n1000.cpuprofile
 import { spawnSync } from "node:child_process";
@@ -115,11 +116,7 @@ function setup(workload) {
 const NOOP_HOOKS = { afterToolCall: () => undefined, prepareRequest: () => undefined };
 // SPEC part three set but never triggered (issue 28, item 6): a budget no run reaches, a retry policy for errors
 // that never come, compaction above any context (the core's own token estimate, as an app that gives none).
-const UNTRIGGERED_PARTS = {
-  budget: { maxTokens: 1e12, maxCost: 1e9 },
-  retry: { maxRetries: 3 },
-  compaction: { maxContextTokens: 1e12, summarize: async () => { throw new Error("compaction must not run in the bench"); } },
-};
+const { UNTRIGGERED_PARTS, partsCost, partsLines } = await import("./parts.mjs");
 const LEGS = [
   {
     name: "pi",
@@ -154,6 +151,9 @@ const LEGS = [
   // and each request crosses to JS once more (with its frozen context) and changes nothing.
   tiny && tinyLeg("hooks", "tiny-pi runAgentLoop with an afterToolCall and a prepareRequest that return nothing", tiny, "tinyTools", NOOP_HOOKS),
   tiny && tinyLeg("parts", "tiny-pi runAgentLoop with budget, retry and compaction set, never triggered", tiny, "tinyTools", UNTRIGGERED_PARTS),
+  // The tiny leg once more, only when --legs names it: again/tiny is this run's noise floor for a ratio of two
+  // tiny legs (what parts/tiny and hooks/tiny can resolve).
+  tiny && args.legs && String(args.legs).split(",").includes("again") && tinyLeg("again", "tiny-pi runAgentLoop, the tiny leg again (A/A)", tiny, "tinyTools"),
   base && tinyLeg("base", `tiny-pi runAgentLoop, the build at ${process.env.BENCH_BASE}`, base, "baseTools"),
   // The same hooks on the other build: hooks/bhooks is the two builds' A/B of what the hooks cost.
   base && tinyLeg("bhooks", `tiny-pi runAgentLoop with the no-op hooks, the build at ${process.env.BENCH_BASE}`, base, "baseTools", NOOP_HOOKS),
@@ -291,10 +291,10 @@ async function timeWorkload(workload, Ns, reps, warmup) {
     const cpuPaired = (a, b) => (legs[a] && legs[b] ? median(cpu[a].map((x, i) => x / cpu[b][i])) : null);
     out[n] = {
       legs,
-      ratios: { tiny_pi: ratio("tiny", "pi"), tiny_floor: ratio("tiny", "floor"), pi_floor: ratio("pi", "floor"), hooks_tiny: ratio("hooks", "tiny"), parts_tiny: ratio("parts", "tiny"), tiny_base: ratio("tiny", "base"), base_pi: ratio("base", "pi") },
+      ratios: { tiny_pi: ratio("tiny", "pi"), tiny_floor: ratio("tiny", "floor"), pi_floor: ratio("pi", "floor"), hooks_tiny: ratio("hooks", "tiny"), parts_tiny: ratio("parts", "tiny"), again_tiny: ratio("again", "tiny"), tiny_base: ratio("tiny", "base"), base_pi: ratio("base", "pi") },
       paired_ratios: { tiny_pi: paired("tiny", "pi"), tiny_floor: paired("tiny", "floor"), pi_floor: paired("pi", "floor"), hooks_tiny: paired("hooks", "tiny"), tiny_base: paired("tiny", "base") },
-      cpu_ratios: { tiny_pi: cpuRatio("tiny", "pi"), tiny_floor: cpuRatio("tiny", "floor"), hooks_tiny: cpuRatio("hooks", "tiny"), parts_tiny: cpuRatio("parts", "tiny"), tiny_base: cpuRatio("tiny", "base"), base_pi: cpuRatio("base", "pi"), hooks_bhooks: cpuRatio("hooks", "bhooks"), bhooks_base: cpuRatio("bhooks", "base") },
-      cpu_paired_ratios: { tiny_pi: cpuPaired("tiny", "pi"), tiny_floor: cpuPaired("tiny", "floor"), hooks_tiny: cpuPaired("hooks", "tiny"), parts_tiny: cpuPaired("parts", "tiny"), tiny_base: cpuPaired("tiny", "base") },
+      cpu_ratios: { tiny_pi: cpuRatio("tiny", "pi"), tiny_floor: cpuRatio("tiny", "floor"), hooks_tiny: cpuRatio("hooks", "tiny"), parts_tiny: cpuRatio("parts", "tiny"), again_tiny: cpuRatio("again", "tiny"), tiny_base: cpuRatio("tiny", "base"), base_pi: cpuRatio("base", "pi"), hooks_bhooks: cpuRatio("hooks", "bhooks"), bhooks_base: cpuRatio("bhooks", "base") },
+      cpu_paired_ratios: { tiny_pi: cpuPaired("tiny", "pi"), tiny_floor: cpuPaired("tiny", "floor"), hooks_tiny: cpuPaired("hooks", "tiny"), parts_tiny: cpuPaired("parts", "tiny"), again_tiny: cpuPaired("again", "tiny"), tiny_base: cpuPaired("tiny", "base") },
     };
   }
   return out;
@@ -303,7 +303,7 @@ async function timeWorkload(workload, Ns, reps, warmup) {
 // --- cost split ----------------------------------------------------------------------------------
 
 // Where a turn's time goes, per leg: the same N-turn run with other turn shapes, interleaved like the
-// timing. From three shapes: per text delta = (10 deltas, 1 call) - (0, 1) over 10; per tool call =
+// timing, in CPU time. From three shapes: per text delta = (10 deltas, 1 call) - (0, 1) over 10; per tool call =
 // (0 deltas, 3 calls) - (0, 1) over 2; the rest of a turn = (0, 1) - one call. It says which part of the
 // loop a ratio comes from (RESULTS.md reads it).
 const SPLIT_SHAPES = { base: { deltas: 0, calls: 1 }, deltas: { deltas: 10, calls: 1 }, calls: { deltas: 0, calls: 3 } };
@@ -316,12 +316,13 @@ async function costSplit(workload, n, reps) {
   for (let rep = -1; rep < reps; rep++) {
     for (const [k, shape] of Object.entries(SPLIT_SHAPES)) {
       for (const l of legs) {
-        const t0 = nowMs();
+        const c0 = process.cpuUsage();
         for (let b = 0; b < batch; b++) {
           const r = await l.run(n, workload, shape);
           if (r.reason !== undefined && r.reason !== "stop") fail(`cost split (${workload.name}, ${l.name}, ${k})`, `run ended with ${r.reason}`, "the leg must finish the script");
         }
-        if (rep >= 0) samples[`${l.name}:${k}`].push(((nowMs() - t0) / batch) * 1000 / (n + 1));
+        const c = process.cpuUsage(c0);
+        if (rep >= 0) samples[`${l.name}:${k}`].push((c.user + c.system) / batch / (n + 1));
       }
     }
   }
@@ -510,8 +511,8 @@ if (PROFILE) {
 // --- main ----------------------------------------------------------------------------------------
 
 const cfg = QUICK
-  ? { Ns: [10, 40], reps: 3, warmup: 1, warmTurns: 500, memBase: 20, memTotal: 1000, splitN: 20, feelSamples: 2, inFlight: 100, gcTurns: 2000, promptSizes: [40, 400] }
-  : { Ns: [50, 200, 1000], reps: 5, warmup: 2, warmTurns: 5000, memBase: 100, memTotal: 10000, splitN: 100, feelSamples: 5, inFlight: 1000, gcTurns: 20000, promptSizes: [40, 4000] };
+  ? { Ns: [10, 40], reps: 3, warmup: 1, warmTurns: 500, memBase: 20, memTotal: 1000, splitN: 20, feelSamples: 2, inFlight: 100, gcTurns: 2000, promptSizes: [40, 400], partsN: 20, partsQuads: 3 }
+  : { Ns: [50, 200, 1000], reps: 5, warmup: 2, warmTurns: 5000, memBase: 100, memTotal: 10000, splitN: 100, feelSamples: 5, inFlight: 1000, gcTurns: 20000, promptSizes: [40, 4000], partsN: 200, partsQuads: 15 };
 if (args.n) cfg.Ns = String(args.n).split(",").map(Number);
 if (args.reps) cfg.reps = Number(args.reps);
 if (!cfg.Ns.length || cfg.Ns.some((n) => !(n >= 1)) || !(cfg.reps >= 1)) fail("arguments", "--n needs positive turn counts, --reps a positive count", "e.g. --n=50,200 --reps=5");
@@ -550,7 +551,12 @@ const started = Date.now();
 const timing = await timeAll(workloads, cfg.Ns, cfg.reps, cfg.warmup, cfg.warmTurns);
 const { promptCost, promptLines } = await import("./prompt.mjs");
 const { appLines } = await import("./feel-app.mjs");
-let prompt = null;
+let prompt = null, parts = null;
+if (tiny && !TIMING_ONLY && workloads.includes(WORKLOADS.full)) {
+  const done = step(`part three set, never triggered: ${cfg.partsQuads} ABBA quads of N=${cfg.partsN} runs on full, with and without, and an A/A`);
+  parts = await partsCost({ workload: WORKLOADS.full, n: cfg.partsN, quads: cfg.partsQuads });
+  done();
+}
 if (tiny && !TIMING_ONLY) {
   const done = step(`Agent.prompt at ${cfg.promptSizes.join(" and ")} messages: ${cfg.reps} rounds of fresh agents, tiny and pi interleaved`);
   prompt = await promptCost({ sizes: cfg.promptSizes, rounds: cfg.reps });
@@ -648,7 +654,7 @@ for (const w of workloads) {
     }
     const c = t[n].cpu_ratios, q = t[n].cpu_paired_ratios;
     const r = (key, label) => (c[key] === null ? "" : `   ${label} ${fmt(c[key])} (${fmt(q[key])})`);
-    p(`        CPU:${r("tiny_pi", "tiny/pi")}${r("tiny_floor", "tiny/floor")}${r("hooks_tiny", "hooks/tiny")}${r("parts_tiny", "parts/tiny")}${r("tiny_base", "tiny/base")}` +
+    p(`        CPU:${r("tiny_pi", "tiny/pi")}${r("tiny_floor", "tiny/floor")}${r("hooks_tiny", "hooks/tiny")}${r("parts_tiny", "parts/tiny")}${r("again_tiny", "again/tiny")}${r("tiny_base", "tiny/base")}` +
       `   wall: tiny/pi ${fmt(t[n].ratios.tiny_pi)}`);
   }
   flat[w.name] = {}, growth[w.name] = {};
@@ -670,13 +676,17 @@ for (const w of workloads) {
   }
   const sp = split[w.name];
   if (sp) {
-    p(`  cost split at N=${cfg.splitN}, wall µs (turn shapes of 0/10 text deltas and 1/3 calls; costSplit in bench/run.mjs):`);
+    p(`  cost split at N=${cfg.splitN}, CPU µs (turn shapes of 0/10 text deltas and 1/3 calls; costSplit in bench/run.mjs):`);
     for (const [key, label] of [["per_delta_us", "a text delta"], ["per_call_us", "a tool call"], ["rest_of_turn_us", "the rest of a turn"]]) {
       p(`    ${label.padEnd(18)} pi ${fmt(sp.pi[key]).padStart(6)}   tiny ${fmt(sp.tiny[key]).padStart(7)}   tiny/pi ${fmt(sp.tiny[key] / sp.pi[key])}`);
     }
   }
 }
 
+if (parts) {
+  p(`\nPart three set but never triggered (bench/parts.mjs):`);
+  for (const l of partsLines(parts)) p(l);
+}
 if (prompt) {
   p(`\nAgent.prompt (bench/prompt.mjs): CPU ms of one prompt (one request answered at once), medians of ${cfg.reps} rounds; "next" is an`);
   p(`agent's second prompt (the steady state), "first" its first after construction:`);
@@ -739,10 +749,13 @@ for (const w of workloads) {
   }
   for (const n of cfg.Ns.filter((x) => x >= 200 || QUICK)) {
     target(`${w.name}: hooks/tiny <= 1.10 at N=${n}, CPU (issue 15)`, t[n].cpu_ratios.hooks_tiny, 1.1, fmt(t[n].cpu_ratios.hooks_tiny));
-    if (w.name === "full") target(`full: parts/tiny <= 1.02 at N=${n}, CPU per round (issue 28)`, t[n].cpu_paired_ratios.parts_tiny, 1.02, fmt(t[n].cpu_paired_ratios.parts_tiny, 3));
   }
   const flatTiny = cfg.bigN > cfg.smallN ? flat[w.name].tiny : null;
   target(`${w.name}: a turn at N=${cfg.bigN} <= 1.2x at N=${cfg.smallN}, CPU (tiny; issue 4)`, flatTiny, 1.2, `${fmt(flatTiny)}x`);
+}
+if (parts) {
+  target(`full: with part three set / without <= 1.02, N=${parts.n}, CPU, ABBA (issue 28)`, parts.parts.median, 1.02,
+    `${fmt(parts.parts.median, 3)} (quartiles ${fmt(parts.parts.q1, 3)}..${fmt(parts.parts.q3, 3)}; A/A ${fmt(parts.aa.median, 3)})`);
 }
 if (prompt) {
   const big = Math.max(...cfg.promptSizes), small = Math.min(...cfg.promptSizes);
@@ -761,7 +774,7 @@ console.log(lines.join("\n"));
 
 const result = {
   date: new Date().toISOString(), command, quick: QUICK, load_average_at_start: load, node: process.version, cpu: os.cpus()[0]?.model, cores: os.cpus().length,
-  tiny_via: tiny?.via ?? null, commit: gitHead, pkg_built: pkgBuilt, config: cfg, timing, flatness: flat, growth_per_turn_us: growth, cost_split: split, gc_share: gc, prompt, sizes: size, bundled, memory, feel, targets, load_average_at_end: os.loadavg()[0],
+  tiny_via: tiny?.via ?? null, commit: gitHead, pkg_built: pkgBuilt, config: cfg, timing, flatness: flat, growth_per_turn_us: growth, cost_split: split, gc_share: gc, parts, prompt, sizes: size, bundled, memory, feel, targets, load_average_at_end: os.loadavg()[0],
 };
 fs.mkdirSync(OUT, { recursive: true });
 fs.writeFileSync(path.join(OUT, "latest.json"), JSON.stringify(result, null, 2));
