@@ -9,6 +9,7 @@
 //   node bench/run.mjs --workload=thinking    one workload (full, compact, thinking; default all three)
 //   node bench/run.mjs --timing-only          the timing tables alone (no cost split, prompt, bundle, memory or feel steps)
 //   node bench/run.mjs --legs=tiny,parts,again   only these legs beside pi (again = the tiny leg twice: the noise floor)
+//   BENCH_BASE=/other/pkg/node/tiny_pi.js node bench/run.mjs --legs=tiny,base --timing-only --split   two builds, A/B, with the cost split
 //   node bench/run.mjs --profile=tiny [--workload=full] [--n=1000] [--reps=5]
 //                                       one leg alone under the CPU profiler -> bench/out/prof/tiny-full-n1000.cpuprofile
 import { spawnSync } from "node:child_process";
@@ -309,7 +310,7 @@ async function timeWorkload(workload, Ns, reps, warmup) {
 const SPLIT_SHAPES = { base: { deltas: 0, calls: 1 }, deltas: { deltas: 10, calls: 1 }, calls: { deltas: 0, calls: 3 } };
 
 async function costSplit(workload, n, reps) {
-  const legs = LOOPS.filter((l) => l.name !== "floor");
+  const legs = LEGS.filter((l) => ["pi", "tiny", "base"].includes(l.name));
   const samples = {};
   for (const l of legs) for (const k of Object.keys(SPLIT_SHAPES)) samples[`${l.name}:${k}`] = [];
   const batch = batchFor(n);
@@ -563,9 +564,9 @@ if (tiny && !TIMING_ONLY) {
   done();
 }
 const split = {};
-if (tiny && !TIMING_ONLY) {
+if (tiny && (!TIMING_ONLY || args.split)) {
   for (const w of workloads) {
-    const done = step(`cost split (${w.name}): N=${cfg.splitN}, ${cfg.reps} rounds of 3 turn shapes, pi and tiny`);
+    const done = step(`cost split (${w.name}): N=${cfg.splitN}, ${cfg.reps} rounds of 3 turn shapes, ${LEGS.filter((l) => ["pi", "tiny", "base"].includes(l.name)).map((l) => l.name).join(", ")}`);
     split[w.name] = await costSplit(w, cfg.splitN, cfg.reps);
     done();
   }
@@ -678,7 +679,8 @@ for (const w of workloads) {
   if (sp) {
     p(`  cost split at N=${cfg.splitN}, CPU µs (turn shapes of 0/10 text deltas and 1/3 calls; costSplit in bench/run.mjs):`);
     for (const [key, label] of [["per_delta_us", "a text delta"], ["per_call_us", "a tool call"], ["rest_of_turn_us", "the rest of a turn"]]) {
-      p(`    ${label.padEnd(18)} pi ${fmt(sp.pi[key]).padStart(6)}   tiny ${fmt(sp.tiny[key]).padStart(7)}   tiny/pi ${fmt(sp.tiny[key] / sp.pi[key])}`);
+      p(`    ${label.padEnd(18)} pi ${fmt(sp.pi[key]).padStart(6)}   tiny ${fmt(sp.tiny[key]).padStart(7)}   tiny/pi ${fmt(sp.tiny[key] / sp.pi[key])}` +
+        (sp.base ? `   base ${fmt(sp.base[key]).padStart(7)}   tiny/base ${fmt(sp.tiny[key] / sp.base[key])}` : ""));
     }
   }
 }
@@ -780,16 +782,46 @@ fs.mkdirSync(OUT, { recursive: true });
 fs.writeFileSync(path.join(OUT, "latest.json"), JSON.stringify(result, null, 2));
 console.log(`wrote ${path.relative(ROOT, path.join(OUT, "latest.json"))}`);
 
-// RESULTS.md: the figures go between markers; the hand-written analysis around them is kept.
+// The whole report, every run: bench/out/latest.txt (git-ignored).
+fs.writeFileSync(path.join(OUT, "latest.txt"), `${lines.join("\n")}\n`);
+
+// RESULTS.md: a compact block of figures between markers (the whole report is bench/out/latest.txt); the
+// hand-written text around it is kept.
 if (args["write-results"]) {
   const file = path.join(HERE, "RESULTS.md");
   const START = "<!-- figures:start (written by bench/run.mjs --write-results) -->", END = "<!-- figures:end -->";
-  const body = [START, "", `Measured ${result.date} with \`${command}\` (${result.node}, ${result.cpu} x${result.cores}, load average ${load.toFixed(2)} at start; commit ${gitHead}, pkg/ built ${pkgBuilt}; tiny-pi via ${result.tiny_via}).`, "",
+  const f0 = (x) => fmt(x, 0), kbs = (b) => `${kb(b)} KB`;
+  const speed = ["| workload | N | tiny µs/turn | pi µs/turn | floor µs/turn | tiny/pi (per round) | tiny/floor |", "|---|---:|---:|---:|---:|---:|---:|"];
+  for (const w of workloads) for (const n of cfg.Ns) {
+    const t = timing[w.name][n], us = (l) => fmt(t.legs[l]?.cpu_per_turn_us, 0);
+    speed.push(`| ${w.name} | ${n} | ${us("tiny")} | ${us("pi")} | ${us("floor")} | ${fmt(t.cpu_ratios.tiny_pi)} (${fmt(t.cpu_paired_ratios.tiny_pi)}) | ${fmt(t.cpu_ratios.tiny_floor)} |`);
+  }
+  const feelRows = [];
+  if (feel) {
+    const row = (what, x, unit = " ms") => feelRows.push(`| ${what} | ${x.tiny}${unit} | ${x.pi}${unit} | ${fmt(x.r)} |`);
+    const ms = (o, key = "total_ms") => ({ tiny: f0(o.tiny[key]), pi: f0(o.pi[key]), r: o.tiny[key] / o.pi[key] });
+    row("import to the end of a first run, Node (`feel.mjs`)", ms(feel.node));
+    if (feel.browser) row("the same, Chromium, a Vite-built page", ms(feel.browser));
+    if (feel.app?.node) row("an app on pi-ai (`feel-app.mjs`): import to a first tool round trip, Node", ms(feel.app.node));
+    if (feel.app?.browser) {
+      const b = feel.app.browser;
+      row("the same, Chromium", ms(b));
+      feelRows.push(`| that page's bytes loaded up front / by the end of the first run, gzip -9 | ${kbs(b.tiny.up_front_gz_bytes)} / ${kbs(b.tiny.first_run_gz_bytes)} | ${kbs(b.pi.up_front_gz_bytes)} / ${kbs(b.pi.first_run_gz_bytes)} | ${fmt(b.tiny.up_front_gz_bytes / b.pi.up_front_gz_bytes)} |`);
+    }
+    const t = feel.in_flight.tiny, q = feel.in_flight.pi, per = t.heap_per_run_bytes + (t.wasm_per_run_bytes ?? 0);
+    feelRows.push(`| memory a run holds while its tool runs (${t.runs} in flight; JS heap + wasm) | ${kbs(per)} | ${kbs(q.heap_per_run_bytes)} | ${fmt(per / q.heap_per_run_bytes)} |`);
+    if (bundled) feelRows.push(`| the loop alone bundled by Vite, gzip -9: up front / all | ${kbs(bundled.tiny.eager.gzip)} / ${kbs(bundled.tiny.all.gzip)} | ${kbs(bundled.pi.eager.gzip)} / ${kbs(bundled.pi.all.gzip)} | ${fmt(bundled.tiny.eager.gzip / bundled.pi.eager.gzip)} |`);
+  }
+  const body = [START, "",
+    `Measured ${result.date} with \`${command}\` (${result.node}, ${result.cpu} x${result.cores}, load average ${load.toFixed(2)} at the start and ${os.loadavg()[0].toFixed(2)} at the end;` +
+      ` commit ${gitHead}, pkg/ built ${pkgBuilt}). Every sample: bench/out/latest.json; the whole report: bench/out/latest.txt.`, "",
     "| target | measured | status |", "|---|---|---|",
     ...targets.map((t) => `| ${t.name} | ${t.text} | ${t.met === null ? "n/a" : t.met ? "met" : "**missed**"} |`), "",
-    "```", lines[0].trim(), ...lines.slice(1, -1), "```", "", END].join("\n");
-  const old = fs.existsSync(file) ? fs.readFileSync(file, "utf8") : `# Benchmark results (issue 4)\n\n${START}\n${END}\n`;
-  const a = old.indexOf(START), b = old.indexOf(END);
-  fs.writeFileSync(file, a >= 0 && b > a ? old.slice(0, a) + body + old.slice(b + END.length) : old + "\n" + body + "\n");
+    `A turn, CPU time (medians of ${cfg.reps} interleaved rounds; the ratio in brackets is the median of the per-round ratios):`, "", ...speed, "",
+    ...(feelRows.length ? [`What users feel (medians of ${cfg.feelSamples} fresh processes or browser contexts each):`, "", "| | tiny-pi | pi-agent-core | tiny/pi |", "|---|---:|---:|---:|", ...feelRows, ""] : []),
+    END].join("\n");
+  const old = fs.existsSync(file) ? fs.readFileSync(file, "utf8") : `# Benchmark results\n\n${START}\n${END}\n`;
+  const i = old.indexOf(START), j = old.indexOf(END);
+  fs.writeFileSync(file, i >= 0 && j > i ? old.slice(0, i) + body + old.slice(j + END.length) : old + "\n" + body + "\n");
   console.log(`wrote ${path.relative(ROOT, file)}`);
 }

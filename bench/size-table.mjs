@@ -13,7 +13,7 @@
 // Sizes are raw bytes of the optimised module; "gz" is that share of the shipped .wasm's gzip -9 size (a group's
 // bytes compress about as the module does; data compresses better than code, so data's gz share is an upper bound).
 //
-//   node bench/size-table.mjs [--wasm=path/to/tiny_pi.wasm] [--json]     (~1 min: wasm-opt is most of it)
+//   node bench/size-table.mjs [--wasm=path/to/tiny_pi.wasm] [--json] [--write-results]   (~20 s to 1 min: wasm-opt is most of it)
 // Needs a build first: `node scripts/build.mjs` (its cargo target dir: CARGO_TARGET_DIR, else target/).
 import { spawnSync } from "node:child_process";
 import fs from "node:fs";
@@ -197,4 +197,23 @@ const lines = [
 ];
 if (args.json) console.log(JSON.stringify(result, null, 2));
 else console.log(lines.join("\n"));
+
+// --write-results: the tables into bench/RESULTS.md, between markers (modules of 2 KB or more, crates of 1 KB or more).
+if (args["write-results"]) {
+  if (!sameBuild) fail("write-results", "target/'s module is not the build in pkg/", "rebuild with `node scripts/build.mjs`, then rerun");
+  const file = path.join(HERE, "RESULTS.md");
+  const START = "<!-- size-table:start (written by bench/size-table.mjs --write-results) -->", END = "<!-- size-table:end -->";
+  const small = (rows, limit) => rows.filter((r) => r.bytes < limit).map((r) => r.key).join(", ");
+  const body = [START, "", `Measured ${result.date} with \`node bench/size-table.mjs --write-results\`. ${lines[0]}`,
+    `The .wasm's code and data: ${kb(namedBytes)} KB raw; "~gz" is each part's share of the .wasm's ${kb(shippedGz)} KB gzipped.`, "",
+    table("function group", sorted(byGroup)), "",
+    table("crate", sorted(byCrate).filter((r) => r.bytes >= 1000), ["of it, generic code for tiny_pi's types", (r) => (r.for_tiny ? kb(r.for_tiny) : "")]),
+    `(under 1 KB: ${small(sorted(byCrate), 1000)})`, "",
+    table("tiny_pi module", sorted(byModule).filter((r) => r.bytes >= 2000)),
+    `(under 2 KB: ${small(sorted(byModule), 2000)})`, "", END].join("\n");
+  const old = fs.readFileSync(file, "utf8");
+  const i = old.indexOf(START), j = old.indexOf(END);
+  fs.writeFileSync(file, i >= 0 && j > i ? old.slice(0, i) + body + old.slice(j + END.length) : old + "\n" + body + "\n");
+  log(`wrote ${path.relative(ROOT, file)}\n`);
+}
 log(`wrote ${path.relative(ROOT, path.join(OUT, "size-table.json"))}; the named module is ${path.relative(ROOT, named)} (twiggy top/dominators/paths on it for more)\n`);
