@@ -756,8 +756,12 @@ for (const w of workloads) {
   target(`${w.name}: a turn at N=${cfg.bigN} <= 1.2x at N=${cfg.smallN}, CPU (tiny; issue 4)`, flatTiny, 1.2, `${fmt(flatTiny)}x`);
 }
 if (parts) {
-  target(`full: with part three set / without <= 1.02, N=${parts.n}, CPU, ABBA (issue 28)`, parts.parts.median, 1.02,
-    `${fmt(parts.parts.median, 3)} (quartiles ${fmt(parts.parts.q1, 3)}..${fmt(parts.parts.q3, 3)}; A/A ${fmt(parts.aa.median, 3)})`);
+  // Read as met or missed only when the run resolves 2%: the A/A within 1% of 1, and the quartiles of the quads
+  // narrow enough that their median is good to 2% (half the spread over the square root of the count).
+  const resolved = Math.abs(parts.aa.median - 1) <= 0.01 && (parts.parts.q3 - parts.parts.q1) / 2 / Math.sqrt(parts.quads) <= 0.02;
+  const shown = `${fmt(parts.parts.median, 3)} (quartiles ${fmt(parts.parts.q1, 3)}..${fmt(parts.parts.q3, 3)}; A/A ${fmt(parts.aa.median, 3)})`;
+  target(`full: with part three set / without <= 1.02, N=${parts.n}, CPU, ABBA (issue 28)`, resolved ? parts.parts.median : null, 1.02, shown);
+  if (!resolved) targets.at(-1).text = `${shown}: not resolved at this load`;
 }
 if (prompt) {
   const big = Math.max(...cfg.promptSizes), small = Math.min(...cfg.promptSizes);
