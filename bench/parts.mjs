@@ -75,7 +75,10 @@ export function partsLines(r) {
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
-  const args = Object.fromEntries(process.argv.slice(2).map((a) => a.replace(/^--/, "").split("=")));
+  const args = Object.fromEntries(process.argv.slice(2).map((a) => {
+    const [key, value] = a.replace(/^--/, "").split("=");
+    return [key, value ?? true];
+  }));
   const workload = WORKLOADS[args.workload ?? "full"];
   if (!workload) throw new Error(`no workload ${args.workload}: choose one of ${Object.keys(WORKLOADS).join(", ")}`);
   const t0 = Date.now();

@@ -9,6 +9,8 @@
 // a sample is the mean of `batch` agents; medians of `rounds` samples.
 //
 //   node bench/prompt.mjs [--rounds=5] [--sizes=40,4000]
+//   node bench/prompt.mjs --profile [--sizes=4000]   30 steady-state prompts of tiny-pi's Agent at the largest size under
+//                                                   the CPU profiler -> bench/out/prof/prompt-<size>.cpuprofile
 import * as piCore from "@mariozechner/pi-agent-core";
 import { createAssistantMessageEventStream } from "@mariozechner/pi-ai";
 import { loadTiny, PI_MODEL } from "./legs.mjs";
@@ -148,9 +150,40 @@ export function promptLines(r, sizes = [40, 4000]) {
   return lines;
 }
 
+/** 30 prompts of one tiny-pi Agent over `size` messages, after one, under the inspector's CPU profiler. */
+async function profilePrompts(size) {
+  const fs = await import("node:fs");
+  const path = await import("node:path");
+  const { Session } = await import("node:inspector/promises");
+  const prompt = (await agents()).tiny(conversation(size));
+  await prompt("warm up");
+  const session = new Session();
+  session.connect();
+  await session.post("Profiler.enable");
+  await session.post("Profiler.setSamplingInterval", { interval: 100 });
+  await session.post("Profiler.start");
+  const t0 = performance.now();
+  for (let i = 0; i < 30; i++) await prompt(`next ${i}`);
+  const ms = (performance.now() - t0) / 30;
+  const { profile } = await session.post("Profiler.stop");
+  session.disconnect();
+  const dir = new URL("./out/prof/", import.meta.url).pathname;
+  fs.mkdirSync(dir, { recursive: true });
+  const file = path.join(dir, `prompt-${size}.cpuprofile`);
+  fs.writeFileSync(file, JSON.stringify(profile));
+  console.log(`30 prompts at ${size}+ messages, ${ms.toFixed(1)} ms each (profiled); wrote ${file}; summary: node bench/profile-summary.mjs ${file}`);
+}
+
 if (import.meta.url === `file://${process.argv[1]}`) {
-  const args = Object.fromEntries(process.argv.slice(2).map((a) => a.replace(/^--/, "").split("=")));
-  const sizes = (args.sizes ?? "40,4000").split(",").map(Number);
+  const args = Object.fromEntries(process.argv.slice(2).map((a) => {
+    const [key, value] = a.replace(/^--/, "").split("=");
+    return [key, value ?? true];
+  }));
+  if (args.profile) {
+    await profilePrompts(Math.max(...String(args.sizes ?? "4000").split(",").map(Number)));
+    process.exit(0);
+  }
+  const sizes = String(args.sizes ?? "40,4000").split(",").map(Number);
   const rounds = Number(args.rounds ?? 5);
   const t0 = Date.now();
   const r = await promptCost({ sizes, rounds, progress: (i) => process.stderr.write(i < 0 ? "warm-up round ... " : `round ${i + 1}/${rounds} ... `) });
