@@ -4,7 +4,7 @@
 // leg's samples also pay for the collector's work on what the other legs left (its floor loop, which keeps
 // nothing but the transcript, grows 1.6-2.2x there); here the heap holds this loop's runs only.
 //
-//   node bench/growth.mjs [tiny|pi] [full|compact] [rounds=15]
+//   node bench/growth.mjs [tiny|pi] [full|compact|thinking] [rounds=15]
 import * as piCore from "@mariozechner/pi-agent-core";
 import { WORKLOADS, Script, toolSpecs, userMessage, SYSTEM_PROMPT } from "./workload.mjs";
 import { loadTiny, PI_MODEL } from "./legs.mjs";
@@ -13,7 +13,7 @@ const [legName = "tiny", workloadName = "full", roundsArg = "15"] = process.argv
 const workload = WORKLOADS[workloadName];
 const rounds = Number(roundsArg);
 if (!workload || !["tiny", "pi"].includes(legName) || !(rounds >= 1)) {
-  console.error("usage: node bench/growth.mjs [tiny|pi] [full|compact] [rounds=15]");
+  console.error("usage: node bench/growth.mjs [tiny|pi] [full|compact|thinking] [rounds=15]");
   process.exit(2);
 }
 const specs = toolSpecs(workload);

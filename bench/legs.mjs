@@ -13,14 +13,21 @@ export const PI_MODEL = { id: "bench-model", name: "bench", api: "bench", provid
 /**
  * tiny-pi as an app imports it: `import ... from "tiny-pi"` (linked by `npm install --prefix bench`); if the
  * name is not linked, the same entry resolved by hand from pkg/package.json's exports (condition "node");
- * `null` when there is no pkg/. BENCH_TINY=/path/to/tiny_pi.js: another build of the glue (e.g. one keeping
- * wasm function names, to profile). Throws when pkg/package.json names no node entry.
+ * `null` when there is no pkg/. BENCH_TINY=/path/to/tiny_pi.js: another build of the glue, e.g. to profile with
+ * wasm function names: `BENCH_TINY=bench/out/size-table/web/tiny_pi.js BENCH_TINY_WASM=bench/out/size-table/tiny_pi_named.wasm`
+ * (after `node bench/size-table.mjs`: pkg/web's code with its names). Throws when pkg/package.json names no node entry.
  */
 export async function loadTiny() {
   if (process.env.BENCH_TINY) {
     const file = path.resolve(process.env.BENCH_TINY);
     const mod = await import(pathToFileURL(file).href);
-    return { mod: mod.runAgentLoop ? mod : mod.default, via: `BENCH_TINY=${process.env.BENCH_TINY}`, entry: file };
+    // A `--target web` glue (e.g. bench/size-table.mjs's, over its module with names): initialised here with
+    // BENCH_TINY_WASM's bytes, else the .wasm beside it.
+    if (typeof mod.initSync === "function") {
+      const wasm = path.resolve(process.env.BENCH_TINY_WASM ?? file.replace(/\.js$/, "_bg.wasm"));
+      mod.initSync({ module: fs.readFileSync(wasm) });
+    }
+    return { mod: mod.runAgentLoop ? mod : mod.default, via: `BENCH_TINY=${process.env.BENCH_TINY}${process.env.BENCH_TINY_WASM ? ` BENCH_TINY_WASM=${process.env.BENCH_TINY_WASM}` : ""}`, entry: file };
   }
   try {
     const mod = await import("tiny-pi");

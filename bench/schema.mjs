@@ -10,7 +10,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
-import { SYSTEM_PROMPT, Script, TOOL_SPECS, userMessage } from "./workload.mjs";
+import { SYSTEM_PROMPT, Script, WORKLOADS, toolSpecs, userMessage } from "./workload.mjs";
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const pkgJson = path.join(ROOT, "pkg/package.json");
@@ -64,10 +64,10 @@ async function perCall(name) {
   return ((performance.now() - start) * 1000) / CALLS;
 }
 const tools = new ToolRegistry();
-for (const t of TOOL_SPECS) tools.register({ name: t.name, description: t.description, parameters: t.parameters, execute: async (a) => t.run(a) });
+for (const t of toolSpecs(WORKLOADS.full)) tools.register({ name: t.name, description: t.description, parameters: t.parameters, execute: async (a) => t.run(a) });
 const TURNS = 200;
 async function perTurn() {
-  const script = new Script(TURNS);
+  const script = new Script(TURNS, WORKLOADS.full);
   const start = performance.now();
   const r = await runAgentLoop({
     context: { systemPrompt: SYSTEM_PROMPT, messages: [userMessage()] },
@@ -91,5 +91,5 @@ const [typical, plain, validation, turn] = ["typical", "plain", "validation", "t
 console.log(`ToolRegistry.execute, typical call (10 properties, a pattern, a $ref): ${typical.toFixed(2)} µs`);
 console.log(`ToolRegistry.execute, same call, parameters { type: "object" }:       ${plain.toFixed(2)} µs`);
 console.log(`=> validating the typical call's arguments (median of paired differences): ${validation.toFixed(2)} µs`);
-console.log(`one turn of the bench workload (N = ${TURNS}, 10 deltas + 3 tool calls): ${turn.toFixed(2)} µs`);
+console.log(`one turn of the bench's full workload (N = ${TURNS}, 10 deltas + 3 tool calls): ${turn.toFixed(2)} µs`);
 console.log(`=> validation of one typical call / one turn: ${((100 * validation) / turn).toFixed(1)} %`);

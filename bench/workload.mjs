@@ -1,18 +1,18 @@
-// The scripted workloads every leg runs: N tool turns (10 text deltas + 3 tool calls each), then a final stop.
-// Each model request gets a fresh pi-ai AssistantMessageEventStream, one `partial` message mutated in place,
-// `done` carrying the final message. All events are pushed at once when the stream is created, so no leg
-// waits on a timer: what is timed is the loop.
+// The scripted workloads every leg runs: N tool turns, then a final stop turn. Each model request gets a fresh
+// pi-ai AssistantMessageEventStream, one `partial` message mutated in place, `done` carrying the final message.
+// All events are pushed at once when the stream is created, so no leg waits on a timer: what is timed is the loop.
 //
-// Two workloads, written to differ where an app's setup differs:
-// - `full`: events as pi-ai's providers emit them (start, text_start, every text_delta, text_end, and
-//   toolcall_start/delta/end per call, done); tools return `details: {}`; pi-agent-core's `convertToLlm`
-//   filters the context by role, as its docs show.
-// - `compact`: a stream that emits only start, the text deltas, toolcall_end per call and done; tools return
-//   no `details`; pi-agent-core's `convertToLlm` is the identity.
+// Three workloads, written to differ where an app's setup differs:
+// - `full`: 10 text deltas and 3 tool calls a turn, events as pi-ai's providers emit them (start, text_start,
+//   every text_delta, text_end, toolcall_start/delta/end per call, done); tools return `details: {}`;
+//   pi-agent-core's `convertToLlm` filters the context by role, as its docs show.
+// - `compact`: 10 text deltas and 3 calls a turn, a stream that emits only start, the text deltas, toolcall_end
+//   per call and done; tools return no `details`; pi-agent-core's `convertToLlm` is the identity.
+// - `thinking`: a reasoning model's turn: a thinking block (thinking_start, 10 thinking deltas, thinking_end
+//   with a signature), then 40 text deltas, then 1 tool call, all in pi-ai's full grammar; the tool returns
+//   1 KB of `details` (JSON.stringify length 1,000-1,100), made fresh per call; `convertToLlm` filters by role.
 import { createAssistantMessageEventStream } from "@mariozechner/pi-ai";
 
-export const TEXT_DELTAS = 10;
-export const CALLS_PER_TURN = 3;
 export const SYSTEM_PROMPT = "You are a benchmark.";
 export const TOOL_NAMES = ["read", "grep", "ls"];
 
@@ -23,21 +23,39 @@ const PATH_SCHEMA = {
 };
 
 const LLM_ROLES = new Set(["user", "assistant", "toolResult"]);
+const byRole = (messages) => messages.filter((m) => LLM_ROLES.has(m.role));
+
+/** ~1 KB of details, as a read or grep tool reports what it looked at (fresh strings for each call). */
+export function kilobyteDetails(name, path) {
+  return {
+    tool: name,
+    path,
+    bytes: 4096,
+    lines: Array.from({ length: 12 }, (_, i) => ({ n: i + 1, text: `fn item_${i}() -> Result<(), Error> { todo!() } // ${path}` })),
+  };
+}
 
 export const WORKLOADS = {
   full: {
     name: "full",
-    describe: "pi-ai provider events (text_start/end, toolcall_start/delta/end), tools return details: {}, pi's convertToLlm filters by role",
-    compact: false,
+    describe: "10 text deltas + 3 calls a turn, pi-ai provider events (text_start/end, toolcall_start/delta/end), tools return details: {}, pi's convertToLlm filters by role",
+    compact: false, deltas: 10, calls: 3, thinking: 0,
     details: () => ({}),
-    convertToLlm: (messages) => messages.filter((m) => LLM_ROLES.has(m.role)),
+    convertToLlm: byRole,
   },
   compact: {
     name: "compact",
-    describe: "compact events (start, text_delta, toolcall_end, done), tools return no details, pi's convertToLlm is (m) => m",
-    compact: true,
+    describe: "10 text deltas + 3 calls a turn, compact events (start, text_delta, toolcall_end, done), tools return no details, pi's convertToLlm is (m) => m",
+    compact: true, deltas: 10, calls: 3, thinking: 0,
     details: () => undefined,
     convertToLlm: (m) => m,
+  },
+  thinking: {
+    name: "thinking",
+    describe: "a thinking block (10 deltas) + 40 text deltas + 1 call a turn, pi-ai provider events, the tool returns 1 KB of details, pi's convertToLlm filters by role",
+    compact: false, deltas: 40, calls: 1, thinking: 10,
+    details: kilobyteDetails,
+    convertToLlm: byRole,
   },
 };
 
@@ -49,7 +67,7 @@ export function toolSpecs(workload) {
     parameters: PATH_SCHEMA,
     run: (args) => {
       const output = { content: [{ type: "text", text: `${name} ${args.path}: ok` }] };
-      const details = workload.details();
+      const details = workload.details(name, args.path);
       if (details !== undefined) output.details = details;
       return output;
     },
@@ -60,13 +78,16 @@ export function userMessage() {
   return { role: "user", content: "Run the benchmark.", timestamp: 1 };
 }
 
+/** A turn's shape: the workload's, or the cost split's variant ({ deltas, calls } replaced). */
+export const shapeOf = (workload, shape) => ({ deltas: workload.deltas, calls: workload.calls, thinking: workload.thinking, ...shape });
+
 // A Script hands out one fresh stream per request: turns 0..n-1 use tools, turn n stops.
 // `shape` changes the turns for the cost split (bench/run.mjs): { deltas, calls } per turn.
 export class Script {
-  constructor(turns, workload, shape = { deltas: TEXT_DELTAS, calls: CALLS_PER_TURN }) {
+  constructor(turns, workload, shape) {
     this.turns = turns;
     this.workload = workload;
-    this.shape = shape;
+    this.shape = shapeOf(workload, shape);
     this.next_ = 0;
   }
 
@@ -78,7 +99,7 @@ export class Script {
   }
 }
 
-function feed(stream, turn, withTools, { deltas, calls }, compact) {
+function feed(stream, turn, withTools, { deltas, calls, thinking }, compact) {
   const partial = {
     role: "assistant",
     content: [],
@@ -92,15 +113,30 @@ function feed(stream, turn, withTools, { deltas, calls }, compact) {
   };
   stream.push({ type: "start", partial });
 
+  if (thinking > 0) {
+    const block = { type: "thinking", thinking: "" };
+    const contentIndex = partial.content.length;
+    partial.content.push(block);
+    if (!compact) stream.push({ type: "thinking_start", contentIndex, partial });
+    for (let i = 0; i < thinking; i++) {
+      const delta = `step ${i} of turn ${turn}; `;
+      block.thinking += delta;
+      stream.push({ type: "thinking_delta", contentIndex, delta, partial });
+    }
+    block.thinkingSignature = `sig_${turn}_${"x".repeat(48)}`;
+    if (!compact) stream.push({ type: "thinking_end", contentIndex, content: block.thinking, partial });
+  }
+
   const text = { type: "text", text: "" };
+  const textIndex = partial.content.length;
   partial.content.push(text);
-  if (!compact) stream.push({ type: "text_start", contentIndex: 0, partial });
+  if (!compact) stream.push({ type: "text_start", contentIndex: textIndex, partial });
   for (let i = 0; i < deltas; i++) {
     const delta = `t${turn}d${i} `;
     text.text += delta;
-    stream.push({ type: "text_delta", contentIndex: 0, delta, partial });
+    stream.push({ type: "text_delta", contentIndex: textIndex, delta, partial });
   }
-  if (!compact) stream.push({ type: "text_end", contentIndex: 0, content: text.text, partial });
+  if (!compact) stream.push({ type: "text_end", contentIndex: textIndex, content: text.text, partial });
 
   if (withTools) {
     for (let c = 0; c < calls; c++) {
@@ -117,14 +153,22 @@ function feed(stream, turn, withTools, { deltas, calls }, compact) {
   stream.push({ type: "done", reason: partial.stopReason, message: partial });
 }
 
-// Events one run's model produces, to check the loops forwarded every one.
-export function modelEventCount(turns, workload) {
-  const text = workload.compact ? 1 + TEXT_DELTAS + 1 : 1 + 1 + TEXT_DELTAS + 1 + 1; // start, (text_start), deltas, (text_end), done
-  const perCall = workload.compact ? 1 : 3;
-  return turns * (text + perCall * CALLS_PER_TURN) + text;
+/** Events one run's model produces, to check the loops forwarded every one. */
+export function modelEventCount(turns, workload, shape) {
+  const { deltas, calls, thinking } = shapeOf(workload, shape);
+  const framed = (n) => (n === 0 ? 0 : workload.compact ? n : n + 2); // a block's deltas, with its _start/_end
+  const perTurn = 2 + framed(thinking) + (workload.compact ? deltas : deltas + 2); // start, done; the text block always
+  return (turns + 1) * perTurn + turns * calls * (workload.compact ? 1 : 3);
 }
 
-// The transcript every leg must end with, as a comparable shape (roles, ids, tool result texts and details).
+/** LoopEvents a SPEC loop emits for a run: model events, one assistant_message a request, tool_start and
+ * tool_end a call, one turn_end. */
+export function loopEventCount(turns, workload, shape) {
+  const { calls } = shapeOf(workload, shape);
+  return modelEventCount(turns, workload, shape) + (turns + 1) + 2 * calls * turns + 1;
+}
+
+/** The transcript every leg must end with, as a comparable shape (roles, blocks, ids, tool result texts and details). */
 export function transcriptShape(messages) {
   return messages.map((m) => {
     if (m.role === "toolResult") {
@@ -132,13 +176,14 @@ export function transcriptShape(messages) {
       return `toolResult:${m.toolCallId}:${m.isError ? "error" : "ok"}:${text}:${JSON.stringify(m.details)}`;
     }
     if (m.role === "assistant") {
-      const calls = m.content.filter((b) => b.type === "toolCall").map((b) => b.id).join(",");
-      return `assistant:${m.stopReason}:${calls}`;
+      const blocks = m.content.map((b) => (b.type === "toolCall" ? `toolCall(${b.id})` : `${b.type}(${(b.text ?? b.thinking).length})`)).join(",");
+      return `assistant:${m.stopReason}:${blocks}`;
     }
     return m.role;
   }).join("\n");
 }
 
-export function expectedMessageCount(turns) {
-  return 1 + turns * (1 + CALLS_PER_TURN) + 1;
+export function expectedMessageCount(turns, workload, shape) {
+  const { calls } = shapeOf(workload, shape);
+  return 1 + turns * (1 + calls) + 1;
 }

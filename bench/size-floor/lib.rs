@@ -31,20 +31,19 @@ pub fn run(messages: &str, script: &str) -> Result<String, String> {
     let messages: Vec<AgentMessage> = serde_json::from_str(messages).map_err(|e| e.to_string())?;
     let script: Vec<AssistantMessage> = serde_json::from_str(script).map_err(|e| e.to_string())?;
     let mut registry = ToolRegistry::new();
-    registry.register(Tool {
-        definition: ToolDefinition {
+    registry.register(Tool::new(
+        ToolDefinition {
             name: "read".into(),
             description: "Read a file".into(),
             parameters: json!({"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]}),
         },
-        handler: Rc::new(|_args: Value, _ctx: ToolCallContext| async {
+        Rc::new(|_args: Value, _ctx: ToolCallContext| async {
             Ok(ToolOutput {
                 content: vec![MediaBlock::text("# tiny-pi")],
-                details: None,
-                is_error: false,
+                ..ToolOutput::default()
             })
         }),
-    })?;
+    ))?;
     let model = ScriptedModel::new(script);
     let log = Log(RefCell::new(Vec::new()));
     let result = run_agent_loop(LoopOptions {
@@ -59,10 +58,12 @@ pub fn run(messages: &str, script: &str) -> Result<String, String> {
         max_steps: DEFAULT_MAX_STEPS,
         observer: &log,
         clock: Rc::new(|| 0.0),
+        control: LoopControl::default(),
     })
     // A scripted model and a Rust tool never wait, so the run finishes in one poll.
     .now_or_never()
-    .ok_or("the run did not finish in one poll")?;
+    .ok_or("the run did not finish in one poll")?
+    .map_err(|e| e.to_string())?;
     let mut out = serde_json::to_string(&result).map_err(|e| e.to_string())?;
     for event in log.0.borrow().iter() {
         out.push('\n');
@@ -90,20 +91,19 @@ pub fn run(text: &str) -> Result<u32, String> {
     }
 
     let mut registry = ToolRegistry::new();
-    registry.register(Tool {
-        definition: ToolDefinition {
+    registry.register(Tool::new(
+        ToolDefinition {
             name: "read".into(),
             description: "Read a file".into(),
             parameters: json!({"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]}),
         },
-        handler: Rc::new(|_args: Value, _ctx: ToolCallContext| async {
+        Rc::new(|_args: Value, _ctx: ToolCallContext| async {
             Ok(ToolOutput {
                 content: vec![MediaBlock::text("# tiny-pi")],
-                details: None,
-                is_error: false,
+                ..ToolOutput::default()
             })
         }),
-    })?;
+    ))?;
     let model = ScriptedModel::new(vec![
         AssistantMessage::new(
             vec![AssistantBlock::tool_call(
@@ -128,9 +128,11 @@ pub fn run(text: &str) -> Result<u32, String> {
         max_steps: DEFAULT_MAX_STEPS,
         observer: &count,
         clock: Rc::new(|| 0.0),
+        control: LoopControl::default(),
     })
     .now_or_never()
-    .ok_or("the run did not finish in one poll")?;
+    .ok_or("the run did not finish in one poll")?
+    .map_err(|e| e.to_string())?;
     // user, assistant with the call, its result, the final assistant message
     if result.reason == RunReason::Stop && result.messages.len() == 4 {
         Ok(count.0.get())
