@@ -62,7 +62,7 @@ use futures::future::LocalBoxFuture;
 use futures::FutureExt;
 
 use crate::agent_loop::{
-    may_queue, run_over, AgentContext, LoopOptions, Observed, Observer, Transcript,
+    may_queue, run_over, AgentContext, LoopOptions, Observed, Observer, Pairing, Transcript,
     DEFAULT_MAX_STEPS,
 };
 use crate::approval::{needed, Approvals, PendingCall};
@@ -589,12 +589,21 @@ impl<M: Model + 'static> Agent<M> {
         };
         let transcript = conversation.messages.clone();
         let length = transcript.borrow().len();
+        // Idle: every call has its result (the prompt's input neither calls nor answers). Paused: the
+        // calls waiting are the last assistant message's.
+        let open = match before {
+            AgentState::Paused => {
+                (transcript.borrow().iter()).rposition(|m| matches!(m, AgentMessage::Assistant(_)))
+            }
+            _ => None,
+        };
         Ok(Start {
             before,
             transcript,
             length,
             controller,
             start_steps,
+            pairing: Pairing::Whole { open },
         })
     }
 
@@ -646,6 +655,7 @@ impl<M: Model + 'static> Agent<M> {
                     },
                 },
                 &start.transcript,
+                start.pairing,
             )
             .await;
             match result {
@@ -672,6 +682,8 @@ struct Start {
     length: usize,
     controller: AbortController,
     start_steps: u32,
+    /// What the agent knows of the transcript's pairing (its runs need not check it again).
+    pairing: Pairing,
 }
 
 /// Ends a run's part in the agent's state: with its result (`ended`), or, when the run's future is dropped

@@ -128,7 +128,7 @@ pub async fn run_agent_loop<M: Model>(
     mut options: LoopOptions<'_, M>,
 ) -> Result<RunResult, InputError> {
     let transcript = Rc::new(RefCell::new(std::mem::take(&mut options.context.messages)));
-    let mut result = run_over(options, &transcript).await?;
+    let mut result = run_over(options, &transcript, Pairing::Unchecked).await?;
     result.messages = Rc::try_unwrap(transcript)
         .map(RefCell::into_inner)
         .unwrap_or_else(|shared| shared.borrow().clone());
@@ -142,15 +142,39 @@ pub async fn run_agent_loop<M: Model>(
 /// of the conversation then). Hence `clippy::await_holding_refcell_ref` is allowed in this module's steps.
 pub(crate) type Transcript = Rc<RefCell<Vec<AgentMessage>>>;
 
+/// What a run knows of its transcript's pairing before it starts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Pairing {
+    /// Nothing: the run checks it (`open_calls`), and refuses a pairing problem.
+    Unchecked,
+    /// Its host vouches that it is whole but for the open calls of the assistant message at this index, if
+    /// any: the `Agent`, whose conversation only its runs (which keep the promise) and its own checked input
+    /// (messages that neither call nor answer) ever changed. A prompt then costs what it appends, not the
+    /// conversation (issue 26, item 7); debug builds check the claim.
+    Whole { open: Option<usize> },
+}
+
 /// `run_agent_loop` over `transcript` in place of `options.context.messages` (which is not read): the run
 /// appends to it, and the result's `messages` is left empty (the transcript holds them).
 pub(crate) async fn run_over<M: Model>(
     options: LoopOptions<'_, M>,
     transcript: &Transcript,
+    pairing: Pairing,
 ) -> Result<RunResult, InputError> {
     let (open, has_custom, last_entry) = {
         let messages = transcript.borrow();
-        let open = open_calls(&messages)?.first().map(|call| call.index);
+        let checked = || open_calls(&messages).map(|open| open.first().map(|call| call.index));
+        let open = match pairing {
+            Pairing::Unchecked => checked()?,
+            Pairing::Whole { open } => {
+                debug_assert_eq!(
+                    checked().ok(),
+                    Some(open),
+                    "a transcript vouched whole is not"
+                );
+                open
+            }
+        };
         let has_custom = (messages.iter()).any(|m| matches!(m, AgentMessage::Custom(_)));
         (open, has_custom, last_entry(&messages))
     };
