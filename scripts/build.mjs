@@ -209,7 +209,7 @@ if (wasmOptArgs) {
 // `js_comments = false` (wasm-pack.toml): the JS the package ships (wasm-bindgen's glue and the bridge's
 // snippets) loses its comments, written out again by the TypeScript compiler, which drops comments and
 // keeps the code. A page that loads web/ as it is (the in-browser lessons) downloads 40% less JS
-// (bench/RESULTS.md); the doc comments stay in the .d.ts, and the sources keep theirs. wasm-bindgen's first-line
+// (measured in `git show 1817a52:bench/RESULTS.md`); the doc comments stay in the .d.ts, and the sources keep theirs. wasm-bindgen's first-line
 // `@ts-self-types` pragma tells TypeScript and Deno where the types are: it is kept.
 if (config.profile?.js_comments === false) {
   await step("remove comments from the shipped JS", async () => {

@@ -2,7 +2,8 @@
 //!
 //! Every shape is read the same way: the JSON is parsed once into a `Value`, and each object's known fields
 //! are moved out of its map; what is left is `extra`. (serde's derive with `flatten` and internally tagged
-//! enums buffers every object again per level: measured slower and more code, bench/RESULTS.md.)
+//! enums buffers every object again per level: measured slower and more code when it was tried:
+//! `git show 1817a52:bench/RESULTS.md`.)
 //! `from_json` is that way in for every shape the wasm bridge reads (`ReadValue`).
 //!
 //! An error names the field by its path from the value read, each level adding its key on the way out (so
