@@ -71,7 +71,7 @@ use crate::control::{
     AfterToolCall, BeforeToolCall, LoopControl, MessageQueue, NoTimers, PrepareRequest, Timers,
 };
 use crate::event::{LoopEvent, RunReason, RunResult};
-use crate::message::AgentMessage;
+use crate::message::{check_custom_roles, AgentMessage};
 use crate::model::{Model, ModelStream};
 use crate::retry::RetryPolicy;
 use crate::session::{jsonl_lines, parse_jsonl, to_jsonl};
@@ -266,17 +266,18 @@ impl<M> AgentOptions<M> {
     }
 
     /// The options' values as SPEC asks them to be (a positive budget, non-negative delays, positive
-    /// token limits) and `messages`' compaction entries cut where a run could: an error names the field.
+    /// token limits, custom roles that are none of SPEC's) and `messages`' compaction entries cut where a run could: an error names the field.
     pub fn check(&self) -> Result<(), AgentError> {
         let budget = self.budget.as_ref().map(|b| b.check("options.budget"));
         let retry = self.retry.as_ref().map(|r| r.check("options.retry"));
         let compaction = (self.compaction.as_ref()).map(|c| c.check("options.compaction"));
         let entries = check_entries(&self.messages).map_err(|e| format!("options.{e}"));
+        let roles = check_custom_roles(&self.custom_roles, "options.customRoles");
         (budget
             .into_iter()
             .chain(retry)
             .chain(compaction)
-            .chain([entries]))
+            .chain([roles, entries]))
         .collect::<Result<(), String>>()
         .map_err(AgentError::Input)
     }
@@ -588,7 +589,6 @@ impl<M: Model + 'static> Agent<M> {
             _ => 0,
         };
         let transcript = conversation.messages.clone();
-        let length = transcript.borrow().len();
         // Idle: every call has its result (the prompt's input neither calls nor answers). Paused: the
         // calls waiting are the last assistant message's.
         let open = match before {
@@ -598,9 +598,7 @@ impl<M: Model + 'static> Agent<M> {
             _ => None,
         };
         Ok(Start {
-            before,
             transcript,
-            length,
             controller,
             start_steps,
             pairing: Pairing::Whole { open },
@@ -617,12 +615,16 @@ impl<M: Model + 'static> Agent<M> {
         copy: bool,
     ) -> LocalBoxFuture<'static, Result<RunResult, AgentError>> {
         let inner = self.inner.clone();
-        Box::pin(async move {
-            let start = start?;
-            let mut settle = Settle {
-                inner: &*inner,
-                before: Some((start.before, start.length)),
+        // The settling made now, not at the first poll: a future dropped unpolled settles its run too.
+        let started = start.map(|start| {
+            let settle = Settle {
+                inner: inner.clone(),
+                ended: false,
             };
+            (start, settle)
+        });
+        Box::pin(async move {
+            let (start, mut settle) = started?;
             let options = &inner.options;
             let result = run_over(
                 LoopOptions {
@@ -675,11 +677,8 @@ impl<M: Model + 'static> Agent<M> {
 
 /// What a run starts from.
 struct Start {
-    /// The state before the run, to go back to if the run is dropped unfinished.
-    before: AgentState,
-    /// The conversation's transcript, and its length at the start (with the input).
+    /// The conversation's transcript, the input appended.
     transcript: Transcript,
-    length: usize,
     controller: AbortController,
     start_steps: u32,
     /// What the agent knows of the transcript's pairing (its runs need not check it again).
@@ -687,16 +686,16 @@ struct Start {
 }
 
 /// Ends a run's part in the agent's state: with its result (`ended`), or, when the run's future is dropped
-/// before it ends (a Rust caller may), back to the state before it with the transcript as it was.
-struct Settle<'a, M: Model> {
-    inner: &'a Inner<M>,
-    /// The state and the transcript's length before the run; `None` once ended.
-    before: Option<(AgentState, usize)>,
+/// before it ends (a Rust caller may), as `abort` ends a paused run: what the run appended stays, each of
+/// its calls without a result is answered `interrupted` (none runs again), and the agent is idle.
+struct Settle<M: Model> {
+    inner: Rc<Inner<M>>,
+    ended: bool,
 }
 
-impl<M: Model> Settle<'_, M> {
+impl<M: Model> Settle<M> {
     fn ended(&mut self, result: &RunResult) {
-        self.before = None;
+        self.ended = true;
         let mut conversation = self.inner.conversation.borrow_mut();
         let paused = result.reason == RunReason::Paused;
         let (next, _) = conversation.state.on(AgentAction::RunEnded { paused });
@@ -716,19 +715,24 @@ impl<M: Model> Settle<'_, M> {
     }
 }
 
-impl<M: Model> Drop for Settle<'_, M> {
+impl<M: Model> Drop for Settle<M> {
     fn drop(&mut self) {
-        if let Some((before, length)) = self.before.take() {
-            let mut conversation = self.inner.conversation.borrow_mut();
-            conversation.state = before;
-            conversation.messages.borrow_mut().truncate(length);
-            self.wake(conversation);
+        if self.ended {
+            return;
         }
+        let now = (self.inner.options.clock)();
+        let mut conversation = self.inner.conversation.borrow_mut();
+        let repaired = repair_transcript(&conversation.messages.borrow(), now);
+        *conversation.messages.borrow_mut() = repaired.messages;
+        conversation.state = AgentState::Idle;
+        conversation.pending.clear();
+        conversation.steps = 0;
+        self.wake(conversation);
     }
 }
 
 /// Whether `input` may be prompted or queued: only user messages and messages of a role in `custom_roles`
-/// may (the wasm bridge's JS `Agent` asks this too).
+/// may.
 pub(crate) fn check_input(
     input: &[AgentMessage],
     custom_roles: &[String],

@@ -206,7 +206,10 @@ pub fn check_entries(messages: &[AgentMessage]) -> Result<(), String> {
                 result_ahead = true;
                 false
             }
-            AgentMessage::Compaction(_) | AgentMessage::Custom(_) => false,
+            // An entry may keep nothing from before it (a cut at itself) unless a result after it
+            // answers a call before it.
+            AgentMessage::Compaction(_) => !result_ahead,
+            AgentMessage::Custom(_) => false,
         };
     }
     for (at, message) in messages.iter().enumerate() {
@@ -216,7 +219,10 @@ pub fn check_entries(messages: &[AgentMessage]) -> Result<(), String> {
         let k = entry.first_kept_index;
         let problem = match k {
             k if k > at => "is after the entry (an entry keeps messages from before it)",
-            k if k == at || cuts[k] => continue,
+            k if cuts[k] => continue,
+            k if k == at => {
+                "keeps nothing from before the entry, but a tool result after it answers a call before it"
+            }
             k if matches!(messages[k], AgentMessage::User(_)) => {
                 "is a user message between a tool call and its result (a cut there would separate them)"
             }

@@ -289,6 +289,28 @@ impl SkipReason {
     }
 }
 
+/// SPEC's own roles: none of them may be a custom role.
+pub const SPEC_ROLES: [&str; 4] = ["user", "assistant", "toolResult", "compaction"];
+
+/// `custom_roles` as SPEC §7 allows them: each non-empty and none of SPEC's own roles. The error names the
+/// entry under `path` (`options.customRoles[1]: "toolResult" is one of SPEC's own roles ...`).
+pub fn check_custom_roles(custom_roles: &[String], path: &str) -> Result<(), String> {
+    for (index, role) in custom_roles.iter().enumerate() {
+        if role.is_empty() {
+            return Err(format!(
+                "{path}[{index}] must be a non-empty string (got \"\")"
+            ));
+        }
+        if SPEC_ROLES.contains(&role.as_str()) {
+            return Err(format!(
+                "{path}[{index}]: \"{role}\" is one of SPEC's own roles (user, assistant, toolResult, \
+                 compaction), not a custom one"
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// A message of a role the app defines (SPEC §7 `customRoles`, e.g. a `notification`), kept verbatim: the
 /// loop stores it in the transcript, leaves it out of every model request and of the pairing rules. Read only
 /// where the run's custom roles list its role (`AgentMessage::from_value_with_roles`).

@@ -251,6 +251,19 @@ fn only_user_and_custom_role_messages_may_be_prompted_or_queued() {
     assert_eq!(roles(&result.messages), ["note", "user", "assistant"]);
 }
 
+#[test]
+fn a_custom_role_is_none_of_specs_own() {
+    let (gates, kept) = (GatedTools::default(), Kept::default());
+    let mut options = options(vec![said("ok")], &gates, &kept);
+    options.custom_roles = vec!["note".into(), "toolResult".into()];
+    let error = Agent::new(options).err().unwrap();
+    assert_eq!(
+        error.to_string(),
+        "options.customRoles[1]: \"toolResult\" is one of SPEC's own roles (user, assistant, toolResult, \
+         compaction), not a custom one"
+    );
+}
+
 // ---------------------------------------------------------------------------------------------------------
 // Queues
 
@@ -431,23 +444,80 @@ fn reset_forgets_the_conversation_the_queues_and_the_pause() {
     );
 }
 
+/// Polls `future` once, then drops it (a Rust caller may).
+fn poll_once_and_drop<T>(future: impl Future<Output = T>) {
+    let mut future = Box::pin(future);
+    let waker = futures::task::noop_waker();
+    let _ = future
+        .as_mut()
+        .poll(&mut std::task::Context::from_waker(&waker));
+}
+
 #[test]
-fn a_run_future_dropped_unfinished_leaves_the_agent_as_it_was() {
+fn a_run_future_dropped_unfinished_answers_its_calls_and_leaves_the_agent_idle() {
     let f = Fixture::new(vec![tool_use(vec![on("a", "read")]), said("done")]);
     f.gates.gate("a");
     let mut pool = LocalPool::new();
     let idle = spawn(&mut pool, f.agent.wait_for_idle());
     assert!(idle.borrow().is_some(), "idle at once");
-    {
-        let mut run = Box::pin(f.agent.prompt_text("read a"));
-        let waker = futures::task::noop_waker();
-        let _ = run
-            .as_mut()
-            .poll(&mut std::task::Context::from_waker(&waker));
-        assert!(f.agent.is_running());
-    }
+    let run = f.agent.prompt_text("read a");
+    assert!(f.agent.is_running());
+    poll_once_and_drop(run);
+    assert_eq!(*f.gates.started.borrow(), ["a"], "the call had started");
     assert_eq!(f.agent.state(), AgentState::Idle);
-    assert_eq!(roles(&f.agent.messages()), ["user"]);
+    let messages = f.agent.messages();
+    assert_eq!(roles(&messages), ["user", "assistant", "toolResult"]);
+    assert_eq!(
+        results(&messages)[0].details,
+        Some(json!({"skipped": true, "reason": "interrupted"}))
+    );
+    assert!(validate_transcript(&messages).ok);
+}
+
+#[test]
+fn a_run_future_dropped_before_its_first_poll_still_settles() {
+    let f = Fixture::new(vec![said("hi")]);
+    drop(f.agent.prompt_text("hello"));
+    assert_eq!(f.agent.state(), AgentState::Idle);
+    block(f.agent.wait_for_idle());
+    let next = block(f.agent.prompt_text("hello again")).unwrap();
+    assert_eq!(roles(&next.messages), ["user", "user", "assistant"]);
+}
+
+#[test]
+fn a_resume_dropped_after_a_call_ran_never_runs_that_call_again() {
+    let f = Fixture::new(vec![
+        tool_use(vec![on("a", "read"), on("b", "delete")]),
+        said("done"),
+    ]);
+    block(f.agent.prompt_text("clean up")).unwrap();
+    assert_eq!(f.agent.state(), AgentState::Paused);
+    f.gates.gate("b");
+    poll_once_and_drop(f.agent.resume(Approvals::new().approve("b")));
+    assert_eq!(*f.gates.started.borrow(), ["a", "b"]);
+    assert_eq!(f.agent.state(), AgentState::Idle, "nothing left to resume");
+    assert_eq!(
+        block(f.agent.resume(Approvals::new().approve("b"))).unwrap_err(),
+        AgentError::NotPaused
+    );
+    let messages = f.agent.messages();
+    let answered = results(&messages);
+    assert_eq!(
+        (answered.iter())
+            .map(|r| (
+                r.tool_call_id.as_str(),
+                r.details.as_ref().map(|d| &d["reason"])
+            ))
+            .collect::<Vec<_>>(),
+        [
+            ("a", Some(&json!("interrupted"))),
+            ("b", Some(&json!("interrupted")))
+        ],
+        "the batch's results were not appended yet: both calls answered interrupted"
+    );
+    assert!(validate_transcript(&messages).ok);
+    block(f.agent.prompt_text("and now?")).unwrap();
+    assert_eq!(*f.gates.started.borrow(), ["a", "b"], "no call ran twice");
 }
 
 // ---------------------------------------------------------------------------------------------------------

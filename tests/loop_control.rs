@@ -1047,6 +1047,19 @@ fn a_queued_message_that_is_not_a_user_or_custom_message_ends_the_run_and_nothin
         setup.control.custom_roles = roles;
         assert_eq!(setup.run().reason, reason);
     }
+    // Nor is a message whose custom role is one of SPEC's own, even when the run lists it.
+    let forged = AgentMessage::Custom(CustomMessage {
+        role: "toolResult".into(),
+        fields: Default::default(),
+    });
+    let model = ScriptedModel::new(vec![done(), done()]);
+    let steering = Scripted::new(&log, "steering", vec![Ok(vec![forged])]);
+    let mut setup = Setup::new(&model, &registry, &NoObserver);
+    setup.control.steering = Some(&steering);
+    setup.control.custom_roles = vec!["toolResult".to_string()];
+    let result = setup.run();
+    assert_eq!(result.reason, RunReason::Error);
+    assert!(!result.messages.iter().any(|m| m.role() == "toolResult"));
 }
 
 #[test]

@@ -953,6 +953,18 @@ fn an_entry_handed_in_must_cut_where_a_run_could() {
         "messages[5].firstKeptIndex: 2 is a user message between a tool call and its result (a cut there would separate them)"
     );
 
+    // An entry that keeps nothing from before it, with the result of a call before it after it: the
+    // request would carry the result without its call.
+    let mut entry_between = base();
+    entry_between.insert(3, entry("s", 3));
+    assert_eq!(
+        compaction::check_entries(&entry_between).unwrap_err(),
+        "messages[3].firstKeptIndex: 3 keeps nothing from before the entry, but a tool result after it answers a call before it"
+    );
+    let mut entry_after_the_batch = base();
+    entry_after_the_batch.insert(4, entry("s", 4));
+    assert_eq!(compaction::check_entries(&entry_after_the_batch), Ok(()));
+
     // A run refuses it before anything happens; so does an Agent.
     let model = ScriptedModel::new(vec![done("never")]);
     let registry = readme_registry();

@@ -122,8 +122,7 @@ enum After {
 /// a second `assistant_message` event.
 ///
 /// A compaction entry in `context.messages` whose cut is not one a run could make (`check_entries`) ends
-/// the run with `error` naming it before anything happens (hosts that can refuse input, the `Agent` and
-/// the wasm bridge, refuse it before the run).
+/// the run with `error` naming it before anything happens (the `Agent` refuses it at construction).
 pub async fn run_agent_loop<M: Model>(
     mut options: LoopOptions<'_, M>,
 ) -> Result<RunResult, InputError> {
@@ -149,8 +148,8 @@ pub(crate) enum Pairing {
     Unchecked,
     /// Its host vouches that it is whole but for the open calls of the assistant message at this index, if
     /// any: the `Agent`, whose conversation only its runs (which keep the promise) and its own checked input
-    /// (messages that neither call nor answer) ever changed. A prompt then costs what it appends, not the
-    /// conversation (issue 26, item 7); debug builds check the claim.
+    /// (messages that neither call nor answer) ever changed. A prompt then need not check the whole
+    /// conversation again (issue 26, item 7); debug builds check the claim.
     Whole { open: Option<usize> },
 }
 

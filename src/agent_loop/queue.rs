@@ -5,7 +5,7 @@
 use super::{End, Run};
 use crate::control::MessageQueue;
 use crate::event::{LoopEvent, Queue};
-use crate::message::AgentMessage;
+use crate::message::{AgentMessage, SPEC_ROLES};
 use crate::model::Model;
 
 impl<'a, M: Model> Run<'a, M> {
@@ -61,11 +61,13 @@ impl<'a, M: Model> Run<'a, M> {
 }
 
 /// Whether `message` may be queued (or prompted to an `Agent`): a user message, or one of a custom role the
-/// run lists. Anything else would break the pairing or be a role no one reads.
+/// run lists that is none of SPEC's own. Anything else would break the pairing or be a role no one reads.
 pub(crate) fn may_queue(message: &AgentMessage, custom_roles: &[String]) -> bool {
     match message {
         AgentMessage::User(_) => true,
-        AgentMessage::Custom(custom) => custom_roles.contains(&custom.role),
+        AgentMessage::Custom(custom) => {
+            custom_roles.contains(&custom.role) && !SPEC_ROLES.contains(&custom.role.as_str())
+        }
         AgentMessage::Assistant(_) | AgentMessage::ToolResult(_) | AgentMessage::Compaction(_) => {
             false
         }

@@ -46,8 +46,8 @@
 //! - How a value crosses: `transport/convert.rs` (`from_js` in, `frozen_js` / `to_js` out).
 //! - What a JS tool is handed (its arguments and context): `transport/tools.rs` (its JS half is `invoke`,
 //!   `argumentsOf` and `toolContext` in `glue.js`).
-//! - How a model stream is opened and read: `transport/model.rs` (its JS half is `openStream`, `nextEvent`).
-//! - How an event reaches `onEvent`: `transport/events.rs` (its JS half is `emit`).
+//! - How a model stream is opened and read: `transport/model.rs` (its JS half is `openStream`, `pull`, `finalOf`).
+//! - How an event reaches `onEvent`: `transport/events.rs` (its JS half is the `emit*` functions, one per event type).
 //! - A new option of `runAgentLoop` or `Agent`: read in `api/run.rs` (`Setup`), checked in `api/options.rs`,
 //!   typed in `api/types.d.ts`.
 //! - What is frozen (SPEC §10): `transport/objects.rs` and `convert::frozen_js` (its JS half is `parseFrozen`).

@@ -4,7 +4,7 @@
 import assert from "node:assert/strict";
 import { before, describe, test } from "node:test";
 import { loadTinyPiSessions } from "./app-fixture.mjs";
-import { assistantMsg, eventLog, gate, settle, text, toolCall, userMsg } from "./helpers.mjs";
+import { assistantMsg, eventLog, gate, jsModel, settle, text, toolCall, userMsg } from "./helpers.mjs";
 
 let tp;
 before(async () => {
@@ -237,9 +237,38 @@ describe("pause, resume, abort, reset", () => {
     assert.equal(result.reason, "stop");
     assert.equal(model.requests[1].messages.length, 1, "nothing of the earlier conversation");
   });
+
+  test("after reset, a JS model is asked with the new conversation, never a request kept from the old one", T, async () => {
+    const model = jsModel((_, i) => said(`answer ${i}`));
+    const agent = new tp.Agent({ model, tools: registry([]) });
+    await agent.prompt("go");
+    agent.reset();
+    await agent.prompt("hi again");
+    assert.deepEqual(model.requests.map((r) => r.messages.map((m) => m.content)), [["go"], ["hi again"]]);
+    assert.notEqual(model.requests[1], model.requests[0]);
+  });
 });
 
 describe("listeners", () => {
+  test("a listener may read agent.messages at every event, and sees the transcript as it grows", T, async () => {
+    const model = jsModel((_, i) => (i === 0 ? batch(toolCall("r1", "read", {}), toolCall("r2", "read", {})) : said("done")));
+    const agent = new tp.Agent({ model, tools: registry([]) });
+    const seen = [];
+    agent.subscribe((e) => {
+      seen.push(`${e.type}:${agent.messages.length}`);
+    });
+    const result = await agent.prompt("read both");
+    assert.equal(result.reason, "stop");
+    assert.deepEqual(agent.messages.map((m) => m.role), ["user", "assistant", "toolResult", "toolResult", "assistant"]);
+    const at = (type) => seen.filter((s) => s.startsWith(`${type}:`));
+    assert.deepEqual(at("assistant_message"), ["assistant_message:2", "assistant_message:5"], "each response is in the transcript when its event comes");
+    assert.equal(at("tool_end").length, 2);
+    assert.ok(at("model_event").length > 0);
+    const lengths = seen.map((s) => Number(s.split(":").at(-1)));
+    assert.deepEqual(lengths, [...lengths].sort((a, b) => a - b), "the transcript only grows");
+    assert.equal(seen.at(-1), "turn_end:5");
+  });
+
   test("listeners see every event of every run in order, are awaited, and can unsubscribe; a failing one is the run's observerError", T, async () => {
     const model = new tp.ScriptedModel([batch(toolCall("r1", "read", {})), said("one"), said("two")]);
     const agent = new tp.Agent({ model, tools: registry([]) });

@@ -135,7 +135,9 @@ impl JsAgent {
 
     /// Goes on from a pause with these decisions.
     pub fn resume(&self, decisions: JsValue) -> Promise {
-        (self.agent).with_messages(|messages| self.objects.borrow_mut().resuming(messages));
+        if self.agent.state() == AgentState::Paused {
+            (self.agent).with_messages(|messages| self.objects.borrow_mut().resuming(messages));
+        }
         match approvals(&decisions, "approvals") {
             Ok(decisions) => self.settle(self.agent.resume_with(decisions, false)),
             Err(error) => Promise::reject(&type_error(error)),

@@ -9,7 +9,7 @@ use wasm_bindgen::{JsCast, JsValue};
 
 use crate::agent_loop::{AgentContext, DEFAULT_MAX_STEPS};
 use crate::compaction::CompactionOptions;
-use crate::message::AgentMessage;
+use crate::message::{check_custom_roles, AgentMessage};
 use crate::reading::ReadValue;
 use crate::retry::RetryPolicy;
 use crate::signal::AbortSignal;
@@ -179,17 +179,16 @@ pub fn custom_roles(value: &JsValue) -> Result<Vec<String>, String> {
     };
     let mut roles = Vec::with_capacity(listed.len());
     for (index, role) in listed.into_iter().enumerate() {
-        let spec_role = matches!(&role, Value::String(r) if matches!(r.as_str(), "user" | "assistant" | "toolResult" | "compaction"));
         match role {
-            Value::String(role) if spec_role => {
+            Value::String(role) => roles.push(role),
+            other => {
                 return Err(format!(
-                    "{WHAT}[{index}]: \"{role}\" is one of SPEC's own roles (user, assistant, toolResult, compaction), not a custom one"
+                    "{WHAT}[{index}] must be a non-empty string (got {other})"
                 ))
             }
-            Value::String(role) if !role.is_empty() => roles.push(role),
-            other => return Err(format!("{WHAT}[{index}] must be a non-empty string (got {other})")),
         }
     }
+    check_custom_roles(&roles, WHAT)?;
     Ok(roles)
 }
 

@@ -4,6 +4,7 @@
 //! is awaited by the loop; a throw counts as a rejection.
 
 use js_sys::Function;
+use wasm_bindgen::JsValue;
 use wasm_bindgen_futures::JsFuture;
 
 use super::convert::{error_message, to_js};
@@ -25,36 +26,24 @@ pub struct JsObserver {
 
 impl Observer<JsEvent> for JsObserver {
     fn on_event(&self, event: LoopEvent<'_, JsEvent>) -> Observed {
-        if let LoopEvent::AssistantMessage { message, index } = event {
-            let object = self.objects.borrow_mut().answering(index, message);
-            return match &self.on_event {
-                Some(f) => hand(emit_assistant_js(f, &object)),
-                None => Ok(None),
-            };
-        }
+        // A response's object is kept even with no listener: its calls are the ones the batch answers.
+        let object = match (&self.on_event, &event) {
+            (Some(_), _) | (None, LoopEvent::AssistantMessage { .. }) => self.object_of(&event),
+            (None, _) => return Ok(None),
+        };
         let Some(f) = &self.on_event else {
             return Ok(None);
         };
-        let mut objects = self.objects.borrow_mut();
         let returned = match event {
             LoopEvent::ModelEvent { event } => emit_model_event_js(f, &event.0),
-            LoopEvent::AssistantMessage { .. } => return Ok(None),
-            LoopEvent::ToolStart { call } => emit_tool_start_js(f, &objects.call(call)),
+            LoopEvent::AssistantMessage { .. } => emit_assistant_js(f, &object),
+            LoopEvent::ToolStart { .. } => emit_tool_start_js(f, &object),
             LoopEvent::ToolProgress { call_id, content } => {
                 emit_progress_js(f, call_id, &to_js(content))
             }
-            LoopEvent::ToolEnd { result, index } => {
-                emit_result_js(f, false, &objects.result(index, result))
-            }
-            LoopEvent::ToolSkipped { result, index } => {
-                emit_result_js(f, true, &objects.result(index, result))
-            }
-            LoopEvent::QueuedMessage {
-                message,
-                queue,
-                index,
-            } => {
-                let object = objects.message(index, message);
+            LoopEvent::ToolEnd { .. } => emit_result_js(f, false, &object),
+            LoopEvent::ToolSkipped { .. } => emit_result_js(f, true, &object),
+            LoopEvent::QueuedMessage { queue, .. } => {
                 emit_queued_js(f, &object, queue == Queue::Steering)
             }
             LoopEvent::Retry {
@@ -62,13 +51,28 @@ impl Observer<JsEvent> for JsObserver {
                 delay_ms,
                 error,
             } => emit_retry_js(f, attempt, delay_ms, error),
-            LoopEvent::Compaction { entry, index } => {
-                emit_compaction_js(f, &objects.compaction(index, entry))
-            }
+            LoopEvent::Compaction { .. } => emit_compaction_js(f, &object),
             LoopEvent::TurnEnd { reason, steps } => emit_turn_end_js(f, reason.as_str(), steps),
         };
-        drop(objects);
         hand(returned)
+    }
+}
+
+impl JsObserver {
+    /// The transcript's object an event carries (undefined for one that carries none), made before the
+    /// listener runs: the listener may read the same objects (`agent.messages`) while it runs.
+    fn object_of(&self, event: &LoopEvent<'_, JsEvent>) -> JsValue {
+        let mut objects = self.objects.borrow_mut();
+        match *event {
+            LoopEvent::AssistantMessage { message, index } => objects.answering(index, message),
+            LoopEvent::ToolStart { call } => objects.call(call),
+            LoopEvent::ToolEnd { result, index } | LoopEvent::ToolSkipped { result, index } => {
+                objects.result(index, result)
+            }
+            LoopEvent::QueuedMessage { message, index, .. } => objects.message(index, message),
+            LoopEvent::Compaction { entry, index } => objects.compaction(index, entry),
+            _ => JsValue::UNDEFINED,
+        }
     }
 }
 

@@ -101,8 +101,7 @@ export function plainError(message) {
 
 // ---- model.rs: a model stream ----------------------------------------------------------------------------
 
-/** What `nextEvent` resolves with once the stream has ended (and `finalOf` answers for an event that is not
- * terminal). */
+/** What `finalOf` answers for an event that is not terminal. */
 const END = Object.freeze({});
 
 export function endMarker() {
@@ -110,7 +109,8 @@ export function endMarker() {
 }
 
 /**
- * Calls `model.stream(request, options)` and opens its iterator: `{ stream, iterator, next, hasResult }`, or
+ * Calls `model.stream(request, options)` and opens its iterator: `{ stream, iterator, next, result }` (`result` the stream's
+ * `result` function, if it has one), or
  * the text of what went wrong. Never throws.
  */
 export function openStream(model, stream, request, signal) {

@@ -17,8 +17,6 @@ extern "C" {
 
     #[wasm_bindgen(js_name = parseFrozen)]
     pub fn parse_frozen_js(text: &str) -> JsValue;
-    #[wasm_bindgen(js_name = deepFreeze)]
-    pub fn deep_freeze_js(value: &JsValue) -> JsValue;
     #[wasm_bindgen(js_name = show)]
     pub fn show_js(value: &JsValue) -> String;
     #[wasm_bindgen(js_name = unwritable)]

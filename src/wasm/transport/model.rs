@@ -27,7 +27,7 @@ use crate::signal::AbortSignal;
 use crate::tools::ToolDefinition;
 
 thread_local! {
-    /// `glue.js`'s end marker: what `nextEvent` resolves with at the end of a stream.
+    /// `glue.js`'s end marker: what `finalOf` answers for an event that is not terminal.
     static END: JsValue = end_marker_js();
 }
 
@@ -45,13 +45,14 @@ pub struct Requests {
     pub definitions: Rc<[ToolDefinition]>,
     pub tools: JsValue,
     pub objects: SharedObjects,
-    /// The last request made of the transcript as it is (its length and system prompt): `prepareRequest`
+    /// The last request made of the transcript as it is (its view and system prompt): `prepareRequest`
     /// and the model are shown the same object when the hook changes nothing.
     pub last: Rc<RefCell<Option<LastRequest>>>,
 }
 
-/// A request made of the whole transcript: its length, its system prompt, and the frozen JS object.
-type LastRequest = (usize, Option<String>, JsValue);
+/// A request made of the whole transcript: the transcript's view (`Objects::view`), its system prompt, and
+/// the frozen JS object.
+type LastRequest = (JsValue, Option<String>, JsValue);
 
 impl Requests {
     pub fn new(definitions: Vec<ToolDefinition>, objects: SharedObjects) -> Self {
@@ -68,23 +69,21 @@ impl Requests {
     /// that never changes.
     pub fn js(&self, request: &ModelRequest<'_>) -> JsValue {
         let whole = request.sources == Sources::Transcript && request.tools == &*self.definitions;
-        let key = (
-            request.messages.len(),
-            request.system_prompt.map(str::to_owned),
-        );
-        if let Some((length, prompt, made)) = &*self.last.borrow() {
-            if whole && (*length, prompt) == (key.0, &key.1) {
+        let messages = request_messages(&self.objects, request);
+        let prompt = request.system_prompt.map(str::to_owned);
+        if let Some((view, last_prompt, made)) = &*self.last.borrow() {
+            // The same view of the transcript (`Objects` makes a new one when it grows or is cleared).
+            if whole && js_sys::Object::is(view, &messages) && *last_prompt == prompt {
                 return made.clone();
             }
         }
-        let messages = request_messages(&self.objects, request);
         let tools = match request.tools == &*self.definitions {
             true => self.tools.clone(),
             false => frozen_js(request.tools),
         };
-        let made = request_js(key.1.clone(), &messages, &tools);
+        let made = request_js(prompt.clone(), &messages, &tools);
         if whole {
-            *self.last.borrow_mut() = Some((key.0, key.1, made.clone()));
+            *self.last.borrow_mut() = Some((messages, prompt, made.clone()));
         }
         made
     }

@@ -125,11 +125,19 @@ impl Objects {
         made
     }
 
-    /// Makes the object of a transcript's last message, when it is an assistant message, the one whose
-    /// calls are answered next (a run that resumes a batch: SPEC §8).
+    /// Makes the object of a transcript's last assistant message the one whose calls are answered next (a
+    /// run that resumes a batch: SPEC §8; results of it may follow it already).
     pub fn resuming(&mut self, messages: &[AgentMessage]) {
-        if let Some(AgentMessage::Assistant(last)) = messages.last() {
-            self.answering(messages.len() - 1, last);
+        let last = messages
+            .iter()
+            .enumerate()
+            .rev()
+            .find_map(|(index, m)| match m {
+                AgentMessage::Assistant(message) => Some((index, message)),
+                _ => None,
+            });
+        if let Some((index, message)) = last {
+            self.answering(index, message);
         }
     }
 
