@@ -122,7 +122,7 @@ fn normalize(mut ranges: Vec<(u32, u32)>) -> Set {
             cut.push((lo.max(SURROGATES.1 + 1), hi));
         }
     }
-    cut.sort_unstable();
+    cut.sort();
     let mut set: Set = Vec::with_capacity(cut.len());
     for (lo, hi) in cut {
         match set.last_mut() {

@@ -36,6 +36,7 @@
 //! | `transport/timers.rs` | the host's `setTimeout` (gloo-timers) as the core's `Timers` (tool timeouts, retry waits) |
 //! | `transport/objects.rs` | the frozen JS objects of a transcript, made once from the core's data, kept by the index the core's events name |
 //! | `transport/approval.rs` | a tool's JS `needsApproval` function called and its answer awaited (SPEC §8) |
+//! | `transport/calls.rs` | a JS tool's calls in flight: each called, its reports and its outcome delivered through one function per tool |
 //! | `transport/model.rs` | a JS model: its request shown, its stream opened, its events pulled, its final message read once |
 //! | `transport/tools.rs` | a JS tool or executor called and awaited, its progress reported, its output read; a run's executor, which hands each call its JS object |
 //! | `transport/events.rs` | how a loop event reaches `onEvent` or a listener, and its returned promise is awaited |
@@ -44,8 +45,8 @@
 //! # Where to change what
 //!
 //! - How a value crosses: `transport/convert.rs` (`from_js` in, `frozen_js` / `to_js` out).
-//! - What a JS tool is handed (its arguments and context): `transport/tools.rs` (its JS half is `invoke`,
-//!   `argumentsOf` and `toolContext` in `glue.js`).
+//! - What a JS tool is handed (its arguments and context): `transport/tools.rs` (its JS half is
+//!   `argumentsOf` and `callTool` in `glue.js`; `transport/calls.rs` awaits the call).
 //! - How a model stream is opened and read: `transport/model.rs` (its JS half is `openStream`, `pull`, `finalOf`).
 //! - How an event reaches `onEvent`: `transport/events.rs` (its JS half is the `emit*` functions, one per event type).
 //! - A new option of `runAgentLoop` or `Agent`: read in `api/run.rs` (`Setup`), checked in `api/options.rs`,

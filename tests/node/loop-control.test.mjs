@@ -880,3 +880,87 @@ describe("what crosses once (the bridge's shortcuts keep the rules)", () => {
   });
 
 });
+
+describe("a JS tool's calls in flight (one delivery function per tool)", () => {
+  test("two runs on one registry tool, settled in the reverse order: each call gets its own outcome and reports", T, async () => {
+    const gates = {};
+    const tools = new tp.ToolRegistry();
+    tools.register({
+      name: "wait",
+      execute: async (args, ctx) => {
+        const g = (gates[args.run] = gate());
+        ctx.reportProgress([text(`${args.run} working`)]);
+        const answer = await g.promise;
+        if (answer instanceof Error) throw answer;
+        return { content: [text(answer)] };
+      },
+    });
+    const start = (run) => {
+      const events = eventLog();
+      const done = tp.runAgentLoop({
+        context: { messages: [userMsg(run)] },
+        model: new tp.ScriptedModel([useTools(toolCall("c1", "wait", { run })), stop()]),
+        tools,
+        onEvent: events.push,
+      });
+      return { events, done };
+    };
+    const a = start("a");
+    const b = start("b");
+    await a.events.when((e) => e.type === "tool_progress");
+    await b.events.when((e) => e.type === "tool_progress");
+    gates.b.open("b answered");
+    const rb = await b.done;
+    gates.a.open(new Error("a failed"));
+    const ra = await a.done;
+    assert.deepEqual(texts(ra.messages), ["a failed"]);
+    assert.equal(results(ra.messages)[0].isError, true);
+    assert.deepEqual(texts(rb.messages), ["b answered"]);
+    assert.deepEqual(
+      [a, b].map(({ events }) => events.events.filter((e) => e.type === "tool_progress").map((e) => e.content[0].text)),
+      [["a working"], ["b working"]],
+    );
+  });
+
+  test("an executor's call that settles after its run ended, and reports then: ignored, nothing thrown or unhandled", T, async () => {
+    const late = gate();
+    let report;
+    const unhandled = [];
+    const onUnhandled = (reason) => unhandled.push(String(reason));
+    process.on("unhandledRejection", onUnhandled);
+    try {
+      const result = await tp.runAgentLoop({
+        context: { messages: [userMsg("go")] },
+        model: new tp.ScriptedModel([useTools(toolCall("c1", "hang")), stop()]),
+        toolTimeoutMs: 20,
+        executeToolCall: (_call, ctx) => {
+          report = ctx.reportProgress;
+          return late.promise;
+        },
+      });
+      assert.deepEqual(results(result.messages)[0].details, { timedOut: true, timeoutMs: 20 });
+      // The run is over and its executor gone: its call settles, and reports, now.
+      assert.equal(report([text("after the end")]), undefined);
+      late.open({ content: [text("too late")] });
+      await late.promise;
+      await new Promise((resolve) => setImmediate(resolve));
+      await new Promise((resolve) => setImmediate(resolve));
+      assert.deepEqual(unhandled, []);
+    } finally {
+      process.off("unhandledRejection", onUnhandled);
+    }
+  });
+
+  test("a tool that returns at once (no promise) and one that throws at once", T, async () => {
+    const tools = new tp.ToolRegistry();
+    tools.register({ name: "now", execute: (args) => ({ content: [text(`now:${args.x}`)] }) });
+    tools.register({ name: "boom", execute: () => { throw new TypeError("boom at once"); } });
+    const result = await tp.runAgentLoop({
+      context: { messages: [userMsg("go")] },
+      model: new tp.ScriptedModel([useTools(toolCall("n", "now", { x: 1 }), toolCall("b", "boom")), stop()]),
+      tools,
+    });
+    assert.deepEqual(texts(result.messages), ["now:1", "boom at once"]);
+    assert.deepEqual(results(result.messages).map((r) => r.isError), [false, true]);
+  });
+});

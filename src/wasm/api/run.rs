@@ -146,11 +146,7 @@ impl Setup {
         let field = |name: &'static str| format!("{what}.{name}");
         let tools = tools_option(&get(options, "tools", &field("tools"))?, &field("tools"))?;
         let custom = optional_function(options, "executeToolCall", &field("executeToolCall"))?.map(
-            |execute| JsExecutor {
-                execute,
-                this: JsValue::UNDEFINED,
-                what: "executeToolCall",
-            },
+            |execute| JsExecutor::new(execute, JsValue::UNDEFINED, "executeToolCall"),
         );
         let objects = SharedObjects::default();
         let definitions = tools.definitions;
@@ -272,11 +268,11 @@ fn tools_option(tools: &JsValue, what: &str) -> Result<ToolsInput, String> {
     Ok(ToolsInput {
         registry: Rc::default(),
         definitions,
-        executor: Some(JsExecutor {
+        executor: Some(JsExecutor::new(
             execute,
-            this: tools.clone(),
-            what: "options.tools.execute",
-        }),
+            tools.clone(),
+            "options.tools.execute",
+        )),
     })
 }
 

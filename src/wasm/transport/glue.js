@@ -224,24 +224,6 @@ export function argumentsOf(call) {
   return args === undefined ? {} : JSON.parse(JSON.stringify(args));
 }
 
-// What each tool context's `reportProgress` reports to, until its call has settled (`endReports`).
-const reporting = new WeakMap();
-
-/** A tool's context: `{ callId, signal, reportProgress }`, `callId` and `signal` left out when undefined.
- * `reportProgress` hands each report to `report` until `endReports(context)`; later ones are ignored. */
-export function toolContext(callId, signal, report) {
-  const context = callId === undefined ? {} : { callId };
-  if (signal !== undefined) context.signal = signal;
-  reporting.set(context, report);
-  context.reportProgress = (content) => reporting.get(context)?.(content);
-  return context;
-}
-
-/** Ends a context's reports: its call has settled. */
-export function endReports(context) {
-  reporting.delete(context);
-}
-
 /** A hook's context (SPEC §7), frozen; its prototype too, so that a hook cannot change what later contexts
  * (or, through Object.prototype, any object) read. */
 class HookContext {
@@ -262,6 +244,48 @@ export function hookContext(signal, step, messages) {
  * prompt left out when undefined. */
 export function request(systemPrompt, messages, tools) {
   return Object.freeze(systemPrompt === undefined ? { messages, tools } : { systemPrompt, messages, tools });
+}
+
+// ---- calls.rs: a JS tool's calls in flight -----------------------------------------------------------------
+
+/** What `callTool` hands a sink (`calls.rs` reads the same numbers). */
+const Delivered = Object.freeze({ Report: 0, Returned: 1, Threw: 2 });
+
+/** Where the calls of one tool (or executor) deliver: `deliver(token, Delivered.*, value)`, until `closeCalls`. */
+export function callSink(deliver) {
+  return { deliver, closed: false };
+}
+
+/** Ends a sink's deliveries (its calls' reader is gone). */
+export function closeCalls(sink) {
+  sink.closed = true;
+}
+
+/**
+ * Calls `f.call(self, arg, context)` with a context of `callId` and `signal` (each left out when undefined) and a
+ * `reportProgress` that hands each report to `sink` under `token` (throwing what reading it throws); then hands
+ * `sink` what `f` returned or resolved with, or what it threw or rejected with: at once for a value, once settled
+ * for a promise or thenable (adopted as `await` adopts it). Never throws.
+ */
+export function callTool(f, self, arg, callId, signal, sink, token) {
+  const context = callId === undefined ? {} : { callId };
+  if (signal !== undefined) context.signal = signal;
+  context.reportProgress = (content) => {
+    if (!sink.closed) sink.deliver(token, Delivered.Report, content);
+  };
+  (async () => {
+    let kind = Delivered.Returned;
+    let value;
+    try {
+      value = f.call(self, arg, context);
+      const wait = settled(value);
+      if (wait !== undefined) value = await wait;
+    } catch (error) {
+      kind = Delivered.Threw;
+      value = error;
+    }
+    if (!sink.closed) sink.deliver(token, kind, value);
+  })();
 }
 
 // ---- events.rs: an event, made and handed over ------------------------------------------------------------

@@ -64,10 +64,6 @@ extern "C" {
     pub fn wait(this: &Invoked) -> Option<Promise>;
     #[wasm_bindgen(js_name = argumentsOf)]
     pub fn arguments_of_js(call: &JsValue) -> JsValue;
-    #[wasm_bindgen(js_name = toolContext)]
-    pub fn tool_context_js(call_id: Option<String>, signal: &JsValue, report: &JsValue) -> JsValue;
-    #[wasm_bindgen(js_name = endReports)]
-    pub fn end_reports_js(context: &JsValue);
     #[wasm_bindgen(js_name = hookContext)]
     pub fn hook_context_js(signal: &JsValue, step: u32, messages: &JsValue) -> JsValue;
     #[wasm_bindgen(js_name = request)]
@@ -76,6 +72,23 @@ extern "C" {
         messages: &JsValue,
         tools: &JsValue,
     ) -> JsValue;
+
+    // ---- calls.rs
+
+    #[wasm_bindgen(js_name = callSink)]
+    pub fn call_sink_js(deliver: &Function) -> JsValue;
+    #[wasm_bindgen(js_name = closeCalls)]
+    pub fn close_calls_js(sink: &JsValue);
+    #[wasm_bindgen(js_name = callTool)]
+    pub fn call_tool_js(
+        f: &Function,
+        this: &JsValue,
+        arg: &JsValue,
+        call_id: Option<String>,
+        signal: &JsValue,
+        sink: &JsValue,
+        token: u32,
+    );
 
     // ---- events.rs
 

@@ -14,6 +14,7 @@ pub mod timers;
 pub mod objects;
 
 pub mod approval;
+pub mod calls;
 pub mod model;
 pub mod tools;
 

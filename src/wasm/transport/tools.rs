@@ -1,7 +1,7 @@
 //! JS tools: a registered tool's `execute(args, {callId, signal, reportProgress})`, and a caller's
 //! `executeToolCall(call, {signal, reportProgress})` or tool source's `execute` (the source as `this`),
-//! called and awaited. What they return crosses as JSON, read by the core's readers. A call's
-//! `reportProgress` reports until the call settles.
+//! called (through `calls.rs`) and awaited. What they return crosses as JSON, read by the core's readers. A
+//! call's `reportProgress` reports until the call settles.
 //!
 //! A run's calls go through `RunExecutor`, which attaches each call's frozen JS object (the block of its
 //! message's object) to the call's `ExecutionContext` (`host`): a registered tool gets its own copy of that
@@ -11,87 +11,50 @@ use std::rc::Rc;
 
 use futures::future::LocalBoxFuture;
 use js_sys::Function;
-use wasm_bindgen::closure::Closure;
-use wasm_bindgen::{JsCast, JsValue};
+use wasm_bindgen::JsValue;
 
-use super::convert::{
-    error_message, from_json_text, frozen_js, json_text, settle, to_js, type_error,
-};
-use super::glue::{arguments_of_js, end_reports_js, invoke_js, tool_context_js};
+use super::calls::JsCalls;
+use super::convert::{error_message, from_json_text, frozen_js, json_text, to_js};
+use super::glue::arguments_of_js;
 use super::objects::SharedObjects;
 use super::signal::handed;
-use crate::message::{MediaBlock, ToolCall};
+use crate::message::ToolCall;
 use crate::signal::AbortSignal;
 use crate::tools::{
     CallSettings, ExecutionContext, HookFuture, ProgressSink, RegistryApprovals, ToolCallContext,
     ToolExecutor, ToolHandler, ToolOutput, ToolRegistry, ToolReply,
 };
 
-/// Calls `f.call(this, arg, context)` with a context of `call_id`, `signal` and a `reportProgress` that
+/// Calls `calls`' function with `arg` and a context of `call_id`, `signal` and a `reportProgress` that
 /// reports to `progress` until the call settles (or its future is dropped: a timed-out call); what it
 /// resolved with, or the message of what it threw.
 async fn call_js(
-    f: &Function,
-    this: &JsValue,
+    calls: &Rc<JsCalls>,
     arg: &JsValue,
     call_id: Option<String>,
     signal: &AbortSignal,
     progress: ProgressSink,
-    what: Rc<str>,
 ) -> Result<JsValue, String> {
-    let report =
-        Closure::<dyn FnMut(JsValue) -> Result<(), JsValue>>::new(move |content: JsValue| {
-            let what = format!("{what} reportProgress(content)");
-            let content: Vec<MediaBlock> =
-                super::convert::from_js(&content, &what).map_err(type_error)?;
-            progress(content);
-            Ok(())
-        });
     // A call with a timeout has its own signal: a JS one follows it while the call runs.
     let handed = handed(signal);
     let signal = handed
         .as_ref()
         .map_or(JsValue::UNDEFINED, |(s, _)| s.clone());
-    let context = tool_context_js(call_id, &signal, report.as_ref().unchecked_ref());
-    let reports = Reports {
-        context,
-        _report: report,
-    };
-    let none = JsValue::UNDEFINED;
-    let outcome = settle(invoke_js(f, this, arg, &reports.context, &none)).await;
+    let outcome = calls.call(arg, call_id, &signal, progress).await;
     drop(handed);
     outcome.map_err(|e| error_message(&e))
 }
 
-/// A call's reports, open until dropped: later ones are ignored (SPEC §7), never a call of a dropped closure.
-struct Reports {
-    context: JsValue,
-    /// What the context's `reportProgress` calls; dropped after the context stops calling it.
-    _report: Closure<dyn FnMut(JsValue) -> Result<(), JsValue>>,
-}
-
-impl Drop for Reports {
-    fn drop(&mut self) {
-        end_reports_js(&self.context);
-    }
-}
-
-/// A tool registered from JS.
-pub struct JsTool {
-    /// `tool "name"`, as errors and progress reports name it.
-    what: Rc<str>,
-    /// The object given to `register`, `this` for `execute`.
-    spec: JsValue,
-    execute: Function,
-}
+/// A tool registered from JS: its `execute`, called with the object given to `register` as `this`.
+pub struct JsTool(Rc<JsCalls>);
 
 impl JsTool {
     pub fn new(name: &str, spec: JsValue, execute: Function) -> Self {
-        JsTool {
-            what: format!("tool \"{name}\"").into(),
-            spec,
+        JsTool(JsCalls::new(
             execute,
-        }
+            spec,
+            format!("tool \"{name}\"").into(),
+        ))
     }
 }
 
@@ -111,7 +74,7 @@ impl ToolHandler for JsTool {
             Some(call) => arguments_of_js(call),
             None => to_js(arguments),
         };
-        let (execute, spec, what) = (self.execute.clone(), self.spec.clone(), self.what.clone());
+        let calls = self.0.clone();
         Box::pin(async move {
             let ToolCallContext {
                 call_id,
@@ -119,17 +82,8 @@ impl ToolHandler for JsTool {
                 progress,
                 ..
             } = context;
-            let output = call_js(
-                &execute,
-                &spec,
-                &arg,
-                Some(call_id),
-                &signal,
-                progress,
-                what.clone(),
-            )
-            .await?;
-            let what = format!("{what} result");
+            let output = call_js(&calls, &arg, Some(call_id), &signal, progress).await?;
+            let what = format!("{} result", calls.what);
             from_json_text(&json_text(&output, &what)?, &output, &what)
         })
     }
@@ -137,12 +91,14 @@ impl ToolHandler for JsTool {
 
 /// `options.executeToolCall`, or the `execute` method of a tool source that is not a `ToolRegistry`:
 /// replaces the registry for a run.
-pub struct JsExecutor {
-    pub execute: Function,
-    /// `this` of the call: undefined for `executeToolCall`, the tool source for its `execute`.
-    pub this: JsValue,
-    /// How errors name it.
-    pub what: &'static str,
+pub struct JsExecutor(Rc<JsCalls>);
+
+impl JsExecutor {
+    /// `execute` called with `this` (undefined for `executeToolCall`, the tool source for its `execute`);
+    /// errors name it `what`.
+    pub fn new(execute: Function, this: JsValue, what: &'static str) -> JsExecutor {
+        JsExecutor(JsCalls::new(execute, this, what.into()))
+    }
 }
 
 impl ToolExecutor for JsExecutor {
@@ -160,18 +116,8 @@ impl ToolExecutor for JsExecutor {
                 Some(object) => object.clone(),
                 None => frozen_js(&call.tagged()),
             };
-            let what: Rc<str> = self.what.into();
-            let reply = call_js(
-                &self.execute,
-                &self.this,
-                &object,
-                None,
-                &context.signal,
-                context.progress,
-                what,
-            )
-            .await?;
-            let what = format!("{} result", self.what);
+            let reply = call_js(&self.0, &object, None, &context.signal, context.progress).await?;
+            let what = format!("{} result", self.0.what);
             from_json_text(&json_text(&reply, &what)?, &reply, &what)
         })
     }
