@@ -6,7 +6,7 @@
 //   2. wasm-opt with wasm-pack.toml's flags and -g (the same code as pkg/web's, with its names section kept);
 //   3. checks that its code and data are pkg/web/tiny_pi_bg.wasm's, byte for byte in size (else the target/ module
 //      is not the build in pkg/: rebuild);
-//   4. twiggy top (twiggy-opt from crates.io, in ~/.cargo/bin) lists every function and data segment with its size;
+//   4. twiggy top (`cargo install twiggy --locked`, in ~/.cargo/bin) lists every function and data segment with its size;
 //      each is put in its crate (the crate of the code's `Self` type for `<T as Trait>::f`, of `T` for
 //      `drop_in_place<T>`), a tiny_pi one also in its module (the longest module path of src/ its name starts with).
 //
@@ -47,7 +47,7 @@ function step(what, fn) {
 }
 function run(cmd, argv, opts = {}) {
   const r = spawnSync(cmd, argv, { encoding: "utf8", maxBuffer: 1 << 28, env: { ...process.env, PATH }, ...opts });
-  if (r.error) fail(cmd, r.error.message, cmd === "twiggy" ? "`cargo install twiggy-opt` (twiggy)" : "run `bash scripts/setup.sh build` and `npm ci`");
+  if (r.error) fail(cmd, r.error.message, cmd === "twiggy" ? "`cargo install twiggy --locked` (~3 min)" : "run `bash scripts/setup.sh build` and `npm ci`");
   if (r.status !== 0) fail(cmd, `exit ${r.status}: ${r.stderr.slice(-1500)}`, "see the message above");
   return r.stdout;
 }

@@ -1,8 +1,8 @@
 //! A JS tool's calls in flight, awaited with no function made per call: `glue.js`'s `callTool` calls the
 //! tool and hands its progress reports, and then how it settled, to the one `deliver` function of the tool
 //! (or executor) under the call's token; each waiting call finds its outcome here. A speed path: a
-//! `JsFuture` and a report closure per call (three wasm-bindgen closures) cost a `compact` turn ~10%
-//! (bench/RESULTS.md, "A turn", its last paragraph).
+//! `JsFuture` and a report closure per call (three wasm-bindgen closures) made a turn 1.05-1.12x as costly
+//! on `full`, `compact` and `thinking` (bench/RESULTS.md, "A turn", the paragraph on `transport/calls.rs`).
 //!
 //! A call's reports reach its progress sink until the call settles or its future is dropped (a timed-out
 //! call): later ones, and an outcome no one waits for any more, find no call here and are dropped (SPEC §7).
