@@ -122,6 +122,10 @@ fn deliver(
         return Ok(());
     };
     if kind == REPORT {
+        if call.outcome.is_some() {
+            // Settled, not yet taken by its waiter: a report now comes after the call's end.
+            return Ok(());
+        }
         let progress = call.progress.clone();
         // Reading the content runs the caller's code (getters, `toJSON`): no borrow is held.
         drop(borrowed);

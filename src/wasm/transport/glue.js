@@ -204,7 +204,7 @@ export function finalOf(event) {
   return type === "done" ? [event.message, "done.message"] : type === "error" ? [event.error, "error.error"] : END;
 }
 
-// ---- tools.rs, hooks.rs: calls into the app ---------------------------------------------------------------
+// ---- hooks.rs, approval.rs, tools.rs: calls into the app --------------------------------------------------
 
 /** `f.call(self, a, b, c)`: `{ value }` for what it returned, or `{ wait }` with a promise of it if that is a
  * promise or thenable; `{ wait }` with a rejected promise if it threw. Never throws. */

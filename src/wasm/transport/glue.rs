@@ -46,7 +46,7 @@ extern "C" {
     #[wasm_bindgen(catch, js_name = finalOf)]
     pub fn final_of_js(event: &JsValue) -> Result<JsValue, JsValue>;
 
-    // ---- tools.rs, hooks.rs
+    // ---- hooks.rs, approval.rs, tools.rs
 
     #[wasm_bindgen(js_name = invoke)]
     pub fn invoke_js(
