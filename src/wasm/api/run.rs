@@ -145,9 +145,8 @@ impl Setup {
     pub fn read(options: &JsValue, what: &str) -> Result<Setup, String> {
         let field = |name: &'static str| format!("{what}.{name}");
         let tools = tools_option(&get(options, "tools", &field("tools"))?, &field("tools"))?;
-        let custom = optional_function(options, "executeToolCall", &field("executeToolCall"))?.map(
-            |execute| JsExecutor::new(execute, JsValue::UNDEFINED, "executeToolCall"),
-        );
+        let custom = optional_function(options, "executeToolCall", &field("executeToolCall"))?
+            .map(|execute| JsExecutor::new(execute, JsValue::UNDEFINED, "executeToolCall"));
         let objects = SharedObjects::default();
         let definitions = tools.definitions;
         let requests = Requests::new(definitions.clone(), objects.clone());

@@ -133,7 +133,11 @@ fn deliver(
         progress(content);
         return Ok(());
     }
-    call.outcome = Some(if kind == RETURNED { Ok(value) } else { Err(value) });
+    call.outcome = Some(if kind == RETURNED {
+        Ok(value)
+    } else {
+        Err(value)
+    });
     let waker = call.waker.take();
     drop(borrowed);
     if let Some(waker) = waker {
