@@ -266,7 +266,8 @@ impl<M> AgentOptions<M> {
     }
 
     /// The options' values as SPEC asks them to be (a positive budget, non-negative delays, positive
-    /// token limits, custom roles that are none of SPEC's) and `messages`' compaction entries cut where a run could: an error names the field.
+    /// token limits, custom roles that are none of SPEC's) and `messages`' compaction entries cut where a
+    /// run could: an error names the field.
     pub fn check(&self) -> Result<(), AgentError> {
         let budget = self.budget.as_ref().map(|b| b.check("options.budget"));
         let retry = self.retry.as_ref().map(|r| r.check("options.retry"));

@@ -9,8 +9,8 @@
 //! so; so may an integer past 10^19 that JS writes in full. Integers up to 2^53, and numbers of up to 15
 //! significant digits below 10^19, every timestamp and cost a provider writes, read back exactly. serde_json's
 //! exact float reader is left out because of its size in the wasm package (measured in `git show
-//! 1817a52:bench/RESULTS.md`, "Sessions (issue 16)"); a JS host reads
-//! and writes the objects with `JSON.parse` and `JSON.stringify`, which are exact.)
+//! 1817a52:bench/RESULTS.md`, "Sessions (issue 16)"); a JS host reads and writes the objects with
+//! `JSON.parse` and `JSON.stringify`, which are exact.)
 //!
 //! Lines that are empty or only whitespace are skipped (a trailing newline, a blank line an editor left);
 //! line numbers count them (`jsonl_lines`).

@@ -6,8 +6,9 @@
 //! repeated id is a problem unless the loop answered it with a skipped result (it ran none of them).
 //!
 //! A paused run's transcript ends with calls that wait for a result: the calls of its last assistant message
-//! (nothing but their results, custom-role messages and compaction entries after it: no user message). The strict view reports them as
-//! `missing_result`, as chapter 00 teaches; the paused view (`allow_pending`) lists them as `pending`.
+//! (nothing but their results, custom-role messages and compaction entries after it: no user message). The
+//! strict view reports them as `missing_result`, as chapter 00 teaches; the paused view (`allow_pending`)
+//! lists them as `pending`.
 
 use std::collections::BTreeMap;
 
@@ -78,8 +79,7 @@ pub struct Unanswered {
 pub struct ValidateOptions {
     /// The paused view (SPEC §8): calls of the last assistant message without a result, with no user
     /// message after it (results, custom-role messages and compaction entries may be), are `pending`, not
-    /// `missing_result`. Off by default:
-    /// a transcript with unanswered calls is not one a model may be sent.
+    /// `missing_result`. Off by default: a transcript with unanswered calls is not one a model may be sent.
     pub allow_pending: bool,
 }
 

@@ -26,14 +26,14 @@ pub struct JsObserver {
 
 impl Observer<JsEvent> for JsObserver {
     fn on_event(&self, event: LoopEvent<'_, JsEvent>) -> Observed {
-        // A response's object is kept even with no listener: its calls are the ones the batch answers.
-        let object = match (&self.on_event, &event) {
-            (Some(_), _) | (None, LoopEvent::AssistantMessage { .. }) => self.object_of(&event),
-            (None, _) => return Ok(None),
-        };
         let Some(f) = &self.on_event else {
+            // With no listener, a response's object is still made: it holds the calls the batch answers.
+            if let LoopEvent::AssistantMessage { message, index } = event {
+                self.objects.borrow_mut().answering(index, message);
+            }
             return Ok(None);
         };
+        let object = self.object_of(&event);
         let returned = match event {
             LoopEvent::ModelEvent { event } => emit_model_event_js(f, &event.0),
             LoopEvent::AssistantMessage { .. } => emit_assistant_js(f, &object),

@@ -11,7 +11,7 @@ export function parseFrozen(text) {
 }
 
 /** Freezes `value` and everything in it. Only for the loop's own objects (plain JSON data). */
-export function deepFreeze(value) {
+function deepFreeze(value) {
   if (typeof value === "object" && value !== null && !Object.isFrozen(value)) {
     Object.freeze(value);
     for (const key of Object.keys(value)) deepFreeze(value[key]);
