@@ -166,10 +166,18 @@ const js = fs.readdirSync(webDir, { recursive: true }).filter((f) => /\.(js|mjs)
 });
 const jsGz = js.reduce((a, f) => a + f.gz, 0), jsRaw = js.reduce((a, f) => a + f.raw, 0);
 
+// The lesson entry (pkg/lesson: ScriptedModel, the trace checks), which only a page or test that imports
+// `tiny-pi/lesson` loads: its .wasm and JS, gzip -9, not part of the web target above.
+const lessonDir = path.join(ROOT, "pkg", "lesson");
+const lessonGz = fs.existsSync(lessonDir)
+  ? fs.readdirSync(lessonDir, { recursive: true }).filter((f) => /\.(js|wasm)$/.test(f) && !/^(index|node)\.js$/.test(f))
+    .reduce((a, f) => a + zlib.gzipSync(fs.readFileSync(path.join(lessonDir, f)), { level: 9 }).length, 0)
+  : null;
+
 const result = {
   date: new Date().toISOString(), input: path.relative(ROOT, input), same_build_as_pkg: sameBuild,
   wasm: { raw: shippedRaw, gz: shippedGz, code_and_data: shippedBytes }, js: { files: js, raw: jsRaw, gz: jsGz },
-  total_gz: shippedGz + jsGz, by_group: sorted(byGroup), by_crate: sorted(byCrate), by_module: sorted(byModule),
+  total_gz: shippedGz + jsGz, lesson_gz: lessonGz, by_group: sorted(byGroup), by_crate: sorted(byCrate), by_module: sorted(byModule),
   top_functions: code.slice().sort((a, b) => b.shallow_size - a.shallow_size).slice(0, 25).map((i) => ({ name: i.name, bytes: i.shallow_size })),
 };
 fs.writeFileSync(path.join(OUT, "size-table.json"), JSON.stringify(result, null, 2));
@@ -184,7 +192,8 @@ const table = (title, rows, extra) => {
   return out.join("\n");
 };
 const lines = [
-  `The web target (pkg/web), gzip -9: ${kb(shippedGz + jsGz)} KB = tiny_pi_bg.wasm ${kb(shippedGz)} KB (${kb(shippedRaw)} KB raw) + JS ${kb(jsGz)} KB (${js.map((f) => `${path.basename(f.file)} ${kb(f.gz)}`).join(", ")}).`,
+  `The web target (pkg/web), gzip -9: ${kb(shippedGz + jsGz)} KB = tiny_pi_bg.wasm ${kb(shippedGz)} KB (${kb(shippedRaw)} KB raw) + JS ${kb(jsGz)} KB (${js.map((f) => `${path.basename(f.file)} ${kb(f.gz)}`).join(", ")}).` +
+    (lessonGz === null ? "" : ` The lesson entry (pkg/lesson, loaded only through \`tiny-pi/lesson\`): ${kb(lessonGz)} KB more.`),
   `The .wasm's code and data, ${kb(namedBytes)} KB raw${sameBuild ? " (the same sizes as pkg/web's module)" : " (NOT pkg/web's build: rebuild)"}:`,
   "",
   table("function group", sorted(byGroup)),

@@ -103,6 +103,12 @@ const { config, crate } = await step("read wasm-pack.toml and Cargo.toml", () =>
     const f = config.package[key];
     if (f !== undefined && !folders.has(f)) throw new Error(`wasm-pack.toml: [package] ${key} = "${f}" names no [[build]] folder`);
   }
+  const lesson = config.lesson;
+  if (lesson) {
+    if (!lesson.folder || !lesson.out_name || !Array.isArray(lesson.features)) throw new Error("wasm-pack.toml: [lesson] needs `folder`, `out_name` and a `features` list");
+    if (folders.has(lesson.folder)) throw new Error(`wasm-pack.toml: [lesson] folder "${lesson.folder}" is also a [[build]] folder`);
+  }
+  if (config.package.features !== undefined && !Array.isArray(config.package.features)) throw new Error("wasm-pack.toml: [package] features must be a list");
   config.package.wasm ??= built.keys().next().value;
   if (!built.has(config.package.wasm)) throw new Error(`wasm-pack.toml: [package] wasm = "${config.package.wasm}" names no [[build]] with a target`);
   // wasm-bindgen names its files after the crate, with `-` turned into `_`.
@@ -151,16 +157,29 @@ process.on("exit", () => fs.rmSync(outDir, { recursive: true, force: true }));
 const rustflags = config.profile?.rustflags ?? [];
 if (rustflags.length) console.log(`rustc flags (wasm-pack.toml): ${rustflags.join(" ")}`);
 const wasmPackEnv = { ...env, RUSTFLAGS: [process.env.RUSTFLAGS, ...rustflags].filter(Boolean).join(" ") };
+/** cargo's arguments for a module built with exactly `features` (none: the crate's defaults). */
+const cargoFeatures = (features) => (features ? ["--", "--no-default-features", "--features", features.join(",")] : []);
+function wasmPack(target, folder, name, features) {
+  run("wasm-pack", [
+    "--log-level", "warn",
+    "build", "--mode", "no-install", "--no-opt", "--no-pack", "--no-gitignore",
+    `--${profile}`, "--target", target,
+    "--out-dir", path.join(outDir, folder), "--out-name", name,
+    root,
+    ...cargoFeatures(features),
+  ], { env: wasmPackEnv });
+}
+// The lesson entry first: cargo's own output (target/wasm32-unknown-unknown/<profile>/tiny_pi.wasm, which
+// bench/size-table.mjs reads) is then the main module's.
+const lesson = config.lesson;
+if (lesson) {
+  await step(`wasm-pack build --target web (features ${lesson.features.join(", ")}) -> ${shown}/${lesson.folder}`, () =>
+    wasmPack("web", lesson.folder, lesson.out_name, lesson.features));
+}
+const mainFeatures = config.package.features;
 for (const b of builtFolders) {
-  await step(`wasm-pack build --target ${b.target} -> ${shown}/${b.folder}`, () => {
-    run("wasm-pack", [
-      "--log-level", "warn",
-      "build", "--mode", "no-install", "--no-opt", "--no-pack", "--no-gitignore",
-      `--${profile}`, "--target", b.target,
-      "--out-dir", path.join(outDir, b.folder), "--out-name", stem,
-      root,
-    ], { env: wasmPackEnv });
-  });
+  const shownFeatures = mainFeatures ? ` (features ${mainFeatures.join(", ")})` : "";
+  await step(`wasm-pack build --target ${b.target}${shownFeatures} -> ${shown}/${b.folder}`, () => wasmPack(b.target, b.folder, stem, mainFeatures));
 }
 
 // ---- one .wasm for every folder ---------------------------------------------
@@ -189,20 +208,23 @@ if (wasmOptArgs) {
   const cacheDir = path.join(root, "target", "wasm-opt-cache");
   fs.mkdirSync(cacheDir, { recursive: true });
   console.log(`wasm-opt flags (wasm-pack.toml): ${wasmOptArgs.join(" ")}`);
-  const wasm = path.join(outDir, wasmHome, wasmFile);
-  const key = createHash("sha256").update(fs.readFileSync(wasm)).update(JSON.stringify([wasmOptArgs, wasmOptVersion])).digest("hex");
-  const cached = path.join(cacheDir, `${key}.wasm`);
-  await step(`wasm-opt ${wasmHome}/${wasmFile}`, () => {
-    const before = fs.statSync(wasm).size;
-    if (fs.existsSync(cached)) {
-      console.log("    unchanged input: reusing the optimised file from target/wasm-opt-cache/");
-    } else {
-      run("wasm-opt", [wasm, "-o", cached + ".tmp", ...wasmOptArgs]);
-      fs.renameSync(cached + ".tmp", cached);
-    }
-    fs.copyFileSync(cached, wasm);
-    console.log(`    ${before} -> ${fs.statSync(wasm).size} bytes`);
-  });
+  const modules = [path.join(wasmHome, wasmFile), ...(lesson ? [path.join(lesson.folder, `${lesson.out_name}_bg.wasm`)] : [])];
+  for (const file of modules) {
+    const wasm = path.join(outDir, file);
+    const key = createHash("sha256").update(fs.readFileSync(wasm)).update(JSON.stringify([wasmOptArgs, wasmOptVersion])).digest("hex");
+    const cached = path.join(cacheDir, `${key}.wasm`);
+    await step(`wasm-opt ${file}`, () => {
+      const before = fs.statSync(wasm).size;
+      if (fs.existsSync(cached)) {
+        console.log("    unchanged input: reusing the optimised file from target/wasm-opt-cache/");
+      } else {
+        run("wasm-opt", [wasm, "-o", cached + ".tmp", ...wasmOptArgs]);
+        fs.renameSync(cached + ".tmp", cached);
+      }
+      fs.copyFileSync(cached, wasm);
+      console.log(`    ${before} -> ${fs.statSync(wasm).size} bytes`);
+    });
+  }
 }
 
 // ---- JS without comments ----------------------------------------------------
@@ -214,9 +236,10 @@ if (wasmOptArgs) {
 if (config.profile?.js_comments === false) {
   await step("remove comments from the shipped JS", async () => {
     const ts = (await import("typescript")).default;
-    for (const b of builtFolders) {
-      const dir = path.join(outDir, b.folder);
-      const files = [path.join(dir, `${stem}.js`), ...listFiles(path.join(dir, "snippets")).filter((f) => f.endsWith(".js"))];
+    const built = [...builtFolders.map((b) => [b.folder, stem]), ...(lesson ? [[lesson.folder, lesson.out_name]] : [])];
+    for (const [folder, name] of built) {
+      const dir = path.join(outDir, folder);
+      const files = [path.join(dir, `${name}.js`), ...listFiles(path.join(dir, "snippets")).filter((f) => f.endsWith(".js"))];
       for (const file of files) {
         const text = fs.readFileSync(file, "utf8");
         const pragma = text.match(/^\/\* @ts-self-types="[^"]*" \*\/\n/)?.[0] ?? "";
@@ -232,23 +255,26 @@ if (config.profile?.js_comments === false) {
 
 // ---- per-folder entries -----------------------------------------------------
 // entry[folder] = what the folder exports: { types, import, require? }
+// wasm-pack's own package.json/README/LICENSE would make each folder look like a separate package; the top
+// pkg/package.json is the only one. wasm-bindgen declares `[Symbol.dispose]()` on every class; the .d.ts says
+// which lib that needs, so apps with e.g. lib es2022 and skipLibCheck off still compile.
+function tidy(dir, name) {
+  for (const f of ["package.json", ".gitignore", "README.md", "LICENSE", "LICENSE-MIT", "LICENSE-APACHE"]) {
+    fs.rmSync(path.join(dir, f), { force: true });
+  }
+  const dts = path.join(dir, `${name}.d.ts`);
+  const text = fs.existsSync(dts) ? fs.readFileSync(dts, "utf8") : "";
+  if (text.includes("[Symbol.dispose]")) {
+    fs.writeFileSync(dts, `/// <reference lib="esnext.disposable" />\n${text}`);
+  }
+}
+
 const entries = await step("write wrappers and remove stray wasm-pack files", async () => {
   const entries = {};
   for (const b of config.build) {
     const dir = path.join(outDir, b.folder);
     fs.mkdirSync(dir, { recursive: true });
-    // wasm-pack's own package.json/README/LICENSE would make each folder look
-    // like a separate package; the top pkg/package.json is the only one.
-    for (const f of ["package.json", ".gitignore", "README.md", "LICENSE", "LICENSE-MIT", "LICENSE-APACHE"]) {
-      fs.rmSync(path.join(dir, f), { force: true });
-    }
-    // wasm-bindgen declares `[Symbol.dispose]()` on every class; say which lib
-    // that needs so apps with e.g. lib es2022 and skipLibCheck off still compile.
-    const dts = path.join(dir, `${stem}.d.ts`);
-    const text = fs.existsSync(dts) ? fs.readFileSync(dts, "utf8") : "";
-    if (text.includes("[Symbol.dispose]")) {
-      fs.writeFileSync(dts, `/// <reference lib="esnext.disposable" />\n${text}`);
-    }
+    tidy(dir, stem);
     const plainEntry = { types: rel(b.folder, `${stem}.d.ts`), default: rel(b.folder, `${stem}.js`) };
     if (b.target === "nodejs") {
       // pkg/package.json says "type": "module"; this folder is CommonJS.
@@ -298,6 +324,33 @@ const entries = await step("write wrappers and remove stray wasm-pack files", as
     } else {
       entries[b.folder] = plainEntry;
     }
+  }
+  if (lesson) {
+    // The lesson entry: --target web glue, initialised by top-level await where `fetch` reads a URL
+    // (browsers, bundlers: index.js) and synchronously from the file in Node (node.js, which has no top-level
+    // await, so `require()` loads it too).
+    const dir = path.join(outDir, lesson.folder);
+    const name = lesson.out_name;
+    tidy(dir, name);
+    write(path.join(dir, "index.js"), [
+      "// Self-initialising entry: importing it loads the lesson .wasm once.",
+      `import init from "./${name}.js";`,
+      `await init({ module_or_path: new URL("./${name}_bg.wasm", import.meta.url) });`,
+      `export * from "./${name}.js";`,
+    ].join("\n"));
+    write(path.join(dir, "node.js"), [
+      "// Node's entry: the lesson .wasm read from its file and compiled synchronously.",
+      `import { readFileSync } from "node:fs";`,
+      `import { setFlagsFromString } from "node:v8";`,
+      `import { initSync } from "./${name}.js";`,
+      // The main entry's guard (NODE_V8_GUARD) for this module's calls too.
+      `try { if (/^11\\./.test(process.versions.v8 || "")) setFlagsFromString("--no-turbo-inline-js-wasm-calls"); } catch (_) {}`,
+      `initSync({ module: readFileSync(new URL("./${name}_bg.wasm", import.meta.url)) });`,
+      `export * from "./${name}.js";`,
+    ].join("\n"));
+    write(path.join(dir, "index.d.ts"), `export * from "./${name}.js";`);
+    const types = rel(lesson.folder, "index.d.ts");
+    entries[lesson.folder] = { node: { types, default: rel(lesson.folder, "node.js") }, default: { types, default: rel(lesson.folder, "index.js") } };
   }
   return entries;
 });
@@ -352,6 +405,7 @@ await step(`write ${shown}/package.json and README`, () => {
     }
   }
   for (const b of config.build) exports[`./${b.folder}`] = entries[b.folder];
+  if (config.lesson) exports[`./${config.lesson.folder}`] = entries[config.lesson.folder];
   exports["./package.json"] = "./package.json";
 
   const sideEffects = config.build.flatMap((b) => [
@@ -360,6 +414,7 @@ await step(`write ${shown}/package.json and README`, () => {
     ...(b.target === "nodejs" ? [rel(b.folder, "*")] : []),
     ...(b.from ? [] : [rel(b.folder, "snippets", "*")]),
   ]);
+  if (config.lesson) sideEffects.push(...["index.js", "node.js", "snippets/*"].map((f) => rel(config.lesson.folder, f)));
   const cargo = crate.cargo.package;
   const pkg = {
     name: p.name,
@@ -377,7 +432,7 @@ await step(`write ${shown}/package.json and README`, () => {
     ...(config.dependencies ? { dependencies: config.dependencies } : {}),
     ...peers(config.peer_dependencies),
     exports,
-    files: [...config.build.map((b) => b.folder), ...(config.files ?? []).map((f) => f.folder), "README.md"],
+    files: [...config.build.map((b) => b.folder), ...(config.lesson ? [config.lesson.folder] : []), ...(config.files ?? []).map((f) => f.folder), "README.md"],
     sideEffects,
   };
   write(path.join(outDir, "package.json"), JSON.stringify(pkg, null, 2));
@@ -394,6 +449,13 @@ await step("smoke check: Node loads the package", async () => {
       const missing = Object.keys(cjs).filter((n) => n !== "default" && !(n in esm));
       if (missing.length) throw new Error(`${e.import.default} lacks ${missing.join(", ")}`);
     }
+  }
+  if (config.lesson) {
+    const e = entries[config.lesson.folder].node.default;
+    const module = await import(pathToFileURL(path.join(outDir, e)).href);
+    if (typeof module.ScriptedModel !== "function") throw new Error(`${e} does not export ScriptedModel`);
+    const required = createRequire(import.meta.url)(path.join(outDir, e));
+    if (required.ScriptedModel !== module.ScriptedModel) throw new Error(`require() of ${e} is not its import`);
   }
 });
 

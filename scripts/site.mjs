@@ -39,8 +39,12 @@ process.on("exit", () => fs.rmSync(staging, { recursive: true, force: true }));
 
 // The page and its scripts.
 for (const f of files(www)) if (!NOT_SERVED.includes(f.split(path.sep).join("/"))) copy(path.join(www, f), path.join(staging, f));
-// The package's browser build: its glue, snippets and .wasm (not its declarations).
-for (const f of files(pkgWeb)) if (!f.endsWith(".d.ts")) copy(path.join(pkgWeb, f), path.join(staging, "pkg", "web", f));
+// The package's browser build and its lesson entry: their glue, snippets and .wasm (not their declarations).
+for (const folder of ["web", "lesson"]) {
+  const from = path.join(root, "pkg", folder);
+  if (!fs.existsSync(from)) fail(`pkg/${folder}/ is missing: build the package first (node scripts/build.mjs)`);
+  for (const f of files(from)) if (!f.endsWith(".d.ts")) copy(path.join(from, f), path.join(staging, "pkg", folder, f));
+}
 
 // esbuild-wasm's browser build, loaded by "Check your own loop" only when a learner's loop is several files (or
 // TypeScript): it bundles them into one module in the page.

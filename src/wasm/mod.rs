@@ -14,14 +14,19 @@
 //! | file | its one job |
 //! |---|---|
 //! | `api/options.rs` | input checks the exports share: `context`, `signal`, `maxSteps`, `now`, `customRoles`, a tool source, a transcript's options |
-//! | `api/checks.rs` | `validateTranscript`, `repairTranscript`, `prologueTrace`, `formatTrace`, `validateTrace` |
+//! | `api/checks.rs` | `validateTranscript`, `repairTranscript` |
 //! | `api/jsonl.rs` | `toJSONL` and `parseJSONL` (SPEC §9's sessions) |
 //! | `api/registry.rs` | `ToolRegistry`: `register` and its checks of a tool, `definitions`, `execute`, the table of live registries a run looks its registry up in |
-//! | `api/scripted.rs` | `ScriptedModel` (its options: the event grammar) and the stream its `stream()` returns |
+//! | `api/scripted.rs` | lesson entry: `ScriptedModel` (its options: the event grammar) and the stream its `stream()` returns |
+//! | `api/trace.rs` | lesson entry: `prologueTrace`, `formatTrace`, `validateTrace` |
 //! | `api/approvals.rs` | SPEC §8 in a run: `approvals` and `startSteps` read, `result.pending` made |
 //! | `api/run.rs` | `runAgentLoop`: its options read (`Setup`, shared with `Agent`), the core's loop run, the result object made |
 //! | `api/agent.rs` | `Agent` (SPEC §9): the core's `Agent` as a JS class |
 //! | `api/types.d.ts` | the TypeScript types of every export, event and message |
+//! | `api/lesson.d.ts` | the lesson entry's types: the main entry's, imported |
+//!
+//! The package is two modules of this crate: the app's (feature `js`: everything above but the lesson entry's)
+//! and the lesson entry's (`tiny-pi/lesson`, feature `lesson`), which a page loads only when it needs it.
 //!
 //! **`transport/`: how values, calls, promises and streams cross.** It implements the core's traits over JS
 //! values (`Model`, `ToolHandler`, `ToolExecutor`, `Observer`, `SignalSource`, `Timers`, and the hooks and
@@ -54,15 +59,28 @@
 //! - What is frozen (SPEC §10): `transport/objects.rs` and `convert::frozen_js` (its JS half is `parseFrozen`).
 //! - What the `Agent` does in each state: the core's `AgentState::on` (`src/agent.rs`).
 
+// The package builds two modules from this crate, each with one feature: the app's (`js`) and the lesson
+// entry's (`lesson`). Each leaves unused what only the other calls; a build with both (`wasm-pack test`,
+// clippy) is where unused code is reported.
+#![cfg_attr(
+    not(all(feature = "js", feature = "lesson")),
+    allow(dead_code, unused_imports)
+)]
+
 mod api;
 mod transport;
 
+#[cfg(feature = "js")]
 pub use api::agent::JsAgent;
-pub use api::checks::{
-    format_trace_js, prologue_trace_js, repair_transcript_js, validate_trace_js,
-    validate_transcript_js,
-};
+#[cfg(feature = "js")]
+pub use api::checks::{repair_transcript_js, validate_transcript_js};
+#[cfg(feature = "js")]
 pub use api::jsonl::{parse_jsonl_js, to_jsonl_js};
+#[cfg(feature = "js")]
 pub use api::registry::JsToolRegistry;
+#[cfg(feature = "js")]
 pub use api::run::run_agent_loop_js;
+#[cfg(feature = "lesson")]
 pub use api::scripted::{JsScriptedModel, JsScriptedStream};
+#[cfg(feature = "lesson")]
+pub use api::trace::{format_trace_js, prologue_trace_js, validate_trace_js};

@@ -61,7 +61,8 @@ async function openPage() {
   await page.goto(`${server.url}__garbage/index.html`);
   await page.evaluate(async () => {
     const init = await import("/pkg/web/tiny_pi.js");
-    await init.default();
+    const lesson = await import("/pkg/lesson/tiny_pi_lesson.js");
+    await Promise.all([init.default(), lesson.default()]);
     const gen = await import("/__garbage/node/garbage-gen.mjs");
     const listeners = new Set();
     const onError = (m) => {
@@ -82,7 +83,7 @@ async function openPage() {
     window.__garbage = {
       gen,
       env: {
-        tp: init,
+        tp: { ...init, ...lesson },
         // A macrotask without setTimeout's 4 ms clamp.
         macrotask: () => new Promise((r) => {
           waiting.push(r);

@@ -142,12 +142,15 @@ export async function importFromApp(name, source) {
   return import(pathToFileURL(file).href);
 }
 
-/** The tiny-pi exports, imported by name from inside the app (a missing export fails to link). */
+/** The tiny-pi exports, imported by name from inside the app (a missing export fails to link): the main
+ * entry's and the lesson entry's (`tiny-pi/lesson`: ScriptedModel and the trace checks). */
 export function loadTinyPi() {
   return importFromApp(
     "tiny-pi-entry.mjs",
-    `export { Agent, runAgentLoop, ScriptedModel, ToolRegistry, validateTranscript, prologueTrace, formatTrace, validateTrace } from "tiny-pi";\n` +
-      `export const resolved = import.meta.resolve("tiny-pi");\n`,
+    `export { Agent, runAgentLoop, ToolRegistry, validateTranscript } from "tiny-pi";\n` +
+      `export { ScriptedModel, prologueTrace, formatTrace, validateTrace } from "tiny-pi/lesson";\n` +
+      `export const resolved = import.meta.resolve("tiny-pi");\n` +
+      `export const lessonResolved = import.meta.resolve("tiny-pi/lesson");\n`,
   );
 }
 
@@ -171,6 +174,7 @@ export async function toolPath(rel) {
 export function loadTinyPiSessions() {
   return importFromApp(
     "tiny-pi-sessions-entry.mjs",
-    `export { Agent, parseJSONL, repairTranscript, runAgentLoop, ScriptedModel, toJSONL, ToolRegistry, validateTranscript } from "tiny-pi";\n`,
+    `export { Agent, parseJSONL, repairTranscript, runAgentLoop, toJSONL, ToolRegistry, validateTranscript } from "tiny-pi";\n` +
+      `export { ScriptedModel } from "tiny-pi/lesson";\n`,
   );
 }

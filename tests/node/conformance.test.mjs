@@ -49,7 +49,7 @@ test("the cases cover every decision-table row of the chapter and every playgrou
 });
 
 test("the kit's scripted model emits what tiny-pi's ScriptedModel emits, for every scripted response", async () => {
-  const { ScriptedModel } = createRequire(import.meta.url)(path.join(pkgDir, "node", "tiny_pi.js"));
+  const { ScriptedModel } = createRequire(import.meta.url)(path.join(pkgDir, "lesson", "node.js"));
   for (const c of cases) {
     for (const message of c.def.script) {
       const model = new ScriptedModel([message]);

@@ -5,7 +5,7 @@ import path from "node:path";
 import { before, describe, test } from "node:test";
 import { pathToFileURL } from "node:url";
 import { EXPECTED_EVENTS, readmeRoundTrip, readmeScript } from "../app/round-trip.mjs";
-import { fixtureDir, loadTinyPi } from "./app-fixture.mjs";
+import { fixtureDir, importFromApp, loadTinyPi } from "./app-fixture.mjs";
 import { TRUNCATED, assistantMsg, eventLog, gate, jsModel, label, settle, text, toolCall, userMsg } from "./helpers.mjs";
 
 let tp;
@@ -50,9 +50,19 @@ function readRegistry(counter = { n: 0 }) {
 test("the app resolves tiny-pi to the copy npm installed into it", T, () => {
   const installed = pathToFileURL(path.join(fixtureDir, "node_modules", "tiny-pi") + path.sep).href;
   assert.ok(tp.resolved.startsWith(installed), `tiny-pi resolved to ${tp.resolved}`);
+  assert.ok(tp.lessonResolved.startsWith(installed), `tiny-pi/lesson resolved to ${tp.lessonResolved}`);
   for (const name of ["runAgentLoop", "validateTranscript", "prologueTrace", "formatTrace", "validateTrace"]) {
     assert.equal(typeof tp[name], "function", name);
   }
+});
+
+test("the lesson exports are in tiny-pi/lesson only, so an app that never imports it never loads them", T, async () => {
+  const { main, lesson } = await importFromApp("tiny-pi-entries.mjs", `export * as main from "tiny-pi";\nexport * as lesson from "tiny-pi/lesson";\n`);
+  for (const name of ["ScriptedModel", "prologueTrace", "formatTrace", "validateTrace"]) {
+    assert.equal(name in main, false, `tiny-pi exports ${name}`);
+    assert.equal(typeof lesson[name], "function", `tiny-pi/lesson's ${name}`);
+  }
+  for (const name of ["runAgentLoop", "Agent", "ToolRegistry", "validateTranscript"]) assert.equal(name in lesson, false, `tiny-pi/lesson exports ${name}`);
 });
 
 describe("README round trip (seed timeline)", () => {

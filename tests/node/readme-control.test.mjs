@@ -21,7 +21,8 @@ function controlBlocks(markdown) {
   return blocks;
 }
 
-const PRELUDE = `import { runAgentLoop, ScriptedModel, ToolRegistry } from "tiny-pi";
+const PRELUDE = `import { runAgentLoop, ToolRegistry } from "tiny-pi";
+import { ScriptedModel } from "tiny-pi/lesson";
 import type { AgentMessage, AssistantMessage, UserMessage } from "tiny-pi";
 const say = (text: string): AssistantMessage => ({ role: "assistant", content: [{ type: "text", text }], stopReason: "stop", timestamp: 2 });
 const ask = (...calls: [string, string, Record<string, unknown>][]): AssistantMessage => ({

@@ -30,6 +30,14 @@ test("the tarball holds the three entry points, one .wasm and the conformance ki
     "conformance/check.js",
     "conformance/cli.js",
     "conformance/node-worker.js",
+    "lesson/index.d.ts",
+    "lesson/index.js",
+    "lesson/node.js",
+    "lesson/snippets/<crate>/src/wasm/transport/glue.js",
+    "lesson/tiny_pi_lesson.d.ts",
+    "lesson/tiny_pi_lesson.js",
+    "lesson/tiny_pi_lesson_bg.wasm",
+    "lesson/tiny_pi_lesson_bg.wasm.d.ts",
     "node/package.json",
     "node/snippets/<crate>/src/wasm/transport/glue.js",
     "node/tiny_pi.d.mts",
@@ -51,6 +59,11 @@ test("every entry point loads the one .wasm in web/; it is most of the package",
   assert.match(read("node/tiny_pi.js"), /const wasmPath = `\$\{__dirname\}\/\.\.\/web\/tiny_pi_bg\.wasm`;/);
   assert.match(read("bundler/index.js"), /new URL\("\.\.\/web\/tiny_pi_bg\.wasm", import\.meta\.url\)/);
   assert.match(read("bundler/index.js"), /from "\.\.\/web\/tiny_pi\.js"/);
+  // The lesson entry's own .wasm, loaded only by `tiny-pi/lesson` (both of its entry files), and smaller.
+  const lesson = files.get("lesson/tiny_pi_lesson_bg.wasm");
+  assert.ok(lesson > 10_000 && lesson < wasm / 2, `the lesson .wasm is there and under half the main one (${lesson} bytes)`);
+  for (const file of ["lesson/index.js", "lesson/node.js"]) assert.match(read(file), /"\.\/tiny_pi_lesson_bg\.wasm", import\.meta\.url/, file);
+  for (const file of ["node/tiny_pi.js", "bundler/index.js", "web/tiny_pi.js"]) assert.doesNotMatch(read(file), /tiny_pi_lesson/, file);
   // The .wasm shipped once: everything else together weighs less than it does, so a second copy would make
   // the package more than twice the .wasm (three copies made it 3.5 times).
   // (The conformance kit, plain JS and JSON beside the entry points, is not part of what loads the .wasm.)
@@ -60,14 +73,15 @@ test("every entry point loads the one .wasm in web/; it is most of the package",
 });
 
 test("the shipped JS has no comments (js_comments = false), the .d.ts keeps the docs, the types pragma stays", () => {
-  const js = [...files.keys()].filter((f) => /^(node|web)\/(tiny_pi\.js|snippets\/.*\.js)$/.test(f));
-  assert.equal(js.length, 4, js.join(", "));
+  const js = [...files.keys()].filter((f) => /^(node|web|lesson)\/(tiny_pi(_lesson)?\.js|snippets\/.*\.js)$/.test(f));
+  assert.equal(js.length, 6, js.join(", "));
   for (const file of js) {
     const text = read(file);
     // A comment line, a JSDoc block, or a comment after code (`glue.js` and wasm-bindgen's glue have many).
     assert.doesNotMatch(text, /^\s*(\/\/|\/\*\*)|;\s+\/\/ /m, file);
   }
   for (const file of ["web/tiny_pi.js", "node/tiny_pi.js"]) assert.match(read(file), /^\/\* @ts-self-types="\.\/tiny_pi\.d\.ts" \*\/$/m, file);
+  assert.match(read("lesson/tiny_pi_lesson.js"), /^\/\* @ts-self-types="\.\/tiny_pi_lesson\.d\.ts" \*\/$/m);
   assert.match(read("web/tiny_pi.d.ts"), /\/\*\*\n/, "the declarations keep their doc comments");
 });
 
@@ -75,7 +89,7 @@ test("package.json: engines, files, sideEffects, keywords, license, and no place
   assert.deepEqual(pkg.engines, { node: ">=20.19" });
   assert.equal(pkg.license, "MIT");
   assert.ok(Array.isArray(pkg.keywords) && pkg.keywords.length > 0 && pkg.keywords.every((k) => typeof k === "string"));
-  assert.deepEqual(pkg.files, ["node", "bundler", "web", "conformance", "README.md"]);
+  assert.deepEqual(pkg.files, ["node", "bundler", "web", "lesson", "conformance", "README.md"]);
   assert.deepEqual(pkg.bin, { "tiny-pi-conformance": "./conformance/cli.js" });
   assert.ok(!JSON.stringify(pkg).includes("example.invalid"), "no placeholder URL");
   if (pkg.repository) assert.match(pkg.repository.url, /^(git\+)?https:\/\//);

@@ -14,11 +14,12 @@ WebAssembly.Instance = function Instance(module, imports) {
 };
 WebAssembly.Instance.prototype = Original.prototype;
 
-const tinyPi = await import("tiny-pi");
+const tinyPi = { ...(await import("tiny-pi")), ...(await import("tiny-pi/lesson")) };
+// Both instances' memory: the run's (tiny-pi) and its ScriptedModel's (tiny-pi/lesson).
 const memory = () => {
-  const exports = instances.find((i) => i.exports.memory instanceof WebAssembly.Memory)?.exports;
-  if (!exports) throw new Error("could not find the tiny-pi wasm instance's memory");
-  return exports.memory.buffer.byteLength;
+  const memories = instances.map((i) => i.exports.memory).filter((m) => m instanceof WebAssembly.Memory);
+  if (memories.length !== 2) throw new Error(`found ${memories.length} wasm memories, not tiny-pi's and tiny-pi/lesson's`);
+  return memories.reduce((sum, m) => sum + m.buffer.byteLength, 0);
 };
 
 const total = Number(process.argv[2] ?? 10_000);

@@ -6,7 +6,8 @@
 //                                                  (JSON), prints { reason, steps, messages }
 //   node resume-later.mjs whole - DECISIONS        the same conversation in one run, decisions given up front
 import fs from "node:fs";
-import { parseJSONL, runAgentLoop, ScriptedModel, toJSONL, ToolRegistry } from "tiny-pi";
+import { parseJSONL, runAgentLoop, toJSONL, ToolRegistry } from "tiny-pi";
+import { ScriptedModel } from "tiny-pi/lesson";
 
 const [phase, file, decisions = "{}"] = process.argv.slice(2);
 

@@ -1,19 +1,16 @@
-// A TypeScript app using every export of tiny-pi (pi-ai interop is in pi-ai-interop.ts), checked with `tsc --strict --noEmit` against the
+// A TypeScript app using every export of tiny-pi and tiny-pi/lesson (pi-ai interop is in pi-ai-interop.ts), checked with `tsc --strict --noEmit` against the
 // installed package's .d.ts. The @ts-expect-error lines prove the types are precise: if a type were
 // loose (any, string instead of a union, optional instead of required), tsc reports the unused directive.
 import {
-  formatTrace,
-  prologueTrace,
   runAgentLoop,
-  ScriptedModel,
   ToolRegistry,
-  validateTrace,
   validateTranscript,
   Agent,
   parseJSONL,
   repairTranscript,
   toJSONL,
 } from "tiny-pi";
+import { formatTrace, prologueTrace, ScriptedModel, validateTrace } from "tiny-pi/lesson";
 import type {
   AgentMessage,
   AssistantMessage,

@@ -1,7 +1,8 @@
 // A TypeScript app that wires pi-ai to tiny-pi with no cast either way: pi-ai messages go into a ScriptedModel,
 // and pi-ai's own stream (streamSimple over the faux provider) is a tiny-pi model. (The README's adapter is
 // compiled verbatim by tests/node/readme.test.mjs.)
-import { runAgentLoop, ScriptedModel } from "tiny-pi";
+import { runAgentLoop } from "tiny-pi";
+import { ScriptedModel } from "tiny-pi/lesson";
 import type { AgentMessage, Model, ModelRequest, ModelStream, RunResult, UserMessage } from "tiny-pi";
 import { fauxAssistantMessage, registerFauxProvider, streamSimple } from "@mariozechner/pi-ai";
 import type { AssistantMessage as PiAssistantMessage, AssistantMessageEventStream, Context, Message } from "@mariozechner/pi-ai";

@@ -1,0 +1,40 @@
+//! The trace checks of SPEC §5 (chapter 00), in the lesson entry (`tiny-pi/lesson`): arguments read, the
+//! core's check run, its answer written back.
+
+use wasm_bindgen::prelude::*;
+
+use super::options;
+use crate::trace::TraceRecord;
+use crate::wasm::transport::convert::{to_js, type_error};
+
+/// The chapter-00 milestones of a transcript, each with its owner.
+#[wasm_bindgen(js_name = prologueTrace, unchecked_return_type = "TraceRecord[]")]
+pub fn prologue_trace_js(
+    #[wasm_bindgen(unchecked_param_type = "AgentMessage[]")] messages: JsValue,
+) -> Result<JsValue, JsValue> {
+    let messages = options::messages(&messages).map_err(type_error)?;
+    Ok(to_js(&crate::trace::prologue_trace(&messages)))
+}
+
+/// One line per record: `03 assistant_message owner=model detail="stopReason=toolUse name=read" toolCallId=call_1`.
+#[wasm_bindgen(js_name = formatTrace)]
+pub fn format_trace_js(
+    #[wasm_bindgen(unchecked_param_type = "TraceRecord[]")] records: JsValue,
+) -> Result<String, JsValue> {
+    Ok(crate::trace::format_trace(&records_arg(&records)?))
+}
+
+/// Reports the trace's pairing problems with `validateTranscript`'s kinds (a call without a result is
+/// "missing paired result", a result before its call "result before call").
+#[wasm_bindgen(js_name = validateTrace, unchecked_return_type = "TraceValidation")]
+pub fn validate_trace_js(
+    #[wasm_bindgen(unchecked_param_type = "TraceRecord[]")] records: JsValue,
+) -> Result<JsValue, JsValue> {
+    Ok(to_js(&crate::trace::validate_trace(&records_arg(
+        &records,
+    )?)))
+}
+
+fn records_arg(records: &JsValue) -> Result<Vec<TraceRecord>, JsValue> {
+    options::array(records, "records").map_err(type_error)
+}
