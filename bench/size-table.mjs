@@ -166,8 +166,8 @@ const js = fs.readdirSync(webDir, { recursive: true }).filter((f) => /\.(js|mjs)
 });
 const jsGz = js.reduce((a, f) => a + f.gz, 0), jsRaw = js.reduce((a, f) => a + f.raw, 0);
 
-// The lesson entry (pkg/lesson: ScriptedModel, the trace checks), which only a page or test that imports
-// `tiny-pi/lesson` loads: its .wasm and JS, gzip -9, not part of the web target above.
+// The lesson entry (pkg/lesson: all of the above, ScriptedModel and the trace checks, in one module), which a
+// lesson page loads instead of pkg/web: its .wasm and JS, gzip -9.
 const lessonDir = path.join(ROOT, "pkg", "lesson");
 const lessonGz = fs.existsSync(lessonDir)
   ? fs.readdirSync(lessonDir, { recursive: true }).filter((f) => /\.(js|wasm)$/.test(f) && !/^(index|node)\.js$/.test(f))
@@ -193,7 +193,7 @@ const table = (title, rows, extra) => {
 };
 const lines = [
   `The web target (pkg/web), gzip -9: ${kb(shippedGz + jsGz)} KB = tiny_pi_bg.wasm ${kb(shippedGz)} KB (${kb(shippedRaw)} KB raw) + JS ${kb(jsGz)} KB (${js.map((f) => `${path.basename(f.file)} ${kb(f.gz)}`).join(", ")}).` +
-    (lessonGz === null ? "" : ` The lesson entry (pkg/lesson, loaded only through \`tiny-pi/lesson\`): ${kb(lessonGz)} KB more.`),
+    (lessonGz === null ? "" : ` The lesson entry (pkg/lesson: all of it with ScriptedModel and the trace checks, what a lesson page loads instead): ${kb(lessonGz)} KB.`),
   `The .wasm's code and data, ${kb(namedBytes)} KB raw${sameBuild ? " (the same sizes as pkg/web's module)" : " (NOT pkg/web's build: rebuild)"}:`,
   "",
   table("function group", sorted(byGroup)),

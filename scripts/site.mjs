@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// Builds the static site dist/: the playground (www/), the package's browser build (pkg/web/), the conformance
+// Builds the static site dist/: the playground (www/), the package's lesson entry and browser build (pkg/lesson/, pkg/web/), the conformance
 // kit the page shares with the package (cases.json, check.js), esbuild-wasm (bundles a learner's loop of several
 // files) and the live model's client (pi-ai's
 // openai-completions provider, bundled by Vite). Relative URLs only, so any static host serves the folder as it
@@ -32,17 +32,16 @@ const copy = (from, to) => {
 const files = (dir) => fs.readdirSync(dir, { recursive: true }).filter((f) => fs.statSync(path.join(dir, f)).isFile());
 
 const t0 = performance.now();
-const pkgWeb = path.join(root, "pkg", "web");
-if (!fs.existsSync(path.join(pkgWeb, "tiny_pi.js"))) fail("pkg/web/ is missing: build the package first (node scripts/build.mjs)");
 fs.rmSync(staging, { recursive: true, force: true });
 process.on("exit", () => fs.rmSync(staging, { recursive: true, force: true }));
 
 // The page and its scripts.
 for (const f of files(www)) if (!NOT_SERVED.includes(f.split(path.sep).join("/"))) copy(path.join(www, f), path.join(staging, f));
-// The package's browser build and its lesson entry: their glue, snippets and .wasm (not their declarations).
+// The package's lesson entry, which the page loads, and its browser build, which the browser tests load: their
+// glue, snippets and .wasm (not their declarations).
 for (const folder of ["web", "lesson"]) {
   const from = path.join(root, "pkg", folder);
-  if (!fs.existsSync(from)) fail(`pkg/${folder}/ is missing: build the package first (node scripts/build.mjs)`);
+  if (!fs.existsSync(from) || !files(from).some((f) => f.endsWith(".wasm"))) fail(`pkg/${folder}/ is missing: build the package first (node scripts/build.mjs)`);
   for (const f of files(from)) if (!f.endsWith(".d.ts")) copy(path.join(from, f), path.join(staging, "pkg", folder, f));
 }
 

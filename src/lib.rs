@@ -37,7 +37,7 @@ pub mod trace;
 pub mod transcript;
 pub mod usage;
 
-#[cfg(all(target_arch = "wasm32", feature = "bridge"))]
+#[cfg(all(target_arch = "wasm32", feature = "js"))]
 pub mod wasm;
 
 pub use agent::{

@@ -17,10 +17,9 @@ import { encodeScript, decodeScript, stateUrl } from "./shareable.js";
 import { wireLoopCheck } from "./loopcheck.js";
 import { wireLive, liveModel, liveReady, diagnoseConnection, LIVE } from "./live.js";
 
-// Relative to this file: the site (dist/) holds the package's browser build in pkg/web/, and its lesson entry
-// (ScriptedModel, the trace checks) in pkg/lesson/, at any path.
-const PKG_URL = new URL("./pkg/web/tiny_pi.js", import.meta.url).href;
-const LESSON_URL = new URL("./pkg/lesson/tiny_pi_lesson.js", import.meta.url).href;
+// Relative to this file: the site (dist/) holds the package's lesson entry in pkg/lesson/ (the whole package with
+// ScriptedModel and the trace checks, in one .wasm), at any path.
+const PKG_URL = new URL("./pkg/lesson/tiny_pi_lesson.js", import.meta.url).href;
 const SPEEDS = { instant: 0, normal: 350, slow: 1000 };
 const CUSTOM_KEY = "tiny-pi-custom"; // localStorage: {def, base} of the last edited or imported script
 const params = new URLSearchParams(location.search);
@@ -1035,11 +1034,11 @@ async function main() {
   const banner = $("banner");
   banner.textContent = t("loading");
   try {
-    const [api, lesson] = await Promise.all([import(PKG_URL), import(LESSON_URL)]);
-    await Promise.all([api.default(), lesson.default()]);
-    state.api = { ...api, ...lesson };
+    const api = await import(PKG_URL);
+    await api.default();
+    state.api = api;
   } catch (err) {
-    banner.textContent = t("load.failed", { url: `${PKG_URL}, ${LESSON_URL}`, error: err instanceof Error ? err.message : String(err) });
+    banner.textContent = t("load.failed", { url: PKG_URL, error: err instanceof Error ? err.message : String(err) });
     banner.dataset.state = "error";
     return;
   }

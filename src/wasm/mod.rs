@@ -23,10 +23,9 @@
 //! | `api/run.rs` | `runAgentLoop`: its options read (`Setup`, shared with `Agent`), the core's loop run, the result object made |
 //! | `api/agent.rs` | `Agent` (SPEC §9): the core's `Agent` as a JS class |
 //! | `api/types.d.ts` | the TypeScript types of every export, event and message |
-//! | `api/lesson.d.ts` | the lesson entry's types: the main entry's, imported |
 //!
 //! The package is two modules of this crate: the app's (feature `js`: everything above but the lesson entry's)
-//! and the lesson entry's (`tiny-pi/lesson`, feature `lesson`), which a page loads only when it needs it.
+//! and the lesson entry's (`tiny-pi/lesson`, feature `lesson`: all of it).
 //!
 //! **`transport/`: how values, calls, promises and streams cross.** It implements the core's traits over JS
 //! values (`Model`, `ToolHandler`, `ToolExecutor`, `Observer`, `SignalSource`, `Timers`, and the hooks and
@@ -59,26 +58,17 @@
 //! - What is frozen (SPEC §10): `transport/objects.rs` and `convert::frozen_js` (its JS half is `parseFrozen`).
 //! - What the `Agent` does in each state: the core's `AgentState::on` (`src/agent.rs`).
 
-// The package builds two modules from this crate, each with one feature: the app's (`js`) and the lesson
-// entry's (`lesson`). Each leaves unused what only the other calls; a build with both (`wasm-pack test`,
-// clippy) is where unused code is reported.
-#![cfg_attr(
-    not(all(feature = "js", feature = "lesson")),
-    allow(dead_code, unused_imports)
-)]
+// The package builds two modules from this crate: the app's (feature `js`) and the lesson entry's (`lesson`,
+// which adds `ScriptedModel` and the trace checks). What only those call is unused in the first.
+#![cfg_attr(not(feature = "lesson"), allow(dead_code, unused_imports))]
 
 mod api;
 mod transport;
 
-#[cfg(feature = "js")]
 pub use api::agent::JsAgent;
-#[cfg(feature = "js")]
 pub use api::checks::{repair_transcript_js, validate_transcript_js};
-#[cfg(feature = "js")]
 pub use api::jsonl::{parse_jsonl_js, to_jsonl_js};
-#[cfg(feature = "js")]
 pub use api::registry::JsToolRegistry;
-#[cfg(feature = "js")]
 pub use api::run::run_agent_loop_js;
 #[cfg(feature = "lesson")]
 pub use api::scripted::{JsScriptedModel, JsScriptedStream};

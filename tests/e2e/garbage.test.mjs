@@ -83,7 +83,8 @@ async function openPage() {
     window.__garbage = {
       gen,
       env: {
-        tp: { ...init, ...lesson },
+        // The main entry's exports, and the lesson entry's own (ScriptedModel, the trace checks) beside them.
+        tp: { ...lesson, ...init },
         // A macrotask without setTimeout's 4 ms clamp.
         macrotask: () => new Promise((r) => {
           waiting.push(r);

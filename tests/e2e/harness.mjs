@@ -34,9 +34,9 @@ async function timed(what, fn) {
   return value;
 }
 
-/** Start scripts/serve.mjs (the static site dist/: the page at /, the package's browser build at /pkg/web/) on a free port: {url, close()}. */
+/** Start scripts/serve.mjs (the static site dist/: the page at /, the package's lesson entry at /pkg/lesson/, its browser build at /pkg/web/) on a free port: {url, close()}. */
 export async function startPageServer() {
-  const pkgEntry = join(ROOT, "dist", "pkg", "web", "tiny_pi.js");
+  const pkgEntry = join(ROOT, "dist", "pkg", "lesson", "tiny_pi_lesson.js");
   try {
     await access(pkgEntry);
   } catch {

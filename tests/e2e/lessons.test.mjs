@@ -53,7 +53,8 @@ test("the static site works from a sub-path of a plain static server, with relat
   await p.close();
   const outside = requested.filter((u) => !u.startsWith(base));
   assert.deepEqual(outside, [], "every file came from below the sub-path");
-  for (const file of ["pkg/web/tiny_pi_bg.wasm", "conformance/cases.json", "live/pi-openai.js"]) assert.ok(requested.includes(base + file), file);
+  for (const file of ["pkg/lesson/tiny_pi_lesson_bg.wasm", "conformance/cases.json", "live/pi-openai.js"]) assert.ok(requested.includes(base + file), file);
+  assert.deepEqual([...new Set(requested.filter((u) => u.endsWith(".wasm") && !u.includes("esbuild")))], [base + "pkg/lesson/tiny_pi_lesson_bg.wasm"], "the page loads one module of the package");
   assert.deepEqual(problems, []);
 });
 

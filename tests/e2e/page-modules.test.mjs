@@ -224,7 +224,7 @@ test("request N is compared with request N-1: new and changed messages, prompt a
 
 test("the runner records each request as the model received it, for any model (not only ScriptedModel)", async () => {
   const require = createRequire(import.meta.url);
-  const pkg = { ...require("../../pkg/node/tiny_pi.js"), ...require("../../pkg/lesson/node.js") };
+  const pkg = require("../../pkg/lesson/node.js");
   const script = SCENARIOS.find((s) => s.id === "readme").def.script;
   // A plain JS model in place of ScriptedModel: the runner wraps whatever `stream` it has.
   class PlainModel {
@@ -397,7 +397,7 @@ test("a batch's phase and whether it runs one call at a time are read off the ev
 
 test("each of the page's own scenarios runs to the counts it states, through the runner and the package's Node build", async () => {
   const require = createRequire(import.meta.url);
-  const pkg = { ...require("../../pkg/node/tiny_pi.js"), ...require("../../pkg/lesson/node.js") };
+  const pkg = require("../../pkg/lesson/node.js");
   const own = JSON.parse(await readFile(new URL("scenarios.json", WWW), "utf8")).cases.map((c) => c.id);
   assert.deepEqual(own, ["blocked", "sequential", "timeout", "terminate", "steering", "follow-up", "prepare-request", "notification", "approval", "budget", "retry", "compaction"]);
   for (const id of own) {
@@ -523,7 +523,7 @@ test("part three's options as runAgentLoop takes them: budget and retry as they 
 
 test("a retried request: its attempts, the dropped response's events, the same request sent again, the script's response per request", async () => {
   const require = createRequire(import.meta.url);
-  const pkg = { ...require("../../pkg/node/tiny_pi.js"), ...require("../../pkg/lesson/node.js") };
+  const pkg = require("../../pkg/lesson/node.js");
   const run = new Run(pkg, structuredClone(SCENARIOS.find((s) => s.id === "retry").def));
   await new Promise((resolve) => {
     run.onUpdate = () => (run.status === "done" || run.status === "failed") && resolve();

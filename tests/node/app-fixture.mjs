@@ -143,7 +143,8 @@ export async function importFromApp(name, source) {
 }
 
 /** The tiny-pi exports, imported by name from inside the app (a missing export fails to link): the main
- * entry's and the lesson entry's (`tiny-pi/lesson`: ScriptedModel and the trace checks). */
+ * entry's, and ScriptedModel and the trace checks from the lesson entry (`tiny-pi/lesson`), as an app's tests
+ * would. */
 export function loadTinyPi() {
   return importFromApp(
     "tiny-pi-entry.mjs",

@@ -14,7 +14,7 @@ WebAssembly.Instance = function Instance(module, imports) {
 };
 WebAssembly.Instance.prototype = Original.prototype;
 
-const tinyPi = { ...(await import("tiny-pi")), ...(await import("tiny-pi/lesson")) };
+const tinyPi = { ...(await import("tiny-pi")), ScriptedModel: (await import("tiny-pi/lesson")).ScriptedModel };
 // Both instances' memory: the run's (tiny-pi) and its ScriptedModel's (tiny-pi/lesson).
 const memory = () => {
   const memories = instances.map((i) => i.exports.memory).filter((m) => m instanceof WebAssembly.Memory);

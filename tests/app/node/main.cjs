@@ -4,5 +4,5 @@ const tinyPi = require("tiny-pi");
 const lesson = require("tiny-pi/lesson");
 
 import("../round-trip.mjs")
-  .then(({ readmeRoundTrip }) => readmeRoundTrip({ ...tinyPi, ...lesson }))
+  .then(({ readmeRoundTrip }) => readmeRoundTrip({ ...tinyPi, ScriptedModel: lesson.ScriptedModel }))
   .then((out) => console.log(JSON.stringify(out)));

@@ -4,4 +4,4 @@ import * as tinyPi from "tiny-pi";
 import * as lesson from "tiny-pi/lesson";
 import { readmeRoundTrip } from "../round-trip.mjs";
 
-console.log(JSON.stringify(await readmeRoundTrip({ ...tinyPi, ...lesson })));
+console.log(JSON.stringify(await readmeRoundTrip({ ...tinyPi, ScriptedModel: lesson.ScriptedModel })));

@@ -5,4 +5,4 @@ import * as lesson from "tiny-pi/lesson";
 import { readmeRoundTrip } from "../round-trip.mjs";
 import { show } from "../show.mjs";
 
-show(readmeRoundTrip({ ...tinyPi, ...lesson }));
+show(readmeRoundTrip({ ...tinyPi, ScriptedModel: lesson.ScriptedModel }));

@@ -5,4 +5,4 @@ import initLesson, * as lesson from "/node_modules/tiny-pi/lesson/tiny_pi_lesson
 import { readmeRoundTrip } from "../round-trip.mjs";
 import { show } from "../show.mjs";
 
-show(Promise.all([init(), initLesson()]).then(() => readmeRoundTrip({ ...tinyPi, ...lesson })));
+show(Promise.all([init(), initLesson()]).then(() => readmeRoundTrip({ ...tinyPi, ScriptedModel: lesson.ScriptedModel })));
