@@ -67,11 +67,13 @@ function esmToCommonJs(text, name) {
 // Deoptimizer::DoComputeBuiltinContinuation, SIGTRAP) when optimized JS that inlined a call into wasm is
 // deoptimized while that call runs; any long run with garbage collection in between can hit it
 // (RELIABILITY.md, "Node 20"). Turning that one inlining off is the cure; later V8s are left alone.
-// A runtime that only looks like Node (or cannot set flags) loads the package all the same.
-const NODE_V8_GUARD = `try {
-  if (/^11\\./.test(process.versions.v8 || "")) require("node:v8").setFlagsFromString("--no-turbo-inline-js-wasm-calls");
+// A runtime that only looks like Node (or cannot set flags) loads the package all the same. `v8` is how the
+// entry reaches node:v8 (CommonJS: require; the lesson entry's ES module: its import).
+const nodeV8Guard = (v8) => `try {
+  if (/^11\\./.test(process.versions.v8 || "")) ${v8}.setFlagsFromString("--no-turbo-inline-js-wasm-calls");
 } catch (_) {}
 `;
+const NODE_V8_GUARD = nodeV8Guard(`require("node:v8")`);
 
 const readToml = (file) => parseToml(fs.readFileSync(path.join(root, file), "utf8"));
 const write = (file, text) => fs.writeFileSync(file, text.endsWith("\n") ? text : text + "\n");
@@ -341,10 +343,9 @@ const entries = await step("write wrappers and remove stray wasm-pack files", as
     write(path.join(dir, "node.js"), [
       "// Node's entry: the lesson .wasm read from its file and compiled synchronously.",
       `import { readFileSync } from "node:fs";`,
-      `import { setFlagsFromString } from "node:v8";`,
+      `import v8 from "node:v8";`,
       `import { initSync } from "./${name}.js";`,
-      // The main entry's guard (NODE_V8_GUARD) for this module's calls too.
-      `try { if (/^11\\./.test(process.versions.v8 || "")) setFlagsFromString("--no-turbo-inline-js-wasm-calls"); } catch (_) {}`,
+      nodeV8Guard("v8"),
       `initSync({ module: readFileSync(new URL("./${name}_bg.wasm", import.meta.url)) });`,
       `export * from "./${name}.js";`,
     ].join("\n"));
