@@ -7,7 +7,7 @@
 //   transcript  the messages of SPEC §1 as serde-typed Rust values: parsed from JSON text, written back
 //   core        that, plus the loop, a ToolRegistry with one schema-checked Rust tool, and every event written
 //   logic       the same run with no JSON read or written around it: messages made in Rust, events counted
-//   profile release   as the package is built (tiny-pi at opt-level 3, dependencies at "s", wasm-pack.toml's rustflags)
+//   profile release   as the package is built ("s" everywhere, talc, wasm-pack.toml's rustflags)
 //   profile smallest  "z" everywhere, the smallest code rustc makes
 // Each build is run once in Node on a two-step script before it is sized, so what is measured is working code.
 //

@@ -132,7 +132,7 @@ const GROUPS = [
   ["JSON (serde, serde_json, indexmap for key order, number formatting)", (c) => /^(serde|serde_core|serde_json|serde_wasm_bindgen|zmij|itoa|ryu|memchr|indexmap)$/.test(c.crate)],
   ["the JS boundary's runtime (wasm_bindgen, js_sys, futures, gloo)", (c) => /^(wasm_bindgen|wasm_bindgen_futures|js_sys|futures\w*|gloo\w*|pin_project\w*|slab)$/.test(c.crate)],
   ["Rust's std (core, alloc, std, hashbrown: formatting, collections, sorting, panics)", (c) => /^(core|alloc|std|__rustc|hashbrown|foldhash|compiler_builtins)$/.test(c.crate)],
-  ["the allocator (dlmalloc)", (c) => c.crate === "dlmalloc"],
+  ["the allocator (talc)", (c) => c.crate === "talc"],
   ["data segments (strings, tables)", (c) => c.crate === "(data segments)"],
   ["module structure (types, imports, exports, tables)", (c) => c.crate === "(module structure)"],
   ["other crates", () => true],

@@ -3,6 +3,9 @@
 
 use wasm_bindgen::prelude::wasm_bindgen;
 
+#[global_allocator]
+static ALLOCATOR: talc::wasm::WasmDynamicTalc = talc::wasm::new_wasm_dynamic_allocator();
+
 #[cfg(not(any(feature = "loop", feature = "logic")))]
 #[wasm_bindgen]
 pub fn run(messages: &str) -> Result<String, String> {

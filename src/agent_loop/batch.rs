@@ -7,7 +7,7 @@
 //! order, to be appended once every call is answered.
 
 use std::cell::Cell;
-use std::collections::BTreeSet;
+use std::collections::BTreeMap;
 use std::future::{poll_fn, Future};
 use std::pin::Pin;
 use std::rc::Rc;
@@ -404,12 +404,14 @@ impl<E> Batch<'_, '_, E> {
         calls: &[&ToolCall],
         reason: SkipReason,
     ) -> Vec<ToolResultMessage> {
-        let mut answered = BTreeSet::new();
+        // Each id answered, with its result's place in `results` (the map type `transcript.rs` uses, so that
+        // the module links one B-tree's code, not two).
+        let mut answered: BTreeMap<&str, usize> = BTreeMap::new();
         let mut results = Vec::new();
-        for call in calls
-            .iter()
-            .filter(|call| answered.insert(call.id.as_str()))
-        {
+        for call in calls.iter().filter(|call| {
+            let next = answered.len();
+            *answered.entry(call.id.as_str()).or_insert(next) == next
+        }) {
             let (text, index) = (reason.explanation(), self.first_index + results.len());
             results.push(self.skip_one(call, reason, text.into(), index).await);
         }

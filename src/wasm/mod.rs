@@ -65,6 +65,12 @@
 mod api;
 mod transport;
 
+// The npm package's allocator (feature `talc`; Cargo.toml says why): a Rust app that builds its own module
+// without the feature keeps the allocator it declares.
+#[cfg(all(feature = "talc", not(target_feature = "atomics")))]
+#[global_allocator]
+static ALLOCATOR: talc::wasm::WasmDynamicTalc = talc::wasm::new_wasm_dynamic_allocator();
+
 pub use api::agent::JsAgent;
 pub use api::checks::{repair_transcript_js, validate_transcript_js};
 pub use api::jsonl::{parse_jsonl_js, to_jsonl_js};

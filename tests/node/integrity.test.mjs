@@ -243,4 +243,22 @@ describe("readable errors (issue 26, item 8)", () => {
       assert.ok(!/wasm/.test(error.stack), `no wasm frame: ${error.stack}`);
     }
   });
+  test("making its error leaves the app's Error.stackTraceLimit as it was, and honours 0 (stacks off)", T, () => {
+    const before = Error.stackTraceLimit;
+    try {
+      for (const limit of [10, 3, 0]) {
+        Error.stackTraceLimit = limit;
+        assert.throws(() => new tp.ToolRegistry().register({ name: "" }), (error) => {
+          assert.ok(error instanceof TypeError);
+          assert.equal(Error.stackTraceLimit, limit, "the limit is restored");
+          const frames = error.stack.split("\n").filter((line) => /^\s*at /.test(line));
+          if (limit === 0) assert.equal(frames.length, 0, `no frames with stacks off: ${error.stack}`);
+          else assert.ok(frames[0]?.includes(new URL(import.meta.url).pathname), `the app's line first: ${error.stack}`);
+          return true;
+        });
+      }
+    } finally {
+      Error.stackTraceLimit = before;
+    }
+  });
 });

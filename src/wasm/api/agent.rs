@@ -14,7 +14,7 @@ use super::run::{run_result, Setup};
 use crate::agent::{Agent, AgentError, AgentOptions, AgentState};
 use crate::message::AgentMessage;
 use crate::wasm::transport::convert::{
-    get, is_array, is_object, messages_from_js, optional_string, plain_error, string_of,
+    get, is_array, is_object, messages_from_js, optional_string, plain_error, promise, string_of,
     type_error, type_of,
 };
 use crate::wasm::transport::events::JsObserver;
@@ -44,7 +44,7 @@ impl JsAgent {
             }
             Agent::new(made).map_err(|e| e.to_string())
         };
-        Self::make(&options, start).map_err(type_error)
+        Self::make(&options, &start).map_err(type_error)
     }
 
     /// An agent over `toJSONL`'s text; paused when its last message has unanswered calls.
@@ -55,13 +55,13 @@ impl JsAgent {
                 .ok_or_else(|| format!("text must be a string (got {})", type_of(&text)))?;
             Agent::from_jsonl(&text, made).map_err(|e| e.to_string())
         };
-        Self::make(&options, start).map_err(type_error)
+        Self::make(&options, &start).map_err(type_error)
     }
 
     /// An agent over `options` (checked here, all of them), made by `start` from the core's options.
     fn make(
         options: &JsValue,
-        start: impl FnOnce(AgentOptions<JsModel>) -> Result<Agent<JsModel>, String>,
+        start: &dyn Fn(AgentOptions<JsModel>) -> Result<Agent<JsModel>, String>,
     ) -> Result<JsAgent, String> {
         if !is_object(options) {
             return Err(format!(
@@ -69,7 +69,7 @@ impl JsAgent {
                 type_of(options)
             ));
         }
-        let setup = Setup::read(options, "options")?;
+        let setup = Setup::read(options)?;
         let control = setup.control;
         let hook = |hook: Option<_>| hook.map(Rc::new);
         let agent = start(AgentOptions {
@@ -167,7 +167,7 @@ impl JsAgent {
     #[wasm_bindgen(js_name = waitForIdle)]
     pub fn wait_for_idle(&self) -> Promise {
         let idle = self.agent.wait_for_idle();
-        wasm_bindgen_futures::future_to_promise(async move {
+        promise(async move {
             idle.await;
             Ok(JsValue::UNDEFINED)
         })
@@ -239,7 +239,7 @@ impl JsAgent {
         run: impl std::future::Future<Output = Result<crate::event::RunResult, AgentError>> + 'static,
     ) -> Promise {
         let (objects, agent) = (self.objects.clone(), self.agent.downgrade());
-        wasm_bindgen_futures::future_to_promise(async move {
+        promise(async move {
             let result = run.await.map_err(agent_error)?;
             let messages = agent.upgrade().map_or_else(js_sys::Array::new, |agent| {
                 agent.with_messages(|messages| objects.borrow_mut().array(messages))

@@ -247,64 +247,67 @@ fn option_object(value: &JsValue, what: &str) -> Result<Option<JsValue>, String>
 }
 
 /// `options.budget` (SPEC §11): `{ maxTokens?, maxCost? }`, each a positive finite number.
-pub fn budget(value: &JsValue, what: &str) -> Result<Option<Budget>, String> {
-    let Some(object) = option_object(value, what)? else {
+pub fn budget(value: &JsValue) -> Result<Option<Budget>, String> {
+    const WHAT: &str = "options.budget";
+    let Some(object) = option_object(value, WHAT)? else {
         return Ok(None);
     };
     let budget = Budget {
-        max_tokens: number_field(&object, "maxTokens", &format!("{what}.maxTokens"))?,
-        max_cost: number_field(&object, "maxCost", &format!("{what}.maxCost"))?,
+        max_tokens: number_field(&object, "maxTokens", "options.budget.maxTokens")?,
+        max_cost: number_field(&object, "maxCost", "options.budget.maxCost")?,
     };
-    budget.check(what)?;
+    budget.check(WHAT)?;
     Ok(Some(budget))
 }
 
 /// `options.retry` (SPEC §12): `{ maxRetries?, baseDelayMs?, maxDelayMs?, shouldRetry? }`.
-pub fn retry(value: &JsValue, what: &str) -> Result<Option<RetryPolicy>, String> {
-    let Some(object) = option_object(value, what)? else {
+pub fn retry(value: &JsValue) -> Result<Option<RetryPolicy>, String> {
+    const WHAT: &str = "options.retry";
+    let Some(object) = option_object(value, WHAT)? else {
         return Ok(None);
     };
     let defaults = RetryPolicy::default();
-    let max_retries = get(&object, "maxRetries", &format!("{what}.maxRetries"))?;
+    let max_retries = get(&object, "maxRetries", "options.retry.maxRetries")?;
     let policy = RetryPolicy {
-        max_retries: count(&max_retries, &format!("{what}.maxRetries"), 0)?,
-        base_delay_ms: number_field(&object, "baseDelayMs", &format!("{what}.baseDelayMs"))?
+        max_retries: count(&max_retries, "options.retry.maxRetries", 0)?,
+        base_delay_ms: number_field(&object, "baseDelayMs", "options.retry.baseDelayMs")?
             .unwrap_or(defaults.base_delay_ms),
-        max_delay_ms: number_field(&object, "maxDelayMs", &format!("{what}.maxDelayMs"))?
+        max_delay_ms: number_field(&object, "maxDelayMs", "options.retry.maxDelayMs")?
             .unwrap_or(defaults.max_delay_ms),
-        should_retry: optional_function(&object, "shouldRetry", &format!("{what}.shouldRetry"))?
+        should_retry: optional_function(&object, "shouldRetry", "options.retry.shouldRetry")?
             .map(|f| Rc::new(JsShouldRetry(f)) as _),
     };
-    policy.check(what)?;
+    policy.check(WHAT)?;
     Ok(Some(policy))
 }
 
 /// `options.compaction` (SPEC §13): `{ maxContextTokens, keepRecentTokens?, summarize, estimateTokens? }`.
-pub fn compaction(value: &JsValue, what: &str) -> Result<Option<CompactionOptions>, String> {
-    let Some(object) = option_object(value, what)? else {
+pub fn compaction(value: &JsValue) -> Result<Option<CompactionOptions>, String> {
+    const WHAT: &str = "options.compaction";
+    const MAX: &str = "options.compaction.maxContextTokens";
+    const SUMMARIZE: &str = "options.compaction.summarize";
+    let Some(object) = option_object(value, WHAT)? else {
         return Ok(None);
     };
-    let max = format!("{what}.maxContextTokens");
-    let summarize = format!("{what}.summarize");
     let options = CompactionOptions {
-        max_context_tokens: number_field(&object, "maxContextTokens", &max)?
-            .ok_or_else(|| format!("{max} is missing"))?,
+        max_context_tokens: number_field(&object, "maxContextTokens", MAX)?
+            .ok_or_else(|| format!("{MAX} is missing"))?,
         keep_recent_tokens: number_field(
             &object,
             "keepRecentTokens",
-            &format!("{what}.keepRecentTokens"),
+            "options.compaction.keepRecentTokens",
         )?,
         summarize: Rc::new(JsSummarize(
-            optional_function(&object, "summarize", &summarize)?
-                .ok_or_else(|| format!("{summarize} is missing"))?,
+            optional_function(&object, "summarize", SUMMARIZE)?
+                .ok_or_else(|| format!("{SUMMARIZE} is missing"))?,
         )),
         estimate_tokens: optional_function(
             &object,
             "estimateTokens",
-            &format!("{what}.estimateTokens"),
+            "options.compaction.estimateTokens",
         )?
         .map(|f| Rc::new(JsEstimateTokens(f)) as _),
     };
-    options.check(what)?;
+    options.check(WHAT)?;
     Ok(Some(options))
 }

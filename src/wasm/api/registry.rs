@@ -20,8 +20,8 @@ use crate::signal::AbortSignal;
 use crate::tools::{ExecutionContext, Tool, ToolDefinition, ToolRegistry};
 use crate::wasm::transport::approval::JsApprovalCheck;
 use crate::wasm::transport::convert::{
-    from_js, get, is_object, optional_function, optional_string, string_of, to_js, type_error,
-    type_of,
+    from_js, get, is_object, optional_function, optional_string, promise, string_of, to_js,
+    type_error, type_of,
 };
 use crate::wasm::transport::tools::JsTool;
 
@@ -107,7 +107,7 @@ impl JsToolRegistry {
             Ok(read) => read,
             Err(error) => return Promise::reject(&type_error(error)),
         };
-        wasm_bindgen_futures::future_to_promise(async move {
+        promise(async move {
             // Not the loop's: the caller's to change (SPEC §10 freezes what a run hands out).
             Ok(to_js(&registry.execute(&call, context).await.tagged()))
         })

@@ -17,7 +17,9 @@ use crate::retry::RetryPolicy;
 use crate::signal::AbortSignal;
 use crate::tools::{Clock, ExecutionMode, ToolDefinition, ToolRegistry};
 use crate::usage::Budget;
-use crate::wasm::transport::convert::{get, is_object, optional_function, type_error, type_of};
+use crate::wasm::transport::convert::{
+    get, is_object, optional_function, promise, type_error, type_of,
+};
 use crate::wasm::transport::events::JsObserver;
 use crate::wasm::transport::hooks::{Hooks, JsHook};
 use crate::wasm::transport::model::{JsModel, Requests};
@@ -35,7 +37,7 @@ pub fn run_agent_loop_js(options: JsValue) -> Promise {
         Ok(run) => run,
         Err(error) => return Promise::reject(&type_error(error)),
     };
-    wasm_bindgen_futures::future_to_promise(async move {
+    promise(async move {
         let RunInput {
             setup,
             context,
@@ -110,7 +112,7 @@ impl RunInput {
                 type_of(options)
             ));
         }
-        let setup = Setup::read(options, "options")?;
+        let setup = Setup::read(options)?;
         let context = get(options, "context", "options.context")?;
         let context = options::context(&context, &setup.custom_roles)?;
         setup.objects.borrow_mut().resuming(&context.messages);
@@ -127,7 +129,7 @@ impl RunInput {
     }
 }
 
-/// What a run and an `Agent` are made of, read from their options (`what` names them in errors): the model,
+/// What a run and an `Agent` are made of, read from their options (`options` in errors): the model,
 /// the tools and how they run, the hooks of SPEC §7, the step limit and the clock, all over one table of the
 /// transcript's JS objects.
 pub struct Setup {
@@ -142,17 +144,16 @@ pub struct Setup {
 }
 
 impl Setup {
-    pub fn read(options: &JsValue, what: &str) -> Result<Setup, String> {
-        let field = |name: &'static str| format!("{what}.{name}");
-        let tools = tools_option(&get(options, "tools", &field("tools"))?, &field("tools"))?;
-        let custom = optional_function(options, "executeToolCall", &field("executeToolCall"))?
+    pub fn read(options: &JsValue) -> Result<Setup, String> {
+        let tools = tools_option(&get(options, "tools", "options.tools")?, "options.tools")?;
+        let custom = optional_function(options, "executeToolCall", "options.executeToolCall")?
             .map(|execute| JsExecutor::new(execute, JsValue::UNDEFINED, "executeToolCall"));
         let objects = SharedObjects::default();
         let definitions = tools.definitions;
         let requests = Requests::new(definitions.clone(), objects.clone());
-        let (model, stream) = options::model(get(options, "model", &field("model"))?)?;
+        let (model, stream) = options::model(get(options, "model", "options.model")?)?;
         let custom_roles =
-            options::custom_roles(&get(options, "customRoles", &field("customRoles"))?)?;
+            options::custom_roles(&get(options, "customRoles", "options.customRoles")?)?;
         let hooks = Hooks::new(requests.clone(), custom_roles.clone());
         Ok(Setup {
             model: JsModel {
@@ -168,9 +169,9 @@ impl Setup {
             },
             definitions,
             custom_roles,
-            max_steps: options::max_steps(&get(options, "maxSteps", &field("maxSteps"))?)?,
-            clock: options::clock(optional_function(options, "now", &field("now"))?),
-            control: ControlInput::parse(options, &hooks, what)?,
+            max_steps: options::max_steps(&get(options, "maxSteps", "options.maxSteps")?)?,
+            clock: options::clock(optional_function(options, "now", "options.now")?),
+            control: ControlInput::parse(options, &hooks)?,
             objects,
         })
     }
@@ -193,29 +194,25 @@ pub struct ControlInput {
 }
 
 impl ControlInput {
-    fn parse(options: &JsValue, hooks: &Rc<Hooks>, what: &str) -> Result<ControlInput, String> {
-        let field = |name: &str| format!("{what}.{name}");
-        let hook = |name: &'static str| -> Result<Option<JsHook>, String> {
-            let function = optional_function(options, name, &format!("{what}.{name}"))?;
+    fn parse(options: &JsValue, hooks: &Rc<Hooks>) -> Result<ControlInput, String> {
+        let hook = |name: &'static str, what: &str| -> Result<Option<JsHook>, String> {
+            let function = optional_function(options, name, what)?;
             Ok(function.map(|f| hooks.hook(f)))
         };
-        let execution = get(options, "toolExecution", &format!("{what}.toolExecution"))?;
-        let timeout = get(options, "toolTimeoutMs", &format!("{what}.toolTimeoutMs"))?;
+        let execution = get(options, "toolExecution", "options.toolExecution")?;
+        let timeout = get(options, "toolTimeoutMs", "options.toolTimeoutMs")?;
         Ok(ControlInput {
-            tool_execution: options::execution_mode(&execution, &format!("{what}.toolExecution"))?,
-            tool_timeout_ms: options::timeout_ms(&timeout, &format!("{what}.toolTimeoutMs"))?,
-            before_tool_call: hook("beforeToolCall")?,
-            after_tool_call: hook("afterToolCall")?,
-            prepare_request: hook("prepareRequest")?,
-            steering: hook("getSteeringMessages")?,
-            follow_up: hook("getFollowUpMessages")?,
+            tool_execution: options::execution_mode(&execution, "options.toolExecution")?,
+            tool_timeout_ms: options::timeout_ms(&timeout, "options.toolTimeoutMs")?,
+            before_tool_call: hook("beforeToolCall", "options.beforeToolCall")?,
+            after_tool_call: hook("afterToolCall", "options.afterToolCall")?,
+            prepare_request: hook("prepareRequest", "options.prepareRequest")?,
+            steering: hook("getSteeringMessages", "options.getSteeringMessages")?,
+            follow_up: hook("getFollowUpMessages", "options.getFollowUpMessages")?,
             hooks: hooks.clone(),
-            budget: options::budget(&get(options, "budget", &field("budget"))?, &field("budget"))?,
-            retry: options::retry(&get(options, "retry", &field("retry"))?, &field("retry"))?,
-            compaction: options::compaction(
-                &get(options, "compaction", &field("compaction"))?,
-                &field("compaction"),
-            )?,
+            budget: options::budget(&get(options, "budget", "options.budget")?)?,
+            retry: options::retry(&get(options, "retry", "options.retry")?)?,
+            compaction: options::compaction(&get(options, "compaction", "options.compaction")?)?,
         })
     }
 

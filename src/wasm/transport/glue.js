@@ -89,14 +89,36 @@ function fromApp(error) {
   return error;
 }
 
+// V8 records 10 frames by default, and the package's own can fill them: it records 64 more for its errors. A host
+// whose limit cannot be read or set (a frozen `Error`), or an app that turned stacks off (0), keeps its own.
+function made(Kind, message) {
+  let limit;
+  try {
+    limit = Error.stackTraceLimit;
+    if (typeof limit === "number" && limit > 0) Error.stackTraceLimit = limit + 64;
+    else limit = undefined;
+  } catch {
+    limit = undefined;
+  }
+  try {
+    return new Kind(message);
+  } finally {
+    if (limit !== undefined) {
+      try {
+        Error.stackTraceLimit = limit;
+      } catch {}
+    }
+  }
+}
+
 /** A `TypeError` with this message, its stack starting at the app's line. */
 export function typeError(message) {
-  return fromApp(new TypeError(message));
+  return fromApp(made(TypeError, message));
 }
 
 /** An `Error` with this message, its stack starting at the app's line. */
 export function plainError(message) {
-  return fromApp(new Error(message));
+  return fromApp(made(Error, message));
 }
 
 // ---- model.rs: a model stream ----------------------------------------------------------------------------
@@ -161,7 +183,8 @@ export function openStream(model, stream, request, signal) {
  * the text of what went wrong (what `next()` threw, or a `next()` that gives no iterator result). One
  * `deliver` serves a stream's every pull (no function made per event); nothing is handed over once the
  * stream is closed (`closeStream`). Never throws, never rejects. A speed path: a promise and two closures per
- * event cost `full` 3.8 -> 2.5 and `compact` 4.5 -> 3.1 tiny/pi (bench/RESULTS.md, "A turn", its last paragraph).
+ * event cost `full` 3.8 -> 2.5 and `compact` 4.5 -> 3.1 tiny/pi (bench/RESULTS.md, "A turn", the paragraph on
+ * `transport/calls.rs`).
  */
 export function pull(opened, deliver) {
   (async () => {
