@@ -68,7 +68,8 @@ impl Requests {
     /// The frozen JS request for `request` (SPEC §10): its messages the transcript's objects, in an array
     /// that never changes.
     pub fn js(&self, request: &ModelRequest<'_>) -> JsValue {
-        let whole = request.sources == Sources::Transcript && request.tools == &*self.definitions;
+        let own_tools = request.tools == &*self.definitions;
+        let whole = request.sources == Sources::Transcript && own_tools;
         let messages = request_messages(&self.objects, request);
         let prompt = request.system_prompt.map(str::to_owned);
         if let Some((view, last_prompt, made)) = &*self.last.borrow() {
@@ -77,7 +78,7 @@ impl Requests {
                 return made.clone();
             }
         }
-        let tools = match request.tools == &*self.definitions {
+        let tools = match own_tools {
             true => self.tools.clone(),
             false => frozen_js(request.tools),
         };
