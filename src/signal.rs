@@ -13,11 +13,10 @@ use std::task::{Context, Poll, Waker};
 /// `AbortSignal`).
 pub trait SignalSource {
     fn aborted(&self) -> bool;
-    /// Asks to wake `waker` once aborted. Sources that cannot notify may ignore it.
-    fn on_abort(&self, waker: &Waker);
     /// Asks to call `listener` once, when the signal aborts; dropping the returned registration first
-    /// unregisters it. The default (a source that cannot notify) drops the listener: a child signal then
-    /// still reads its parent's state, but a host listening on the child hears only the child's own abort.
+    /// unregisters it. How everything waiting on a signal hears its abort: [`AbortSignal::cancelled`], a
+    /// child signal, a host's signal object. The default (a source that cannot notify) drops the listener: a
+    /// child signal then still reads its parent's state, but nothing that waits on the source wakes.
     fn subscribe(&self, listener: Box<dyn FnOnce()>) -> Registration {
         drop(listener);
         Registration::none()
@@ -71,7 +70,10 @@ impl AbortSignal {
 
     /// Resolves once the signal aborts (never, for `none()`): for tools and models that honour it.
     pub fn cancelled(&self) -> Cancelled {
-        Cancelled(self.clone())
+        Cancelled {
+            signal: self.clone(),
+            listening: None,
+        }
     }
 
     /// Calls `listener` once, when the signal aborts (at once if it already has), for as long as the
@@ -95,19 +97,32 @@ impl std::fmt::Debug for AbortSignal {
     }
 }
 
-pub struct Cancelled(AbortSignal);
+/// Resolves once its signal aborts: an abort listener (`SignalSource::subscribe`) wakes the task that polled
+/// it last, registered at its first pending poll and removed when it is dropped.
+pub struct Cancelled {
+    signal: AbortSignal,
+    listening: Option<(Rc<RefCell<Waker>>, Registration)>,
+}
 
 impl Future for Cancelled {
     type Output = ();
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
-        match self.0.source() {
-            Some(source) if source.aborted() => Poll::Ready(()),
-            Some(source) => {
-                source.on_abort(cx.waker());
-                Poll::Pending
-            }
-            None => Poll::Pending,
+        let this = self.get_mut();
+        if this.signal.aborted() {
+            return Poll::Ready(());
         }
+        match &this.listening {
+            Some((waker, _)) => waker.borrow_mut().clone_from(cx.waker()),
+            None if this.signal.source().is_some() => {
+                let waker = Rc::new(RefCell::new(cx.waker().clone()));
+                let wakes = waker.clone();
+                let registration =
+                    (this.signal).subscribe(Box::new(move || wakes.borrow().wake_by_ref()));
+                this.listening = Some((waker, registration));
+            }
+            None => {}
+        }
+        Poll::Pending
     }
 }
 
@@ -129,7 +144,6 @@ struct ControllerState {
     /// The state itself, for the registrations it hands out.
     me: Weak<ControllerState>,
     aborted: Cell<bool>,
-    wakers: RefCell<Vec<Waker>>,
     listeners: RefCell<Vec<Listener>>,
     next_listener: Cell<u64>,
     /// A child's parent, and the child's listener there (dropped with the child).
@@ -179,9 +193,6 @@ impl ControllerState {
         if self.aborted.replace(true) {
             return;
         }
-        for waker in self.wakers.take() {
-            waker.wake();
-        }
         // Taken out first: a listener may subscribe or unsubscribe in turn.
         for (_, listener) in self.listeners.take() {
             listener();
@@ -192,16 +203,6 @@ impl ControllerState {
 impl SignalSource for ControllerState {
     fn aborted(&self) -> bool {
         self.aborted.get() || self.parent.as_ref().is_some_and(|(p, _)| p.aborted())
-    }
-
-    fn on_abort(&self, waker: &Waker) {
-        let mut wakers = self.wakers.borrow_mut();
-        if !wakers.iter().any(|w| w.will_wake(waker)) {
-            wakers.push(waker.clone());
-        }
-        if let Some((AbortSignal(Some(parent)), _)) = &self.parent {
-            parent.on_abort(waker);
-        }
     }
 
     fn subscribe(&self, listener: Box<dyn FnOnce()>) -> Registration {

@@ -94,6 +94,78 @@ describe("strings are kept exactly or refused, never changed (SPEC §10)", () =>
   test("the caller's text with a lone surrogate is a TypeError, not a text quietly changed to U+FFFD", T, async () => {
     await assert.rejects(tp.runAgentLoop({ context: { messages: [userMsg("half \uDC00")] }, model: jsModel(() => stop()) }), (e) => e instanceof TypeError && /lone surrogate/.test(e.message));
   });
+
+  test("an error message with a lone surrogate is refused in the result's text, not changed to U+FFFD", T, async () => {
+    const tools = new tp.ToolRegistry();
+    tools.register({ name: "read", execute: () => Promise.reject(new Error("half \uD83D")) });
+    const out = await tp.runAgentLoop({ context: { messages: [userMsg("go")] }, model: jsModel((_r, i) => (i === 0 ? asks(toolCall("c1", "read")) : stop())), tools });
+    const [stored] = out.messages.filter((m) => m.role === "toolResult");
+    assert.equal(stored.isError, true);
+    assert.match(stored.content[0].text, /^\(an error whose message holds a lone surrogate, which tiny-pi never changes and cannot keep\)$/);
+  });
+});
+
+describe("a thrown value's message is read once, whatever it is or does", () => {
+  const odd = [
+    ["message undefined", () => Object.assign(new Error("x"), { message: undefined }), /^\{\}$/],
+    ["message a number", () => Object.assign(new Error("x"), { message: 42 }), /^\{\}$/],
+    ["a message getter that throws", () => Object.defineProperty(new Error("x"), "message", { get() { throw new Error("no"); } }), /^\{\}$/],
+    ["a message getter that answers differently each time", () => { let n = 0; return { get message() { n += 1; return n === 1 ? "first" : 7; } }; }, /^first$/],
+    ["a proxy whose every trap throws", () => new Proxy({}, { get() { throw new Error("trap"); }, ownKeys() { throw new Error("trap"); }, getPrototypeOf() { throw new Error("trap"); } }), /.+/],
+  ];
+  for (const [name, make, shown] of odd) {
+    test(`a tool that throws an error with ${name}: an error result, and the run and the next one settle`, T, async () => {
+      const tools = new tp.ToolRegistry();
+      tools.register({ name: "read", execute: () => { throw make(); } });
+      const out = await tp.runAgentLoop({ context: { messages: [userMsg("go")] }, model: jsModel((_r, i) => (i === 0 ? asks(toolCall("c1", "read")) : stop())), tools });
+      assert.equal(out.reason, "stop");
+      const [stored] = out.messages.filter((m) => m.role === "toolResult");
+      assert.equal(stored.isError, true);
+      assert.match(stored.content[0].text, shown);
+      assert.equal(tp.validateTranscript(out.messages).ok, true);
+    });
+  }
+
+  test("an onEvent that throws an error with message undefined cannot stop the run; an Agent goes idle", T, async () => {
+    const thrower = () => { throw Object.assign(new Error("x"), { message: undefined }); };
+    const out = await tp.runAgentLoop({ context: { messages: [userMsg("go")] }, model: jsModel(() => stop()), onEvent: thrower });
+    assert.equal(out.reason, "stop");
+    const agent = new tp.Agent({ model: jsModel(() => stop()) });
+    agent.subscribe(thrower);
+    await agent.prompt("go");
+    assert.equal(agent.isRunning, false);
+    await agent.prompt("again");
+    assert.equal(agent.messages.length, 4);
+  });
+});
+
+describe("a transcript the loop stored can always be read back (serde_json's 128 levels count from each message)", () => {
+  const nested = (depth) => { let value = 0; for (let i = 0; i < depth; i += 1) value = [value]; return value; };
+  test("a result whose details are as deep as a result can be: validateTranscript, the next run and an Agent read it", T, async () => {
+    const tools = new tp.ToolRegistry();
+    tools.register({ name: "read", execute: () => ({ content: [text("deep")], details: nested(126) }) });
+    const model = () => jsModel((_r, i) => (i === 0 ? asks(toolCall("c1", "read")) : stop()));
+    const out = await tp.runAgentLoop({ context: { messages: [userMsg("go")] }, model: model(), tools });
+    const [stored] = out.messages.filter((m) => m.role === "toolResult");
+    assert.equal(stored.isError, false, "the result was kept");
+    assert.deepEqual(tp.validateTranscript(out.messages), { ok: true, problems: [] });
+    const next = await tp.runAgentLoop({ context: { messages: out.messages }, model: jsModel(() => stop()), tools });
+    assert.equal(next.reason, "stop");
+    assert.equal(new tp.Agent({ model: model(), tools, messages: out.messages }).messages.length, 4);
+  });
+
+  test("one level deeper is refused where it is made, naming the tool's result", T, async () => {
+    const tools = new tp.ToolRegistry();
+    tools.register({ name: "read", execute: () => ({ content: [text("deep")], details: nested(128) }) });
+    const out = await tp.runAgentLoop({ context: { messages: [userMsg("go")] }, model: jsModel((_r, i) => (i === 0 ? asks(toolCall("c1", "read")) : stop())), tools });
+    const [stored] = out.messages.filter((m) => m.role === "toolResult");
+    assert.equal(stored.isError, true);
+    assert.equal(tp.validateTranscript(out.messages).ok, true);
+  });
+
+  test("an element JSON has no text for is named as it was", () => {
+    assert.throws(() => tp.validateTranscript([userMsg("go"), undefined]), (e) => e instanceof TypeError && /^messages\[1\] .*\(got undefined\)/.test(e.message));
+  });
 });
 
 describe("the request handed to model.stream (SPEC §10 amended)", () => {

@@ -335,6 +335,63 @@ describe("timeouts (real setTimeout)", () => {
     assert.deepEqual(results(result.messages)[0].details, { timedOut: true, timeoutMs: 10 });
   });
 
+  test("a sequential batch held by a timed-out call that never settles ends when the run is aborted later", T, async () => {
+    const ran = [];
+    const tools = new tp.ToolRegistry();
+    tools.register({
+      name: "t",
+      executionMode: "sequential",
+      timeoutMs: 10,
+      execute: (_args, { callId }) => (ran.push(callId), new Promise(() => {})),
+    });
+    const controller = new AbortController();
+    let timedOut;
+    const answered = new Promise((resolve) => (timedOut = resolve));
+    const events = [];
+    const run = tp.runAgentLoop({
+      context: { messages: [userMsg("go")] },
+      model: new tp.ScriptedModel([useTools(toolCall("a", "t"), toolCall("b", "t")), stop()]),
+      tools,
+      signal: controller.signal,
+      onEvent: (e) => {
+        events.push(e.type === "tool_end" || e.type === "tool_skipped" ? `${e.type}:${e.result.toolCallId}` : e.type);
+        if (e.type === "tool_end") timedOut();
+      },
+    });
+    await answered;
+    // Every microtask has run by the next macrotask: the batch is waiting for `a` to settle, not at a checkpoint.
+    await new Promise((resolve) => setImmediate(resolve));
+    assert.ok(!events.includes("tool_skipped:b"), "b waits for a");
+    controller.abort();
+    const result = await run;
+    assert.equal(result.reason, "aborted");
+    assert.deepEqual(ran, ["a"], "b never starts");
+    assert.deepEqual(events.filter((e) => e.startsWith("tool_")), ["tool_start", "tool_end:a", "tool_skipped:b"]);
+    assert.equal(tp.validateTranscript(result.messages).ok, true);
+  });
+
+  test("an abort during a retry's wait ends the run then, not when the wait would have ended", T, async () => {
+    const controller = new AbortController();
+    let announced;
+    const retrying = new Promise((resolve) => (announced = resolve));
+    const failed = { role: "assistant", content: [], stopReason: "error", errorMessage: "overloaded", timestamp: 2 };
+    const model = jsModel((_request, index) => (index === 0 ? failed : stop()));
+    const run = tp.runAgentLoop({
+      context: { messages: [userMsg("go")] },
+      model,
+      signal: controller.signal,
+      retry: { maxRetries: 1, baseDelayMs: 600_000, maxDelayMs: 600_000 },
+      onEvent: (e) => e.type === "retry" && announced(),
+    });
+    await retrying;
+    // Every microtask has run by the next macrotask: the loop is waiting on the retry's timer.
+    await new Promise((resolve) => setImmediate(resolve));
+    controller.abort();
+    const result = await run;
+    assert.equal(result.reason, "aborted");
+    assert.equal(model.requests.length, 1, "the request is not made again");
+  });
+
   test("a call that ends in time clears its timer; its signal follows the run's abort", T, async () => {
     const timers = { set: 0, cleared: 0 };
     const [setTimeout_, clearTimeout_] = [globalThis.setTimeout, globalThis.clearTimeout];

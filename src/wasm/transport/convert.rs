@@ -10,11 +10,11 @@ use std::fmt;
 
 use js_sys::{Function, JsString, Reflect};
 use serde::Serialize;
-use serde_json::Value;
 use wasm_bindgen::{JsCast, JsValue};
 
 use super::glue::{
-    is_array_js, parse_frozen_js, plain_error_js, show_js, type_error_js, unwritable_js,
+    is_array_js, json_lines_js, message_of_js, parse_frozen_js, plain_error_js, show_js,
+    type_error_js, unwritable_js,
 };
 use crate::message::AgentMessage;
 use crate::reading::{at, from_json, ReadValue};
@@ -58,6 +58,15 @@ pub fn json_text(value: &JsValue, what: &str) -> Result<String, String> {
 /// Reads JSON `text` (written from `value`, named `what`) as `T`: the core's reader names the bad field
 /// under `what`; a field JSON wrote differently from the value (`NaN` as `null`) is named as it was.
 pub fn from_json_text<T: ReadValue>(text: &str, value: &JsValue, what: &str) -> Result<T, String> {
+    read_text(text, what, || value.clone())
+}
+
+/// `from_json_text`, with the value asked for only to explain an error.
+fn read_text<T: ReadValue>(
+    text: &str,
+    what: &str,
+    value: impl FnOnce() -> JsValue,
+) -> Result<T, String> {
     let error = match from_json(text) {
         Ok(read) => return Ok(read),
         Err(error) => error,
@@ -67,7 +76,7 @@ pub fn from_json_text<T: ReadValue>(text: &str, value: &JsValue, what: &str) -> 
             "{what}: a string holds a lone surrogate ({escape}), which tiny-pi never changes and cannot keep"
         ));
     }
-    Err(as_written(at(what, strip_position(&error)), value, what))
+    Err(as_written(at(what, strip_position(&error)), &value(), what))
 }
 
 /// An explanation `... (got null)` of a field that JSON wrote as `null` from something else (NaN,
@@ -191,15 +200,21 @@ pub fn messages_from_js(
     if !is_array(value) {
         return Err(format!("{what} must be an array (got {})", type_of(value)));
     }
-    let text = json_text(value, what)?;
-    if custom_roles.is_empty() {
-        return from_json_text(&text, value, what);
-    }
-    let items: Vec<Value> = from_json_text(&text, value, what)?;
-    let mut messages = Vec::with_capacity(items.len());
-    for (index, item) in items.into_iter().enumerate() {
-        let message = AgentMessage::from_value_with_roles(item, custom_roles)
-            .map_err(|error| at(&format!("{what}[{index}]"), &error))?;
+    // Each message read on its own, from its own JSON text (`glue.js`'s `jsonLines`): as deep as the loop
+    // read it when it made it (a model's message, a tool's output), so a transcript it stored is never too
+    // deep to read back (serde_json's limit of 128 levels counts from the text's root).
+    let text = json_lines_js(value).map_err(|e| format!("{what}: {}", error_message(&e)))?;
+    let mut messages = Vec::new();
+    for (index, line) in text.split_terminator('\n').enumerate() {
+        let named = format!("{what}[{index}]");
+        let element = || Reflect::get(value, &JsValue::from(index as u32)).unwrap_or_default();
+        let message = match custom_roles.is_empty() {
+            true => read_text(line, &named, element)?,
+            false => {
+                AgentMessage::from_value_with_roles(read_text(line, &named, element)?, custom_roles)
+                    .map_err(|error| at(&named, &error))?
+            }
+        };
         messages.push(message);
     }
     Ok(messages)
@@ -238,23 +253,11 @@ pub fn describe(value: &JsValue) -> String {
     }
 }
 
-/// The message of a thrown value: `error.message` for errors (and objects with a string `message`), the
-/// string itself; else the value as `glue.js`'s `show` writes it. Never the stack.
+/// The message of a thrown value: `error.message` when it is a string, the string itself; else the value as
+/// `glue.js`'s `show` writes it. Never the stack, never a throw, never a lone surrogate (`glue.js`'s
+/// `messageOf`).
 pub fn error_message(error: &JsValue) -> String {
-    if let Some(error) = error.dyn_ref::<js_sys::Error>() {
-        return String::from(error.message());
-    }
-    if let Some(text) = error.as_string() {
-        return text;
-    }
-    if is_object(error) || error.is_function() {
-        if let Ok(message) = Reflect::get(error, &JsValue::from_str("message")) {
-            if let Some(message) = message.as_string() {
-                return message;
-            }
-        }
-    }
-    show_js(error)
+    message_of_js(error)
 }
 
 /// What a call into JS (`glue.js`'s `invoke`) gave, awaited when it is a promise or thenable: the value,

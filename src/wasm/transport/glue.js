@@ -404,11 +404,11 @@ export function iteratorResult(value) {
   return value === undefined ? { done: true } : { value, done: false };
 }
 
-/** Each message's JSON on a line of its own (JS's writer keeps field order and numbers exactly); throws what
- * `JSON.stringify` throws. */
+/** Each message's JSON on a line of its own (JS's writer keeps field order and numbers exactly), `null` for
+ * one JSON has no text for (as `JSON.stringify` writes it in an array); throws what `JSON.stringify` throws. */
 export function jsonLines(messages) {
   let text = "";
-  for (let i = 0; i < messages.length; i += 1) text += `${JSON.stringify(messages[i])}\n`;
+  for (let i = 0; i < messages.length; i += 1) text += `${JSON.stringify(messages[i]) ?? "null"}\n`;
   return text;
 }
 
@@ -426,11 +426,21 @@ function typeName(value) {
   return value === null ? "null" : Array.isArray(value) ? "array" : typeof value;
 }
 
-function messageOf(error) {
+/** The message of a thrown value, for an error text: its `message` when that is a string (read once), a
+ * string as it is, else `show(error)`. Never throws, whatever `message` is or does. A message with a lone
+ * surrogate is refused (SPEC §10: tiny-pi never changes a string and cannot keep that one): the text says so
+ * in its place. `convert.rs`'s `error_message` is this function. */
+export function messageOf(error) {
+  let message;
   try {
-    if (error instanceof Error || (typeof error === "object" && error !== null && typeof error.message === "string")) return error.message;
+    if (typeof error === "string") message = error;
+    else if ((typeof error === "object" && error !== null) || typeof error === "function") {
+      const read = error.message;
+      if (typeof read === "string") message = read;
+    }
   } catch {
-    // fall through
+    // a `message` getter or proxy trap that throws: shown below
   }
-  return show(error);
+  if (message === undefined) message = show(error);
+  return message.isWellFormed() ? message : "(an error whose message holds a lone surrogate, which tiny-pi never changes and cannot keep)";
 }

@@ -19,6 +19,8 @@ extern "C" {
     pub fn parse_frozen_js(text: &str) -> JsValue;
     #[wasm_bindgen(js_name = show)]
     pub fn show_js(value: &JsValue) -> String;
+    #[wasm_bindgen(js_name = messageOf)]
+    pub fn message_of_js(error: &JsValue) -> String;
     #[wasm_bindgen(js_name = unwritable)]
     pub fn unwritable_js(value: &JsValue) -> Option<String>;
     #[wasm_bindgen(js_name = typeError)]

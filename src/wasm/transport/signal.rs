@@ -4,7 +4,6 @@
 //! caller's own object, or, for a call's own signal, a JS `AbortController`'s that follows it.
 
 use std::any::Any;
-use std::task::Waker;
 
 use wasm_bindgen::closure::Closure;
 use wasm_bindgen::{JsCast, JsValue};
@@ -27,11 +26,8 @@ impl SignalSource for JsSignal {
         JsSignal::read(&self.0).unwrap_or(false)
     }
 
-    /// The bridge never polls on the signal itself (JS code observes the JS signal).
-    fn on_abort(&self, _waker: &Waker) {}
-
     /// An `abort` listener on the JS signal, removed when the registration is dropped: how a call's own
-    /// signal hears that the run was aborted.
+    /// signal, and the loop waiting on the run's (`AbortSignal::cancelled`), hear that the run was aborted.
     fn subscribe(&self, listener: Box<dyn FnOnce()>) -> Registration {
         let closure = Closure::once(listener);
         let target: &web_sys::EventTarget = self.0.unchecked_ref();
