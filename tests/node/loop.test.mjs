@@ -703,7 +703,7 @@ describe("the model boundary", () => {
     assert.match(result.error, /lone surrogate \(\\ud83d\)/);
     assert.equal(result.messages.length, 3, "the refused message is not appended");
     // The caller's own text: a TypeError, and nothing runs.
-    await assert.rejects(tp.runAgentLoop({ context: { messages: [userMsg(half)] }, model }), (e) => e instanceof TypeError && /options\.context\.messages: .*lone surrogate/.test(e.message));
+    await assert.rejects(tp.runAgentLoop({ context: { messages: [userMsg(half)] }, model }), (e) => e instanceof TypeError && /options\.context\.messages\[0\]: a string holds a lone surrogate/.test(e.message));
   });
 
   test("a tool's output is read once, as the JSON JSON.stringify writes of it", T, async () => {
