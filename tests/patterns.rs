@@ -380,16 +380,25 @@ fn text() -> impl Strategy<Value = String> {
 }
 
 /// What V8 says of each pattern: `null` when `new RegExp(pattern, "u")` throws, else whether it matches
-/// each text.
+/// each text. A match is tried at the start of each code point, sticky, as ECMA-262's `RegExpBuiltinExec`
+/// tries it with the `u` flag: V8's own scan also tries the middle of a surrogate pair, where `\B` holds
+/// (`/\B/u.exec("z😀A")` answers index 2), which ECMA-262 never does.
 fn v8(cases: &[(String, Vec<String>)]) -> Vec<Option<Vec<bool>>> {
     let script = r#"
         let input = "";
         process.stdin.on("data", (d) => (input += d));
         process.stdin.on("end", () => {
+            const matches = (re, t) => {
+                for (let i = 0; ; i += t.codePointAt(i) > 0xffff ? 2 : 1) {
+                    re.lastIndex = i;
+                    if (re.test(t)) return true;
+                    if (i >= t.length) return false;
+                }
+            };
             const out = JSON.parse(input).map(([p, texts]) => {
                 let re;
-                try { re = new RegExp(p, "u"); } catch { return null; }
-                return texts.map((t) => re.test(t));
+                try { re = new RegExp(p, "uy"); } catch { return null; }
+                return texts.map((t) => matches(re, t));
             });
             process.stdout.write(JSON.stringify(out));
         });
