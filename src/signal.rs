@@ -113,14 +113,13 @@ impl Future for Cancelled {
         }
         match &this.listening {
             Some((waker, _)) => waker.borrow_mut().clone_from(cx.waker()),
-            None if this.signal.source().is_some() => {
+            None => {
                 let waker = Rc::new(RefCell::new(cx.waker().clone()));
                 let wakes = waker.clone();
                 let registration =
                     (this.signal).subscribe(Box::new(move || wakes.borrow().wake_by_ref()));
                 this.listening = Some((waker, registration));
             }
-            None => {}
         }
         Poll::Pending
     }

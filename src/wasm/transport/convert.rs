@@ -58,25 +58,18 @@ pub fn json_text(value: &JsValue, what: &str) -> Result<String, String> {
 /// Reads JSON `text` (written from `value`, named `what`) as `T`: the core's reader names the bad field
 /// under `what`; a field JSON wrote differently from the value (`NaN` as `null`) is named as it was.
 pub fn from_json_text<T: ReadValue>(text: &str, value: &JsValue, what: &str) -> Result<T, String> {
-    read_text(text, what, || value.clone())
+    from_json(text).map_err(|error| explain(text, &error, value, what))
 }
 
-/// `from_json_text`, with the value asked for only to explain an error.
-fn read_text<T: ReadValue>(
-    text: &str,
-    what: &str,
-    value: impl FnOnce() -> JsValue,
-) -> Result<T, String> {
-    let error = match from_json(text) {
-        Ok(read) => return Ok(read),
-        Err(error) => error,
-    };
+/// What went wrong reading JSON `text` (written from `value`, named `what`): a lone surrogate named as
+/// written, else the reader's `error` under `what`, a field JSON wrote as `null` named as it was.
+fn explain(text: &str, error: &str, value: &JsValue, what: &str) -> String {
     if let Some(escape) = crate::reading::lone_surrogate(text) {
-        return Err(format!(
+        return format!(
             "{what}: a string holds a lone surrogate ({escape}), which tiny-pi never changes and cannot keep"
-        ));
+        );
     }
-    Err(as_written(at(what, strip_position(&error)), &value(), what))
+    as_written(at(what, strip_position(error)), value, what)
 }
 
 /// An explanation `... (got null)` of a field that JSON wrote as `null` from something else (NaN,
@@ -206,16 +199,15 @@ pub fn messages_from_js(
     let text = json_lines_js(value).map_err(|e| format!("{what}: {}", error_message(&e)))?;
     let mut messages = Vec::new();
     for (index, line) in text.split_terminator('\n').enumerate() {
-        let named = format!("{what}[{index}]");
-        let element = || Reflect::get(value, &JsValue::from(index as u32)).unwrap_or_default();
-        let message = match custom_roles.is_empty() {
-            true => read_text(line, &named, element)?,
-            false => {
-                AgentMessage::from_value_with_roles(read_text(line, &named, element)?, custom_roles)
-                    .map_err(|error| at(&named, &error))?
-            }
+        let read = match custom_roles.is_empty() {
+            true => from_json(line),
+            false => from_json(line)
+                .and_then(|item| AgentMessage::from_value_with_roles(item, custom_roles)),
         };
-        messages.push(message);
+        messages.push(read.map_err(|error| {
+            let element = Reflect::get(value, &JsValue::from(index as u32)).unwrap_or_default();
+            explain(line, &error, &element, &format!("{what}[{index}]"))
+        })?);
     }
     Ok(messages)
 }
