@@ -94,3 +94,10 @@ pub(crate) fn js_display(x: f64) -> String {
         None => "-Infinity".into(),
     }
 }
+
+/// `sum` kept a number JSON can write: a sum of finite numbers that overflowed (usage over a run, a
+/// transcript's token estimate) stays at the largest finite number of its sign, never `Infinity`, which JSON
+/// writes as `null` where a number is promised.
+pub(crate) fn finite_sum(sum: f64) -> f64 {
+    sum.clamp(-f64::MAX, f64::MAX)
+}

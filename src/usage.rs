@@ -10,7 +10,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::js_number::js_display;
+use crate::js_number::{finite_sum, js_display};
 use crate::message::AssistantMessage;
 
 /// `result.usage`: tokens and cost summed over every final message the model returned in a run (appended,
@@ -57,14 +57,14 @@ impl Usage {
         }
     }
 
-    /// Adds `other` field by field.
+    /// Adds `other` field by field; a sum that overflows stays finite (`finite_sum`).
     pub fn add(&mut self, other: Usage) {
-        self.input += other.input;
-        self.output += other.output;
-        self.cache_read += other.cache_read;
-        self.cache_write += other.cache_write;
-        self.total_tokens += other.total_tokens;
-        self.cost += other.cost;
+        self.input = finite_sum(self.input + other.input);
+        self.output = finite_sum(self.output + other.output);
+        self.cache_read = finite_sum(self.cache_read + other.cache_read);
+        self.cache_write = finite_sum(self.cache_write + other.cache_write);
+        self.total_tokens = finite_sum(self.total_tokens + other.total_tokens);
+        self.cost = finite_sum(self.cost + other.cost);
     }
 }
 

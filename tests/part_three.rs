@@ -97,6 +97,24 @@ fn usage_sums_every_final_message_and_counts_what_is_not_a_finite_number_as_zero
 }
 
 #[test]
+fn usage_that_overflows_stays_the_largest_finite_number_never_null_in_json() {
+    let huge = json!({"input": 1e308, "totalTokens": 1e308, "cost": {"total": -1e308}});
+    let model = ScriptedModel::new(vec![
+        with_usage(tool_use(vec![read("a")]), huge.clone()),
+        with_usage(done("done"), huge),
+    ]);
+    let registry = readme_registry();
+    let result = Setup::new(&model, &registry, &NoObserver).run();
+    assert_eq!(
+        (result.usage.input, result.usage.total_tokens, result.usage.cost),
+        (f64::MAX, f64::MAX, -f64::MAX)
+    );
+    let json = serde_json::to_value(&result).unwrap();
+    assert_eq!(json["usage"]["input"], json!(f64::MAX));
+    assert_eq!(json["usage"]["cost"], json!(-f64::MAX));
+}
+
+#[test]
 fn a_spent_budget_ends_the_run_after_the_batch_that_spent_it() {
     let model = ScriptedModel::new(vec![
         with_usage(tool_use(vec![read("a")]), usage(50, 10, 0.0)),
@@ -1232,6 +1250,27 @@ fn cut_of(messages: Vec<AgentMessage>, tokens: Vec<f64>, max: f64, keep: f64) ->
         );
     }
     cut
+}
+
+#[test]
+fn an_estimate_that_overflows_is_the_largest_finite_number_in_the_entry() {
+    let log = Log::default();
+    let summarizer = Summarizer::new(&log, vec![]);
+    let huge: Option<Rc<dyn EstimateTokens>> = Some(Rc::new(Tokens(|_: &AgentMessage| Ok(1e308))));
+    let options = compaction_options(summarizer.clone(), 45.0, None, huge);
+    let model = ScriptedModel::new(vec![done("c")]);
+    let registry = readme_registry();
+    let mut setup = Setup::new(&model, &registry, &NoObserver);
+    setup.context.messages = conversation();
+    setup.control.compaction = Some(&options);
+    let result = setup.run();
+    assert_eq!(result.reason, RunReason::Stop);
+    let AgentMessage::Compaction(entry) = &result.messages[9] else {
+        panic!("{:?}", result.messages[9])
+    };
+    assert_eq!(entry.tokens_before, f64::MAX);
+    let json = serde_json::to_value(&result.messages[9]).unwrap();
+    assert_eq!(json["tokensBefore"], json!(f64::MAX));
 }
 
 #[test]

@@ -11,7 +11,7 @@ use crate::compaction::{
     default_estimate, find_cut, is_sent, summary_message, CompactionOptions, EstimateTokens,
 };
 use crate::event::LoopEvent;
-use crate::js_number::js_display;
+use crate::js_number::{finite_sum, js_display};
 use crate::message::{AgentMessage, CompactionEntry, Extra};
 use crate::model::Model;
 
@@ -132,7 +132,7 @@ impl<M: Model> Run<'_, M> {
         let entry = CompactionEntry {
             summary: summary.map_err(failed)?,
             first_kept_index: cut,
-            tokens_before: total,
+            tokens_before: finite_sum(total),
             timestamp: (self.clock)(),
             extra: Extra::new(),
         };
