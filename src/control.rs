@@ -161,6 +161,7 @@ impl RequestPatch {
             messages,
             tools: self.tools.as_deref().unwrap_or(request.tools),
             sources,
+            attempt: request.attempt,
         }
     }
 }

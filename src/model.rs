@@ -24,6 +24,10 @@ pub struct ModelRequest<'a> {
     /// form of each transcript message (the wasm bridge's frozen JS objects) reuses it.
     #[serde(skip)]
     pub sources: Sources<'a>,
+    /// 0 the first time the loop makes this request, `n` for its `n`-th retry (SPEC §12: the same request
+    /// again; a host that made an object of it hands the model that object again). Never serialized.
+    #[serde(skip)]
+    pub attempt: u32,
 }
 
 /// Where a request's messages come from.

@@ -106,7 +106,11 @@ fn usage_that_overflows_stays_the_largest_finite_number_never_null_in_json() {
     let registry = readme_registry();
     let result = Setup::new(&model, &registry, &NoObserver).run();
     assert_eq!(
-        (result.usage.input, result.usage.total_tokens, result.usage.cost),
+        (
+            result.usage.input,
+            result.usage.total_tokens,
+            result.usage.cost
+        ),
         (f64::MAX, f64::MAX, -f64::MAX)
     );
     let json = serde_json::to_value(&result).unwrap();
@@ -467,6 +471,8 @@ struct Flaky {
     inner: ScriptedModel,
     throws: Vec<usize>,
     made: Cell<usize>,
+    /// Each request's `attempt`, in the order they were made.
+    attempts: RefCell<Vec<u32>>,
 }
 
 enum FlakyStream {
@@ -482,6 +488,7 @@ impl Model for Flaky {
         signal: &AbortSignal,
     ) -> Result<FlakyStream, String> {
         self.made.set(self.made.get() + 1);
+        self.attempts.borrow_mut().push(request.attempt);
         match self.throws.contains(&self.made.get()) {
             true => Ok(FlakyStream::Throw(false)),
             false => self
@@ -543,6 +550,7 @@ fn a_stream_that_throws_is_retried_and_should_retry_sees_each_failure() {
         inner: ScriptedModel::new(vec![failed("rate limited", vec![]), done("finally")]),
         throws: vec![1],
         made: Cell::new(0),
+        attempts: RefCell::default(),
     };
     let registry = readme_registry();
     let should = Policy::new(vec![]);
@@ -581,6 +589,13 @@ fn a_stream_that_throws_is_retried_and_should_retry_sees_each_failure() {
     );
     assert_eq!((result.retries, result.steps), (2, 1));
     assert_eq!(roles(&result.messages), ["user", "assistant"]);
+    assert_eq!(
+        *model.attempts.borrow(),
+        [0, 1, 2],
+        "the model is told each retry is the same request again"
+    );
+    let requests = model.inner.requests();
+    assert_eq!(requests[0], requests[1], "the same request, as data");
 }
 
 #[test]

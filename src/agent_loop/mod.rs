@@ -366,6 +366,7 @@ impl<M: Model> Run<'_, M> {
             messages: &messages,
             tools: &self.tools,
             sources: picked.sources(),
+            attempt: 0,
         };
         let patch = match self.control.prepare_request {
             None => None,

@@ -38,6 +38,7 @@ impl<E> Attempts<'_, '_, E> {
     {
         let mut attempt = 0;
         loop {
+            let request = ModelRequest { attempt, ..request };
             let response = stream_response(model, request, self.signal, self.emitter).await;
             if let Ok(message) = &response {
                 self.usage.add(Usage::of(message));

@@ -392,6 +392,31 @@ describe("timeouts (real setTimeout)", () => {
     assert.equal(model.requests.length, 1, "the request is not made again");
   });
 
+  test("a retry streams the very request object it retries: after a compaction, and after prepareRequest replaced the messages", T, async () => {
+    const failed = { role: "assistant", content: [], stopReason: "error", errorMessage: "503", timestamp: 2 };
+    const long = Array.from({ length: 6 }, (_, i) => [userMsg(`u${i} ${"x".repeat(200)}`), assistantMsg([text(`a${i}`)], "stop")]).flat();
+    const compacted = jsModel((_request, index) => (index === 0 ? failed : stop()));
+    const first = await tp.runAgentLoop({
+      context: { messages: [...long, userMsg("go")] },
+      model: compacted,
+      retry: { maxRetries: 1, baseDelayMs: 0 },
+      compaction: { maxContextTokens: 200, summarize: () => "summary" },
+    });
+    assert.equal(first.retries, 1);
+    assert.ok(first.messages.some((m) => m.role === "compaction"), "the request was compacted");
+    assert.equal(compacted.requests[0], compacted.requests[1]);
+
+    const patched = jsModel((_request, index) => (index === 0 ? failed : stop()));
+    const second = await tp.runAgentLoop({
+      context: { messages: [userMsg("go")] },
+      model: patched,
+      retry: { maxRetries: 1, baseDelayMs: 0 },
+      prepareRequest: (request) => ({ messages: [...request.messages] }),
+    });
+    assert.equal(second.retries, 1);
+    assert.equal(patched.requests[0], patched.requests[1]);
+  });
+
   test("a call that ends in time clears its timer; its signal follows the run's abort", T, async () => {
     const timers = { set: 0, cleared: 0 };
     const [setTimeout_, clearTimeout_] = [globalThis.setTimeout, globalThis.clearTimeout];

@@ -160,6 +160,7 @@ impl Setup {
                 model,
                 stream,
                 requests,
+                streamed: Default::default(),
             },
             executor: RunExecutor {
                 registry: tools.registry,

@@ -58,6 +58,7 @@ impl JsScriptedModel {
             messages: &request.messages,
             tools: &request.tools,
             sources: crate::model::Sources::Other,
+            attempt: 0,
         };
         let stream = self
             .0

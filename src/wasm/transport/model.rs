@@ -35,6 +35,8 @@ pub struct JsModel {
     pub model: JsValue,
     pub stream: Function,
     pub requests: Requests,
+    /// The object of the request streamed last: a retry of it is streamed the same object (SPEC §12).
+    pub streamed: RefCell<JsValue>,
 }
 
 /// How a run's requests are shown to JS (the model, `prepareRequest`).
@@ -130,7 +132,11 @@ impl Model for JsModel {
 
     fn stream(&self, request: ModelRequest<'_>, signal: &AbortSignal) -> Result<JsStream, String> {
         let signal = js_signal(signal).map_or(JsValue::UNDEFINED, |s| JsValue::from(s.clone()));
-        let shown = self.requests.js(&request);
+        let shown = match request.attempt {
+            0 => self.requests.js(&request),
+            _ => self.streamed.borrow().clone(),
+        };
+        self.streamed.replace(shown.clone());
         let opened = open_stream_js(&self.model, &self.stream, &shown, &signal);
         if let Some(error) = opened.as_string() {
             return Err(error);
