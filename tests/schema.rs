@@ -71,6 +71,25 @@ fn failures_name_the_path() {
 }
 
 #[test]
+fn a_long_enum_is_named_by_its_first_twenty_values_and_its_count() {
+    let values: Vec<String> = (0..5000).map(|i| format!("v{i}")).collect();
+    let schema = json!({"enum": values});
+    let error = validate(&schema, &json!("x"), "arguments").unwrap_err();
+    let first: Vec<String> = (0..20).map(|i| format!("\"v{i}\"")).collect();
+    assert_eq!(
+        error,
+        format!(
+            "arguments must be one of {}, … (5000 in all) (got \"x\")",
+            first.join(", ")
+        )
+    );
+    let twenty = json!({"enum": values[..20]});
+    assert!(!validate(&twenty, &json!("x"), "arguments")
+        .unwrap_err()
+        .contains("in all"));
+}
+
+#[test]
 fn any_of_and_nullable_types() {
     let schema = json!({"anyOf": [{"type": "string"}, {"type": "null"}]});
     assert!(validate(&schema, &json!(null), "a").is_ok());

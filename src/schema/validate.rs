@@ -350,9 +350,14 @@ fn none_matched(failures: Vec<String>, path: &Path<'_>, keyword: &str) -> String
     format!("{path} must match a schema of {keyword} (none does: {first}{others})")
 }
 
-/// Values as a list: `"r", "w"`.
+/// Values as a list: `"r", "w"`; past the first 20, how many there are in all (the model reads this text,
+/// and an `enum` may hold thousands).
 fn listed(values: &[Value]) -> String {
-    let written: Vec<String> = values.iter().map(Value::to_string).collect();
+    const SHOWN: usize = 20;
+    let mut written: Vec<String> = values.iter().take(SHOWN).map(Value::to_string).collect();
+    if values.len() > SHOWN {
+        written.push(format!("… ({} in all)", values.len()));
+    }
     written.join(", ")
 }
 
