@@ -66,7 +66,7 @@ use crate::agent_loop::{
     DEFAULT_MAX_STEPS,
 };
 use crate::approval::{needed, Approvals, PendingCall};
-use crate::compaction::{check_entries, CompactionOptions};
+use crate::compaction::{check_entries_named, CompactionOptions};
 use crate::control::{
     AfterToolCall, BeforeToolCall, LoopControl, MessageQueue, NoTimers, PrepareRequest, Timers,
 };
@@ -272,7 +272,7 @@ impl<M> AgentOptions<M> {
         let budget = self.budget.as_ref().map(|b| b.check("options.budget"));
         let retry = self.retry.as_ref().map(|r| r.check("options.retry"));
         let compaction = (self.compaction.as_ref()).map(|c| c.check("options.compaction"));
-        let entries = check_entries(&self.messages).map_err(|e| format!("options.{e}"));
+        let entries = check_entries_named(&self.messages, &|at| format!("options.messages[{at}]"));
         let roles = check_custom_roles(&self.custom_roles, "options.customRoles");
         (budget
             .into_iter()
@@ -343,6 +343,10 @@ impl<M: Model + 'static> Agent<M> {
         options.messages = parse_jsonl(text, &options.custom_roles)
             .map_err(|e| AgentError::Input(e.to_string()))?;
         let lines: Vec<usize> = jsonl_lines(text).map(|(line, _)| line).collect();
+        check_entries_named(&options.messages, &|at| {
+            format!("line {}: message", lines[at])
+        })
+        .map_err(AgentError::Input)?;
         Self::starting(options, &|index| format!("line {}", lines[index]))
     }
 

@@ -189,6 +189,14 @@ pub fn find_cut(messages: &[AgentMessage], after: usize, sent: &[f64], keep: f64
 /// Every compaction entry of `messages` keeps messages from before it, cut where a cut may be (see the
 /// module). The error names the entry and the field: `messages[7].firstKeptIndex: 9 is after the entry`.
 pub fn check_entries(messages: &[AgentMessage]) -> Result<(), String> {
+    check_entries_named(messages, &|at| format!("messages[{at}]"))
+}
+
+/// `check_entries`, naming the entry by `name(index)` (`line 8` for a JSONL line).
+pub fn check_entries_named(
+    messages: &[AgentMessage],
+    name: &dyn Fn(usize) -> String,
+) -> Result<(), String> {
     if last_entry(messages).is_none() {
         return Ok(());
     }
@@ -228,7 +236,7 @@ pub fn check_entries(messages: &[AgentMessage]) -> Result<(), String> {
             }
             _ => "is not a user or assistant message",
         };
-        return Err(format!("messages[{at}].firstKeptIndex: {k} {problem}"));
+        return Err(format!("{}.firstKeptIndex: {k} {problem}", name(at)));
     }
     Ok(())
 }

@@ -1019,6 +1019,16 @@ fn an_entry_handed_in_must_cut_where_a_run_could() {
             "options.messages[5].firstKeptIndex: 3 is not a user or assistant message".into()
         ))
     );
+    // From JSONL, the entry is named by its line, as every other problem of the text is (a blank line
+    // between: line numbers are the text's, not the messages' indices).
+    let jsonl = to_jsonl(&with(entry("s", 3))).replacen('\n', "\n\n", 1);
+    let options = AgentOptions::new(ScriptedModel::new(vec![]), readme_registry(), fixed_clock());
+    assert_eq!(
+        Agent::from_jsonl(&jsonl, options).err(),
+        Some(AgentError::Input(
+            "line 7: message.firstKeptIndex: 3 is not a user or assistant message".into()
+        ))
+    );
 }
 
 // =========================================================================================================
