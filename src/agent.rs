@@ -77,7 +77,7 @@ use crate::retry::RetryPolicy;
 use crate::session::{jsonl_lines, parse_jsonl, to_jsonl};
 use crate::signal::AbortController;
 use crate::tools::{Clock, ExecutionMode, HookFuture, ToolDefinition, ToolExecutor, ToolRegistry};
-use crate::transcript::{open_calls, repair_transcript, Unanswered};
+use crate::transcript::{check_start, repair_transcript, Unanswered};
 use crate::usage::Budget;
 
 /// What the agent is doing.
@@ -266,19 +266,18 @@ impl<M> AgentOptions<M> {
     }
 
     /// The options' values as SPEC asks them to be (a positive budget, non-negative delays, positive
-    /// token limits, custom roles that are none of SPEC's) and `messages`' compaction entries cut where a
-    /// run could: an error names the field.
+    /// token limits, custom roles that are none of SPEC's): an error names the field. (`messages` is
+    /// checked as a run checks its input: `Agent::new`.)
     pub fn check(&self) -> Result<(), AgentError> {
         let budget = self.budget.as_ref().map(|b| b.check("options.budget"));
         let retry = self.retry.as_ref().map(|r| r.check("options.retry"));
         let compaction = (self.compaction.as_ref()).map(|c| c.check("options.compaction"));
-        let entries = check_entries_named(&self.messages, &|at| format!("options.messages[{at}]"));
         let roles = check_custom_roles(&self.custom_roles, "options.customRoles");
         (budget
             .into_iter()
             .chain(retry)
             .chain(compaction)
-            .chain([roles, entries]))
+            .chain([roles]))
         .collect::<Result<(), String>>()
         .map_err(AgentError::Input)
     }
@@ -326,10 +325,10 @@ struct Conversation {
 
 impl<M: Model + 'static> Agent<M> {
     /// An agent over `options`. Refused when `options.messages` has a pairing problem beyond the calls of its
-    /// last assistant message that wait for results (`open_calls`: a call without a result anywhere else, a
+    /// last assistant message that wait for results (`check_start`: a call without a result anywhere else, a
     /// result before its call or answering none, two results for a call, an id used twice in one message),
-    /// the first one named (`options.messages[3]: ...`); when that message has such calls, the agent starts
-    /// paused on them.
+    /// the first one named (`options.messages[3]: ...`), or a compaction entry whose cut no run could make;
+    /// when that message has such calls, the agent starts paused on them.
     /// Refused too when an option's value is not one SPEC allows (`AgentOptions::check`); a paused agent's
     /// resume counts steps on from `options.start_steps`.
     pub fn new(options: AgentOptions<M>) -> Result<Self, AgentError> {
@@ -753,14 +752,14 @@ pub(crate) fn check_input(
 }
 
 /// The state an agent over `messages` starts in, and the calls it then waits on: paused when its last
-/// assistant message has calls without results; refused for any other pairing problem (`open_calls`), the
-/// messages named by `name` in the error.
+/// assistant message has calls without results; refused for any other pairing problem, or for a compaction
+/// entry whose cut no run could make (`check_start`), the messages named by `name` in the error.
 fn starting_state_named(
     executor: &dyn ToolExecutor,
     messages: &[AgentMessage],
     name: &dyn Fn(usize) -> String,
 ) -> Result<(AgentState, Vec<PendingCall>), AgentError> {
-    let open = open_calls(messages).map_err(|e| AgentError::Input(e.describe(name)))?;
+    let open = check_start(messages).map_err(|e| AgentError::Input(e.describe(name)))?;
     let pending = pending_now(executor, messages, &open);
     let state = match pending.is_empty() {
         true => AgentState::Idle,

@@ -186,23 +186,51 @@ pub fn find_cut(messages: &[AgentMessage], after: usize, sent: &[f64], keep: f64
     found.or(largest)
 }
 
+/// A compaction entry whose cut no run could make (`entry_problem`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EntryProblem {
+    /// The entry's index in the transcript.
+    pub index: usize,
+    /// Its `firstKeptIndex`.
+    pub first_kept_index: usize,
+    /// What is wrong with the cut, in words (`is after the entry (...)`).
+    pub what: &'static str,
+}
+
+impl EntryProblem {
+    /// The problem, naming the entry by `name(index)`: `messages[7].firstKeptIndex: 9 is after the entry`.
+    pub fn describe(&self, name: &dyn Fn(usize) -> String) -> String {
+        let EntryProblem {
+            index,
+            first_kept_index: k,
+            what,
+        } = self;
+        format!("{}.firstKeptIndex: {k} {what}", name(*index))
+    }
+}
+
 /// Every compaction entry of `messages` keeps messages from before it, cut where a cut may be (see the
 /// module). The error names the entry and the field: `messages[7].firstKeptIndex: 9 is after the entry`.
 pub fn check_entries(messages: &[AgentMessage]) -> Result<(), String> {
     check_entries_named(messages, &|at| format!("messages[{at}]"))
 }
 
-/// `check_entries`, naming the entry by `name(index)` (`line 8` for a JSONL line).
+/// `check_entries`, naming the entry by `name(index)` (`line 8: message` for a JSONL line).
 pub fn check_entries_named(
     messages: &[AgentMessage],
     name: &dyn Fn(usize) -> String,
 ) -> Result<(), String> {
-    if last_entry(messages).is_none() {
-        return Ok(());
-    }
+    entry_problem(messages).map_or(Ok(()), |problem| Err(problem.describe(name)))
+}
+
+/// The first compaction entry of `messages` whose cut no run could make, if any. The results a run will
+/// append for the calls that wait for one (the last assistant message's, SPEC §8) count as results after
+/// every entry: an entry after that message must keep it.
+pub fn entry_problem(messages: &[AgentMessage]) -> Option<EntryProblem> {
+    last_entry(messages)?;
     // For each index, whether a cut may be there: one pass from the end, as `find_cut` goes.
     let mut cuts = vec![false; messages.len()];
-    let mut result_ahead = false;
+    let mut result_ahead = waits_for_results(messages);
     for (k, message) in messages.iter().enumerate().rev() {
         cuts[k] = match message {
             AgentMessage::Assistant(_) => {
@@ -220,23 +248,45 @@ pub fn check_entries_named(
             AgentMessage::Custom(_) => false,
         };
     }
-    for (at, message) in messages.iter().enumerate() {
+    messages.iter().enumerate().find_map(|(index, message)| {
         let AgentMessage::Compaction(entry) = message else {
-            continue;
+            return None;
         };
         let k = entry.first_kept_index;
-        let problem = match k {
-            k if k > at => "is after the entry (an entry keeps messages from before it)",
-            k if cuts[k] => continue,
-            k if k == at => {
-                "keeps nothing from before the entry, but a tool result after it answers a call before it"
+        let what = match k {
+            k if k > index => "is after the entry (an entry keeps messages from before it)",
+            k if cuts[k] => return None,
+            k if k == index => {
+                "keeps nothing from before the entry, but a tool result after it (or one a run will \
+                 append) answers a call before it"
             }
             k if matches!(messages[k], AgentMessage::User(_)) => {
                 "is a user message between a tool call and its result (a cut there would separate them)"
             }
             _ => "is not a user or assistant message",
         };
-        return Err(format!("{}.firstKeptIndex: {k} {problem}", name(at)));
-    }
-    Ok(())
+        Some(EntryProblem {
+            index,
+            first_kept_index: k,
+            what,
+        })
+    })
+}
+
+/// Whether a call of the last assistant message has no result after it: a run appends its result at
+/// the end of the transcript.
+fn waits_for_results(messages: &[AgentMessage]) -> bool {
+    let Some(at) = (messages.iter()).rposition(|m| matches!(m, AgentMessage::Assistant(_))) else {
+        return false;
+    };
+    let AgentMessage::Assistant(message) = &messages[at] else {
+        return false;
+    };
+    let answered = |id: &str| {
+        messages[at + 1..].iter().any(|m| match m {
+            AgentMessage::ToolResult(result) => result.tool_call_id == id,
+            _ => false,
+        })
+    };
+    message.tool_calls().any(|call| !answered(&call.id))
 }

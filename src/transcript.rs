@@ -15,6 +15,7 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 use serde_json::Value;
 
+use crate::compaction::{entry_problem, EntryProblem};
 use crate::event::SkipReason;
 use crate::message::{AgentMessage, AssistantMessage, ToolResultMessage};
 
@@ -83,27 +84,47 @@ pub struct ValidateOptions {
     pub allow_pending: bool,
 }
 
-/// Why a run (or an `Agent`) does not start from a transcript (SPEC §8): the transcript has a pairing problem
-/// beyond the calls of its last assistant message that wait for results. Any edit that could make a call
-/// run a second time (a result moved above its call, a result line repeated or left without its call) is
-/// such a problem.
+/// Why a run (or an `Agent`) does not start from a transcript (SPEC §8): a pairing problem beyond the calls
+/// of its last assistant message that wait for results, or a compaction entry whose cut no run could make
+/// (SPEC §13). Any edit that could make a call run a second time (a result moved above its call, a result
+/// line repeated or left without its call) is such a problem, and so is an entry that would send a result
+/// without its call.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct InputError {
-    /// The first problem, as `validate_transcript_with` (the paused view) reports it.
-    pub problem: Problem,
-    /// For `result_before_call`: the index of the assistant message with the call.
-    pub call_index: Option<usize>,
+pub enum InputError {
+    /// The first pairing problem, as `validate_transcript_with` (the paused view) reports it; for
+    /// `result_before_call`, the index of the assistant message with the call.
+    Pairing {
+        problem: Problem,
+        call_index: Option<usize>,
+    },
+    /// The first compaction entry whose cut no run could make (`compaction::entry_problem`).
+    Entry(EntryProblem),
 }
 
 impl InputError {
+    /// The pairing problem that refused the transcript, if that is what refused it.
+    pub fn pairing_problem(&self) -> Option<&Problem> {
+        match self {
+            InputError::Pairing { problem, .. } => Some(problem),
+            InputError::Entry(_) => None,
+        }
+    }
+
     /// The error, naming each message by `name(index)` (`context.messages[3]`, `line 4`): where the problem
-    /// is, what it is in words, and its `kind` as `validateTranscript` names it.
+    /// is, what it is in words, and for a pairing problem its `kind` as `validateTranscript` names it.
     pub fn describe(&self, name: &dyn Fn(usize) -> String) -> String {
+        let (problem, call_index) = match self {
+            InputError::Pairing {
+                problem,
+                call_index,
+            } => (problem, call_index),
+            InputError::Entry(entry) => return entry.describe(name),
+        };
         let Problem {
             kind,
             tool_call_id: id,
             index,
-        } = &self.problem;
+        } = problem;
         let id = Value::String(id.clone());
         let what = match kind {
             ProblemKind::MissingResult => format!(
@@ -112,7 +133,7 @@ impl InputError {
             ),
             ProblemKind::ResultBeforeCall => format!(
                 "the result of tool call {id} comes before the call ({}); a result must follow its call",
-                self.call_index.map_or_else(|| "later".into(), name)
+                call_index.map_or_else(|| "later".into(), name)
             ),
             ProblemKind::OrphanResult => format!(
                 "the result of tool call {id} answers no call: the assistant message before it has no \
@@ -160,10 +181,20 @@ pub fn open_calls(messages: &[AgentMessage]) -> Result<Vec<Unanswered>, InputErr
             })
         })
         .flatten();
-    Err(InputError {
+    Err(InputError::Pairing {
         problem,
         call_index,
     })
+}
+
+/// What a run (or an `Agent`) may start from: `open_calls`, once the transcript's compaction entries are
+/// checked too (`compaction::entry_problem`, which counts the results the run will append for those calls).
+pub fn check_start(messages: &[AgentMessage]) -> Result<Vec<Unanswered>, InputError> {
+    let open = open_calls(messages)?;
+    match entry_problem(messages) {
+        Some(entry) => Err(InputError::Entry(entry)),
+        None => Ok(open),
+    }
 }
 
 /// `messages` with every call that has no result answered (`repair_transcript`).

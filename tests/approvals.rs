@@ -653,12 +653,12 @@ fn unanswered_calls_anywhere_but_in_the_last_assistant_message_are_refused() {
         )
         .unwrap_err();
     assert_eq!(
-        error.problem,
-        Problem {
+        error.pairing_problem(),
+        Some(&Problem {
             kind: ProblemKind::MissingResult,
             tool_call_id: "a".into(),
             index: 1
-        }
+        })
     );
     assert_eq!(
         error.to_string(),
@@ -678,7 +678,7 @@ fn unanswered_calls_anywhere_but_in_the_last_assistant_message_are_refused() {
     let error = world
         .run(vec![done()], bad, Approvals::new(), (0, DEFAULT_MAX_STEPS))
         .unwrap_err();
-    assert_eq!(error.problem.tool_call_id, "a");
+    assert_eq!(error.pairing_problem().unwrap().tool_call_id, "a");
 }
 
 // ---------------------------------------------------------------------------------------------------------

@@ -114,8 +114,15 @@ fn a_result_moved_above_its_call_is_refused_and_the_call_never_runs_again() {
     // The JSONL: the result line of `c1` moved above its call. The call looked pending and ran again.
     let (error, new, restored) = refused(vec![user("go"), answer("c1"), calls(&["c1"])]);
     assert_eq!(
-        (error.problem.kind, error.problem.index, error.call_index),
-        (ProblemKind::ResultBeforeCall, 1, Some(2))
+        error,
+        InputError::Pairing {
+            problem: Problem {
+                kind: ProblemKind::ResultBeforeCall,
+                tool_call_id: "c1".into(),
+                index: 1
+            },
+            call_index: Some(2)
+        }
     );
     assert_eq!(
         error.to_string(),
@@ -216,8 +223,8 @@ fn the_first_problem_is_the_one_named() {
         calls(&["b"]),
     ]);
     assert_eq!(
-        (error.problem.kind, error.problem.index),
-        (ProblemKind::DuplicateResult, 3)
+        error.pairing_problem().map(|p| (p.kind, p.index)),
+        Some((ProblemKind::DuplicateResult, 3))
     );
 }
 
@@ -287,6 +294,9 @@ struct EditedPlan {
     /// The last assistant message's results cut to this many (a paused run, or one saved mid-batch).
     keep_last: Option<u8>,
     edits: Vec<Edit>,
+    /// A compaction entry's line put in after the edits: (where, its `firstKeptIndex`), each taken modulo a
+    /// little more than the message count (so some cut past the entry).
+    entry: Option<(usize, usize)>,
 }
 
 fn edited_plan() -> impl Strategy<Value = EditedPlan> {
@@ -316,11 +326,13 @@ fn edited_plan() -> impl Strategy<Value = EditedPlan> {
         prop::collection::vec(turn, 1..5),
         prop::option::weighted(0.4, 0u8..4),
         prop::collection::vec(edit, 0..3),
+        prop::option::weighted(0.3, (any::<usize>(), any::<usize>())),
     )
-        .prop_map(|(turns, keep_last, edits)| EditedPlan {
+        .prop_map(|(turns, keep_last, edits, entry)| EditedPlan {
             turns,
             keep_last,
             edits,
+            entry,
         })
 }
 
@@ -386,8 +398,13 @@ fn conversation(plan: &EditedPlan) -> Vec<AgentMessage> {
     messages
 }
 
-/// The JSONL of `messages` with `edits` applied to its lines (indexes taken modulo the line count).
-fn edited_jsonl(messages: &[AgentMessage], edits: &[Edit]) -> String {
+/// The JSONL of `messages` with `edits` applied to its lines (indexes taken modulo the line count), and a
+/// compaction entry's line put in where `entry` says.
+fn edited_jsonl(
+    messages: &[AgentMessage],
+    edits: &[Edit],
+    entry: Option<(usize, usize)>,
+) -> String {
     let text = to_jsonl(messages);
     let mut lines: Vec<&str> = text.lines().collect();
     for edit in edits {
@@ -410,7 +427,51 @@ fn edited_jsonl(messages: &[AgentMessage], edits: &[Edit]) -> String {
             Edit::Swap(a, b) => lines.swap(a % n, b % n),
         }
     }
+    let entry = entry.map(|(at, first_kept_index)| {
+        let n = lines.len();
+        let line = json!({"role": "compaction", "summary": "s", "firstKeptIndex": first_kept_index % (n + 2), "tokensBefore": 1, "timestamp": 1});
+        (at % (n + 1), line.to_string())
+    });
+    let mut lines: Vec<String> = lines.into_iter().map(str::to_string).collect();
+    if let Some((at, line)) = entry {
+        lines.insert(at, line);
+    }
     lines.join("\n")
+}
+
+/// The oracle's own rule for compaction entries, independent of `compaction::entry_problem`, for a
+/// transcript whose pairing is whole but for `waiting` (the calls of the last assistant message, whose
+/// results a run appends at the end): every entry keeps messages from before it, from a user or assistant
+/// message or from the entry itself, and no call before its cut is answered at or after it (a request from
+/// the cut on would carry the result without its call).
+fn entries_cut_where_a_run_could(messages: &[AgentMessage], waiting: &[String]) -> bool {
+    // For each result (and each result to come), the index of the assistant message whose call it answers.
+    let mut answered_from: Vec<(usize, usize)> = Vec::new();
+    let mut last_assistant = None;
+    for (index, message) in messages.iter().enumerate() {
+        match message {
+            AgentMessage::Assistant(_) => last_assistant = Some(index),
+            AgentMessage::ToolResult(_) => answered_from.push((index, last_assistant.unwrap())),
+            _ => {}
+        }
+    }
+    if let (false, Some(at)) = (waiting.is_empty(), last_assistant) {
+        answered_from.push((messages.len(), at));
+    }
+    messages.iter().enumerate().all(|(index, message)| {
+        let AgentMessage::Compaction(entry) = message else {
+            return true;
+        };
+        let k = entry.first_kept_index;
+        let starts_well = k == index
+            || (k < index
+                && matches!(
+                    messages[k],
+                    AgentMessage::User(_) | AgentMessage::Assistant(_)
+                ));
+        let separates = (answered_from.iter()).any(|&(result, call)| result >= k && call < k);
+        starts_well && !separates
+    })
 }
 
 /// The oracle's own pairing rule, independent of `validate_transcript`: each assistant message's calls (one
@@ -538,6 +599,7 @@ struct EditedTally {
     refused: std::collections::BTreeMap<&'static str, usize>,
     accepted_with_waiting_calls: usize,
     accepted_edited: usize,
+    accepted_with_an_entry: usize,
 }
 
 /// Transcripts written as JSONL, their lines moved, repeated, dropped and swapped: every one with a pairing
@@ -558,9 +620,11 @@ fn an_edited_transcript_is_refused_or_runs_each_waiting_call_once() {
     let tally = RefCell::new(EditedTally::default());
     let roles = ["note".to_string()];
     let outcome = runner.run(&edited_plan(), |plan| {
-        let jsonl = edited_jsonl(&conversation(&plan), &plan.edits);
+        let jsonl = edited_jsonl(&conversation(&plan), &plan.edits, plan.entry);
         let messages = parse_jsonl(&jsonl, &roles).expect("every edited line is still a message");
-        let expected = may_start_from(&messages);
+        let paired = may_start_from(&messages);
+        let expected =
+            (paired.clone()).filter(|waiting| entries_cut_where_a_run_could(&messages, waiting));
         let view = validate_transcript_with(
             &messages,
             ValidateOptions {
@@ -569,7 +633,7 @@ fn an_edited_transcript_is_refused_or_runs_each_waiting_call_once() {
         );
         prop_assert_eq!(
             view.ok,
-            expected.is_some(),
+            paired.is_some(),
             "the validator's paused view agrees: {:?} on {}",
             view.problems,
             summary(&messages)
@@ -588,10 +652,10 @@ fn an_edited_transcript_is_refused_or_runs_each_waiting_call_once() {
         tally.cases += 1;
         match (&expected, outcome) {
             (None, Err(error)) => {
-                prop_assert_eq!(Some(&error.problem), view.problems.first());
+                prop_assert_eq!(error.pairing_problem(), view.problems.first());
                 *tally
                     .refused
-                    .entry(error.problem.kind.as_str())
+                    .entry(error.pairing_problem().map_or("entry", |p| p.kind.as_str()))
                     .or_default() += 1;
                 prop_assert!(ran.borrow().is_empty(), "a refused transcript ran a tool");
                 prop_assert_eq!(model.request_count(), 0);
@@ -600,7 +664,16 @@ fn an_edited_transcript_is_refused_or_runs_each_waiting_call_once() {
             (Some(waiting), Ok(result)) => {
                 tally.accepted_with_waiting_calls += usize::from(!waiting.is_empty());
                 tally.accepted_edited += usize::from(!plan.edits.is_empty());
+                tally.accepted_with_an_entry += usize::from(plan.entry.is_some());
                 ran_each_waiting_call_once(&messages, &result.messages, waiting, &ran.borrow())?;
+                for request in model.requests() {
+                    let problems = validate_transcript(&request.messages).problems;
+                    prop_assert!(
+                        problems.is_empty(),
+                        "a request pairs every call: {:?}",
+                        problems
+                    );
+                }
             }
             (None, Ok(_)) => return Err(TestCaseError::fail("a broken transcript was accepted")),
             (Some(_), Err(error)) => {
@@ -653,12 +726,15 @@ fn an_edited_transcript_is_refused_or_runs_each_waiting_call_once() {
             "orphan_result",
             "duplicate_result",
             "duplicate_call_id",
+            "entry",
         ] {
             let n = tally.refused.get(kind).copied().unwrap_or(0);
             assert!(n >= 20, "{kind} refused too rarely: {tally:#?}");
         }
         assert!(
-            tally.accepted_with_waiting_calls >= 100 && tally.accepted_edited >= 100,
+            tally.accepted_with_waiting_calls >= 100
+                && tally.accepted_edited >= 100
+                && tally.accepted_with_an_entry >= 50,
             "{tally:#?}"
         );
     }

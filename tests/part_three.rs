@@ -992,24 +992,29 @@ fn an_entry_handed_in_must_cut_where_a_run_could() {
     entry_between.insert(3, entry("s", 3));
     assert_eq!(
         compaction::check_entries(&entry_between).unwrap_err(),
-        "messages[3].firstKeptIndex: 3 keeps nothing from before the entry, but a tool result after it answers a call before it"
+        "messages[3].firstKeptIndex: 3 keeps nothing from before the entry, but a tool result after it (or one a run will append) answers a call before it"
     );
     let mut entry_after_the_batch = base();
     entry_after_the_batch.insert(4, entry("s", 4));
     assert_eq!(compaction::check_entries(&entry_after_the_batch), Ok(()));
 
-    // A run refuses it before anything happens; so does an Agent.
-    let model = ScriptedModel::new(vec![done("never")]);
-    let registry = readme_registry();
-    let mut setup = Setup::new(&model, &registry, &NoObserver);
-    setup.context.messages = with(entry("s", 3));
-    let result = setup.run();
-    assert_eq!((result.reason, result.steps), (RunReason::Error, 0));
+    // A run refuses it before anything happens, as it refuses a pairing problem; so does an Agent.
+    let refused = |messages: Vec<AgentMessage>| {
+        let model = ScriptedModel::new(vec![done("never")]);
+        let registry = readme_registry();
+        let recorder = Recorder::default();
+        let mut setup = Setup::new(&model, &registry, &recorder);
+        setup.context.messages = messages;
+        let error = futures::executor::block_on(run_agent_loop(setup.options()))
+            .expect_err("the transcript is refused");
+        assert_eq!(model.request_count(), 0);
+        assert!(recorder.lines().is_empty(), "no event: no tool started");
+        error.to_string()
+    };
     assert_eq!(
-        result.error.as_deref(),
-        Some("context.messages[5].firstKeptIndex: 3 is not a user or assistant message")
+        refused(with(entry("s", 3))),
+        "context.messages[5].firstKeptIndex: 3 is not a user or assistant message"
     );
-    assert_eq!(model.request_count(), 0);
     let mut options =
         AgentOptions::new(ScriptedModel::new(vec![]), readme_registry(), fixed_clock());
     options.messages = with(entry("s", 3));
@@ -1019,6 +1024,56 @@ fn an_entry_handed_in_must_cut_where_a_run_could() {
             "options.messages[5].firstKeptIndex: 3 is not a user or assistant message".into()
         ))
     );
+    // The results a run will append for the calls that wait for one come after every entry. An entry after
+    // a batch's message that keeps nothing from before it would send a result without its call; one that
+    // cuts at an appended result would leave the call waiting: both are refused, before anything runs.
+    let waiting = |first_kept_index| {
+        vec![
+            user("q"),                                                     // 0
+            AgentMessage::Assistant(tool_use(vec![read("a"), read("b")])), // 1
+            AgentMessage::ToolResult(ToolResultMessage::error(
+                &ToolCall {
+                    id: "a".into(),
+                    name: "read".into(),
+                    arguments: json!({}),
+                    extra: Default::default(),
+                },
+                "x",
+                1.0,
+            )), // 2
+            entry("s", first_kept_index),                                  // 3
+        ]
+    };
+    assert_eq!(
+        refused(waiting(3)),
+        "context.messages[3].firstKeptIndex: 3 keeps nothing from before the entry, but a tool result after it (or one a run will append) answers a call before it"
+    );
+    assert_eq!(
+        refused(waiting(2)),
+        "context.messages[3].firstKeptIndex: 2 is not a user or assistant message"
+    );
+    let mut options =
+        AgentOptions::new(ScriptedModel::new(vec![]), readme_registry(), fixed_clock());
+    options.messages = waiting(3);
+    assert!(matches!(Agent::new(options), Err(AgentError::Input(_))));
+    // Cut at the batch's message, the run answers the waiting call once and its request pairs every call.
+    let model = ScriptedModel::new(vec![done("ok")]);
+    let registry = readme_registry();
+    let recorder = Recorder::default();
+    let mut setup = Setup::new(&model, &registry, &recorder);
+    setup.context.messages = waiting(1);
+    let result = setup.run();
+    assert_eq!(result.reason, RunReason::Stop);
+    let started: Vec<String> = (recorder.lines().into_iter())
+        .filter(|line| line.starts_with("tool_start"))
+        .collect();
+    assert_eq!(started, vec!["tool_start:b"], "only b runs, once");
+    let sent = &model.requests()[0].messages;
+    assert!(
+        validate_transcript(sent).ok,
+        "the request pairs every call: {sent:?}"
+    );
+
     // From JSONL, the entry is named by its line, as every other problem of the text is (a blank line
     // between: line numbers are the text's, not the messages' indices).
     let jsonl = to_jsonl(&with(entry("s", 3))).replacen('\n', "\n\n", 1);

@@ -26,14 +26,14 @@ use std::rc::Rc;
 use futures::future::LocalBoxFuture;
 
 use crate::approval::PendingCall;
-use crate::compaction::{check_entries, last_entry};
+use crate::compaction::last_entry;
 use crate::control::{HookContext, LoopControl};
 use crate::event::{LoopEvent, Queue, RunReason, RunResult};
 use crate::message::{AgentMessage, AssistantMessage, ToolCall, ToolResultMessage};
 use crate::model::{Model, ModelRequest, ModelStream};
 use crate::signal::AbortSignal;
 use crate::tools::{Clock, ToolDefinition, ToolExecutor};
-use crate::transcript::open_calls;
+use crate::transcript::check_start;
 pub use crate::transcript::InputError;
 use crate::usage::Usage;
 use approval::{approval_gate, Gate};
@@ -112,17 +112,15 @@ enum After {
 }
 
 /// Runs the loop to its end. Every way a run can go wrong is a reason in the result; only an input with a
-/// pairing problem beyond the unanswered calls of its last assistant message (`open_calls`) is refused,
-/// before anything happens: no event, no request, no tool.
+/// pairing problem beyond the unanswered calls of its last assistant message, or with a compaction entry
+/// whose cut no run could make (`check_start`), is refused, before anything happens: no event, no request,
+/// no tool.
 ///
 /// When `context.messages` ends with an assistant message some of whose calls have no result (a paused
 /// run, or a transcript saved mid-batch), the run finishes that batch first, before any request (SPEC §8):
 /// the calls left are answered as the decision table answers that message (a `toolUse` message's through
 /// the approval gate and the three phases of a batch; another row's with its skipped results), without
 /// a second `assistant_message` event.
-///
-/// A compaction entry in `context.messages` whose cut is not one a run could make (`check_entries`) ends
-/// the run with `error` naming it before anything happens (the `Agent` refuses it at construction).
 pub async fn run_agent_loop<M: Model>(
     mut options: LoopOptions<'_, M>,
 ) -> Result<RunResult, InputError> {
@@ -144,7 +142,7 @@ pub(crate) type Transcript = Rc<RefCell<Vec<AgentMessage>>>;
 /// What a run knows of its transcript's pairing before it starts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Pairing {
-    /// Nothing: the run checks it (`open_calls`), and refuses a pairing problem.
+    /// Nothing: the run checks it (`check_start`), and refuses a pairing or compaction-entry problem.
     Unchecked,
     /// Its host vouches that it is whole but for the open calls of the assistant message at this index, if
     /// any: the `Agent`, whose conversation only its runs (which keep the promise) and its own checked input
@@ -162,7 +160,7 @@ pub(crate) async fn run_over<M: Model>(
 ) -> Result<RunResult, InputError> {
     let (open, has_custom, last_entry) = {
         let messages = transcript.borrow();
-        let checked = || open_calls(&messages).map(|open| open.first().map(|call| call.index));
+        let checked = || check_start(&messages).map(|open| open.first().map(|call| call.index));
         let open = match pairing {
             Pairing::Unchecked => checked()?,
             Pairing::Whole { open } => {
@@ -241,11 +239,6 @@ impl<M: Model> Run<'_, M> {
     /// The open batch first (`open`: its message's index), then one model request per step until a row
     /// of the table, a check, a hook or a pause ends the run.
     async fn drive(&mut self, open: Option<usize>) -> End {
-        if self.last_entry.is_some() {
-            if let Err(problem) = check_entries(&self.messages.borrow()) {
-                return End::Error(format!("context.{problem}"));
-            }
-        }
         if let Some(at) = open {
             if let Some(end) = self.answer(at).await {
                 return end;
