@@ -207,9 +207,14 @@ pub trait MessageQueue {
     fn take_messages(&self) -> HookFuture<'_, Vec<AgentMessage>>;
 }
 
+/// The longest single timer the core sets: `setTimeout`'s (2^31 - 1 ms, about 24.8 days), which fires at
+/// once when asked for longer. A longer wait is several timers, one after another.
+pub const LONGEST_TIMER_MS: u32 = i32::MAX as u32;
+
 /// The host's timers: per-call timeouts (SPEC §7) and the waits before retries (SPEC §12).
 pub trait Timers {
     /// Calls `fire` once, `ms` milliseconds from now, unless the returned registration is dropped first.
+    /// The core never asks for more than `LONGEST_TIMER_MS`.
     fn set_timeout(&self, ms: u32, fire: Box<dyn FnOnce()>) -> Registration;
 
     /// A wait of `ms` milliseconds on `set_timeout`: it ends when the timer fires, or at once when the
@@ -236,11 +241,11 @@ pub struct Sleep {
 }
 
 impl Future for Sleep {
-    type Output = ();
+    /// Whether the timer fired (else its callback was dropped unfired: nothing more to wait for).
+    type Output = bool;
 
-    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
-        // Fired, or the callback was dropped unfired: either way there is nothing more to wait for.
-        self.fired.poll_unpin(cx).map(|_| ())
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<bool> {
+        self.fired.poll_unpin(cx).map(|fired| fired.is_ok())
     }
 }
 

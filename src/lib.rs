@@ -51,7 +51,7 @@ pub use approval::{Approval, ApprovalCheck, Approvals, NeedsApproval, PendingCal
 pub use compaction::{CompactionOptions, EstimateTokens, Summarize};
 pub use control::{
     AfterToolCall, BeforeToolCall, Block, HookContext, LoopControl, MessageQueue, NoTimers,
-    PrepareRequest, RequestPatch, ResultPatch, Sleep, Timers,
+    PrepareRequest, RequestPatch, ResultPatch, Sleep, Timers, LONGEST_TIMER_MS,
 };
 pub use event::{LoopEvent, Queue, RunReason, RunResult};
 pub use message::*;

@@ -466,6 +466,43 @@ fn waits_double_up_to_the_longest_and_past_max_retries_the_failure_ends_the_run(
     assert_eq!(policy(0, 0.0, 30_000.0).delay_ms(5000), 0.0);
 }
 
+#[test]
+fn a_wait_longer_than_a_host_timer_is_several_timers_one_after_another() {
+    // setTimeout fires at once when asked for more than 2^31 - 1 ms: a wait of 2^32 + 2 ms is three timers,
+    // and the model is asked again only when the last has fired (found by a third attack).
+    let model = ScriptedModel::new(vec![failed("e1", vec![]), done("ok")]);
+    let registry = readme_registry();
+    let clock = ManualClock::default();
+    let longest = u64::from(LONGEST_TIMER_MS);
+    let retry = policy(1, (2 * longest + 4) as f64, f64::MAX);
+    let mut setup = Setup::new(&model, &registry, &NoObserver);
+    setup.control.timers = &clock;
+    setup.control.retry = Some(&retry);
+    let mut run = Driver::new(setup.options());
+    for _ in 0..2 {
+        assert!(!run.stall(), "the run waits");
+        clock.advance(longest);
+        assert_eq!(
+            model.request_count(),
+            1,
+            "not asked again before the whole wait"
+        );
+    }
+    assert!(!run.stall(), "the run waits");
+    clock.advance(3);
+    assert!(!run.stall(), "the run waits");
+    assert_eq!(
+        model.request_count(),
+        1,
+        "not asked again a millisecond early"
+    );
+    clock.advance(1);
+    let result = run.result();
+    assert_eq!(clock.asked(), [LONGEST_TIMER_MS, LONGEST_TIMER_MS, 4]);
+    assert_eq!((result.reason, result.retries), (RunReason::Stop, 1));
+    assert_eq!(model.request_count(), 2);
+}
+
 /// A model whose listed requests (1 for the first) throw after `start`; the others replay `inner`'s script.
 struct Flaky {
     inner: ScriptedModel,

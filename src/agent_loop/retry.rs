@@ -7,7 +7,7 @@ use futures::future::{select, Either};
 use super::decide::MODEL_ERROR;
 use super::request::stream_response;
 use super::{Emitter, End};
-use crate::control::{LoopControl, Timers};
+use crate::control::{LoopControl, Timers, LONGEST_TIMER_MS};
 use crate::event::LoopEvent;
 use crate::message::{AssistantMessage, StopReason};
 use crate::model::{Model, ModelRequest, ModelStream};
@@ -104,13 +104,21 @@ fn failure(
     }
 }
 
-/// Waits `delay_ms` (rounded up to whole ms) on the host's timers; `Err(aborted)` when the run is aborted
-/// before or during the wait.
+/// Waits `delay_ms` (rounded up to whole ms) on the host's timers, a timer of at most `LONGEST_TIMER_MS`
+/// at a time; `Err(aborted)` when the run is aborted before or during the wait.
 async fn wait(timers: &dyn Timers, delay_ms: f64, signal: &AbortSignal) -> Result<(), End> {
-    if !signal.aborted() {
-        let ms = delay_ms.max(0.0).ceil().min(f64::from(u32::MAX)) as u32;
-        if let Either::Right(_) = select(timers.sleep(ms), signal.cancelled()).await {
-            return Err(End::Aborted);
+    let mut left = delay_ms.max(0.0).ceil();
+    while !signal.aborted() {
+        let ms = left.min(f64::from(LONGEST_TIMER_MS));
+        match select(timers.sleep(ms as u32), signal.cancelled()).await {
+            Either::Right(_) => return Err(End::Aborted),
+            // Timers that never fire (`NoTimers`) do not wait.
+            Either::Left((false, _)) => break,
+            Either::Left((true, _)) => {}
+        }
+        left -= ms;
+        if left <= 0.0 {
+            break;
         }
     }
     match signal.aborted() {

@@ -11,7 +11,7 @@ pub struct JsTimers;
 
 impl Timers for JsTimers {
     fn set_timeout(&self, ms: u32, fire: Box<dyn FnOnce()>) -> Registration {
-        // Dropping a `Timeout` clears it; `ms` is at most 2^31 - 1 (the API layer checks it).
+        // Dropping a `Timeout` clears it; `ms` is at most `LONGEST_TIMER_MS` (setTimeout's own limit).
         Registration::new(Timeout::new(ms, fire))
     }
 }
