@@ -113,7 +113,7 @@ fn compaction(m: &CompactionEntry) -> usize {
     (Object::new().field("role", string("compaction")))
         .field("summary", string(&m.summary))
         .field("firstKeptIndex", digits(m.first_kept_index as u64))
-        .field("tokensBefore", number(m.tokens_before))
+        .maybe("tokensBefore", m.tokens_before.map(number))
         .field("timestamp", number(m.timestamp))
         .extra(&m.extra)
         .end()

@@ -120,7 +120,7 @@ impl StopReason {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct UserMessage {
     pub content: UserContent,
-    /// Lenient on input (0 when missing): hand-written messages often leave it out.
+    /// Required on input: a message without one is refused, naming the field (`timestamp is missing`).
     pub timestamp: f64,
     #[serde(flatten)]
     pub extra: Extra,
@@ -133,7 +133,7 @@ pub struct AssistantMessage {
     pub stop_reason: StopReason,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error_message: Option<String>,
-    /// Lenient on input (0 when missing): hand-written messages often leave it out.
+    /// Required on input: a message without one is refused, naming the field (`timestamp is missing`).
     pub timestamp: f64,
     #[serde(flatten)]
     pub extra: Extra,
@@ -177,7 +177,7 @@ pub struct ToolResultMessage {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub details: Option<Value>,
     pub is_error: bool,
-    /// Lenient on input (0 when missing): hand-written messages often leave it out.
+    /// Required on input: a message without one is refused, naming the field (`timestamp is missing`).
     pub timestamp: f64,
     #[serde(flatten)]
     pub extra: Extra,
@@ -333,9 +333,11 @@ pub struct CompactionEntry {
     pub summary: String,
     /// The transcript index of the first message requests still carry (a user or assistant message).
     pub first_kept_index: usize,
-    /// The estimated tokens of the request the entry shortened, before the cut.
-    pub tokens_before: f64,
-    /// Lenient on input (0 when missing), as every message's.
+    /// The estimated tokens of the request the entry shortened, before the cut (the loop's entries always
+    /// say; an entry handed in without it is kept without it).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tokens_before: Option<f64>,
+    /// Required on input, as every message's.
     pub timestamp: f64,
     #[serde(flatten)]
     pub extra: Extra,

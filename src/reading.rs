@@ -475,8 +475,8 @@ impl AgentMessage {
 }
 
 impl CompactionEntry {
-    /// `summary` a string and `firstKeptIndex` a non-negative integer (SPEC §13); `tokensBefore` and
-    /// `timestamp` numbers, 0 when missing.
+    /// `summary` a string and `firstKeptIndex` a non-negative integer (SPEC §13); `timestamp` a number;
+    /// `tokensBefore` a number when present (an entry without it is kept without it).
     pub fn from_value(value: Value) -> Result<Self, String> {
         Self::from_fields(Fields::of(value)?)
     }
@@ -492,8 +492,8 @@ impl CompactionEntry {
             },
         };
         let tokens_before = match f.take("tokensBefore") {
-            None | Some(Value::Null) => 0.0,
-            Some(Value::Number(n)) => n.as_f64().unwrap_or_default(),
+            None => None,
+            Some(Value::Number(n)) => n.as_f64(),
             Some(other) => return Err(mismatch("tokensBefore", "a number", &other)),
         };
         Ok(CompactionEntry {

@@ -808,7 +808,7 @@ fn entry(summary: &str, first_kept_index: usize) -> AgentMessage {
     AgentMessage::Compaction(CompactionEntry {
         summary: summary.into(),
         first_kept_index,
-        tokens_before: 1234.0,
+        tokens_before: Some(1234.0),
         timestamp: 9.0,
         extra: Default::default(),
     })
@@ -828,7 +828,7 @@ fn a_compaction_entry_reads_writes_and_round_trips_without_custom_roles() {
             read.tokens_before,
             read.timestamp
         ),
-        ("we read README", 3, 5120.0, 1_700_000_000_000.0)
+        ("we read README", 3, Some(5120.0), 1_700_000_000_000.0)
     );
     assert_eq!(
         read.extra["note"],
@@ -841,6 +841,22 @@ fn a_compaction_entry_reads_writes_and_round_trips_without_custom_roles() {
         "the round trip is exact"
     );
     assert_eq!(messages[0].role(), "compaction");
+
+    // An entry handed in without tokensBefore is kept without it: nothing is added to the caller's data
+    // (it came back with "tokensBefore":0: found by a third attack). A non-number, null among them, is an
+    // error naming the field.
+    let bare = r#"{"role":"compaction","summary":"s","firstKeptIndex":0,"timestamp":1}"#;
+    let messages = parse_jsonl(bare, &[] as &[&str]).unwrap();
+    assert_eq!(to_jsonl(&messages), format!("{bare}\n"));
+    assert_eq!(
+        parse_jsonl(
+            r#"{"role":"compaction","summary":"s","firstKeptIndex":0,"tokensBefore":null,"timestamp":1}"#,
+            &[] as &[&str]
+        )
+        .unwrap_err()
+        .to_string(),
+        "line 1: message.tokensBefore must be a number (got null)"
+    );
 
     // A bad summary or firstKeptIndex is an error naming the field.
     for (bad, error) in [
@@ -886,7 +902,7 @@ fn a_compaction_entry_reads_writes_and_round_trips_without_custom_roles() {
     assert_eq!(read, {
         let mut e = entry("s", 2);
         if let AgentMessage::Compaction(e) = &mut e {
-            (e.tokens_before, e.timestamp) = (0.0, 1.0);
+            (e.tokens_before, e.timestamp) = (None, 1.0);
         }
         e
     });
@@ -1230,7 +1246,7 @@ fn summary_of(text: &str) -> AgentMessage {
     compaction::summary_message(&CompactionEntry {
         summary: text.into(),
         first_kept_index: 0,
-        tokens_before: 0.0,
+        tokens_before: Some(0.0),
         timestamp: 42.0,
         extra: Default::default(),
     })
@@ -1270,7 +1286,7 @@ fn over_the_limit_the_loop_compacts_once_before_the_request_and_prepare_request_
             first.tokens_before,
             first.timestamp
         ),
-        ("summary 1", 7, 90.0, 42.0)
+        ("summary 1", 7, Some(90.0), 42.0)
     );
     let requests = model.requests();
     let messages = conversation();
@@ -1292,7 +1308,10 @@ fn over_the_limit_the_loop_compacts_once_before_the_request_and_prepare_request_
     let AgentMessage::Compaction(second) = &result.messages[12] else {
         panic!("{:?}", result.messages[12])
     };
-    assert_eq!((second.first_kept_index, second.tokens_before), (8, 50.0));
+    assert_eq!(
+        (second.first_kept_index, second.tokens_before),
+        (8, Some(50.0))
+    );
     assert_eq!(
         requests[1].messages,
         vec![
@@ -1385,7 +1404,7 @@ fn an_estimate_that_overflows_is_the_largest_finite_number_in_the_entry() {
     let AgentMessage::Compaction(entry) = &result.messages[9] else {
         panic!("{:?}", result.messages[9])
     };
-    assert_eq!(entry.tokens_before, f64::MAX);
+    assert_eq!(entry.tokens_before, Some(f64::MAX));
     let json = serde_json::to_value(&result.messages[9]).unwrap();
     assert_eq!(json["tokensBefore"], json!(f64::MAX));
 }

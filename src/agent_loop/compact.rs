@@ -132,7 +132,7 @@ impl<M: Model> Run<'_, M> {
         let entry = CompactionEntry {
             summary: summary.map_err(failed)?,
             first_kept_index: cut,
-            tokens_before: finite_sum(total),
+            tokens_before: Some(finite_sum(total)),
             timestamp: (self.clock)(),
             extra: Extra::new(),
         };

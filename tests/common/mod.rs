@@ -87,7 +87,8 @@ pub fn describe(event: &LoopEvent<'_, ModelEvent>) -> String {
         } => format!("retry:{attempt}:{delay_ms}:{error}"),
         LoopEvent::Compaction { entry, .. } => format!(
             "compaction:{}:{}",
-            entry.first_kept_index, entry.tokens_before
+            entry.first_kept_index,
+            entry.tokens_before.unwrap_or(f64::NAN)
         ),
         LoopEvent::TurnEnd { reason, steps } => format!(
             "turn_end:{}:{steps}",

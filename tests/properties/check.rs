@@ -687,7 +687,7 @@ impl Walk<'_> {
                 entry.first_kept_index,
                 entry.tokens_before,
                 entry.extra.is_empty()
-            ) == (&summary, cut, total, true),
+            ) == (&summary, cut, Some(total), true),
             "compaction entry {entry:?}, expected {summary:?} cut at {cut} of {total} tokens"
         );
         self.transcript.push(AgentMessage::Compaction(entry));

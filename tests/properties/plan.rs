@@ -996,7 +996,7 @@ fn input() -> impl Strategy<Value = Vec<AgentMessage>> {
                 messages.push(AgentMessage::Compaction(CompactionEntry {
                     summary: "an earlier question about a".into(),
                     first_kept_index: 3,
-                    tokens_before: 120.0,
+                    tokens_before: Some(120.0),
                     timestamp: 2.5,
                     extra: Default::default(),
                 }));
