@@ -1,6 +1,10 @@
 // The floor: SPEC §4 by hand in plain JS, with nothing beyond the contract (no schema validation,
 // no hooks, no steering). Awaits only what the contract forces: the model stream, onEvent's promise when
 // it returns one, the tools. Whatever tiny-pi costs above this is what its bridge and core add.
+//
+// `copies: true` adds what SPEC §10 and issue 26's read-once rule cost in any implementation, in plain JS: the
+// model's final message and each tool's output read once as data (`JSON.stringify`, then `JSON.parse`), each
+// tool given its own copy of the arguments, and every message the loop hands out deeply frozen.
 
 const SKIP_TEXT = {
   length: "Tool call was not executed because the model response was truncated.",
@@ -30,12 +34,28 @@ export class FloorTools {
     const tool = this.tools.get(call.name);
     try {
       if (!tool) throw new Error(`Tool ${call.name} not found`);
-      const out = await tool.execute(call.arguments, { callId: call.id, signal: ctx.signal, reportProgress: ctx.reportProgress ?? (() => {}) });
+      const args = ctx.copies ? readOnce(call.arguments) : call.arguments;
+      let out = await tool.execute(args, { callId: call.id, signal: ctx.signal, reportProgress: ctx.reportProgress ?? (() => {}) });
+      if (ctx.copies) out = readOnce(out);
       return { role: "toolResult", toolCallId: call.id, toolName: call.name, content: out.content, details: out.details, isError: !!out.isError, timestamp: now() };
     } catch (err) {
       return errorResult(call, err, now);
     }
   }
+}
+
+/** `value` read once as data: what `JSON.stringify` writes of it, parsed. */
+function readOnce(value) {
+  return JSON.parse(JSON.stringify(value));
+}
+
+/** Freezes `value` and everything in it (plain JSON data). */
+function deepFreeze(value) {
+  if (typeof value === "object" && value !== null && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const key of Object.keys(value)) deepFreeze(value[key]);
+  }
+  return value;
 }
 
 function errorResult(call, err, now) {
@@ -48,8 +68,10 @@ function skipped(call, reason, now) {
     details: { skipped: true, reason }, isError: true, timestamp: now() };
 }
 
-export async function floorLoop({ context, model, tools, executeToolCall, signal, maxSteps = 32, onEvent, now = Date.now }) {
+export async function floorLoop({ context, model, tools, executeToolCall, signal, maxSteps = 32, onEvent, now = Date.now, copies = false }) {
   const messages = structuredClone(context.messages);
+  if (copies) messages.forEach(deepFreeze);
+  const handed = copies ? deepFreeze : (message) => message;
   const defs = tools ? tools.definitions() : [];
   let steps = 0;
   let observerError;
@@ -76,7 +98,7 @@ export async function floorLoop({ context, model, tools, executeToolCall, signal
   };
   const appendSkipped = async (calls, reason) => {
     for (const call of calls) {
-      const result = skipped(call, reason, now);
+      const result = handed(skipped(call, reason, now));
       messages.push(result);
       const p = emit({ type: "tool_skipped", result });
       if (p) await p;
@@ -90,7 +112,7 @@ export async function floorLoop({ context, model, tools, executeToolCall, signal
         .catch((err) => errorResult(call, err, now));
     }
     if (!tools) return Promise.resolve(errorResult(call, new Error(`Tool ${call.name} not found`), now));
-    return tools.execute(call, { signal, reportProgress }, now);
+    return tools.execute(call, { signal, reportProgress, copies }, now).then(handed);
   };
 
   for (;;) {
@@ -100,7 +122,9 @@ export async function floorLoop({ context, model, tools, executeToolCall, signal
 
     let final;
     try {
-      const stream = model.stream({ systemPrompt: context.systemPrompt, messages: messages.slice(), tools: defs }, { signal });
+      const request = { systemPrompt: context.systemPrompt, messages: messages.slice(), tools: defs };
+      if (copies) Object.freeze(request.messages);
+      const stream = model.stream(request, { signal });
       for await (const event of stream) {
         const p = emit({ type: "model_event", event });
         if (p) await p;
@@ -112,6 +136,7 @@ export async function floorLoop({ context, model, tools, executeToolCall, signal
       return finish("error", err instanceof Error ? err.message : String(err));
     }
     if (!final) return finish("error", "model stream ended without a final message");
+    if (copies) final = deepFreeze(readOnce(final));
 
     messages.push(final);
     let p = emit({ type: "assistant_message", message: final });

@@ -147,6 +147,23 @@ const LEGS = [
       return { messages: r.messages, events, reason: r.reason, error: r.error };
     },
   },
+  // The floor with SPEC §10's copies (bench/floor-loop.mjs, `copies`), only when --legs names it: what the
+  // read-once rule and frozen objects cost in plain JS, against pi (floor10/pi).
+  args.legs && String(args.legs).split(",").includes("floor10") && {
+    name: "floor10",
+    label: "hand-written floor loop with SPEC §10's copies (read once, frozen)",
+    async run(turns, workload, shape) {
+      const { floorTools } = setup(workload);
+      const script = new Script(turns, workload, shape);
+      let events = 0;
+      const r = await floorLoop({
+        context: { systemPrompt: SYSTEM_PROMPT, messages: [userMessage()] },
+        model: { stream: () => script.nextStream() },
+        tools: floorTools, maxSteps: turns + 1, onEvent: () => { events++; }, copies: true,
+      });
+      return { messages: r.messages, events, reason: r.reason, error: r.error };
+    },
+  },
   tiny && tinyLeg("tiny", "tiny-pi runAgentLoop", tiny, "tinyTools"),
   // SPEC §7's hooks at their cheapest: an afterToolCall and a prepareRequest that return nothing, so each call
   // and each request crosses to JS once more (with its frozen context) and changes nothing.
@@ -294,8 +311,8 @@ async function timeWorkload(workload, Ns, reps, warmup) {
       legs,
       ratios: { tiny_pi: ratio("tiny", "pi"), tiny_floor: ratio("tiny", "floor"), pi_floor: ratio("pi", "floor"), hooks_tiny: ratio("hooks", "tiny"), parts_tiny: ratio("parts", "tiny"), again_tiny: ratio("again", "tiny"), tiny_base: ratio("tiny", "base"), base_pi: ratio("base", "pi") },
       paired_ratios: { tiny_pi: paired("tiny", "pi"), tiny_floor: paired("tiny", "floor"), pi_floor: paired("pi", "floor"), hooks_tiny: paired("hooks", "tiny"), tiny_base: paired("tiny", "base") },
-      cpu_ratios: { tiny_pi: cpuRatio("tiny", "pi"), tiny_floor: cpuRatio("tiny", "floor"), hooks_tiny: cpuRatio("hooks", "tiny"), parts_tiny: cpuRatio("parts", "tiny"), again_tiny: cpuRatio("again", "tiny"), tiny_base: cpuRatio("tiny", "base"), base_pi: cpuRatio("base", "pi"), hooks_bhooks: cpuRatio("hooks", "bhooks"), bhooks_base: cpuRatio("bhooks", "base") },
-      cpu_paired_ratios: { tiny_pi: cpuPaired("tiny", "pi"), tiny_floor: cpuPaired("tiny", "floor"), hooks_tiny: cpuPaired("hooks", "tiny"), parts_tiny: cpuPaired("parts", "tiny"), again_tiny: cpuPaired("again", "tiny"), tiny_base: cpuPaired("tiny", "base") },
+      cpu_ratios: { tiny_pi: cpuRatio("tiny", "pi"), tiny_floor: cpuRatio("tiny", "floor"), hooks_tiny: cpuRatio("hooks", "tiny"), parts_tiny: cpuRatio("parts", "tiny"), again_tiny: cpuRatio("again", "tiny"), tiny_base: cpuRatio("tiny", "base"), base_pi: cpuRatio("base", "pi"), floor10_pi: cpuRatio("floor10", "pi"), floor10_floor: cpuRatio("floor10", "floor"), hooks_bhooks: cpuRatio("hooks", "bhooks"), bhooks_base: cpuRatio("bhooks", "base") },
+      cpu_paired_ratios: { tiny_pi: cpuPaired("tiny", "pi"), tiny_floor: cpuPaired("tiny", "floor"), hooks_tiny: cpuPaired("hooks", "tiny"), parts_tiny: cpuPaired("parts", "tiny"), again_tiny: cpuPaired("again", "tiny"), tiny_base: cpuPaired("tiny", "base"), floor10_pi: cpuPaired("floor10", "pi"), floor10_floor: cpuPaired("floor10", "floor") },
     };
   }
   return out;
@@ -655,7 +672,7 @@ for (const w of workloads) {
     }
     const c = t[n].cpu_ratios, q = t[n].cpu_paired_ratios;
     const r = (key, label) => (c[key] === null ? "" : `   ${label} ${fmt(c[key])} (${fmt(q[key])})`);
-    p(`        CPU:${r("tiny_pi", "tiny/pi")}${r("tiny_floor", "tiny/floor")}${r("hooks_tiny", "hooks/tiny")}${r("parts_tiny", "parts/tiny")}${r("again_tiny", "again/tiny")}${r("tiny_base", "tiny/base")}` +
+    p(`        CPU:${r("tiny_pi", "tiny/pi")}${r("tiny_floor", "tiny/floor")}${r("hooks_tiny", "hooks/tiny")}${r("parts_tiny", "parts/tiny")}${r("again_tiny", "again/tiny")}${r("tiny_base", "tiny/base")}${r("floor10_pi", "floor10/pi")}${r("floor10_floor", "floor10/floor")}` +
       `   wall: tiny/pi ${fmt(t[n].ratios.tiny_pi)}`);
   }
   flat[w.name] = {}, growth[w.name] = {};

@@ -287,7 +287,7 @@ export function renderTranscript(list, messages, keys, { highlight, selected, pr
     const badges = [];
     const compacted = i < cut && ["user", "assistant", "toolResult"].includes(m?.role);
     if (compacted) badges.push(h("span", { class: "badge compacted" }, t("badge.compacted", { entry: last })));
-    if (m.role === "compaction") badges.push(h("span", { class: "badge" }, `firstKeptIndex=${m.firstKeptIndex}`), h("span", { class: "badge" }, `tokensBefore=${m.tokensBefore}`));
+    if (m.role === "compaction") badges.push(h("span", { class: "badge" }, `firstKeptIndex=${m.firstKeptIndex}`), h("span", { class: "badge" }, m.tokensBefore === undefined ? "tokensBefore: none" : `tokensBefore=${m.tokensBefore}`));
     if (m.role === "assistant") badges.push(h("span", { class: `badge stop-${m.stopReason}` }, `stopReason=${m.stopReason}`));
     if (m.role === "toolResult") {
       badges.push(h("span", { class: "badge" }, callLabel(m.toolName, m.toolCallId)));

@@ -55,8 +55,9 @@ export interface CompactionEntry {
   summary: string;
   /** The transcript index of the first message requests still carry (a user or assistant message). */
   firstKeptIndex: number;
-  /** The estimated tokens of the request the entry shortened, before the cut. */
-  tokensBefore: number;
+  /** The estimated tokens of the request the entry shortened, before the cut (every entry the loop appends
+   * has it; one handed in without it is kept without it). */
+  tokensBefore?: number;
   timestamp: number;
 }
 
