@@ -486,9 +486,16 @@ impl CompactionEntry {
         let summary = f.string("summary")?;
         let first_kept_index = match f.take("firstKeptIndex") {
             None => return Err(missing("firstKeptIndex")),
-            Some(index) => match index_of(&index) {
-                Some(n) => n,
-                None => return Err(mismatch("firstKeptIndex", "a non-negative integer", &index)),
+            Some(index) => match (index_of(&index), index.as_f64()) {
+                (Some(n), _) => n,
+                // A whole number past what an index can be here (2^53, or the target's usize).
+                (None, Some(x)) if x >= 0.0 && x.fract() == 0.0 => {
+                    let most = (usize::MAX as u64).min(1 << 53);
+                    return Err(format!(
+                        "firstKeptIndex must be at most {most} (got {index})"
+                    ));
+                }
+                _ => return Err(mismatch("firstKeptIndex", "a non-negative integer", &index)),
             },
         };
         let tokens_before = match f.take("tokensBefore") {

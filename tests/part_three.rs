@@ -891,6 +891,10 @@ fn a_compaction_entry_reads_writes_and_round_trips_without_custom_roles() {
             json!({"role": "compaction", "summary": "s", "firstKeptIndex": "2", "timestamp": 1}),
             "firstKeptIndex must be a non-negative integer (got string)",
         ),
+        (
+            json!({"role": "compaction", "summary": "s", "firstKeptIndex": 1e300, "timestamp": 1}),
+            "firstKeptIndex must be at most 9007199254740992 (got 1e+300)",
+        ),
     ] {
         assert_eq!(AgentMessage::from_value(bad).unwrap_err(), error);
     }

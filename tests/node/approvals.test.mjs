@@ -341,6 +341,10 @@ describe("resume", () => {
     for (const [startSteps, got] of [[-1, "-1"], [1.5, "1.5"], ["2", 'string "2"']]) {
       await assert.rejects(run({ messages: start(), script: [said("x")], tools: registry([]), startSteps }), { name: "TypeError", message: `options.startSteps must be a non-negative integer (got ${got})` });
     }
+    // A whole number past the largest count names the bound, not a rule it meets (found by a third attack).
+    for (const [startSteps, got] of [[2 ** 32, "4294967296"], [2 ** 53, "9007199254740992"]]) {
+      await assert.rejects(run({ messages: start(), script: [said("x")], tools: registry([]), startSteps }), { name: "TypeError", message: `options.startSteps must be at most 4294967295 (got ${got})` });
+    }
     const { result } = await run({ messages: start(), script: [said("fine")], tools: registry([]) });
     assert.equal(result.reason, "stop");
   });

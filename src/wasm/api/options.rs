@@ -108,13 +108,18 @@ pub fn max_steps(value: &JsValue) -> Result<u32, String> {
     count(value, "options.maxSteps", DEFAULT_MAX_STEPS)
 }
 
-/// A count of steps (`what` names it): a non-negative integer, `default` when absent.
+/// A count of steps (`what` names it): a non-negative integer of at most `u32::MAX`, `default` when absent.
 pub fn count(value: &JsValue, what: &str, default: u32) -> Result<u32, String> {
     if value.is_undefined() {
         return Ok(default);
     }
     match value.as_f64() {
         Some(n) if n >= 0.0 && n.fract() == 0.0 && n <= f64::from(u32::MAX) => Ok(n as u32),
+        Some(n) if n >= 0.0 && n.fract() == 0.0 => Err(format!(
+            "{what} must be at most {} (got {})",
+            u32::MAX,
+            describe(value)
+        )),
         _ => Err(format!(
             "{what} must be a non-negative integer (got {})",
             describe(value)
