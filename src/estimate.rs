@@ -11,8 +11,8 @@ use serde_json::Value;
 
 use crate::js_number::js_number_length;
 use crate::message::{
-    AgentMessage, AssistantBlock, AssistantMessage, CompactionEntry, CustomMessage, Extra,
-    MediaBlock, ToolCall, ToolResultMessage, UserContent, UserMessage,
+    AgentMessage, AssistantBlock, AssistantMessage, CompactionEntry, CustomMessage, MediaBlock,
+    ToolCall, ToolResultMessage, UserContent, UserMessage,
 };
 
 /// `ceil(JSON.stringify(message).length / 4)`.
@@ -64,7 +64,7 @@ impl Object {
         }
     }
 
-    fn extra(self, extra: &Extra) -> Self {
+    fn extra(self, extra: &serde_json::Map<String, Value>) -> Self {
         extra.iter().fold(self, |object, (key, value)| {
             object.any_field(key, json(value))
         })

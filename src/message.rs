@@ -4,43 +4,200 @@
 //! Every struct keeps unknown fields in `extra` so that provider data (usage, api, model, signatures, ...)
 //! survives a run unchanged. How each shape is read from JSON is `crate::reading`.
 
-use serde::{Deserialize, Serialize};
+use std::ops::{Deref, DerefMut};
+
+use serde::ser::SerializeMap;
+use serde::{Deserialize, Serialize, Serializer};
 use serde_json::{Map, Value};
 
-/// Fields a message or block carried that tiny-pi does not interpret; written back verbatim.
-pub type Extra = Map<String, Value>;
+/// Fields a message or block carried that tiny-pi does not interpret, written back verbatim after its own;
+/// and, when the object as read had its fields in another order than its type writes them, that order,
+/// which writing keeps (SPEC §9: a round trip keeps the field order; pi-ai's assistant messages put
+/// `api`, `provider`, `model` and `usage` before `stopReason`). The order is how the data is shown, not
+/// the data: two messages that differ only in it are equal.
+#[derive(Debug, Clone, Default)]
+pub struct Extra {
+    fields: Map<String, Value>,
+    /// Every field's key in the order read, when that is not the order written without it (boxed: most
+    /// objects have none, and every message and block holds an `Extra`: one word, not a slice's two).
+    #[allow(clippy::box_collection)]
+    order: Option<Box<Vec<Box<str>>>>,
+}
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
+impl Extra {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// `fields`, written in the order `order` gives (keys of the shape's own fields among them).
+    pub(crate) fn in_order(fields: Map<String, Value>, order: Vec<Box<str>>) -> Self {
+        Extra {
+            fields,
+            order: Some(Box::new(order)),
+        }
+    }
+
+    /// The fields, without any order of the shape they were read with.
+    pub fn into_map(self) -> Map<String, Value> {
+        self.fields
+    }
+}
+
+impl From<Map<String, Value>> for Extra {
+    fn from(fields: Map<String, Value>) -> Self {
+        Extra {
+            fields,
+            order: None,
+        }
+    }
+}
+
+impl Deref for Extra {
+    type Target = Map<String, Value>;
+
+    fn deref(&self) -> &Self::Target {
+        &self.fields
+    }
+}
+
+impl DerefMut for Extra {
+    fn deref_mut(&mut self) -> &mut Self::Target {
+        &mut self.fields
+    }
+}
+
+impl PartialEq for Extra {
+    fn eq(&self, other: &Self) -> bool {
+        self.fields == other.fields
+    }
+}
+
+impl<'de> Deserialize<'de> for Extra {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        Map::deserialize(d).map(Extra::from)
+    }
+}
+
+impl Serialize for Extra {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        self.fields.serialize(s)
+    }
+}
+
+/// One of a shape's own fields, as it writes it.
+pub(crate) enum Field<'a> {
+    Str(&'a str),
+    Number(f64),
+    Bool(bool),
+    Index(usize),
+    Value(&'a Value),
+    User(&'a UserContent),
+    Blocks(&'a [AssistantBlock]),
+    Media(&'a [MediaBlock]),
+}
+
+impl Serialize for Field<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Field::Str(text) => text.serialize(s),
+            Field::Number(n) => n.serialize(s),
+            Field::Bool(b) => b.serialize(s),
+            Field::Index(n) => n.serialize(s),
+            Field::Value(value) => value.serialize(s),
+            Field::User(content) => content.serialize(s),
+            Field::Blocks(blocks) => blocks.serialize(s),
+            Field::Media(blocks) => blocks.serialize(s),
+        }
+    }
+}
+
+/// The own fields of a shape, by key, in the order it writes them (a `None` is left out).
+pub(crate) type Fields<'a> = Vec<(&'static str, Option<Field<'a>>)>;
+
+/// A message or block: its own fields, and the rest.
+pub(crate) trait Shape {
+    fn own<'a>(&'a self, fields: &mut Fields<'a>);
+    fn extra(&self) -> &Extra;
+}
+
+/// `shape` as a JSON object, with `tag` (`("role", "user")`) as its first own field when given: its own
+/// fields, then the extra ones, or every field in the order `extra` kept.
+fn write_shape<S: Serializer>(
+    s: S,
+    tag: Option<(&'static str, &'static str)>,
+    shape: &impl Shape,
+) -> Result<S::Ok, S::Error> {
+    let mut own: Fields<'_> = Vec::with_capacity(8);
+    if let Some((key, value)) = tag {
+        own.push((key, Some(Field::Str(value))));
+    }
+    shape.own(&mut own);
+    let extra = shape.extra();
+    let mut map = s.serialize_map(None)?;
+    let order: &[Box<str>] = extra.order.as_deref().map_or(&[], Vec::as_slice);
+    for key in order {
+        match own.iter().find(|(k, _)| *k == &**key) {
+            Some((k, Some(value))) => map.serialize_entry(k, value)?,
+            Some((_, None)) => {}
+            None => {
+                if let Some(value) = extra.fields.get(&**key) {
+                    map.serialize_entry(key, value)?;
+                }
+            }
+        }
+    }
+    // The fields no kept order names: all of them without one, else those set since it was read.
+    let unordered = |key: &str| !order.iter().any(|k| &**k == key);
+    for (key, value) in &own {
+        if let (Some(value), true) = (value, unordered(key)) {
+            map.serialize_entry(key, value)?;
+        }
+    }
+    for (key, value) in &extra.fields {
+        if unordered(key) {
+            map.serialize_entry(key, value)?;
+        }
+    }
+    map.end()
+}
+
+/// Implements `Serialize` through `write_shape`, untagged.
+macro_rules! serialize_shape {
+    ($($ty:ty),*) => {$(
+        impl Serialize for $ty {
+            fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                write_shape(s, None, self)
+            }
+        }
+    )*};
+}
+
+#[derive(Debug, Clone, PartialEq)]
 pub struct TextContent {
     pub text: String,
-    #[serde(flatten)]
     pub extra: Extra,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct ThinkingContent {
     pub thinking: String,
-    #[serde(flatten)]
     pub extra: Extra,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq)]
 pub struct ImageContent {
     pub data: String,
     pub mime_type: String,
-    #[serde(flatten)]
     pub extra: Extra,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct ToolCall {
     pub id: String,
     pub name: String,
     /// A JSON object in well-formed calls; kept as any value so a malformed call still reaches
     /// the executor, which answers it with an error result instead of losing it.
     pub arguments: Value,
-    #[serde(flatten)]
     pub extra: Extra,
 }
 
@@ -59,16 +216,14 @@ pub(crate) fn empty_object() -> Value {
 }
 
 /// A block of user or tool-result content.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(tag = "type", rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq)]
 pub enum MediaBlock {
     Text(TextContent),
     Image(ImageContent),
 }
 
 /// A block of assistant content.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(tag = "type", rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq)]
 pub enum AssistantBlock {
     Text(TextContent),
     Thinking(ThinkingContent),
@@ -117,25 +272,21 @@ impl StopReason {
     }
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct UserMessage {
     pub content: UserContent,
     /// Required on input: a message without one is refused, naming the field (`timestamp is missing`).
     pub timestamp: f64,
-    #[serde(flatten)]
     pub extra: Extra,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq)]
 pub struct AssistantMessage {
     pub content: Vec<AssistantBlock>,
     pub stop_reason: StopReason,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub error_message: Option<String>,
     /// Required on input: a message without one is refused, naming the field (`timestamp is missing`).
     pub timestamp: f64,
-    #[serde(flatten)]
     pub extra: Extra,
 }
 
@@ -168,18 +319,15 @@ impl AssistantMessage {
     }
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq)]
 pub struct ToolResultMessage {
     pub tool_call_id: String,
     pub tool_name: String,
     pub content: Vec<MediaBlock>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub details: Option<Value>,
     pub is_error: bool,
     /// Required on input: a message without one is refused, naming the field (`timestamp is missing`).
     pub timestamp: f64,
-    #[serde(flatten)]
     pub extra: Extra,
 }
 
@@ -314,11 +462,10 @@ pub fn check_custom_roles(custom_roles: &[String], path: &str) -> Result<(), Str
 /// A message of a role the app defines (SPEC §7 `customRoles`, e.g. a `notification`), kept verbatim: the
 /// loop stores it in the transcript, leaves it out of every model request and of the pairing rules. Read only
 /// where the run's custom roles list its role (`AgentMessage::from_value_with_roles`).
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct CustomMessage {
     pub role: String,
     /// Every other field of the message, as read.
-    #[serde(flatten)]
     pub fields: Extra,
 }
 
@@ -326,8 +473,7 @@ pub struct CustomMessage {
 /// records the cut: requests after it carry `summary` (as a user message) and the transcript's messages from
 /// `first_kept_index` on, while the transcript itself keeps every message. Never sent to the model, and no
 /// part of the pairing rules.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq)]
 pub struct CompactionEntry {
     /// What `summarize` wrote of the messages before the cut.
     pub summary: String,
@@ -335,11 +481,9 @@ pub struct CompactionEntry {
     pub first_kept_index: usize,
     /// The estimated tokens of the request the entry shortened, before the cut (the loop's entries always
     /// say; an entry handed in without it is kept without it).
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub tokens_before: Option<f64>,
     /// Required on input, as every message's.
     pub timestamp: f64,
-    #[serde(flatten)]
     pub extra: Extra,
 }
 
@@ -353,8 +497,7 @@ impl CompactionEntry {
     }
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(tag = "role", rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq)]
 pub enum AgentMessage {
     User(UserMessage),
     Assistant(AssistantMessage),
@@ -362,7 +505,6 @@ pub enum AgentMessage {
     /// A compaction entry (SPEC §13): `{"role": "compaction", ...}`.
     Compaction(CompactionEntry),
     /// Written as it was read: its own `role` and fields.
-    #[serde(untagged)]
     Custom(CustomMessage),
 }
 
@@ -425,19 +567,170 @@ impl AgentMessage {
 
 /// A struct serialized on its own with the tag its enum would write, so that it has pi-ai's JSON shape:
 /// `{"role": "toolResult", ...}`, `{"type": "toolCall", ...}`.
-#[derive(Serialize)]
 pub struct WithRole<'a, T> {
     role: &'static str,
-    #[serde(flatten)]
     inner: &'a T,
 }
 
-#[derive(Serialize)]
 pub struct WithType<'a, T> {
-    #[serde(rename = "type")]
     kind: &'static str,
-    #[serde(flatten)]
     inner: &'a T,
+}
+
+#[allow(private_bounds)]
+impl<T: Shape> Serialize for WithRole<'_, T> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        write_shape(s, Some(("role", self.role)), self.inner)
+    }
+}
+
+#[allow(private_bounds)]
+impl<T: Shape> Serialize for WithType<'_, T> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        write_shape(s, Some(("type", self.kind)), self.inner)
+    }
+}
+
+impl Serialize for MediaBlock {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            MediaBlock::Text(text) => write_shape(s, Some(("type", "text")), text),
+            MediaBlock::Image(image) => write_shape(s, Some(("type", "image")), image),
+        }
+    }
+}
+
+impl Serialize for AssistantBlock {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            AssistantBlock::Text(text) => write_shape(s, Some(("type", "text")), text),
+            AssistantBlock::Thinking(thinking) => {
+                write_shape(s, Some(("type", "thinking")), thinking)
+            }
+            AssistantBlock::ToolCall(call) => write_shape(s, Some(("type", "toolCall")), call),
+        }
+    }
+}
+
+impl Serialize for AgentMessage {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            AgentMessage::User(m) => write_shape(s, Some(("role", "user")), m),
+            AgentMessage::Assistant(m) => write_shape(s, Some(("role", "assistant")), m),
+            AgentMessage::ToolResult(m) => write_shape(s, Some(("role", "toolResult")), m),
+            AgentMessage::Compaction(m) => write_shape(s, Some(("role", "compaction")), m),
+            AgentMessage::Custom(m) => write_shape(s, None, m),
+        }
+    }
+}
+
+serialize_shape!(
+    TextContent,
+    ThinkingContent,
+    ImageContent,
+    ToolCall,
+    UserMessage,
+    AssistantMessage,
+    ToolResultMessage,
+    CompactionEntry,
+    CustomMessage
+);
+
+impl Shape for TextContent {
+    fn own<'a>(&'a self, fields: &mut Fields<'a>) {
+        fields.push(("text", Some(Field::Str(&self.text))));
+    }
+    fn extra(&self) -> &Extra {
+        &self.extra
+    }
+}
+
+impl Shape for ThinkingContent {
+    fn own<'a>(&'a self, fields: &mut Fields<'a>) {
+        fields.push(("thinking", Some(Field::Str(&self.thinking))));
+    }
+    fn extra(&self) -> &Extra {
+        &self.extra
+    }
+}
+
+impl Shape for ImageContent {
+    fn own<'a>(&'a self, fields: &mut Fields<'a>) {
+        fields.push(("data", Some(Field::Str(&self.data))));
+        fields.push(("mimeType", Some(Field::Str(&self.mime_type))));
+    }
+    fn extra(&self) -> &Extra {
+        &self.extra
+    }
+}
+
+impl Shape for ToolCall {
+    fn own<'a>(&'a self, fields: &mut Fields<'a>) {
+        fields.push(("id", Some(Field::Str(&self.id))));
+        fields.push(("name", Some(Field::Str(&self.name))));
+        fields.push(("arguments", Some(Field::Value(&self.arguments))));
+    }
+    fn extra(&self) -> &Extra {
+        &self.extra
+    }
+}
+
+impl Shape for UserMessage {
+    fn own<'a>(&'a self, fields: &mut Fields<'a>) {
+        fields.push(("content", Some(Field::User(&self.content))));
+        fields.push(("timestamp", Some(Field::Number(self.timestamp))));
+    }
+    fn extra(&self) -> &Extra {
+        &self.extra
+    }
+}
+
+impl Shape for AssistantMessage {
+    fn own<'a>(&'a self, fields: &mut Fields<'a>) {
+        fields.push(("content", Some(Field::Blocks(&self.content))));
+        fields.push(("stopReason", Some(Field::Str(self.stop_reason.as_str()))));
+        let error = self.error_message.as_deref().map(Field::Str);
+        fields.push(("errorMessage", error));
+        fields.push(("timestamp", Some(Field::Number(self.timestamp))));
+    }
+    fn extra(&self) -> &Extra {
+        &self.extra
+    }
+}
+
+impl Shape for ToolResultMessage {
+    fn own<'a>(&'a self, fields: &mut Fields<'a>) {
+        fields.push(("toolCallId", Some(Field::Str(&self.tool_call_id))));
+        fields.push(("toolName", Some(Field::Str(&self.tool_name))));
+        fields.push(("content", Some(Field::Media(&self.content))));
+        fields.push(("details", self.details.as_ref().map(Field::Value)));
+        fields.push(("isError", Some(Field::Bool(self.is_error))));
+        fields.push(("timestamp", Some(Field::Number(self.timestamp))));
+    }
+    fn extra(&self) -> &Extra {
+        &self.extra
+    }
+}
+
+impl Shape for CompactionEntry {
+    fn own<'a>(&'a self, fields: &mut Fields<'a>) {
+        fields.push(("summary", Some(Field::Str(&self.summary))));
+        fields.push(("firstKeptIndex", Some(Field::Index(self.first_kept_index))));
+        fields.push(("tokensBefore", self.tokens_before.map(Field::Number)));
+        fields.push(("timestamp", Some(Field::Number(self.timestamp))));
+    }
+    fn extra(&self) -> &Extra {
+        &self.extra
+    }
+}
+
+impl Shape for CustomMessage {
+    fn own<'a>(&'a self, fields: &mut Fields<'a>) {
+        fields.push(("role", Some(Field::Str(&self.role))));
+    }
+    fn extra(&self) -> &Extra {
+        &self.fields
+    }
 }
 
 /// `serialize_with` helpers for fields that hold one message or call.

@@ -16,7 +16,7 @@
 //! typed read links serde's "invalid type" messages, and with them
 //! Rust's float and string-escape formatting, which weigh more in the wasm module than all the readers.
 
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 use crate::message::{
     empty_object, AgentMessage, AssistantBlock, AssistantMessage, CompactionEntry, CustomMessage,
@@ -121,23 +121,53 @@ fn missing(key: &str) -> String {
     format!("{key} is missing")
 }
 
-/// The fields of one JSON object, taken out one by one; what is left is the `extra`.
-pub(crate) struct Fields(Extra);
+/// The fields of one JSON object, taken out one by one; what is left is the `extra`. A shape's reader
+/// takes its own fields in the order the shape writes them, so where each stood tells whether the object
+/// came in that order (`extra_in_order`).
+pub(crate) struct Fields {
+    map: Map<String, Value>,
+    /// The fields taken, in the order taken, with where each stood in the object as read (the first
+    /// `TAKEN` of them: no shape has more).
+    taken: [(&'static str, usize); TAKEN],
+    count: usize,
+}
+
+const TAKEN: usize = 8;
 
 impl Fields {
     pub(crate) fn of(value: Value) -> Result<Self, String> {
         match value {
-            Value::Object(map) => Ok(Fields(map)),
+            Value::Object(map) => Ok(Fields {
+                map,
+                taken: [("", 0); TAKEN],
+                count: 0,
+            }),
             other => Err(mismatch("", "an object", &other)),
         }
     }
 
-    fn take(&mut self, key: &str) -> Option<Value> {
+    fn take(&mut self, key: &'static str) -> Option<Value> {
         // `shift_remove`: the fields left over (the extras) keep their order.
-        self.0.shift_remove(key)
+        let now = self.map.keys().position(|k| k == key)?;
+        let value = self.map.shift_remove(key)?;
+        // Where it stood as read: where it stands now, past every field taken before from ahead of it.
+        let mut before: [usize; TAKEN] = [usize::MAX; TAKEN];
+        let taken = self.count.min(TAKEN);
+        for (slot, (_, at)) in before.iter_mut().zip(&self.taken[..taken]) {
+            *slot = *at;
+        }
+        before[..taken].sort_unstable();
+        let at = before[..taken]
+            .iter()
+            .fold(now, |at, &earlier| at + usize::from(earlier <= at));
+        if let Some(slot) = self.taken.get_mut(self.count) {
+            *slot = (key, at);
+        }
+        self.count += 1;
+        Some(value)
     }
 
-    pub(crate) fn string(&mut self, key: &str) -> Result<String, String> {
+    pub(crate) fn string(&mut self, key: &'static str) -> Result<String, String> {
         match self.take(key) {
             Some(Value::String(text)) => Ok(text),
             Some(other) => Err(mismatch(key, "a string", &other)),
@@ -146,7 +176,7 @@ impl Fields {
     }
 
     /// A number that must be there (`timestamp`).
-    pub(crate) fn number(&mut self, key: &str) -> Result<f64, String> {
+    pub(crate) fn number(&mut self, key: &'static str) -> Result<f64, String> {
         match self.take(key) {
             Some(Value::Number(n)) => Ok(n.as_f64().unwrap_or_default()),
             Some(other) => Err(mismatch(key, "a number", &other)),
@@ -155,7 +185,7 @@ impl Fields {
     }
 
     /// Absent and `null` are both `None`.
-    pub(crate) fn optional_string(&mut self, key: &str) -> Result<Option<String>, String> {
+    pub(crate) fn optional_string(&mut self, key: &'static str) -> Result<Option<String>, String> {
         match self.take(key) {
             None | Some(Value::Null) => Ok(None),
             Some(Value::String(text)) => Ok(Some(text)),
@@ -163,7 +193,7 @@ impl Fields {
         }
     }
 
-    pub(crate) fn optional_bool(&mut self, key: &str) -> Result<Option<bool>, String> {
+    pub(crate) fn optional_bool(&mut self, key: &'static str) -> Result<Option<bool>, String> {
         match self.take(key) {
             None => Ok(None),
             Some(Value::Bool(b)) => Ok(Some(b)),
@@ -172,13 +202,13 @@ impl Fields {
     }
 
     /// Any value but `null`.
-    pub(crate) fn optional_value(&mut self, key: &str) -> Option<Value> {
+    pub(crate) fn optional_value(&mut self, key: &'static str) -> Option<Value> {
         self.take(key).filter(|v| !v.is_null())
     }
 
     pub(crate) fn array<T>(
         &mut self,
-        key: &str,
+        key: &'static str,
         item: fn(Value) -> Result<T, String>,
     ) -> Result<Option<Vec<T>>, String> {
         match self.take(key) {
@@ -195,7 +225,7 @@ impl Fields {
 
     /// The tag of a message or block read on its own may be present; it is the enum's to write, so it
     /// is checked and not kept as an extra field.
-    fn tag(&mut self, key: &str, expected: &str) -> Result<(), String> {
+    fn tag(&mut self, key: &'static str, expected: &str) -> Result<(), String> {
         match self.take(key) {
             None => Ok(()),
             Some(Value::String(tag)) if tag == expected => Ok(()),
@@ -204,16 +234,39 @@ impl Fields {
     }
 
     /// The tag that picks the variant of a tagged enum (left in the map: the variant checks it).
-    fn variant(&self, key: &str) -> Result<&str, String> {
-        match self.0.get(key) {
+    fn variant(&self, key: &'static str) -> Result<&str, String> {
+        match self.map.get(key) {
             Some(Value::String(tag)) => Ok(tag),
             Some(other) => Err(mismatch(key, "a string", other)),
             None => Err(missing(key)),
         }
     }
 
+    /// What is left, as a shape that moves between shapes keeps it (its order is not theirs).
     pub(crate) fn extra(self) -> Extra {
-        self.0
+        Extra::from(self.map)
+    }
+
+    /// What is left of a message or block, with the order every field came in when it is not the one
+    /// the shape writes (its own fields first, as taken, then the rest).
+    pub(crate) fn extra_in_order(self) -> Extra {
+        let taken = &self.taken[..self.count.min(TAKEN)];
+        let written = self.count <= TAKEN && taken.iter().enumerate().all(|(i, (_, at))| i == *at);
+        if written {
+            return Extra::from(self.map);
+        }
+        let mut order: Vec<Option<Box<str>>> = vec![None; taken.len() + self.map.len()];
+        for (key, at) in taken {
+            if let Some(slot) = order.get_mut(*at) {
+                *slot = Some((*key).into());
+            }
+        }
+        let mut rest = self.map.keys();
+        for slot in order.iter_mut().filter(|slot| slot.is_none()) {
+            *slot = rest.next().map(|key| key.as_str().into());
+        }
+        let order = order.into_iter().flatten().collect();
+        Extra::in_order(self.map, order)
     }
 }
 
@@ -283,7 +336,7 @@ impl TextContent {
         f.tag("type", "text")?;
         Ok(TextContent {
             text: f.string("text")?,
-            extra: f.extra(),
+            extra: f.extra_in_order(),
         })
     }
 }
@@ -297,7 +350,7 @@ impl ThinkingContent {
         f.tag("type", "thinking")?;
         Ok(ThinkingContent {
             thinking: f.string("thinking")?,
-            extra: f.extra(),
+            extra: f.extra_in_order(),
         })
     }
 }
@@ -312,7 +365,7 @@ impl ImageContent {
         Ok(ImageContent {
             data: f.string("data")?,
             mime_type: f.string("mimeType")?,
-            extra: f.extra(),
+            extra: f.extra_in_order(),
         })
     }
 }
@@ -328,7 +381,7 @@ impl ToolCall {
             id: f.string("id")?,
             name: f.string("name")?,
             arguments: f.take("arguments").unwrap_or_else(empty_object),
-            extra: f.extra(),
+            extra: f.extra_in_order(),
         })
     }
 }
@@ -390,7 +443,7 @@ impl UserMessage {
         Ok(UserMessage {
             content: UserContent::from_value(content).map_err(|e| at("content", &e))?,
             timestamp: f.number("timestamp")?,
-            extra: f.extra(),
+            extra: f.extra_in_order(),
         })
     }
 }
@@ -414,7 +467,7 @@ impl AssistantMessage {
             stop_reason,
             error_message: f.optional_string("errorMessage")?,
             timestamp: f.number("timestamp")?,
-            extra: f.extra(),
+            extra: f.extra_in_order(),
         })
     }
 }
@@ -437,7 +490,7 @@ impl ToolResultMessage {
                 .optional_bool("isError")?
                 .ok_or_else(|| missing("isError"))?,
             timestamp: f.number("timestamp")?,
-            extra: f.extra(),
+            extra: f.extra_in_order(),
         })
     }
 }
@@ -508,7 +561,7 @@ impl CompactionEntry {
             first_kept_index,
             tokens_before,
             timestamp: f.number("timestamp")?,
-            extra: f.extra(),
+            extra: f.extra_in_order(),
         })
     }
 }
@@ -532,7 +585,7 @@ impl CustomMessage {
     fn from_fields(mut f: Fields) -> Result<Self, String> {
         Ok(CustomMessage {
             role: f.string("role")?,
-            fields: f.extra(),
+            fields: f.extra_in_order(),
         })
     }
 }
@@ -578,7 +631,7 @@ impl ToolReply {
 }
 
 /// A string field that may be absent, but not `null` (as serde's derive reads a `String` with a default).
-fn string_if_there(f: &mut Fields, key: &str) -> Result<Option<String>, String> {
+fn string_if_there(f: &mut Fields, key: &'static str) -> Result<Option<String>, String> {
     match f.take(key) {
         None => Ok(None),
         Some(Value::String(text)) => Ok(Some(text)),

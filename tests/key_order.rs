@@ -145,3 +145,79 @@ fn a_custom_executors_extra_fields_keep_their_order_when_its_pairing_fields_are_
         ]
     );
 }
+
+#[test]
+fn a_message_keeps_the_order_of_its_own_fields_among_the_others_through_a_run_and_a_session() {
+    // pi-ai's assistant message puts api, provider, model and usage before stopReason; a hand-written
+    // message may put anything anywhere. Each comes back exactly as it went in, every object at every
+    // level (they came back with their own fields first: found by a third attack).
+    let lines = [
+        r#"{"content":"go","role":"user","timestamp":1}"#,
+        r#"{"role":"assistant","content":[{"type":"thinking","signature":"s","thinking":"hm"},{"name":"pick","type":"toolCall","arguments":{"zeta":"z"},"id":"c1"}],"api":"openai-completions","provider":"openai","model":"m","usage":{"input":2,"output":3},"stopReason":"toolUse","timestamp":2}"#,
+        r#"{"role":"toolResult","timestamp":3,"toolCallId":"c1","toolName":"pick","isError":false,"content":[{"text":"ok","type":"text"}]}"#,
+        r#"{"role":"compaction","summary":"s","note":1,"firstKeptIndex":0,"timestamp":4,"tokensBefore":9}"#,
+    ];
+    let text = lines.map(|line| format!("{line}\n")).concat();
+    let messages = parse_jsonl(&text, &[] as &[&str]).unwrap();
+    assert_eq!(
+        to_jsonl(&messages),
+        text,
+        "the session's round trip is exact"
+    );
+    let options = AgentOptions::new(
+        ScriptedModel::new(vec![]),
+        ToolRegistry::new(),
+        fixed_clock(),
+    );
+    let agent = Agent::from_jsonl(&text, options).unwrap();
+    assert_eq!(agent.to_jsonl(), text, "so is the Agent's");
+
+    // The model's final message, stored and handed on as the model wrote it.
+    let AgentMessage::Assistant(response) = messages[1].clone() else {
+        panic!("an assistant message")
+    };
+    let said = serde_json::to_value(&messages[1]).unwrap();
+    let model = ScriptedModel::new(vec![
+        response,
+        AssistantMessage::new(vec![AssistantBlock::text("done")], StopReason::Stop),
+    ]);
+    let mut registry = ToolRegistry::new();
+    let definition = ToolDefinition {
+        name: "pick".into(),
+        description: String::new(),
+        parameters: json!({"type": "object"}),
+    };
+    let handler = |_: Value, _ctx: ToolCallContext| async { Ok(ToolOutput::default()) };
+    registry
+        .register(Tool::new(definition, Rc::new(handler)))
+        .unwrap();
+    let recorder = Recorder::default();
+    let mut setup = Setup::new(&model, &registry, &recorder);
+    setup.context.messages = vec![messages[0].clone()];
+    let result = setup.run();
+    let out = serde_json::to_value(&result.messages).unwrap();
+    assert_eq!(keys(&out, "/0"), ["content", "role", "timestamp"]);
+    assert_eq!(out[1], said);
+    assert_eq!(
+        keys(&out, "/1"),
+        [
+            "role",
+            "content",
+            "api",
+            "provider",
+            "model",
+            "usage",
+            "stopReason",
+            "timestamp"
+        ]
+    );
+    assert_eq!(
+        keys(&out, "/1/content/1"),
+        ["name", "type", "arguments", "id"]
+    );
+
+    // The order is how the data is written, not the data.
+    let canonical =
+        AgentMessage::from_value(json!({"role": "user", "content": "go", "timestamp": 1}));
+    assert_eq!(canonical.unwrap(), messages[0]);
+}

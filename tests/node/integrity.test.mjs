@@ -334,3 +334,43 @@ describe("readable errors (issue 26, item 8)", () => {
     }
   });
 });
+
+describe("a third attack (2026-12-07): compaction entries, and data kept as it came", () => {
+  const entry = (firstKeptIndex, extra = {}) => ({ role: "compaction", summary: "s", firstKeptIndex, tokensBefore: 1, timestamp: 3, ...extra });
+
+  test("an entry after a waiting batch's message must keep it: refused before anything runs, as new Agent refuses it", T, async () => {
+    for (const [messages, problem] of [
+      // Keeps nothing before it: the waiting call's result would be sent without its call.
+      [[userMsg("go"), asks(toolCall("a", "read")), entry(2)], /^options\.context\.messages\[2\]\.firstKeptIndex: 2 keeps nothing from before the entry/],
+      // Cuts at a result: the run used to end with "error" and the waiting call b unanswered.
+      [[userMsg("go"), asks(toolCall("a", "read"), toolCall("b", "read")), result("a"), entry(2)], /^options\.context\.messages\[3\]\.firstKeptIndex: 2 is not a user or assistant message$/],
+    ]) {
+      const ran = [];
+      const model = jsModel(() => stop());
+      await assert.rejects(tp.runAgentLoop({ context: { messages }, model, tools: recording(ran) }), (e) => e instanceof TypeError && problem.test(e.message));
+      assert.deepEqual([ran, model.requests.length], [[], 0], "nothing ran");
+      assert.throws(() => new tp.Agent({ model, tools: recording(ran), messages }), TypeError);
+    }
+    // Kept, the waiting call runs once and every request pairs its calls.
+    const ran = [];
+    const model = jsModel(() => stop());
+    const r = await tp.runAgentLoop({ context: { messages: [userMsg("go"), asks(toolCall("a", "read")), entry(1)] }, model, tools: recording(ran) });
+    assert.deepEqual([r.reason, ran], ["stop", ["a"]]);
+    assert.equal(tp.validateTranscript(model.requests[0].messages).ok, true);
+  });
+
+  test("an entry without tokensBefore, and every field's order, come back as they went in", T, async () => {
+    const { tokensBefore: _, ...bare } = entry(0);
+    const said = { role: "assistant", content: [{ name: "read", type: "toolCall", arguments: { b: 1, a: 2 }, id: "c1" }], api: "openai-responses", provider: "openai", model: "m", usage: { input: 1, output: 2 }, stopReason: "toolUse", timestamp: 2 };
+    const first = { content: "go", role: "user", timestamp: 1 };
+    const model = jsModel((_request, n) => (n === 0 ? said : stop()));
+    const r = await tp.runAgentLoop({ context: { messages: [first, bare] }, model, tools: recording([]) });
+    assert.equal(r.reason, "stop");
+    for (const [stored, given] of [[r.messages[0], first], [r.messages[1], bare], [r.messages[2], said]]) {
+      assert.equal(JSON.stringify(stored), JSON.stringify(given));
+    }
+    const text = tp.toJSONL([first, bare, said, result("c1")]);
+    const agent = tp.Agent.fromJSONL(text, { model: jsModel(() => stop()) });
+    assert.equal(agent.toJSONL(), text, "a restored session saves as it was");
+  });
+});

@@ -661,7 +661,7 @@ impl ToolExecutor for Executor {
                             details: Some(json!({"execution": index})),
                             is_error,
                             timestamp: plan.reply_timestamp.then_some(7.0),
-                            extra,
+                            extra: extra.into(),
                             terminate: plan.terminate,
                         }
                     })
