@@ -111,8 +111,25 @@ impl Serialize for Field<'_> {
     }
 }
 
-/// The own fields of a shape, by key, in the order it writes them (a `None` is left out).
-pub(crate) type Fields<'a> = Vec<(&'static str, Option<Field<'a>>)>;
+/// The own fields of a shape, by key, in the order it writes them (a `None` is left out): at most
+/// `OWN` of them (a tool result's seven and its role), on the stack.
+pub(crate) struct Fields<'a> {
+    own: [(&'static str, Option<Field<'a>>); OWN],
+    len: usize,
+}
+
+const OWN: usize = 8;
+
+impl<'a> Fields<'a> {
+    fn push(&mut self, field: (&'static str, Option<Field<'a>>)) {
+        self.own[self.len] = field;
+        self.len += 1;
+    }
+
+    fn all(&self) -> &[(&'static str, Option<Field<'a>>)] {
+        &self.own[..self.len]
+    }
+}
 
 /// A message or block: its own fields, and the rest.
 pub(crate) trait Shape {
@@ -125,13 +142,17 @@ pub(crate) trait Shape {
 fn write_shape<S: Serializer>(
     s: S,
     tag: Option<(&'static str, &'static str)>,
-    shape: &impl Shape,
+    shape: &dyn Shape,
 ) -> Result<S::Ok, S::Error> {
-    let mut own: Fields<'_> = Vec::with_capacity(8);
+    let mut fields = Fields {
+        own: [const { ("", None) }; OWN],
+        len: 0,
+    };
     if let Some((key, value)) = tag {
-        own.push((key, Some(Field::Str(value))));
+        fields.push((key, Some(Field::Str(value))));
     }
-    shape.own(&mut own);
+    shape.own(&mut fields);
+    let own = fields.all();
     let extra = shape.extra();
     let mut map = s.serialize_map(None)?;
     let order: &[Box<str>] = extra.order.as_deref().map_or(&[], Vec::as_slice);
@@ -148,7 +169,7 @@ fn write_shape<S: Serializer>(
     }
     // The fields no kept order names: all of them without one, else those set since it was read.
     let unordered = |key: &str| !order.iter().any(|k| &**k == key);
-    for (key, value) in &own {
+    for (key, value) in own {
         if let (Some(value), true) = (value, unordered(key)) {
             map.serialize_entry(key, value)?;
         }
