@@ -156,10 +156,15 @@ fn write_shape<S: Serializer>(
     let extra = shape.extra();
     let mut map = s.serialize_map(None)?;
     let order: &[Box<str>] = extra.order.as_deref().map_or(&[], Vec::as_slice);
+    // An own field that is set is written as the shape has it; one that is not may be among the rest
+    // (an optional own field that came as `null`, kept so).
+    let set = |key: &str| {
+        own.iter()
+            .find_map(|(k, value)| (*k == key).then_some(value.as_ref())?)
+    };
     for key in order {
-        match own.iter().find(|(k, _)| *k == &**key) {
-            Some((k, Some(value))) => map.serialize_entry(k, value)?,
-            Some((_, None)) => {}
+        match set(key) {
+            Some(value) => map.serialize_entry(key, value)?,
             None => {
                 if let Some(value) = extra.fields.get(&**key) {
                     map.serialize_entry(key, value)?;
@@ -175,7 +180,7 @@ fn write_shape<S: Serializer>(
         }
     }
     for (key, value) in &extra.fields {
-        if unordered(key) {
+        if unordered(key) && set(key).is_none() {
             map.serialize_entry(key, value)?;
         }
     }

@@ -201,6 +201,12 @@ impl Fields {
         }
     }
 
+    /// Whether `key` is there as `null`: a shape's optional own field that is `null` is left among the
+    /// rest, so that it is written back as it came (the shape reads it as absent).
+    fn null(&self, key: &'static str) -> bool {
+        self.map.get(key) == Some(&Value::Null)
+    }
+
     /// Any value but `null`.
     pub(crate) fn optional_value(&mut self, key: &'static str) -> Option<Value> {
         self.take(key).filter(|v| !v.is_null())
@@ -465,7 +471,10 @@ impl AssistantMessage {
         Ok(AssistantMessage {
             content,
             stop_reason,
-            error_message: f.optional_string("errorMessage")?,
+            error_message: match f.null("errorMessage") {
+                true => None,
+                false => f.optional_string("errorMessage")?,
+            },
             timestamp: f.number("timestamp")?,
             extra: f.extra_in_order(),
         })
@@ -485,7 +494,10 @@ impl ToolResultMessage {
             content: f
                 .array("content", MediaBlock::from_value)?
                 .ok_or_else(|| missing("content"))?,
-            details: f.optional_value("details"),
+            details: match f.null("details") {
+                true => None,
+                false => f.optional_value("details"),
+            },
             is_error: f
                 .optional_bool("isError")?
                 .ok_or_else(|| missing("isError"))?,

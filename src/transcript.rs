@@ -17,7 +17,7 @@ use serde_json::Value;
 
 use crate::compaction::{entry_problem, EntryProblem};
 use crate::event::SkipReason;
-use crate::message::{AgentMessage, AssistantMessage, ToolResultMessage};
+use crate::message::{AgentMessage, AssistantMessage, CompactionEntry, ToolResultMessage};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -332,13 +332,23 @@ pub fn repair_transcript(messages: &[AgentMessage], now: f64) -> Repaired {
         ));
     }
     let repaired = inserts.len();
+    // A compaction entry's cut names a message by its index: it moves with the message, past the results
+    // put in before it.
+    let places: Vec<usize> = inserts.iter().map(|(at, _)| *at).collect();
+    let moved = |index: usize| index + places.partition_point(|&at| at <= index);
     let mut inserts = inserts.into_iter().peekable();
     let mut out = Vec::with_capacity(messages.len() + repaired);
     for (index, message) in messages.iter().enumerate() {
         while let Some((_, result)) = inserts.next_if(|(at, _)| *at == index) {
             out.push(AgentMessage::ToolResult(result));
         }
-        out.push(message.clone());
+        out.push(match message {
+            AgentMessage::Compaction(entry) => AgentMessage::Compaction(CompactionEntry {
+                first_kept_index: moved(entry.first_kept_index),
+                ..entry.clone()
+            }),
+            other => other.clone(),
+        });
     }
     out.extend(inserts.map(|(_, result)| AgentMessage::ToolResult(result)));
     Repaired {

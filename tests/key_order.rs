@@ -221,3 +221,31 @@ fn a_message_keeps_the_order_of_its_own_fields_among_the_others_through_a_run_an
         AgentMessage::from_value(json!({"role": "user", "content": "go", "timestamp": 1}));
     assert_eq!(canonical.unwrap(), messages[0]);
 }
+
+#[test]
+fn an_optional_own_field_that_came_as_null_is_written_back_as_null() {
+    // `details: null` on a result and `errorMessage: null` on a response were dropped (found by a fourth
+    // attack): they are read as absent and written back as they came, in place.
+    let lines = [
+        r#"{"role":"assistant","content":[],"stopReason":"stop","errorMessage":null,"timestamp":2}"#,
+        r#"{"role":"toolResult","toolCallId":"c","toolName":"t","content":[],"details":null,"isError":false,"timestamp":3}"#,
+    ];
+    for line in lines {
+        let message = AgentMessage::from_value(serde_json::from_str(line).unwrap()).unwrap();
+        match &message {
+            AgentMessage::Assistant(m) => assert_eq!(m.error_message, None),
+            AgentMessage::ToolResult(m) => assert_eq!(m.details, None),
+            _ => unreachable!(),
+        }
+        assert_eq!(to_jsonl(&[message]), format!("{line}\n"));
+    }
+    // Set since, the field is written once, with its value.
+    let mut message = AgentMessage::from_value(serde_json::from_str(lines[1]).unwrap()).unwrap();
+    if let AgentMessage::ToolResult(m) = &mut message {
+        m.details = Some(json!({"n": 1}));
+    }
+    assert_eq!(
+        to_jsonl(&[message]),
+        "{\"role\":\"toolResult\",\"toolCallId\":\"c\",\"toolName\":\"t\",\"content\":[],\"details\":{\"n\":1},\"isError\":false,\"timestamp\":3}\n"
+    );
+}

@@ -1776,3 +1776,41 @@ fn an_agent_whose_run_ended_in_an_error_asks_again_when_prompted_with_nothing() 
         "the failed response stays, answered; the new one follows"
     );
 }
+
+#[test]
+fn repair_moves_a_compaction_entrys_cut_with_the_message_it_names() {
+    // A skipped result put in before the kept message moves it one place on; the entry's cut moves with it
+    // (it named the message before, and the repaired transcript was refused: found by a fourth attack).
+    let call = |id: &str| AgentMessage::Assistant(tool_use(vec![read(id)]));
+    let answer = |id: &str| {
+        AgentMessage::ToolResult(ToolResultMessage::error(
+            &ToolCall {
+                id: id.into(),
+                name: "read".into(),
+                arguments: json!({}),
+                extra: Default::default(),
+            },
+            "ok",
+            1.0,
+        ))
+    };
+    let messages = vec![
+        user("a"),     // 0
+        call("x"),     // 1: never answered
+        user("b"),     // 2
+        call("y"),     // 3
+        answer("y"),   // 4
+        user("keep"),  // 5
+        entry("s", 5), // 6
+    ];
+    let repaired = repair_transcript(&messages, 9.0);
+    assert_eq!(repaired.repaired, 1);
+    let AgentMessage::Compaction(moved) = &repaired.messages[7] else {
+        panic!("the entry, one place on: {:?}", repaired.messages)
+    };
+    assert_eq!(moved.first_kept_index, 6);
+    assert!(
+        matches!(&repaired.messages[6], AgentMessage::User(m) if m.content == UserContent::Text("keep".into()))
+    );
+    assert_eq!(compaction::check_entries(&repaired.messages), Ok(()));
+}
