@@ -335,7 +335,7 @@ describe("readable errors (issue 26, item 8)", () => {
   });
 });
 
-describe("a third attack (2026-12-07): compaction entries, and data kept as it came", () => {
+describe("the third and fourth attacks (2026-12-07): compaction entries, and data kept as it came", () => {
   const entry = (firstKeptIndex, extra = {}) => ({ role: "compaction", summary: "s", firstKeptIndex, tokensBefore: 1, timestamp: 3, ...extra });
 
   test("an entry after a waiting batch's message must keep it: refused before anything runs, as new Agent refuses it", T, async () => {
@@ -372,5 +372,18 @@ describe("a third attack (2026-12-07): compaction entries, and data kept as it c
     const text = tp.toJSONL([first, bare, said, result("c1")]);
     const agent = tp.Agent.fromJSONL(text, { model: jsModel(() => stop()) });
     assert.equal(agent.toJSONL(), text, "a restored session saves as it was");
+  });
+
+  test("a fourth: null where an optional field may be is kept; repairTranscript moves an entry's cut with its message", T, async () => {
+    const failed = { role: "assistant", content: [], stopReason: "stop", errorMessage: null, timestamp: 2 };
+    const nulled = { ...result("c0"), details: null };
+    const text = tp.toJSONL([userMsg("go"), asks(toolCall("c0", "read")), nulled, failed]);
+    assert.equal(tp.Agent.fromJSONL(text, { model: jsModel(() => stop()) }).toJSONL(), text);
+    const messages = [userMsg("a"), asks(toolCall("x", "read")), userMsg("b"), asks(toolCall("y", "read")), result("y"), userMsg("keep"), entry(5)];
+    const repaired = tp.repairTranscript(messages);
+    const moved = repaired.messages.find((m) => m.role === "compaction");
+    assert.equal(repaired.messages[moved.firstKeptIndex].content, "keep");
+    const r = await tp.runAgentLoop({ context: { messages: repaired.messages }, model: jsModel(() => stop()), tools: recording([]) });
+    assert.equal(r.reason, "stop");
   });
 });
