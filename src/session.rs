@@ -4,13 +4,9 @@
 //! is what `to_jsonl` or JS's `JSON.stringify` wrote of the messages tiny-pi hands out (every message's own
 //! fields in SPEC §1's order, its other fields as they came), and `parse_jsonl(&to_jsonl(m))` is `m`. Numbers
 //! are written as JS writes them (`1700000000000`, not `1700000000000.0`; `0.000003`; `1e+21`), so a session
-//! moves between a Rust app and a JS one unchanged. (One limit, serde_json's: a number with 17 significant
-//! digits, such as `0.30000000000000004`, may be read back one unit in the last place off, and then written
-//! so; so may an integer past 10^19 that JS writes in full. Integers up to 2^53, and numbers of up to 15
-//! significant digits below 10^19, every timestamp and cost a provider writes, read back exactly. serde_json's
-//! exact float reader is left out because of its size in the wasm package (measured in `git show
-//! 1817a52:bench/RESULTS.md`, "Sessions (issue 16)"); a JS host reads and writes the objects with
-//! `JSON.parse` and `JSON.stringify`, which are exact.)
+//! moves between a Rust app and a JS one unchanged, and every finite number is read back as the very double
+//! it was (serde_json's `float_roundtrip`: a cost such as `0.0036780000000000003`, which pi-ai's price times
+//! tokens gives, came back `0.003678` without it).
 //!
 //! Lines that are empty or only whitespace are skipped (a trailing newline, a blank line an editor left);
 //! line numbers count them (`jsonl_lines`).

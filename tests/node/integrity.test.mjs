@@ -374,6 +374,18 @@ describe("the third and fourth attacks (2026-12-07): compaction entries, and dat
     assert.equal(agent.toJSONL(), text, "a restored session saves as it was");
   });
 
+  test("every number is stored as the double the model wrote: a pi-ai cost of 17 digits among them", T, async () => {
+    // serde_json's default reader was one unit in the last place off for about one such number in ten.
+    const numbers = [3e-6 * 1226, 0.1 * 76 + 0.2, 0.9959804182077745, 1796620053.6453207, 1.7615903788337623e52, 5e-324];
+    const said = { ...stop(), usage: { cost: { total: numbers[0] }, numbers }, timestamp: numbers[3] };
+    const r = await tp.runAgentLoop({ context: { messages: [userMsg("go", numbers[2])] }, model: jsModel(() => said), tools: recording([]) });
+    assert.deepEqual(r.messages[1].usage, said.usage);
+    assert.deepEqual([r.messages[0].timestamp, r.messages[1].timestamp], [numbers[2], numbers[3]]);
+    assert.equal(r.usage.cost, numbers[0]);
+    const text = tp.toJSONL(r.messages);
+    assert.equal(tp.Agent.fromJSONL(text, { model: jsModel(() => stop()) }).toJSONL(), text);
+  });
+
   test("a fourth: null where an optional field may be is kept; repairTranscript moves an entry's cut with its message", T, async () => {
     const failed = { role: "assistant", content: [], stopReason: "stop", errorMessage: null, timestamp: 2 };
     const nulled = { ...result("c0"), details: null };
