@@ -613,7 +613,8 @@ impl ToolOutput {
             content: f
                 .array("content", MediaBlock::from_value)?
                 .ok_or_else(|| missing("content"))?,
-            details: f.optional_value("details"),
+            // `null` is a value (`details` is anything): kept as the tool gave it.
+            details: f.take("details"),
             is_error: f.optional_bool("isError")?.unwrap_or(false),
             terminate: f.optional_bool("terminate")?.unwrap_or(false),
         })
@@ -633,7 +634,8 @@ impl ToolReply {
             content: f
                 .array("content", MediaBlock::from_value)?
                 .unwrap_or_default(),
-            details: f.optional_value("details"),
+            // `null` is a value (`details` is anything): kept as the tool gave it.
+            details: f.take("details"),
             is_error: f.optional_bool("isError")?.unwrap_or(false),
             timestamp,
             terminate: f.optional_bool("terminate")?.unwrap_or(false),

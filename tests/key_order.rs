@@ -249,3 +249,13 @@ fn an_optional_own_field_that_came_as_null_is_written_back_as_null() {
         "{\"role\":\"toolResult\",\"toolCallId\":\"c\",\"toolName\":\"t\",\"content\":[],\"details\":{\"n\":1},\"isError\":false,\"timestamp\":3}\n"
     );
 }
+
+#[test]
+fn a_tools_null_details_are_kept() {
+    // A tool's `details: null` is a value (found by a fifth attack: it was dropped).
+    let output: ToolOutput =
+        serde_json::from_value(json!({"content": [], "details": null})).unwrap();
+    assert_eq!(output.details, Some(Value::Null));
+    let reply: ToolReply = serde_json::from_value(json!({"details": null})).unwrap();
+    assert_eq!(reply.details, Some(Value::Null));
+}

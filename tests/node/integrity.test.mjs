@@ -386,6 +386,15 @@ describe("the third and fourth attacks (2026-12-07): compaction entries, and dat
     assert.equal(tp.Agent.fromJSONL(text, { model: jsModel(() => stop()) }).toJSONL(), text);
   });
 
+  test("a fifth: a tool's details: null is kept in the result it stores and hands out", T, async () => {
+    const tools = new tp.ToolRegistry();
+    tools.register({ name: "read", parameters: { type: "object" }, execute: async () => ({ content: [text("ok")], details: null }) });
+    const ended = [];
+    const r = await tp.runAgentLoop({ context: { messages: [userMsg("go")] }, model: jsModel((_q, n) => (n === 0 ? asks(toolCall("c1", "read")) : stop())), tools, onEvent: (e) => { if (e.type === "tool_end") ended.push(e.result); } });
+    assert.equal(r.reason, "stop");
+    for (const stored of [r.messages[2], ended[0]]) assert.ok("details" in stored && stored.details === null);
+  });
+
   test("a fourth: null where an optional field may be is kept; repairTranscript moves an entry's cut with its message", T, async () => {
     const failed = { role: "assistant", content: [], stopReason: "stop", errorMessage: null, timestamp: 2 };
     const nulled = { ...result("c0"), details: null };
