@@ -244,7 +244,7 @@ impl PendingCall {
         PendingCall {
             tool_call_id: call.id.clone(),
             tool_name: call.name.clone(),
-            arguments: call.arguments.clone(),
+            arguments: call.arguments_or_empty().clone(),
             needs_approval,
         }
     }

@@ -157,7 +157,7 @@ fn tool_call(call: &ToolCall) -> usize {
     (Object::new().field("type", string("toolCall")))
         .field("id", string(&call.id))
         .field("name", string(&call.name))
-        .field("arguments", json(&call.arguments))
+        .maybe("arguments", call.arguments.as_ref().map(json))
         .extra(&call.extra)
         .end()
 }

@@ -222,12 +222,22 @@ pub struct ToolCall {
     pub id: String,
     pub name: String,
     /// A JSON object in well-formed calls; kept as any value so a malformed call still reaches
-    /// the executor, which answers it with an error result instead of losing it.
-    pub arguments: Value,
+    /// the executor, which answers it with an error result instead of losing it. `None`: the call came
+    /// without any; it is kept so, and run as if they were `{}` (`arguments_or_empty`).
+    pub arguments: Option<Value>,
     pub extra: Extra,
 }
 
+/// The arguments of a call that came without any.
+static NO_ARGUMENTS: std::sync::LazyLock<Value> = std::sync::LazyLock::new(empty_object);
+
 impl ToolCall {
+    /// The arguments as the executor, the schema and `needsApproval` read them: `{}` for a call that came
+    /// without any.
+    pub fn arguments_or_empty(&self) -> &Value {
+        self.arguments.as_ref().unwrap_or(&NO_ARGUMENTS)
+    }
+
     /// This call with `"type": "toolCall"`, as it looks on its own.
     pub fn tagged(&self) -> WithType<'_, Self> {
         WithType {
@@ -562,7 +572,7 @@ impl AssistantBlock {
         AssistantBlock::ToolCall(ToolCall {
             id: id.into(),
             name: name.into(),
-            arguments,
+            arguments: Some(arguments),
             extra: Extra::new(),
         })
     }
@@ -694,7 +704,7 @@ impl Shape for ToolCall {
     fn own<'a>(&'a self, fields: &mut Fields<'a>) {
         fields.push(("id", Some(Field::Str(&self.id))));
         fields.push(("name", Some(Field::Str(&self.name))));
-        fields.push(("arguments", Some(Field::Value(&self.arguments))));
+        fields.push(("arguments", self.arguments.as_ref().map(Field::Value)));
     }
     fn extra(&self) -> &Extra {
         &self.extra

@@ -242,7 +242,7 @@ impl ModelEvent {
                 AssistantBlock::ToolCall(call) => {
                     events.push(ModelEvent::ToolcallDelta {
                         content_index,
-                        delta: call.arguments.to_string(),
+                        delta: call.arguments_or_empty().to_string(),
                         partial: Partial::default(),
                     });
                     events.push(ModelEvent::ToolcallEnd {
@@ -357,7 +357,7 @@ fn block_event(
         },
         (AssistantBlock::ToolCall(call), Phase::Delta) => ModelEvent::ToolcallDelta {
             content_index,
-            delta: call.arguments.to_string(),
+            delta: call.arguments_or_empty().to_string(),
             partial,
         },
         (AssistantBlock::ToolCall(call), Phase::End) => ModelEvent::ToolcallEnd {

@@ -19,8 +19,8 @@
 use serde_json::{Map, Value};
 
 use crate::message::{
-    empty_object, AgentMessage, AssistantBlock, AssistantMessage, CompactionEntry, CustomMessage,
-    Extra, ImageContent, MediaBlock, StopReason, TextContent, ThinkingContent, ToolCall,
+    AgentMessage, AssistantBlock, AssistantMessage, CompactionEntry, CustomMessage, Extra,
+    ImageContent, MediaBlock, StopReason, TextContent, ThinkingContent, ToolCall,
     ToolResultMessage, UserContent, UserMessage,
 };
 use crate::model::RecordedRequest;
@@ -386,7 +386,7 @@ impl ToolCall {
         Ok(ToolCall {
             id: f.string("id")?,
             name: f.string("name")?,
-            arguments: f.take("arguments").unwrap_or_else(empty_object),
+            arguments: f.take("arguments"),
             extra: f.extra_in_order(),
         })
     }

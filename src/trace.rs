@@ -10,7 +10,7 @@ use std::collections::BTreeSet;
 use std::fmt::Write;
 
 use serde::{Deserialize, Serialize};
-use serde_json::{json, Value};
+use serde_json::json;
 
 use crate::message::{
     AgentMessage, AssistantBlock, AssistantMessage, Extra, MediaBlock, StopReason, ToolCall,
@@ -258,7 +258,7 @@ pub fn validate_trace(records: &[TraceRecord]) -> TraceValidation {
                     AssistantBlock::ToolCall(ToolCall {
                         id: id.to_owned(),
                         name: String::new(),
-                        arguments: Value::Null,
+                        arguments: None,
                         extra: Extra::new(),
                     })
                 });

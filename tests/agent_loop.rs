@@ -565,7 +565,7 @@ fn events_and_standalone_messages_have_pi_ai_json_shapes() {
     let call = ToolCall {
         id: "c".into(),
         name: "read".into(),
-        arguments: json!({}),
+        arguments: Some(json!({})),
         extra: Default::default(),
     };
     let result = ToolResultMessage::error(&call, "no", 1.0);

@@ -91,7 +91,7 @@ fn draft2020_12_passes_through_the_registry() {
                 let call = ToolCall {
                     id: "c1".into(),
                     name: "t".into(),
-                    arguments: test["data"].clone(),
+                    arguments: Some(test["data"].clone()),
                     extra: Default::default(),
                 };
                 let before = ran.get();

@@ -123,7 +123,7 @@ fn a_custom_executors_extra_fields_keep_their_order_when_its_pairing_fields_are_
     let call = ToolCall {
         id: "c1".into(),
         name: "pick".into(),
-        arguments: json!({}),
+        arguments: Some(json!({})),
         extra: Extra::new(),
     };
     let clock = fixed_clock();
@@ -258,4 +258,47 @@ fn a_tools_null_details_are_kept() {
     assert_eq!(output.details, Some(Value::Null));
     let reply: ToolReply = serde_json::from_value(json!({"details": null})).unwrap();
     assert_eq!(reply.details, Some(Value::Null));
+}
+
+#[test]
+fn a_call_that_came_without_arguments_is_kept_so_and_runs_as_if_they_were_empty() {
+    // It was stored with "arguments": {} (found by a fifth attack).
+    let line = r#"{"role":"assistant","content":[{"type":"toolCall","id":"c1","name":"pick"}],"stopReason":"toolUse","timestamp":1}"#;
+    let messages = parse_jsonl(line, &[] as &[&str]).unwrap();
+    assert_eq!(to_jsonl(&messages), format!("{line}\n"));
+    let AgentMessage::Assistant(response) = messages[0].clone() else {
+        panic!("an assistant message")
+    };
+    let call = response.tool_calls().next().unwrap().clone();
+    assert_eq!(
+        (&call.arguments, call.arguments_or_empty()),
+        (&None, &json!({}))
+    );
+    let seen = Rc::new(std::cell::RefCell::new(Vec::new()));
+    let mut registry = ToolRegistry::new();
+    let definition = ToolDefinition {
+        name: "pick".into(),
+        description: String::new(),
+        parameters: json!({"type": "object"}),
+    };
+    let log = seen.clone();
+    let handler = move |args: Value, _ctx: ToolCallContext| {
+        log.borrow_mut().push(args);
+        async { Ok(ToolOutput::default()) }
+    };
+    registry
+        .register(Tool::new(definition, Rc::new(handler)))
+        .unwrap();
+    let model = ScriptedModel::new(vec![
+        response,
+        AssistantMessage::new(vec![AssistantBlock::text("done")], StopReason::Stop),
+    ]);
+    let recorder = Recorder::default();
+    let mut setup = Setup::new(&model, &registry, &recorder);
+    setup.context.messages = vec![AgentMessage::user("go", 0.0)];
+    let result = setup.run();
+    assert_eq!(result.reason, RunReason::Stop);
+    assert_eq!(*seen.borrow(), [json!({})]);
+    let stored = serde_json::to_value(&result.messages[1]).unwrap();
+    assert_eq!(keys(&stored, "/content/0"), ["type", "id", "name"]);
 }

@@ -1301,7 +1301,7 @@ fn the_validator_skips_custom_messages_wherever_they_stand() {
             &ToolCall {
                 id: "a".into(),
                 name: "read".into(),
-                arguments: json!({}),
+                arguments: Some(json!({})),
                 extra: Default::default(),
             },
             "x",

@@ -922,7 +922,7 @@ fn entries_take_no_part_in_the_pairing_and_are_never_queued() {
             &ToolCall {
                 id: "a".into(),
                 name: "read".into(),
-                arguments: json!({}),
+                arguments: Some(json!({})),
                 extra: Default::default(),
             },
             "x",
@@ -1014,7 +1014,7 @@ fn an_entry_handed_in_must_cut_where_a_run_could() {
                 &ToolCall {
                     id: "a".into(),
                     name: "read".into(),
-                    arguments: json!({}),
+                    arguments: Some(json!({})),
                     extra: Default::default(),
                 },
                 "x",
@@ -1092,7 +1092,7 @@ fn an_entry_handed_in_must_cut_where_a_run_could() {
                 &ToolCall {
                     id: "a".into(),
                     name: "read".into(),
-                    arguments: json!({}),
+                    arguments: Some(json!({})),
                     extra: Default::default(),
                 },
                 "x",
@@ -1420,7 +1420,7 @@ fn a_cut_is_at_a_user_or_assistant_message_and_never_separates_a_call_from_its_r
             &ToolCall {
                 id: id.into(),
                 name: "read".into(),
-                arguments: json!({}),
+                arguments: Some(json!({})),
                 extra: Default::default(),
             },
             "r",
@@ -1787,7 +1787,7 @@ fn repair_moves_a_compaction_entrys_cut_with_the_message_it_names() {
             &ToolCall {
                 id: id.into(),
                 name: "read".into(),
-                arguments: json!({}),
+                arguments: Some(json!({})),
                 extra: Default::default(),
             },
             "ok",

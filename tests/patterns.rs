@@ -249,7 +249,7 @@ fn validate_name(pattern: &str, name: &str) -> Result<(), String> {
     let call = ToolCall {
         id: "c1".into(),
         name: "t".into(),
-        arguments: json!({ "name": name }),
+        arguments: Some(json!({ "name": name })),
         extra: Default::default(),
     };
     let context = ExecutionContext {

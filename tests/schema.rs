@@ -821,7 +821,7 @@ mod through_the_registry {
         let call = ToolCall {
             id: "c1".into(),
             name: "read".into(),
-            arguments,
+            arguments: Some(arguments),
             extra: Default::default(),
         };
         let context = ExecutionContext {

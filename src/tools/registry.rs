@@ -199,7 +199,7 @@ impl ToolRegistry {
     /// tool's own failure.
     async fn run(&self, call: &ToolCall, context: ToolCallContext) -> Result<ToolOutput, String> {
         let tool = self.check(call)?;
-        tool.handler.call(&call.arguments, context).await
+        tool.handler.call(call.arguments_or_empty(), context).await
     }
 
     /// The tool that will run `call`, or why none will: no such tool, or arguments that fail its schema.
@@ -208,7 +208,7 @@ impl ToolRegistry {
             .entry(&call.name)
             .ok_or_else(|| format!("Tool \"{}\" not found", call.name))?;
         parameters
-            .validate(&call.arguments, "arguments")
+            .validate(call.arguments_or_empty(), "arguments")
             .map_err(|problem| {
                 format!("Invalid arguments for tool \"{}\": {problem}", call.name)
             })?;
@@ -254,7 +254,7 @@ impl ToolExecutor for ToolRegistry {
         match &tool.needs_approval {
             NeedsApproval::Never => None,
             NeedsApproval::Always => Some(Box::pin(async { Ok(true) })),
-            NeedsApproval::Ask(check) => Some(check.needs_approval(&call.arguments)),
+            NeedsApproval::Ask(check) => Some(check.needs_approval(call.arguments_or_empty())),
         }
     }
 }

@@ -857,16 +857,17 @@ impl Walk<'_> {
                     };
                     let log = self.world.needs.borrow()[n].clone();
                     ensure!(
-                        (log.tool, &log.arguments) == (call.name.as_str(), &call.arguments),
+                        (log.tool, &log.arguments)
+                            == (call.name.as_str(), call.arguments_or_empty()),
                         "needsApproval asked about {} {}, expected {} {}",
                         log.tool,
                         log.arguments,
                         call.name,
-                        call.arguments
+                        call.arguments_or_empty()
                     );
                     let planned = match throws {
                         true => Err(format!("needsApproval of {} failed", call.name)),
-                        false => Ok(has_path(&call.arguments)),
+                        false => Ok(has_path(call.arguments_or_empty())),
                     };
                     ensure!(
                         log.answer == planned,
@@ -885,7 +886,7 @@ impl Walk<'_> {
             let pending = (calls.iter().zip(needs)).map(|(call, needs_approval)| PendingCall {
                 tool_call_id: call.id.clone(),
                 tool_name: call.name.clone(),
-                arguments: call.arguments.clone(),
+                arguments: call.arguments_or_empty().clone(),
                 needs_approval,
             });
             self.pending = Some(pending.collect());
@@ -1369,7 +1370,7 @@ impl Walk<'_> {
             "call {} ({}, {}): handler ran = {}",
             call.id,
             call.name,
-            call.arguments,
+            call.arguments_or_empty(),
             execution.handler_ran
         );
         if !accepted {

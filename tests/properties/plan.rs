@@ -60,10 +60,12 @@ pub fn registry_accepts(call: &ToolCall) -> bool {
     let Some(def) = definitions().into_iter().find(|d| d.name == call.name) else {
         return false;
     };
+    // A call that came without arguments runs as if they were `{}`.
+    let arguments = call.arguments.clone().unwrap_or_else(|| json!({}));
     match def.name.as_str() {
-        "gamma" => call.arguments.is_object(),
-        "alpha" => call.arguments.get("path").is_some_and(Value::is_string),
-        _ => call.arguments.as_object().is_some_and(|o| {
+        "gamma" => arguments.is_object(),
+        "alpha" => arguments.get("path").is_some_and(Value::is_string),
+        _ => arguments.as_object().is_some_and(|o| {
             o.len() == 1 && o.get("n").and_then(Value::as_i64).is_some_and(|n| n >= 0)
         }),
     }

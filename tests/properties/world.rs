@@ -697,7 +697,7 @@ impl ToolExecutor for Executor {
             ExecutorKind::Custom => match &self.registry.get(&call.name)?.needs_approval {
                 NeedsApproval::Never => None,
                 NeedsApproval::Always => Some(Box::pin(async { Ok(true) })),
-                NeedsApproval::Ask(check) => Some(check.needs_approval(&call.arguments)),
+                NeedsApproval::Ask(check) => Some(check.needs_approval(call.arguments_or_empty())),
             },
         }
     }
