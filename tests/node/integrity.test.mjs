@@ -395,6 +395,16 @@ describe("the third and fourth attacks (2026-12-07): compaction entries, and dat
     for (const stored of [r.messages[2], ended[0]]) assert.ok("details" in stored && stored.details === null);
   });
 
+  test("a fifth: a call that came without arguments is stored without, and its tool gets {}", T, async () => {
+    const got = [];
+    const tools = new tp.ToolRegistry();
+    tools.register({ name: "read", parameters: { type: "object" }, execute: async (args) => (got.push(args), { content: [text("ok")] }) });
+    const bare = { type: "toolCall", id: "c1", name: "read" };
+    const r = await tp.runAgentLoop({ context: { messages: [userMsg("go")] }, model: jsModel((_q, n) => (n === 0 ? asks(bare) : stop())), tools });
+    assert.equal(r.reason, "stop");
+    assert.deepEqual([JSON.stringify(r.messages[1].content[0]), got], [JSON.stringify(bare), [{}]]);
+  });
+
   test("a fourth: null where an optional field may be is kept; repairTranscript moves an entry's cut with its message", T, async () => {
     const failed = { role: "assistant", content: [], stopReason: "stop", errorMessage: null, timestamp: 2 };
     const nulled = { ...result("c0"), details: null };
