@@ -455,8 +455,12 @@ impl UserMessage {
 }
 
 impl AssistantMessage {
+    /// A message on its own (a model's final message, a script's): its `role` must be there, as in a
+    /// transcript, so that the message stored is the one given (a missing one was filled in).
     pub fn from_value(value: Value) -> Result<Self, String> {
-        Self::from_fields(Fields::of(value)?)
+        let f = Fields::of(value)?;
+        f.variant("role")?;
+        Self::from_fields(f)
     }
 
     fn from_fields(mut f: Fields) -> Result<Self, String> {

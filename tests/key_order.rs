@@ -302,3 +302,18 @@ fn a_call_that_came_without_arguments_is_kept_so_and_runs_as_if_they_were_empty(
     let stored = serde_json::to_value(&result.messages[1]).unwrap();
     assert_eq!(keys(&stored, "/content/0"), ["type", "id", "name"]);
 }
+
+#[test]
+fn a_message_read_on_its_own_must_say_its_role() {
+    // A model's final message without `role` was stored with "role": "assistant" filled in (found by a
+    // sixth attack); as in a transcript, it is refused naming the field.
+    let bare = json!({"content": [], "stopReason": "stop", "timestamp": 1});
+    assert_eq!(
+        serde_json::from_value::<AssistantMessage>(bare)
+            .unwrap_err()
+            .to_string(),
+        "role is missing"
+    );
+    let given = json!({"role": "assistant", "content": [], "stopReason": "stop", "timestamp": 1});
+    assert!(serde_json::from_value::<AssistantMessage>(given).is_ok());
+}

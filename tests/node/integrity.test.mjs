@@ -405,6 +405,14 @@ describe("the third and fourth attacks (2026-12-07): compaction entries, and dat
     assert.deepEqual([JSON.stringify(r.messages[1].content[0]), got], [JSON.stringify(bare), [{}]]);
   });
 
+  test("a sixth: a model's final message without role ends the run as a model error, nothing appended", T, async () => {
+    const { role: _, ...bare } = stop();
+    const r = await tp.runAgentLoop({ context: { messages: [userMsg("go")] }, model: jsModel(() => bare), tools: recording([]) });
+    assert.equal(r.reason, "error");
+    assert.match(r.error, /role is missing/);
+    assert.deepEqual(r.messages.map((m) => m.role), ["user"]);
+  });
+
   test("a fourth: null where an optional field may be is kept; repairTranscript moves an entry's cut with its message", T, async () => {
     const failed = { role: "assistant", content: [], stopReason: "stop", errorMessage: null, timestamp: 2 };
     const nulled = { ...result("c0"), details: null };
