@@ -132,38 +132,11 @@ const LEGS = [
       return { messages: await stream.result(), events };
     },
   },
-  {
-    name: "floor",
-    label: "hand-written floor loop",
-    async run(turns, workload, shape) {
-      const { floorTools } = setup(workload);
-      const script = new Script(turns, workload, shape);
-      let events = 0;
-      const r = await floorLoop({
-        context: { systemPrompt: SYSTEM_PROMPT, messages: [userMessage()] },
-        model: { stream: () => script.nextStream() },
-        tools: floorTools, maxSteps: turns + 1, onEvent: () => { events++; },
-      });
-      return { messages: r.messages, events, reason: r.reason, error: r.error };
-    },
-  },
+  floorLeg("floor", "hand-written floor loop"),
   // The floor with SPEC §10's copies (bench/floor-loop.mjs, `copies`), only when --legs names it: what the
   // read-once rule and frozen objects cost in plain JS, against pi (floor10/pi).
-  args.legs && String(args.legs).split(",").includes("floor10") && {
-    name: "floor10",
-    label: "hand-written floor loop with SPEC §10's copies (read once, frozen)",
-    async run(turns, workload, shape) {
-      const { floorTools } = setup(workload);
-      const script = new Script(turns, workload, shape);
-      let events = 0;
-      const r = await floorLoop({
-        context: { systemPrompt: SYSTEM_PROMPT, messages: [userMessage()] },
-        model: { stream: () => script.nextStream() },
-        tools: floorTools, maxSteps: turns + 1, onEvent: () => { events++; }, copies: true,
-      });
-      return { messages: r.messages, events, reason: r.reason, error: r.error };
-    },
-  },
+  args.legs && String(args.legs).split(",").includes("floor10") &&
+    floorLeg("floor10", "hand-written floor loop with SPEC §10's copies (read once, frozen)", true),
   tiny && tinyLeg("tiny", "tiny-pi runAgentLoop", tiny, "tinyTools"),
   // SPEC §7's hooks at their cheapest: an afterToolCall and a prepareRequest that return nothing, so each call
   // and each request crosses to JS once more (with its frozen context) and changes nothing.
@@ -179,6 +152,25 @@ const LEGS = [
 const leg = (name) => LEGS.find((l) => l.name === name);
 // The legs of the cost split, the collector's share and the memory phase: the loops themselves.
 const LOOPS = LEGS.filter((l) => ["pi", "floor", "tiny"].includes(l.name));
+
+/** A leg running the hand-written floor loop (`copies`: with SPEC §10's copies). */
+function floorLeg(name, label, copies = false) {
+  return {
+    name,
+    label,
+    async run(turns, workload, shape) {
+      const { floorTools } = setup(workload);
+      const script = new Script(turns, workload, shape);
+      let events = 0;
+      const r = await floorLoop({
+        context: { systemPrompt: SYSTEM_PROMPT, messages: [userMessage()] },
+        model: { stream: () => script.nextStream() },
+        tools: floorTools, maxSteps: turns + 1, onEvent: () => { events++; }, copies,
+      });
+      return { messages: r.messages, events, reason: r.reason, error: r.error };
+    },
+  };
+}
 
 /** A leg running `build`'s runAgentLoop with its registry (`setup(workload)[tools]`) and `options`. */
 function tinyLeg(name, label, build, tools, options = {}) {

@@ -36,11 +36,6 @@ impl Extra {
             order: Some(Box::new(order)),
         }
     }
-
-    /// The fields, without any order of the shape they were read with.
-    pub fn into_map(self) -> Map<String, Value> {
-        self.fields
-    }
 }
 
 impl From<Map<String, Value>> for Extra {
