@@ -1291,6 +1291,44 @@ fn custom_role_messages_are_kept_verbatim_and_never_sent() {
 }
 
 #[test]
+fn prepare_request_putting_back_a_custom_message_or_an_entry_unconverted_ends_the_run_before_the_request(
+) {
+    let note = AgentMessage::from_value_with_roles(json!({"role": "note"}), &["note"]).unwrap();
+    let entry = AgentMessage::from_value(
+        json!({"role": "compaction", "summary": "s", "firstKeptIndex": 0, "timestamp": 1}),
+    )
+    .unwrap();
+    let cases = [
+        (note, "prepareRequest returned messages[1] with role \"note\": a custom-role message, which is sent only once converted (to a user message, say)"),
+        (entry, "prepareRequest returned messages[1] with role \"compaction\": a compaction entry, which is never sent (its summary is)"),
+    ];
+    for (stranger, expected) in cases {
+        let log = Log::default();
+        let model = ScriptedModel::new(vec![done()]);
+        let registry = readme_registry();
+        let prepare = Prepare::new(&log, move |request, _| {
+            let mut messages = request.messages.to_vec();
+            messages.push(stranger.clone());
+            Ok(Some(RequestPatch {
+                messages: Some(messages),
+                ..RequestPatch::default()
+            }))
+        });
+        let mut setup = Setup::new(&model, &registry, &NoObserver);
+        setup.control.custom_roles = vec!["note".into()];
+        setup.control.prepare_request = Some(&prepare);
+        let result = setup.run();
+        assert_eq!(
+            (result.reason, result.steps, model.request_count()),
+            (RunReason::Error, 0, 0),
+            "no request made"
+        );
+        assert_eq!(result.error.as_deref(), Some(expected));
+        assert_eq!(roles(&result.messages), ["user"]);
+    }
+}
+
+#[test]
 fn the_validator_skips_custom_messages_wherever_they_stand() {
     let note = AgentMessage::from_value_with_roles(json!({"role": "note"}), &["note"]).unwrap();
     let messages = vec![

@@ -36,6 +36,9 @@ pub(super) async fn prepare_request(
         .await
         .map_err(|message| End::Error(format!("prepareRequest failed: {message}")))?;
     let messages = patch.as_ref().and_then(|p| p.messages.as_deref());
+    if let Some(problem) = messages.and_then(never_sent) {
+        return Err(End::Error(problem));
+    }
     if let Some(problem) = messages.and_then(|m| validate_transcript(m).problems.into_iter().next())
     {
         return Err(End::Error(format!(
@@ -46,6 +49,23 @@ pub(super) async fn prepare_request(
         )));
     }
     Ok(patch)
+}
+
+/// The first message of a patched request that a model is never sent (SPEC §7, §13): a compaction entry,
+/// or a custom-role message `prepareRequest` put back without converting it to a user message.
+fn never_sent(messages: &[AgentMessage]) -> Option<String> {
+    let (index, message) = messages
+        .iter()
+        .enumerate()
+        .find(|(_, m)| matches!(m, AgentMessage::Compaction(_) | AgentMessage::Custom(_)))?;
+    let what = match message {
+        AgentMessage::Compaction(_) => "a compaction entry, which is never sent (its summary is)",
+        _ => "a custom-role message, which is sent only once converted (to a user message, say)",
+    };
+    Some(format!(
+        "prepareRequest returned messages[{index}] with role \"{}\": {what}",
+        message.role()
+    ))
 }
 
 /// Streams one response: every event goes to the observer, then the final message is taken from

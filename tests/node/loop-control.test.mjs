@@ -488,13 +488,17 @@ describe("prepareRequest", () => {
     assert.equal(request.systemPrompt, "SYS");
   });
 
-  test("a throw, an answer of the wrong shape or messages that break the pairing end the run before the request", T, async () => {
+  test("a throw, an answer of the wrong shape, messages that break the pairing or that a model is never sent end the run before the request", T, async () => {
     const cases = [
       [() => { throw new Error("no budget"); }, "prepareRequest failed: no budget"],
       [() => ({ systemPrompt: 5 }), "prepareRequest failed: returned systemPrompt must be a string (got 5)"],
       [() => ({ messages: [{ role: "user", content: 5 }] }), /^prepareRequest failed: returned messages\[0\]\.content/],
       [() => ({ tools: {} }), /^prepareRequest failed: returned tools must be an array of tool definitions/],
       [(request) => ({ messages: request.messages.slice(0, 2) }), /^prepareRequest returned messages that break the pairing: missing_result for tool call "a"/],
+      [(request) => ({ messages: [...request.messages, { role: "compaction", summary: "s", firstKeptIndex: 0, timestamp: 1 }] }),
+        'prepareRequest returned messages[3] with role "compaction": a compaction entry, which is never sent (its summary is)'],
+      [(request) => ({ messages: [request.messages[0], { role: "note", text: "n" }, ...request.messages.slice(1)] }),
+        'prepareRequest returned messages[1] with role "note": a custom-role message, which is sent only once converted (to a user message, say)'],
     ];
     for (const [hook, error] of cases) {
       const model = jsModel((_req, i) => (i === 0 ? useTools(toolCall("a", "echo")) : stop()));
@@ -502,6 +506,7 @@ describe("prepareRequest", () => {
         context: { messages: [userMsg("go")] },
         model,
         tools: registry(),
+        customRoles: ["note"],
         prepareRequest: (request, ctx) => (ctx.step === 2 ? hook(request) : undefined),
       });
       assert.equal(result.reason, "error");

@@ -373,6 +373,17 @@ impl Walk<'_> {
             Ok(Some(patch)) => patch,
         };
         if let Some(messages) = &patch.messages {
+            let unsent = messages.iter().enumerate().find_map(|(i, m)| match m {
+                AgentMessage::Compaction(_) => Some((i, "compaction", "a compaction entry, which is never sent (its summary is)")),
+                AgentMessage::Custom(c) => Some((i, c.role.as_str(), "a custom-role message, which is sent only once converted (to a user message, say)")),
+                _ => None,
+            });
+            if let Some((index, role, what)) = unsent {
+                let error = format!(
+                    "prepareRequest returned messages[{index}] with role \"{role}\": {what}"
+                );
+                return Ok(Err((RunReason::Error, Cause::Exactly(error))));
+            }
             let broken = pairing_problem(messages);
             if messages.last() == Some(&orphan()) {
                 ensure!(broken.is_some(), "the oracle missed an orphan result");

@@ -207,6 +207,9 @@ pub enum PrepareMove {
     Remind,
     /// The messages plus a result no call asked for: the run must end before the request.
     Orphan,
+    /// The whole transcript as the request's messages: with a compaction entry or a custom-role message in
+    /// it, the run must end before the request; without, the request carries it.
+    Whole,
     Throw,
     Gate,
 }
@@ -777,6 +780,7 @@ pub fn control_plan() -> impl Strategy<Value = ControlPlan> {
         (2, PrepareMove::SystemPrompt),
         (2, PrepareMove::Remind),
         (1, PrepareMove::Orphan),
+        (1, PrepareMove::Whole),
         (1, PrepareMove::Throw),
         (2, PrepareMove::Gate),
     ]);

@@ -1034,6 +1034,10 @@ impl PrepareRequest for Hooks {
                 messages: Some(with(orphan())),
                 ..RequestPatch::default()
             })),
+            PrepareMove::Whole => Ok(Some(RequestPatch {
+                messages: Some(context.messages.to_vec()),
+                ..RequestPatch::default()
+            })),
             PrepareMove::Throw => Err(format!("prepare failed at step {step}")),
         };
         self.world.prepares.borrow_mut().push(PrepareLog {

@@ -278,7 +278,8 @@ export type BeforeToolCallResult = { block: true; reason?: string } | { block: f
 export type AfterToolCallResult = { content?: ToolContent; details?: unknown; isError?: boolean; terminate?: boolean } | void | undefined | null;
 
 /** `prepareRequest`'s answer: nothing, or the fields of the request to replace. Replaced `messages` must
- * still pair every tool call with one result after it, or the run ends with reason `"error"`. */
+ * still pair every tool call with one result after it and hold no compaction entry and no unconverted
+ * custom-role message, or the run ends with reason `"error"`. */
 export type PrepareRequestResult<A extends AssistantMessage = AssistantMessage> = Partial<ModelRequest<A>> | void | undefined | null;
 
 /** SPEC §7's options of `runAgentLoop`, each optional; a hook or queue may return a promise, which is awaited.
