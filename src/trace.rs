@@ -87,7 +87,8 @@ pub struct TraceRecord {
     pub kind: TraceKind,
     pub owner: Owner,
     pub detail: String,
-    /// The call a record is about; several ids, comma-separated, for a message with several calls.
+    /// The call a record is about. An `assistant_message` record lists its message's ids separated by `,`,
+    /// a `,` or `\` inside an id written `\,` or `\\` (`join_call_ids`); a `tool_result` record holds its id as is.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tool_call_id: Option<String>,
 }
@@ -144,7 +145,7 @@ pub fn prologue_trace(messages: &[AgentMessage]) -> Vec<TraceRecord> {
                 if !names.is_empty() {
                     write!(detail, " name={}", names.join(",")).ok();
                 }
-                let ids = (!ids.is_empty()).then(|| ids.join(","));
+                let ids = (!ids.is_empty()).then(|| join_call_ids(&ids));
                 push(TraceKind::AssistantMessage, Owner::Model, detail, ids);
             }
             AgentMessage::ToolResult(result) => {
@@ -201,7 +202,12 @@ pub fn format_trace(records: &[TraceRecord]) -> String {
         )
         .ok();
         if let Some(id) = &r.tool_call_id {
-            write!(out, " toolCallId={id}").ok();
+            let plain = !id.is_empty()
+                && !id.contains(|c: char| c.is_whitespace() || c.is_control() || c == '"');
+            match plain {
+                true => write!(out, " toolCallId={id}").ok(),
+                false => write!(out, " toolCallId={}", quote(id)).ok(),
+            };
         }
         out.push('\n');
     }
@@ -254,9 +260,9 @@ pub fn validate_trace(records: &[TraceRecord]) -> TraceValidation {
         let message = match (record.kind, record.tool_call_id.as_deref()) {
             (TraceKind::UserMessage, _) => AgentMessage::user("", 0.0),
             (TraceKind::AssistantMessage, _) => {
-                let calls = call_ids(record).map(|id| {
+                let calls = call_ids(record).into_iter().map(|id| {
                     AssistantBlock::ToolCall(ToolCall {
-                        id: id.to_owned(),
+                        id,
                         name: String::new(),
                         arguments: None,
                         extra: Extra::new(),
@@ -294,13 +300,33 @@ pub fn validate_trace(records: &[TraceRecord]) -> TraceValidation {
     }
 }
 
-/// The ids of an assistant message's record (comma-separated in `toolCallId`).
-fn call_ids(record: &TraceRecord) -> impl Iterator<Item = &str> {
-    record
-        .tool_call_id
-        .as_deref()
-        .into_iter()
-        .flat_map(|ids| ids.split(','))
+/// An assistant message's ids as its record's `toolCallId`: separated by `,`, with `\` before a `,` or `\`
+/// inside an id, so that `call_ids` gives each id back whole.
+pub fn join_call_ids(ids: &[&str]) -> String {
+    let escaped: Vec<String> = ids
+        .iter()
+        .map(|id| id.replace('\\', "\\\\").replace(',', "\\,"))
+        .collect();
+    escaped.join(",")
+}
+
+/// The ids of an assistant message's record: its `toolCallId` split at each `,` not written `\,`, with `\`
+/// taken off before the character it escapes.
+pub fn call_ids(record: &TraceRecord) -> Vec<String> {
+    let Some(joined) = record.tool_call_id.as_deref() else {
+        return Vec::new();
+    };
+    let (mut ids, mut id) = (Vec::new(), String::new());
+    let mut chars = joined.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' => id.extend(chars.next()),
+            ',' => ids.push(std::mem::take(&mut id)),
+            c => id.push(c),
+        }
+    }
+    ids.push(id);
+    ids
 }
 
 fn user_text(content: &UserContent) -> String {
@@ -331,6 +357,8 @@ fn first_line(text: &str) -> String {
     short
 }
 
-fn quote(detail: &str) -> String {
-    format!("\"{}\"", detail.replace('\\', "\\\\").replace('"', "\\\""))
+/// A detail or an odd id as a JSON string: quotes, backslashes and control characters (a newline in a tool's
+/// name or id) escaped, so each record stays one line.
+fn quote(text: &str) -> String {
+    serde_json::to_string(text).expect("a string is written")
 }

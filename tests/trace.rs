@@ -8,7 +8,7 @@ mod common;
 
 use common::*;
 use serde_json::json;
-use tiny_pi::trace::{trace_wording, TraceProblem};
+use tiny_pi::trace::{call_ids, trace_wording, TraceProblem};
 use tiny_pi::*;
 
 fn result_msg(id: &str) -> AgentMessage {
@@ -363,7 +363,8 @@ proptest::proptest! {
     ) {
         // (kind, ids, skipped): a user message, an assistant message calling `ids`, a result for ids[0] (skipped or
         // not), a compaction entry, a custom-role message.
-        const IDS: [&str; 4] = ["a", "b", "c", "d"];
+        // Ids with the trace's separator, its escape and a newline in them, beside plain ones.
+        const IDS: [&str; 4] = ["a", "b,c", "d\\", "e\nf"];
         let messages: Vec<AgentMessage> = shape
             .iter()
             .map(|(kind, ids, skipped)| match kind {
@@ -386,6 +387,14 @@ proptest::proptest! {
             .map(|p| TraceProblem { kind: p.kind, seq: seq[p.index].unwrap(), message: trace_wording(p.kind).into(), tool_call_id: p.tool_call_id })
             .collect();
         proptest::prop_assert_eq!(validate_trace(&records).problems, expected);
+        // Each assistant message's record gives back its ids whole, and each record formats as one line.
+        for (m, at) in messages.iter().zip(&seq) {
+            if let (AgentMessage::Assistant(a), Some(at)) = (m, at) {
+                let ids: Vec<String> = a.tool_calls().map(|c| c.id.clone()).collect();
+                proptest::prop_assert_eq!(call_ids(&records[at - 1]), ids);
+            }
+        }
+        proptest::prop_assert_eq!(format_trace(&records).lines().count(), records.len());
         // Every tool_start stands right before its tool result, which answers a call of the last assistant message
         // before it that no earlier result answered (an oracle written apart from validate_transcript).
         for (i, r) in records.iter().enumerate().filter(|(_, r)| r.kind == TraceKind::ToolStart) {
@@ -395,7 +404,7 @@ proptest::proptest! {
             let call = records[..i].iter().rposition(|r| r.kind == TraceKind::AssistantMessage);
             proptest::prop_assert!(call.is_some(), "a start with no call before it");
             let call = call.unwrap();
-            proptest::prop_assert!(records[call].tool_call_id.as_deref().unwrap_or("").split(',').any(|c| c == id));
+            proptest::prop_assert!(call_ids(&records[call]).iter().any(|c| c == id));
             let answered = records[call..i].iter().any(|r| r.kind == TraceKind::ToolResult && r.tool_call_id.as_deref() == Some(id));
             proptest::prop_assert!(!answered, "a second start for {}", id);
         }
@@ -417,4 +426,34 @@ proptest::proptest! {
         }
         proptest::prop_assert_eq!(starts, answering);
     }
+}
+
+#[test]
+fn odd_call_ids_are_kept_whole_and_each_record_stays_one_line() {
+    let messages = vec![
+        user("go"),
+        calls(&["a,b", "c\\", "d\ne", "plain"]),
+        result_msg("a,b"),
+    ];
+    let records = prologue_trace(&messages);
+    assert_eq!(
+        records[2].tool_call_id.as_deref(),
+        Some("a\\,b,c\\\\,d\ne,plain"),
+        "a comma or backslash in an id is escaped in the message's record"
+    );
+    assert_eq!(call_ids(&records[2]), ["a,b", "c\\", "d\ne", "plain"]);
+    assert_eq!(
+        format_trace(&records[2..]).lines().collect::<Vec<_>>(),
+        [
+            "03 assistant_message owner=model detail=\"stopReason=toolUse name=read,read,read,read\" toolCallId=\"a\\\\,b,c\\\\\\\\,d\\ne,plain\"",
+            "04 tool_start owner=loop detail=\"name=read\" toolCallId=a,b",
+            "05 tool_result owner=tool detail=\"ok\" toolCallId=a,b",
+        ]
+    );
+    let problems = trace_problems(&records);
+    assert_eq!(
+        problems.iter().map(|p| p.1.as_str()).collect::<Vec<_>>(),
+        ["c\\", "d\ne", "plain"],
+        "the three calls without a result, each named whole"
+    );
 }

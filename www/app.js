@@ -281,8 +281,8 @@ function derive() {
   const inProgress = new Set(waiting.map((p) => `${p.index}:${p.toolCallId}`));
   const trace = messages.length === 0 ? null : safely(() => buildTrace(messages, keys, events, customRoles));
   const inProgressIds = new Set();
-  for (const { record, msgIndex } of trace?.records ?? [])
-    for (const id of String(record.toolCallId ?? "").split(",")) if (inProgress.has(`${msgIndex}:${id}`)) inProgressIds.add(`${record.seq}:${id}`);
+  for (const { record, msgIndex, ids } of trace?.records ?? [])
+    for (const id of ids) if (inProgress.has(`${msgIndex}:${id}`)) inProgressIds.add(`${record.seq}:${id}`);
   const links = buildLinks({ messages, keys, events, rows, trace: trace?.error ? null : trace });
   const heldSeq = !checked && run.held ? run.hold.seq : null;
   const selection = state.selection ?? (heldSeq ? `e:${heldSeq}` : null);
@@ -302,7 +302,9 @@ function buildTrace(messages, keys, events, customRoles) {
   const { api } = state;
   const at = messages.flatMap((m, i) => (customRoles.includes(m?.role) || m?.role === "compaction" ? [] : [i]));
   const ordered = orderTrace(api.prologueTrace(at.map((i) => messages[i])), at.map((i) => keys[i]), events);
-  ordered.records = ordered.records.map((r) => ({ ...r, msgIndex: at[r.msgIndex] }));
+  // Each record's call ids, read from its message (an assistant_message record's toolCallId joins them).
+  const idsOf = ({ record, msgIndex }) => (record.kind === "assistant_message" ? toolCalls(messages[msgIndex]).map((c) => c.id) : record.toolCallId === undefined ? [] : [record.toolCallId]);
+  ordered.records = ordered.records.map((r) => ({ ...r, msgIndex: at[r.msgIndex] })).map((r) => ({ ...r, ids: idsOf(r) }));
   const records = ordered.records.map((r) => r.record);
   return { ...ordered, formatted: api.formatTrace(records), validation: api.validateTrace(records) };
 }

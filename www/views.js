@@ -479,7 +479,7 @@ export function renderTools(list, execs, onRelease) {
 // --- chapter-00 trace ------------------------------------------------------------------------------
 
 /**
- * trace: {records: [{record, msgIndex}], formatted, validation, fromEvents} or {error}; rows link to their message.
+ * trace: {records: [{record, msgIndex, ids}], formatted, validation, fromEvents} or {error}; rows link to their message.
  * A row shows validateTranscript's kinds about its message (as every other view does); the check under the
  * table is validateTrace's own verdict.
  */
@@ -493,13 +493,12 @@ export function renderTrace(box, trace, { highlight, selected, inProgressIds, pa
     return;
   }
   // The record that stands for a message (its assistant_message, or its tool_result) carries its problems.
-  const problemsOf = (r, msgIndex) => {
+  const problemsOf = (r, msgIndex, ids) => {
     if (r.kind !== "assistant_message" && r.kind !== "tool_result") return [];
-    const ids = String(r.toolCallId ?? "").split(",");
     return problems.filter((p) => p.index === msgIndex && ids.includes(p.toolCallId));
   };
-  const rows = trace.records.map(({ record: r, msgIndex }) => {
-    const about = problemsOf(r, msgIndex);
+  const rows = trace.records.map(({ record: r, msgIndex, ids }) => {
+    const about = problemsOf(r, msgIndex, ids);
     const pending = (p) => p.kind === "missing_result" && inProgressIds.has(`${r.seq}:${p.toolCallId}`);
     const token = `t:${r.seq}`;
     return selectable(

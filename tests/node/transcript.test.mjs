@@ -69,6 +69,19 @@ test("validateTrace: a dropped result is a missing paired result, a moved one is
   assert.ok(early.problems.some((p) => p.kind === "result_before_call" && p.toolCallId === "call_1" && /result before call/.test(p.message)), JSON.stringify(early.problems));
 });
 
+test("prologueTrace, validateTrace and formatTrace keep an id with a comma, a backslash or a newline whole", () => {
+  const ids = ["a,b", "c\\", "d\ne"];
+  const messages = [userMsg("go"), assistantMsg(ids.map((id) => toolCall(id, "read")), "toolUse"), result("a,b"), result("c\\")];
+  const records = tp.prologueTrace(messages);
+  assert.equal(records[2].toolCallId, "a\\,b,c\\\\,d\ne");
+  assert.deepEqual(tp.validateTrace(records).problems.map((p) => [p.kind, p.toolCallId, p.seq]), [["missing_result", "d\ne", 3]],
+    "the one call without a result, as validateTranscript has it");
+  assert.deepEqual(tp.validateTranscript(messages).problems.map((p) => p.toolCallId), ["d\ne"]);
+  const lines = tp.formatTrace(records).trimEnd().split("\n");
+  assert.equal(lines.length, records.length, "one line a record");
+  assert.equal(lines[2], '03 assistant_message owner=model detail="stopReason=toolUse name=read,read,read" toolCallId="a\\\\,b,c\\\\\\\\,d\\ne"');
+});
+
 test("the trace of a real run matches the trace of its transcript", async () => {
   const messages = prologue();
   const tools = new tp.ToolRegistry();

@@ -376,6 +376,8 @@ export interface TraceRecord {
   kind: TraceKind;
   owner: TraceOwner;
   detail: string;
+  /** The call the record is about. An `assistant_message` record lists its calls' ids separated by `,`, with a
+   * `,` or `\` inside an id written `\,` or `\\`. */
   toolCallId?: string;
 }
 /** How a trace names each kind of problem (chapter 00's words for the first two). */
