@@ -229,6 +229,30 @@ if (wasmOptArgs) {
   }
 }
 
+// ---- a freed object's error ---------------------------------------------------
+// A method of an object whose free() was called reaches wasm-bindgen's own check, which throws
+// `Error("null pointer passed to rust")` from inside the .wasm. The JS that throws it (wasm-bindgen's
+// `__wbindgen_throw` import) throws the bridge's `typeError` instead: a TypeError saying what happened,
+// its stack starting at the app's line. Any other message wasm-bindgen throws is left as it is.
+const WBG_THROW = "throw new Error(getStringFromWasm0(arg0, arg1));";
+const FREED = "this tiny-pi object (an Agent, a ToolRegistry or a ScriptedModel) was used after its free() was called: make a new one";
+await step("name the error of a freed object in the shipped JS", () => {
+  const built = [...builtFolders.map((b) => [b.folder, stem]), ...(lesson ? [[lesson.folder, lesson.out_name]] : [])];
+  for (const [folder, name] of built) {
+    const file = path.join(outDir, folder, `${name}.js`);
+    const text = fs.readFileSync(file, "utf8");
+    const at = text.indexOf("__wbindgen_throw_");
+    const line = at < 0 ? -1 : text.indexOf(WBG_THROW, at);
+    if (line < 0 || !/\btypeError\b/.test(text.slice(0, at))) {
+      throw Object.assign(new Error(`${folder}/${name}.js: wasm-bindgen's __wbindgen_throw (${WBG_THROW}) or the bridge's typeError import was not found`), {
+        hint: "wasm-bindgen's generated JS changed: find where it throws a string from the .wasm and point this step at it",
+      });
+    }
+    const named = `{ const message = getStringFromWasm0(arg0, arg1); throw message === "null pointer passed to rust" ? typeError(${JSON.stringify(FREED)}) : new Error(message); }`;
+    fs.writeFileSync(file, text.slice(0, line) + named + text.slice(line + WBG_THROW.length));
+  }
+});
+
 // ---- JS without comments ----------------------------------------------------
 // `js_comments = false` (wasm-pack.toml): the JS the package ships (wasm-bindgen's glue and the bridge's
 // snippets) loses its comments, written out again by the TypeScript compiler, which drops comments and

@@ -335,6 +335,39 @@ describe("readable errors (issue 26, item 8)", () => {
   });
 });
 
+describe("a freed object", () => {
+  test("used again (a method, a second free()) is a TypeError saying so, from the app's line; new objects work", T, async () => {
+    const here = new URL(import.meta.url).pathname;
+    const freedRegistry = new tp.ToolRegistry();
+    freedRegistry.free();
+    const agent = new tp.Agent({ model: jsModel(() => stop()) });
+    agent.free();
+    const model = new tp.ScriptedModel([]);
+    model.free();
+    const uses = [
+      () => freedRegistry.register({ name: "x", execute: () => ({ content: [] }) }),
+      () => freedRegistry.definitions(),
+      () => freedRegistry.free(),
+      () => agent.prompt("hi"),
+      () => agent.messages,
+      () => agent.subscribe(() => {}),
+      () => model.stream({ messages: [] }),
+    ];
+    for (const use of uses) {
+      assert.throws(use, (error) => {
+        assert.ok(error instanceof TypeError, String(error));
+        assert.match(error.message, /^this tiny-pi object \(an Agent, a ToolRegistry or a ScriptedModel\) was used after its free\(\) was called/);
+        assert.ok(error.stack.split("\n").find((line) => /^\s*at /.test(line))?.includes(here), `the app's line first: ${error.stack}`);
+        return true;
+      }, String(use));
+    }
+    const tools = new tp.ToolRegistry();
+    tools.register({ name: "echo", execute: () => ({ content: [text("ok")] }) });
+    const result = await tp.runAgentLoop({ context: { messages: [userMsg("go")] }, model: jsModel((_r, i) => (i === 0 ? asks(toolCall("a", "echo")) : stop())), tools });
+    assert.deepEqual([result.reason, result.messages.length], ["stop", 4]);
+  });
+});
+
 describe("the third and fourth attacks (2026-12-07): compaction entries, and data kept as it came", () => {
   const entry = (firstKeptIndex, extra = {}) => ({ role: "compaction", summary: "s", firstKeptIndex, tokensBefore: 1, timestamp: 3, ...extra });
 
