@@ -288,6 +288,15 @@ pub struct Agent<M: Model> {
     inner: Rc<Inner<M>>,
 }
 
+/// Another handle on the same agent: its conversation, listeners and runs.
+impl<M: Model> Clone for Agent<M> {
+    fn clone(&self) -> Self {
+        Agent {
+            inner: self.inner.clone(),
+        }
+    }
+}
+
 /// A handle on an agent that does not keep it alive (a host's unsubscribe function holds one).
 pub struct WeakAgent<M: Model>(std::rc::Weak<Inner<M>>);
 

@@ -89,7 +89,19 @@ pub fn at(path: &str, error: &str) -> String {
 /// One parser for every shape `from_json` reads (not a copy inlined into each).
 #[inline(never)]
 fn parse(text: &str) -> Result<Value, String> {
-    serde_json::from_str(text).map_err(|e| e.to_string())
+    serde_json::from_str(text).map_err(|e| match too_deep(&e) {
+        true => format!("is {TOO_DEEP}"),
+        false => e.to_string(),
+    })
+}
+
+/// What serde_json's depth limit means for a value: JSON deeper than this is refused where it is read (a
+/// value read that deep would be written, then not read back).
+pub const TOO_DEEP: &str = "nested more than 128 levels deep (the most tiny-pi reads)";
+
+/// Whether serde_json refused a text for its depth, not its syntax.
+pub fn too_deep(error: &serde_json::Error) -> bool {
+    error.to_string().starts_with("recursion limit exceeded")
 }
 
 impl ReadValue for Value {
@@ -637,7 +649,7 @@ impl ToolReply {
         Ok(ToolReply {
             content: f
                 .array("content", MediaBlock::from_value)?
-                .unwrap_or_default(),
+                .ok_or_else(|| missing("content"))?,
             // `null` is a value (`details` is anything): kept as the tool gave it.
             details: f.take("details"),
             is_error: f.optional_bool("isError")?.unwrap_or(false),

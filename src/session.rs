@@ -85,6 +85,9 @@ fn not_json(line: &str, error: &serde_json::Error) -> String {
             "a string holds a lone surrogate ({escape}), which tiny-pi never changes and cannot keep"
         );
     }
+    if crate::reading::too_deep(error) {
+        return crate::reading::TOO_DEEP.into();
+    }
     let text = error.to_string();
     let what = text
         .rsplit_once(" at line ")

@@ -310,17 +310,21 @@ pub fn join_call_ids(ids: &[&str]) -> String {
     escaped.join(",")
 }
 
-/// The ids of an assistant message's record: its `toolCallId` split at each `,` not written `\,`, with `\`
-/// taken off before the character it escapes.
+/// The ids of an assistant message's record: its `toolCallId` split at each `,` not written `\,`; `\,` and
+/// `\\` stand for `,` and `\`, and any other `\` for itself (a hand-made record's `a\b` is the id `a\b`).
 pub fn call_ids(record: &TraceRecord) -> Vec<String> {
     let Some(joined) = record.tool_call_id.as_deref() else {
         return Vec::new();
     };
     let (mut ids, mut id) = (Vec::new(), String::new());
-    let mut chars = joined.chars();
+    let mut chars = joined.chars().peekable();
     while let Some(c) = chars.next() {
         match c {
-            '\\' => id.extend(chars.next()),
+            '\\' => id.push(
+                chars
+                    .next_if(|&next| next == ',' || next == '\\')
+                    .unwrap_or(c),
+            ),
             ',' => ids.push(std::mem::take(&mut id)),
             c => id.push(c),
         }

@@ -256,7 +256,13 @@ fn a_tools_null_details_are_kept() {
     let output: ToolOutput =
         serde_json::from_value(json!({"content": [], "details": null})).unwrap();
     assert_eq!(output.details, Some(Value::Null));
-    let reply: ToolReply = serde_json::from_value(json!({"details": null})).unwrap();
+    let reply: ToolReply = serde_json::from_value(json!({"content": [], "details": null})).unwrap();
+    let missing = serde_json::from_value::<ToolReply>(json!({"details": null})).unwrap_err();
+    assert_eq!(
+        missing.to_string(),
+        "content is missing",
+        "a reply has content, as a tool's output has"
+    );
     assert_eq!(reply.details, Some(Value::Null));
 }
 

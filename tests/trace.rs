@@ -457,3 +457,23 @@ fn odd_call_ids_are_kept_whole_and_each_record_stays_one_line() {
         "the three calls without a result, each named whole"
     );
 }
+
+#[test]
+fn a_backslash_escapes_only_a_comma_or_a_backslash() {
+    let record = |ids: &str| TraceRecord {
+        seq: 1,
+        kind: TraceKind::AssistantMessage,
+        owner: Owner::Model,
+        detail: String::new(),
+        tool_call_id: Some(ids.into()),
+    };
+    for (written, ids) in [
+        ("a\\b", vec!["a\\b"]),
+        ("c1\\", vec!["c1\\"]),
+        ("\\c1", vec!["\\c1"]),
+        ("a\\,b,c\\\\", vec!["a,b", "c\\"]),
+        ("a\\\\,b", vec!["a\\", "b"]),
+    ] {
+        assert_eq!(call_ids(&record(written)), ids, "{written}");
+    }
+}

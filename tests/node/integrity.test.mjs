@@ -244,8 +244,8 @@ describe("no object an app can build traps the instance", () => {
     const handle = real.__tinyPiRegistry();
     real.free();
     const forged = { __tinyPiRegistry: () => handle };
-    for (const tools of [forged, { __tinyPiRegistry: () => 987654 }, { __tinyPiRegistry: () => ({ __wbg_ptr: 8 }) }]) {
-      await assert.rejects(tp.runAgentLoop({ context: { messages: [userMsg("go")] }, model: jsModel(() => stop()), tools }), { name: "TypeError", message: /^options\.tools must be a ToolRegistry/ });
+    for (const tools of [real, forged, { __tinyPiRegistry: () => 987654 }, { __tinyPiRegistry: () => ({ __wbg_ptr: 8 }) }]) {
+      await assert.rejects(tp.runAgentLoop({ context: { messages: [userMsg("go")] }, model: jsModel(() => stop()), tools }), { name: "TypeError", message: /^options\.tools is not a live ToolRegistry \(it was freed, or is inside its own register\(\)\)/ });
     }
     const good = await tp.runAgentLoop({ context: { messages: [userMsg("go")] }, model: new tp.ScriptedModel([stop()]), tools: new tp.ToolRegistry() });
     assert.equal(good.reason, "stop");
@@ -365,6 +365,46 @@ describe("a freed object", () => {
     tools.register({ name: "echo", execute: () => ({ content: [text("ok")] }) });
     const result = await tp.runAgentLoop({ context: { messages: [userMsg("go")] }, model: jsModel((_r, i) => (i === 0 ? asks(toolCall("a", "echo")) : stop())), tools });
     assert.deepEqual([result.reason, result.messages.length], ["stop", 4]);
+  });
+});
+
+describe("the seventh attack (2026-12-07)", () => {
+  test("an Agent freed while it runs still answers its prompt with the whole transcript", T, async () => {
+    let agent;
+    const tools = new tp.ToolRegistry();
+    tools.register({ name: "echo", execute: () => (agent.free(), { content: [text("ok")] }) });
+    agent = new tp.Agent({ model: jsModel((_r, i) => (i === 0 ? asks(toolCall("c1", "echo")) : stop())), tools });
+    const result = await agent.prompt("go");
+    assert.deepEqual([result.reason, result.steps, result.messages.map((m) => m.role)], ["stop", 2, ["user", "assistant", "toolResult", "assistant"]]);
+  });
+
+  test("a hook answering an array (the new content or messages alone) is an error, never taken for no change", T, async () => {
+    const tools = new tp.ToolRegistry();
+    tools.register({ name: "read", execute: () => ({ content: [text("SECRET")] }) });
+    const model = () => jsModel((_r, i) => (i === 0 ? asks(toolCall("c1", "read")) : stop()));
+    const after = await tp.runAgentLoop({ context: { messages: [userMsg("go")] }, model: model(), tools, afterToolCall: () => [text("[redacted]")] });
+    const [result] = after.messages.filter((m) => m.role === "toolResult");
+    assert.deepEqual([result.isError, result.content[0].text], [true, "afterToolCall failed: returned array; expected nothing or { content?, details?, isError?, terminate? }"]);
+    const prepared = await tp.runAgentLoop({ context: { messages: [userMsg("go")] }, model: model(), tools, prepareRequest: (request) => request.messages.filter((m) => m.role === "user") });
+    assert.deepEqual([prepared.reason, prepared.steps, prepared.error], ["error", 0, "prepareRequest failed: returned array; expected nothing or { systemPrompt?, messages?, tools? }"]);
+  });
+
+  test("JSON deeper than serde_json reads is refused saying so, wherever it comes in", T, async () => {
+    const nest = (n) => { const root = {}; let o = root; for (let i = 0; i < n; i += 1) o = o.a = {}; return root; };
+    const deep = "nested more than 128 levels deep (the most tiny-pi reads)";
+    await assert.rejects(tp.runAgentLoop({ context: { messages: [userMsg("go"), { ...userMsg("x"), meta: nest(130) }] }, model: jsModel(() => stop()) }),
+      { name: "TypeError", message: `options.context.messages[1] is ${deep}` });
+    assert.throws(() => tp.toJSONL([{ ...userMsg("x"), meta: nest(130) }]), { name: "TypeError", message: `messages[0]: ${deep}` });
+    const run = await tp.runAgentLoop({ context: { messages: [userMsg("go")] }, model: jsModel(() => asks({ ...toolCall("c1", "read"), arguments: nest(130) })) });
+    assert.deepEqual([run.reason, run.error, run.messages.length], ["error", `model stream result() is ${deep}`, 1]);
+  });
+
+  test("a custom executor's reply without content is an error result, as a tool's is", T, async () => {
+    const model = () => jsModel((_r, i) => (i === 0 ? asks(toolCall("c1", "t")) : stop()));
+    const run = await tp.runAgentLoop({ context: { messages: [userMsg("go")] }, model: model(), executeToolCall: async () => ({ details: { x: 1 } }) });
+    const [result] = run.messages.filter((m) => m.role === "toolResult");
+    assert.equal(result.isError, true);
+    assert.match(result.content[0].text, /content is missing/);
   });
 });
 

@@ -82,6 +82,22 @@ test("prologueTrace, validateTrace and formatTrace keep an id with a comma, a ba
   assert.equal(lines[2], '03 assistant_message owner=model detail="stopReason=toolUse name=read,read,read" toolCallId="a\\\\,b,c\\\\\\\\,d\\ne"');
 });
 
+test("prologueTrace reads custom-role messages with customRoles, and they make no record", () => {
+  const messages = [userMsg("go"), { role: "note", text: "n", timestamp: 2 }, ...prologue().slice(1)];
+  assert.throws(() => tp.prologueTrace(messages), { name: "TypeError", message: /^messages\[1\]\.role must be one of/ });
+  assert.deepEqual(tp.prologueTrace(messages, { customRoles: ["note"] }).map((r) => r.kind), tp.prologueTrace(prologue()).map((r) => r.kind));
+});
+
+test("a backslash in a hand-made record's toolCallId escapes only a comma or a backslash", () => {
+  const record = (seq, kind, owner, toolCallId) => ({ seq, kind, owner, detail: "", toolCallId });
+  for (const [written, result] of [["a\\b", "a\\b"], ["c1\\", "c1\\"], ["x\\,y", "x,y"]]) {
+    const records = [record(1, "user_message", "user"), record(2, "assistant_message", "model", written), record(3, "tool_result", "tool", result)];
+    assert.deepEqual(tp.validateTrace(records), { ok: true, problems: [] }, written);
+  }
+  const mismatch = [record(1, "user_message", "user"), record(2, "assistant_message", "model", "c1\\"), record(3, "tool_result", "tool", "c1")];
+  assert.deepEqual(tp.validateTrace(mismatch).problems.map((p) => [p.kind, p.toolCallId]), [["missing_result", "c1\\"], ["orphan_result", "c1"]]);
+});
+
 test("the trace of a real run matches the trace of its transcript", async () => {
   const messages = prologue();
   const tools = new tp.ToolRegistry();

@@ -233,17 +233,16 @@ impl JsAgent {
     }
 
     /// A run's promise: its result object (its messages the conversation's, read in place), or the agent's
-    /// refusal.
+    /// refusal. It holds the agent until the run settles, so an agent freed while it runs still answers
+    /// with its whole transcript.
     fn settle(
         &self,
         run: impl std::future::Future<Output = Result<crate::event::RunResult, AgentError>> + 'static,
     ) -> Promise {
-        let (objects, agent) = (self.objects.clone(), self.agent.downgrade());
+        let (objects, agent) = (self.objects.clone(), self.agent.clone());
         promise(async move {
             let result = run.await.map_err(agent_error)?;
-            let messages = agent.upgrade().map_or_else(js_sys::Array::new, |agent| {
-                agent.with_messages(|messages| objects.borrow_mut().array(messages))
-            });
+            let messages = agent.with_messages(|messages| objects.borrow_mut().array(messages));
             Ok(run_result(&result, &messages))
         })
     }

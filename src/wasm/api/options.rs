@@ -80,11 +80,6 @@ pub fn array<T: ReadValue>(value: &JsValue, what: &str) -> Result<T, String> {
     array_from_js(value, what, "an array")
 }
 
-/// The messages of a transcript argument.
-pub fn messages(messages: &JsValue) -> Result<Vec<AgentMessage>, String> {
-    messages_from_js(messages, "messages", &[])
-}
-
 /// An optional `AbortSignal`; `what` names it.
 pub fn signal(signal: &JsValue, what: &str) -> Result<AbortSignal, String> {
     if signal.is_null_or_undefined() {

@@ -7,12 +7,15 @@ use super::options;
 use crate::trace::TraceRecord;
 use crate::wasm::transport::convert::{to_js, type_error};
 
-/// The chapter-00 milestones of a transcript, each with its owner.
+/// The chapter-00 milestones of a transcript, each with its owner; with `customRoles`, messages of those roles
+/// are read and make no record, as compaction entries make none.
 #[wasm_bindgen(js_name = prologueTrace, unchecked_return_type = "TraceRecord[]")]
 pub fn prologue_trace_js(
     #[wasm_bindgen(unchecked_param_type = "AgentMessage[]")] messages: JsValue,
+    #[wasm_bindgen(unchecked_param_type = "{ customRoles?: string[] }")] options: Option<JsValue>,
 ) -> Result<JsValue, JsValue> {
-    let messages = options::messages(&messages).map_err(type_error)?;
+    let read = |options: &JsValue| options::TranscriptOptions::read(options)?.messages(&messages);
+    let messages = read(&options.unwrap_or_default()).map_err(type_error)?;
     Ok(to_js(&crate::trace::prologue_trace(&messages)))
 }
 

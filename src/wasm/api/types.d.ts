@@ -377,7 +377,7 @@ export interface TraceRecord {
   owner: TraceOwner;
   detail: string;
   /** The call the record is about. An `assistant_message` record lists its calls' ids separated by `,`, with a
-   * `,` or `\` inside an id written `\,` or `\\`. */
+   * `,` or `\` inside an id written `\,` or `\\` (any other `\` stands for itself). */
   toolCallId?: string;
 }
 /** How a trace names each kind of problem (chapter 00's words for the first two). */

@@ -13,8 +13,8 @@ use js_sys::Function;
 use wasm_bindgen::JsValue;
 
 use super::convert::{
-    array_from_js, describe, error_message, from_js, frozen_js, get, is_object, messages_from_js,
-    settle, string_of,
+    array_from_js, describe, error_message, from_js, frozen_js, get, is_array, is_object,
+    messages_from_js, settle, string_of,
 };
 use super::glue::{hook_context_js, invoke_js};
 use super::model::Requests;
@@ -217,12 +217,13 @@ fn read_request_patch(
     }))
 }
 
-/// The object a hook returned; `None` for nothing (undefined or null); an error for anything else.
+/// The object a hook returned; `None` for nothing (undefined or null); an error for anything else (an array
+/// too: the new content or messages alone, not the object that names them).
 fn object<'v>(returned: &'v JsValue, expected: &str) -> Result<Option<&'v JsValue>, String> {
     if returned.is_null_or_undefined() {
         return Ok(None);
     }
-    if !is_object(returned) {
+    if !is_object(returned) || is_array(returned) {
         return Err(format!(
             "returned {}; expected nothing or {expected}",
             describe(returned)
