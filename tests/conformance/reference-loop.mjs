@@ -25,6 +25,9 @@ export const BUGS = [
   "progressWithoutId", // tool_progress without the call's id
   "duplicateIdsRun", // a repeated id runs like any call
   "noCallsContinues", // toolUse without calls asks the model again
+  "batchNotAwaited", // the batch is started but not awaited: the next request goes before its results
+  "resultAppendedTwice", // each result appended when it ends and again with the batch
+  "callRunTwice", // each call run a second time once the run has resolved (a retry nobody awaits)
 ];
 
 export function createLoop(bugs = {}) {
@@ -69,6 +72,7 @@ export function createLoop(bugs = {}) {
         result = { role: "toolResult", toolCallId: call.id, toolName: call.name, content: [{ type: "text", text: err?.message ?? String(err) }], isError: true, timestamp: now() };
       }
       emit({ type: "tool_end", result });
+      if (bugs.resultAppendedTwice) messages.push(result);
       return result;
     };
     const runBatch = async (calls) => {
@@ -128,7 +132,9 @@ export function createLoop(bugs = {}) {
             for (const id of new Set(ids)) skip(calls.find((call) => call.id === id), "duplicate-call-id");
             return finish("error", steps);
           }
-          await runBatch(calls);
+          if (bugs.batchNotAwaited) runBatch(calls);
+          else await runBatch(calls);
+          if (bugs.callRunTwice) setTimeout(() => calls.forEach((call) => Promise.resolve(executeToolCall(call, { signal: options.signal, reportProgress: () => {} })).catch(() => {})), 0);
           if (options.signal?.aborted && !bugs.noCheckAfterBatch) return finish("aborted", steps);
           break;
         }

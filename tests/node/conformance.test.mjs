@@ -92,6 +92,10 @@ test("each rule broken in a copy of the reference loop is reported as exactly it
     progressWithoutId: ["progress"],
     duplicateIdsRun: ["repeated-id"],
     noCallsContinues: ["tooluse-no-calls"],
+    // Every case with a tool call: the rule broken is the same in each.
+    batchNotAwaited: ["readme", "progress", "concurrency", "executor-rejects", "abort-during-tool", "max-steps-1", "abort-at-max-steps"],
+    resultAppendedTwice: ["readme", "progress", "concurrency", "executor-rejects", "abort-during-tool", "max-steps-1", "abort-at-max-steps"],
+    callRunTwice: ["readme", "progress", "concurrency", "executor-rejects", "abort-during-tool", "max-steps-1", "abort-at-max-steps"],
   };
   assert.deepEqual(Object.keys(expected).sort(), [...BUGS].sort(), "every bug has its case");
   for (const bug of BUGS) {
@@ -115,6 +119,9 @@ test("a failing case leads with the rule it broke, one sentence of the chapter t
     progressWithoutId: ["progress", "2", /带 callId 的 tool_progress/, /tool_progress event that carries the callId/],
     duplicateIdsRun: ["case:repeated-id", "optional", /可选迁移练习/, /optional exercise/],
     noCallsContinues: ["case:tooluse-no-calls", "3", /toolUse 却没有任何调用/, /toolUse without any call/],
+    batchNotAwaited: ["pair-before-request", "2", /下一次模型请求发出前/, /Before the next model request/],
+    resultAppendedTwice: ["pair-before-request", "2", /恰好有一条同 id/, /exactly one tool result with its id/],
+    callRunTwice: ["run-once", "4", /每个 tool call 只执行一次/, /Each tool call runs exactly once/],
   };
   for (const bug of BUGS) {
     const { reports } = await checkAll(createLoop({ [bug]: true }), cases, { timeLimitMs: 500 });

@@ -16,6 +16,12 @@
 
 /** A case that has not settled by then is reported as timed out (the loop is left to itself). */
 export const DEFAULT_TIME_LIMIT_MS = 2000;
+/**
+ * How long the kit keeps watching once runAgentLoop has resolved: a call run, an event emitted or a request made
+ * after that (a batch left running, a second turn_end from a timer) counts against the loop as if it came before.
+ * Nothing the kit waits on can end sooner: this is a window on work nobody awaits, not a synchronisation.
+ */
+export const AFTER_RESOLVE_MS = 50;
 /** The clock handed to the loop as `options.now`. */
 const CLOCK = 1000;
 
@@ -332,6 +338,12 @@ export async function runCase(runAgentLoop, kase, { timeLimitMs = DEFAULT_TIME_L
   } finally {
     limit.cancel();
   }
+  if (!outcome.timedOut) {
+    const settled = { executions: seen.executions.length, events: seen.events.length, requests: seen.requests.length };
+    await new Promise((resolve) => setTimeout(resolve, AFTER_RESOLVE_MS));
+    const [calls, events, requests] = Object.keys(settled).map((key) => seen[key].length - settled[key]);
+    if (calls + events + requests > 0) seen.problems.push({ code: "afterResolve", vars: { calls, events, requests } });
+  }
   return { ...outcome, seen, options, input };
 }
 
@@ -427,6 +439,11 @@ export const RULES = {
     zh: "reportProgress 要转成带 callId 的 tool_progress 事件，UI 才知道进度属于哪个调用。",
     en: "reportProgress becomes a tool_progress event that carries the callId, so a UI knows which call the progress belongs to.",
   },
+  "run-once": {
+    step: "4",
+    zh: "每个 tool call 只执行一次，运行的一切都在 runAgentLoop resolve 之前完成：一批调用各启动一次，用 Promise.all() 等它们全部结束；resolve 之后不再执行调用、不再发出事件。",
+    en: "Each tool call runs exactly once, and all of a run's work is done before runAgentLoop resolves: start each call of a batch once and await them all with Promise.all(); after resolving, run no call and emit no event.",
+  },
   settle: {
     step: "1",
     zh: "runAgentLoop 必须结束：resolve 成 { reason, messages, steps }，而不是抛出或一直挂起。",
@@ -454,6 +471,8 @@ const EVIDENCE = {
     timedOut: "timed out after {ms} ms: runAgentLoop did not settle ({events} events, last {last}{started})",
     gated: "gated calls are released only once all of [{ids}] have started: a batch runs at once",
     threw: "runAgentLoop threw: {error}",
+    afterResolve: "after runAgentLoop resolved, the loop went on: {calls} more call(s) run, {events} event(s), {requests} model request(s)",
+    twice: "calls run more than once: {ids}",
     stuck: "stopped after {ms} ms: the loop blocked its thread (synchronous code that never returns); its worker was terminated",
     crashed: "the worker running the loop died: {error}",
   },
@@ -475,6 +494,8 @@ const EVIDENCE = {
     timedOut: "{ms} 毫秒后仍未结束：runAgentLoop 没有 settle（{events} 个事件，最后一个是 {last}{started}）",
     gated: "带 gate 的调用要等 [{ids}] 全部开始后才放行：一批调用应同时启动",
     threw: "runAgentLoop 抛出了错误：{error}",
+    afterResolve: "runAgentLoop resolve 之后 loop 还在继续：又执行了 {calls} 个调用，发出 {events} 个事件，发起 {requests} 次模型请求",
+    twice: "执行了不止一次的调用：{ids}",
     stuck: "{ms} 毫秒后被停止：loop 阻塞了自己的线程（同步代码一直不返回），运行它的 worker 已被终止",
     crashed: "运行 loop 的 worker 意外退出：{error}",
   },
@@ -501,6 +522,29 @@ export function ruleText(rule, lang = "en") {
 /** The name of a chapter step in a language. */
 export const stepName = (step, lang = "en") => STEP_NAMES[langOf(lang)][step] ?? String(step ?? "");
 
+/**
+ * Whether a call of `messages` has more than one result after it (a second result, or one sent twice), or, with
+ * `all`, none: a request's messages must pair every call before it; a transcript's unanswered calls are told
+ * apart further on (a closed response's calls are the "pair-all" rule).
+ */
+function unpaired(messages, all) {
+  return messages.some((m, i) => {
+    if (m?.role !== "assistant") return false;
+    return [...new Set(callIdsOf(m))].some((id) => {
+      const n = messages.slice(i + 1).filter((r) => r?.role === "toolResult" && r.toolCallId === id).length;
+      return n > 1 || (all && n === 0);
+    });
+  });
+}
+
+/** The ids a loop ran more often than the case runs them (and more than once), unless the case repeats ids. */
+function ranTwice(kase, seen) {
+  if (kase.def.script.some((m) => new Set(callIdsOf(m)).size < callIdsOf(m).length)) return [];
+  const expected = kase.expect.events.filter((e) => e.type === "tool_start").map((e) => e.call.id);
+  const count = (list, id) => list.filter((x) => x === id).length;
+  return [...new Set(seen.executions)].filter((id) => count(seen.executions, id) > Math.max(1, count(expected, id)));
+}
+
 const callIdsOf = (message) => (Array.isArray(message?.content) ? message.content.filter((b) => b?.type === "toolCall").map((b) => b.id) : []);
 
 /** The rule `id` (of RULES) with its values, or the case's own. */
@@ -524,6 +568,8 @@ function diagnose(kase, outcome, evidence) {
   // The response whose calls must never run (stop with calls, length, error, aborted), if the case has one.
   const closed = def.script.find((m) => m.stopReason !== "toolUse" && callIdsOf(m).length > 0);
   if ("threw" in outcome) return ruleOf(kase, def.executor === "custom" && Object.values(def.tools ?? {}).some((b) => typeof b.reject === "string") ? "reject" : "settle");
+  // A call run twice (whether or not its batch then hung on the kit's gates, which release each call once).
+  if (has("twice")) return ruleOf(kase, "run-once");
   // A batch with gates that never finished because not every call of it started: the calls ran one at a time.
   const gates = def.release ?? [];
   if (outcome.timedOut) return ruleOf(kase, seen.executions.length > 0 && gates.some((id) => !seen.executions.includes(id)) ? "concurrent" : "settle");
@@ -537,7 +583,10 @@ function diagnose(kase, outcome, evidence) {
     return ruleOf(kase);
   }
   if (has("resolved")) return ruleOf(kase, "settle");
+  // A request, or the transcript, where a call has no result after it, or more than one.
+  if (!repeated && seen.requests.some((request) => unpaired(Array.isArray(request?.messages) ? request.messages : [], true))) return ruleOf(kase, "pair-before-request");
   const result = outcome.result;
+  if (!repeated && unpaired(result.messages, false)) return ruleOf(kase, "pair-before-request");
   const wantRequests = expect.events.filter((e) => e.type === "model_event" && e.event.type === "start").length;
   if (seen.requests.length > wantRequests) {
     if (aborts) return ruleOf(kase, "abort-check");
@@ -545,6 +594,7 @@ function diagnose(kase, outcome, evidence) {
     return ruleOf(kase);
   }
   if (seen.events.filter((e) => e?.type === "turn_end").length !== 1 || seen.events.at(-1)?.type !== "turn_end") return ruleOf(kase, "one-turn-end");
+  if (has("afterResolve")) return ruleOf(kase, "run-once");
   if (has("inputChanged")) return ruleOf(kase, "copy-input");
   const assistants = (list) => list.filter((m) => m?.role === "assistant").length;
   if (assistants(result.messages) > assistants(expect.messages)) return ruleOf(kase, capped ? "max-steps" : "append-once");
@@ -586,8 +636,9 @@ export async function checkCase(runAgentLoop, kase, { timeLimitMs = DEFAULT_TIME
   const outcome = await runCase(runAgentLoop, kase, { timeLimitMs });
   const { seen } = outcome;
   const recorded = record ? { run: { events: seen.events, requests: seen.requests, executions: seen.executions, result: outcome.result ? snapshot(outcome.result) : null, threw: "threw" in outcome ? describe(outcome.threw) : null, timedOut: Boolean(outcome.timedOut) } } : {};
+  const twice = ranTwice(kase, seen);
   const done = (evidence, extra = {}) => {
-    const all = [...seen.problems, ...evidence];
+    const all = [...seen.problems, ...(twice.length ? [{ code: "twice", vars: { ids: twice.join(", ") } }] : []), ...evidence];
     const pass = all.length === 0;
     return {
       ...base,
