@@ -71,7 +71,7 @@ use crate::control::{
     AfterToolCall, BeforeToolCall, LoopControl, MessageQueue, NoTimers, PrepareRequest, Timers,
 };
 use crate::event::{LoopEvent, RunReason, RunResult};
-use crate::message::{check_custom_roles, AgentMessage};
+use crate::message::{check_custom_roles, AgentMessage, ToolResultMessage};
 use crate::model::{Model, ModelStream};
 use crate::retry::RetryPolicy;
 use crate::session::{jsonl_lines, parse_jsonl, to_jsonl};
@@ -420,7 +420,9 @@ impl<M: Model + 'static> Agent<M> {
     }
 
     /// Continues a paused run with `approvals` (SPEC §8): its pending calls are answered or run, and the run
-    /// goes on, counting its steps from the paused run's. A call still without a decision pauses it again.
+    /// goes on, counting its steps from the paused run's. A call still without a decision pauses it again,
+    /// with nothing of its batch run: the next `resume` gives every decision of that batch again (the agent
+    /// keeps none between resumes).
     pub fn resume(
         &self,
         approvals: Approvals,
@@ -633,12 +635,17 @@ impl<M: Model + 'static> Agent<M> {
             let settle = Settle {
                 inner: inner.clone(),
                 ended: false,
+                finished: Rc::default(),
             };
             (start, settle)
         });
         Box::pin(async move {
             let (start, mut settle) = started?;
             let options = &inner.options;
+            let observer = Keeping {
+                listeners: &inner.listeners,
+                finished: &settle.finished,
+            };
             let result = run_over(
                 LoopOptions {
                     context: AgentContext {
@@ -650,7 +657,7 @@ impl<M: Model + 'static> Agent<M> {
                     executor: &*options.executor,
                     signal: start.controller.signal(),
                     max_steps: options.max_steps,
-                    observer: &inner.listeners,
+                    observer: &observer,
                     clock: options.clock.clone(),
                     control: LoopControl {
                         tool_execution: options.tool_execution,
@@ -699,11 +706,35 @@ struct Start {
 }
 
 /// Ends a run's part in the agent's state: with its result (`ended`), or, when the run's future is dropped
-/// before it ends (a Rust caller may), as `abort` ends a paused run: what the run appended stays, each of
-/// its calls without a result is answered `interrupted` (none runs again), and the agent is idle.
+/// before it ends (a Rust caller may), as `abort` ends a paused run: what the run appended stays, a call of
+/// the batch in flight that had ended is answered with its result (it ran: the model must not be told it
+/// did not), each other call without a result is answered `interrupted` (none runs again), and the agent is
+/// idle. A dropped run emits no `turn_end`.
 struct Settle<M: Model> {
     inner: Rc<Inner<M>>,
     ended: bool,
+    /// The results of the batch in flight that ended, as `Keeping` saw them.
+    finished: Rc<RefCell<Vec<ToolResultMessage>>>,
+}
+
+/// The agent's listeners, and a note of each result of the batch in flight as it ends (`tool_end`,
+/// `tool_skipped`; a new response starts the note again): the results a dropped run keeps.
+struct Keeping<'a, E> {
+    listeners: &'a Listeners<E>,
+    finished: &'a RefCell<Vec<ToolResultMessage>>,
+}
+
+impl<E> Observer<E> for Keeping<'_, E> {
+    fn on_event(&self, event: LoopEvent<'_, E>) -> Observed {
+        match &event {
+            LoopEvent::AssistantMessage { .. } => self.finished.borrow_mut().clear(),
+            LoopEvent::ToolEnd { result, .. } | LoopEvent::ToolSkipped { result, .. } => {
+                self.finished.borrow_mut().push((*result).clone())
+            }
+            _ => {}
+        }
+        self.listeners.on_event(event)
+    }
 }
 
 impl<M: Model> Settle<M> {
@@ -736,7 +767,19 @@ impl<M: Model> Drop for Settle<M> {
         let now = (self.inner.options.clock)();
         let mut conversation = self.inner.conversation.borrow_mut();
         let repaired = repair_transcript(&conversation.messages.borrow(), now);
-        *conversation.messages.borrow_mut() = repaired.messages;
+        let mut messages = repaired.messages;
+        // Only the batch in flight lacks results: the repair's are the transcript's last messages.
+        let at = messages.len() - repaired.repaired;
+        let mut finished = self.finished.take();
+        for message in &mut messages[at..] {
+            let AgentMessage::ToolResult(result) = message else {
+                continue;
+            };
+            if let Some(k) = (finished.iter()).position(|f| f.tool_call_id == result.tool_call_id) {
+                *result = finished.remove(k);
+            }
+        }
+        *conversation.messages.borrow_mut() = messages;
         conversation.state = AgentState::Idle;
         conversation.pending.clear();
         conversation.steps = 0;

@@ -119,7 +119,9 @@ pub enum Approval {
 /// tool needs approval or not: a denial answers the call with a skipped result (reason `denied`) and it never
 /// runs. Each decision answers one call: once a batch has used it, a later call with the same id (some
 /// providers number their calls per turn) waits for a decision of its own, so that an approval can never let
-/// a different call run. Decisions for ids no call has are ignored.
+/// a different call run. A decision is for the first call of the run with its id, in whichever batch it
+/// comes (decisions may be given up front): one given for an id that is not pending answers a later call
+/// that has it, so give decisions for the `pending` calls only. A decision no call uses is ignored.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Approvals(Vec<(String, Approval)>);
 

@@ -15,6 +15,11 @@
 //! [`compaction`] ([`CompactionOptions`]: over a token limit, the loop appends a [`CompactionEntry`], a
 //! built-in role, and later requests carry its summary and the messages from its cut on, announced by
 //! `LoopEvent::Compaction`: §13). Where each rule runs in the loop: [`agent_loop`].
+//!
+//! Two things a host provides. Its executor: the futures are `!Send` (`Rc`, `LocalBoxFuture`), so they run
+//! on one thread (`futures::executor::LocalPool`, or tokio's `LocalSet`). Its time: tool timeouts and retry
+//! waits go through the [`Timers`] in [`LoopControl::timers`], and the default [`NoTimers`] never fires a
+//! timeout and waits for no retry.
 
 pub mod agent;
 pub mod agent_loop;

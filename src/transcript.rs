@@ -17,7 +17,9 @@ use serde_json::Value;
 
 use crate::compaction::{entry_problem, EntryProblem};
 use crate::event::SkipReason;
-use crate::message::{AgentMessage, AssistantMessage, CompactionEntry, ToolResultMessage};
+use crate::message::{
+    AgentMessage, AssistantMessage, CompactionEntry, ToolResultMessage, SPEC_ROLES,
+};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -99,6 +101,9 @@ pub enum InputError {
     },
     /// The first compaction entry whose cut no run could make (`compaction::entry_problem`).
     Entry(EntryProblem),
+    /// A custom-role message (built as `AgentMessage::Custom`, not read with the run's roles) whose role the
+    /// run's `custom_roles` do not list, or that is one of SPEC's own (`check_roles`).
+    Role { index: usize, role: String },
 }
 
 impl InputError {
@@ -106,7 +111,7 @@ impl InputError {
     pub fn pairing_problem(&self) -> Option<&Problem> {
         match self {
             InputError::Pairing { problem, .. } => Some(problem),
-            InputError::Entry(_) => None,
+            InputError::Entry(_) | InputError::Role { .. } => None,
         }
     }
 
@@ -119,6 +124,14 @@ impl InputError {
                 call_index,
             } => (problem, call_index),
             InputError::Entry(entry) => return entry.describe(name),
+            InputError::Role { index, role } => {
+                let role = Value::String(role.clone());
+                let why = match SPEC_ROLES.iter().any(|own| role == *own) {
+                    true => "is one of SPEC's own roles, not a custom one",
+                    false => "is not one of the run's custom roles (customRoles)",
+                };
+                return format!("{}: role {role} {why}", name(*index));
+            }
         };
         let Problem {
             kind,
@@ -185,6 +198,23 @@ pub fn open_calls(messages: &[AgentMessage]) -> Result<Vec<Unanswered>, InputErr
         problem,
         call_index,
     })
+}
+
+/// Every custom-role message of `messages` has a role `custom_roles` list, none of SPEC's own (SPEC §7): a
+/// message read with the run's roles always has; one a Rust host built by hand may not.
+pub fn check_roles(messages: &[AgentMessage], custom_roles: &[String]) -> Result<(), InputError> {
+    let stray = messages.iter().enumerate().find_map(|(index, m)| match m {
+        AgentMessage::Custom(c)
+            if SPEC_ROLES.contains(&c.role.as_str()) || !custom_roles.contains(&c.role) =>
+        {
+            Some(InputError::Role {
+                index,
+                role: c.role.clone(),
+            })
+        }
+        _ => None,
+    });
+    stray.map_or(Ok(()), Err)
 }
 
 /// What a run (or an `Agent`) may start from: `open_calls`, once the transcript's compaction entries are

@@ -485,7 +485,7 @@ fn a_run_future_dropped_before_its_first_poll_still_settles() {
 }
 
 #[test]
-fn a_resume_dropped_after_a_call_ran_never_runs_that_call_again() {
+fn a_resume_dropped_after_a_call_ran_keeps_its_result_and_never_runs_it_again() {
     let f = Fixture::new(vec![
         tool_use(vec![on("a", "read"), on("b", "delete")]),
         said("done"),
@@ -509,11 +509,12 @@ fn a_resume_dropped_after_a_call_ran_never_runs_that_call_again() {
                 r.details.as_ref().map(|d| &d["reason"])
             ))
             .collect::<Vec<_>>(),
-        [
-            ("a", Some(&json!("interrupted"))),
-            ("b", Some(&json!("interrupted")))
-        ],
-        "the batch's results were not appended yet: both calls answered interrupted"
+        [("a", None), ("b", Some(&json!("interrupted")))],
+        "a ran: its own result (the model must not be told it did not run); b, still running: interrupted"
+    );
+    assert_eq!(
+        (answered.iter().map(|r| r.is_error)).collect::<Vec<_>>(),
+        [false, true]
     );
     assert!(validate_transcript(&messages).ok);
     block(f.agent.prompt_text("and now?")).unwrap();

@@ -1329,6 +1329,45 @@ fn prepare_request_putting_back_a_custom_message_or_an_entry_unconverted_ends_th
 }
 
 #[test]
+fn a_custom_message_built_by_hand_must_have_one_of_the_runs_custom_roles() {
+    // Found by a Rust user: a `Custom` message with role "toolResult" was stored, ignored by the pairing,
+    // and written to JSONL as a second result.
+    let stranger = |role: &str| {
+        AgentMessage::Custom(CustomMessage {
+            role: role.into(),
+            fields: Default::default(),
+        })
+    };
+    let cases = [
+        (
+            "toolResult",
+            "context.messages[1]: role \"toolResult\" is one of SPEC's own roles, not a custom one",
+        ),
+        (
+            "memo",
+            "context.messages[1]: role \"memo\" is not one of the run's custom roles (customRoles)",
+        ),
+    ];
+    for (role, expected) in cases {
+        let model = ScriptedModel::new(vec![done()]);
+        let registry = readme_registry();
+        let mut setup = Setup::new(&model, &registry, &NoObserver);
+        setup.context.messages.push(stranger(role));
+        setup.control.custom_roles = vec!["note".into(), "toolResult".into()];
+        let error = futures::executor::block_on(run_agent_loop(setup.options())).unwrap_err();
+        assert_eq!(error.to_string(), expected);
+        assert_eq!(model.request_count(), 0, "nothing ran");
+    }
+    // A listed role runs as before.
+    let model = ScriptedModel::new(vec![done()]);
+    let registry = readme_registry();
+    let mut setup = Setup::new(&model, &registry, &NoObserver);
+    setup.context.messages.push(stranger("note"));
+    setup.control.custom_roles = vec!["note".into()];
+    assert_eq!(roles(&setup.run().messages), ["user", "note", "assistant"]);
+}
+
+#[test]
 fn the_validator_skips_custom_messages_wherever_they_stand() {
     let note = AgentMessage::from_value_with_roles(json!({"role": "note"}), &["note"]).unwrap();
     let messages = vec![

@@ -33,8 +33,8 @@ use crate::message::{AgentMessage, AssistantMessage, ToolCall, ToolResultMessage
 use crate::model::{Model, ModelRequest, ModelStream};
 use crate::signal::AbortSignal;
 use crate::tools::{Clock, ToolDefinition, ToolExecutor};
-use crate::transcript::check_start;
 pub use crate::transcript::InputError;
+use crate::transcript::{check_roles, check_start};
 use crate::usage::Usage;
 use approval::{approval_gate, Gate};
 use batch::Batch;
@@ -162,7 +162,10 @@ pub(crate) async fn run_over<M: Model>(
         let messages = transcript.borrow();
         let checked = || check_start(&messages).map(|open| open.first().map(|call| call.index));
         let open = match pairing {
-            Pairing::Unchecked => checked()?,
+            Pairing::Unchecked => {
+                check_roles(&messages, &options.control.custom_roles)?;
+                checked()?
+            }
             Pairing::Whole { open } => {
                 debug_assert_eq!(
                     checked().ok(),
