@@ -717,7 +717,7 @@ function renderApprovalPanel(run) {
  * about to start from a transcript (an import) gets the decisions only.
  */
 function resume(run, pending) {
-  const approvals = {};
+  const approvals = Object.create(null); // no prototype: a call id may be "__proto__"
   for (const p of pending) {
     const d = state.decisions[p.toolCallId];
     if (!p.needsApproval || typeof d?.approve !== "boolean") continue;

@@ -245,7 +245,7 @@ describe("no object an app can build traps the instance", () => {
     real.free();
     const forged = { __tinyPiRegistry: () => handle };
     for (const tools of [real, forged, { __tinyPiRegistry: () => 987654 }, { __tinyPiRegistry: () => ({ __wbg_ptr: 8 }) }]) {
-      await assert.rejects(tp.runAgentLoop({ context: { messages: [userMsg("go")] }, model: jsModel(() => stop()), tools }), { name: "TypeError", message: /^options\.tools is not a live ToolRegistry \(it was freed, or is inside its own register\(\)\)/ });
+      await assert.rejects(tp.runAgentLoop({ context: { messages: [userMsg("go")] }, model: jsModel(() => stop()), tools }), { name: "TypeError", message: "options.tools is not a live ToolRegistry (freed, or in its register())" });
     }
     const good = await tp.runAgentLoop({ context: { messages: [userMsg("go")] }, model: new tp.ScriptedModel([stop()]), tools: new tp.ToolRegistry() });
     assert.equal(good.reason, "stop");
@@ -405,6 +405,29 @@ describe("the seventh attack (2026-12-07)", () => {
     const [result] = run.messages.filter((m) => m.role === "toolResult");
     assert.equal(result.isError, true);
     assert.match(result.content[0].text, /content is missing/);
+  });
+});
+
+describe("the eighth attack (2026-12-07)", () => {
+  test("a call id \"__proto__\" is approved with decisions made on Object.create(null); {} set so is told how", T, async () => {
+    const tools = new tp.ToolRegistry();
+    const ran = [];
+    tools.register({ name: "rm", needsApproval: true, execute: () => (ran.push("rm"), { content: [text("done")] }) });
+    const model = () => jsModel((_r, i) => (i === 0 ? asks(toolCall("__proto__", "rm")) : stop()));
+    const paused = await tp.runAgentLoop({ context: { messages: [userMsg("go")] }, model: model(), tools });
+    assert.deepEqual([paused.reason, paused.pending.map((p) => p.toolCallId)], ["paused", ["__proto__"]]);
+    const assigned = {};
+    assigned[paused.pending[0].toolCallId] = { approve: true };
+    await assert.rejects(tp.runAgentLoop({ context: { messages: paused.messages }, model: model(), tools, approvals: assigned }), {
+      name: "TypeError",
+      message: 'options.approvals must be a plain object of decisions by tool call id (got an object whose prototype was set, as approvals["__proto__"] = ... does: make it with Object.fromEntries)',
+    });
+    assert.deepEqual(ran, []);
+    for (const approvals of [Object.assign(Object.create(null), { ["__proto__"]: { approve: true } }), Object.fromEntries([["__proto__", { approve: true }]])]) {
+      const resumed = await tp.runAgentLoop({ context: { messages: paused.messages }, model: jsModel(() => stop()), tools, approvals });
+      assert.deepEqual([resumed.reason, resumed.messages.map((m) => m.role)], ["stop", ["user", "assistant", "toolResult", "assistant"]]);
+    }
+    assert.deepEqual(ran, ["rm", "rm"], "once a run: each resumed run answered the call once");
   });
 });
 

@@ -7,7 +7,7 @@ use wasm_bindgen::JsValue;
 use super::options;
 use crate::approval::{Approvals, PendingCall};
 use crate::wasm::transport::convert::{from_js, frozen_js, get, type_of};
-use crate::wasm::transport::glue::is_plain_object_js;
+use crate::wasm::transport::glue::{is_plain_object_js, prototype_set_js};
 
 /// `options.approvals` and `options.startSteps`.
 pub struct RunApprovals {
@@ -39,9 +39,15 @@ pub fn approvals(value: &JsValue, what: &str) -> Result<Approvals, String> {
     }
     // A plain object only: a `Map` (or any other class) would read as no decisions at all.
     if !is_plain_object_js(value) {
-        let got = match value.is_object() && !crate::wasm::transport::convert::is_array(value) {
-            true => "an object of another class".to_string(),
-            false => type_of(value),
+        let object = value.is_object() && !crate::wasm::transport::convert::is_array(value);
+        // `approvals["__proto__"] = decision` (a model may name a call so) sets the prototype.
+        let got = match (object, object && prototype_set_js(value)) {
+            (true, true) => {
+                "an object whose prototype was set, as approvals[\"__proto__\"] = ... does: \
+                 make it with Object.fromEntries"
+            }
+            (true, false) => "an object of another class",
+            (false, _) => &type_of(value),
         };
         return Err(format!(
             "{what} must be a plain object of decisions by tool call id (got {got})"

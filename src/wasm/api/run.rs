@@ -259,9 +259,7 @@ fn tools_option(tools: &JsValue, what: &str) -> Result<ToolsInput, String> {
         return Err(refused());
     }
     if let Some(snapshot) = registry_snapshot(tools) {
-        let gone = || {
-            format!("{what} is not a live ToolRegistry (it was freed, or is inside its own register()): pass a live one")
-        };
+        let gone = || format!("{what} is not a live ToolRegistry (freed, or in its register())");
         return snapshot.map(registry_input).ok_or_else(gone);
     }
     let (definitions, execute) = options::tool_source(tools)?.ok_or_else(refused)?;

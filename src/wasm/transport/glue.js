@@ -389,6 +389,16 @@ export function isArray(value) {
 }
 
 /** Whether `value` is a plain object (of `Object.prototype`, or none). Never throws. */
+/** Whether `value`'s prototype is a plain object of no class: what `value["__proto__"] = {...}` makes. */
+export function prototypeSet(value) {
+  try {
+    const prototype = Object.getPrototypeOf(value);
+    return isPlainObject(prototype) && !Object.hasOwn(prototype, "constructor");
+  } catch {
+    return false;
+  }
+}
+
 export function isPlainObject(value) {
   try {
     if (typeof value !== "object" || value === null) return false;

@@ -140,6 +140,8 @@ extern "C" {
     pub fn is_array_js(value: &JsValue) -> bool;
     #[wasm_bindgen(js_name = isPlainObject)]
     pub fn is_plain_object_js(value: &JsValue) -> bool;
+    #[wasm_bindgen(js_name = prototypeSet)]
+    pub fn prototype_set_js(value: &JsValue) -> bool;
     #[wasm_bindgen(js_name = readClock)]
     pub fn read_clock_js(clock: &Function) -> Option<f64>;
     #[wasm_bindgen(js_name = iteratorResult)]

@@ -217,17 +217,14 @@ fn read_request_patch(
     }))
 }
 
-/// The object a hook returned; `None` for nothing (undefined or null); an error for anything else (an array
-/// too: the new content or messages alone, not the object that names them).
+/// The object a hook returned; `None` for nothing (undefined or null); an error for anything else, an array too.
 fn object<'v>(returned: &'v JsValue, expected: &str) -> Result<Option<&'v JsValue>, String> {
     if returned.is_null_or_undefined() {
         return Ok(None);
     }
     if !is_object(returned) || is_array(returned) {
-        return Err(format!(
-            "returned {}; expected nothing or {expected}",
-            describe(returned)
-        ));
+        let got = describe(returned);
+        return Err(format!("returned {got}; expected nothing or {expected}"));
     }
     Ok(Some(returned))
 }
