@@ -11,8 +11,8 @@ use crate::wasm::transport::convert::{to_js, type_error};
 /// are read and make no record, as compaction entries make none.
 #[wasm_bindgen(js_name = prologueTrace, unchecked_return_type = "TraceRecord[]")]
 pub fn prologue_trace_js(
-    #[wasm_bindgen(unchecked_param_type = "AgentMessage[]")] messages: JsValue,
-    #[wasm_bindgen(unchecked_param_type = "{ customRoles?: string[] }")] options: Option<JsValue>,
+    #[wasm_bindgen(unchecked_param_type = "readonly TranscriptMessage[]")] messages: JsValue,
+    #[wasm_bindgen(unchecked_optional_param_type = "TranscriptOptions")] options: Option<JsValue>,
 ) -> Result<JsValue, JsValue> {
     let read = |options: &JsValue| options::TranscriptOptions::read(options)?.messages(&messages);
     let messages = read(&options.unwrap_or_default()).map_err(type_error)?;

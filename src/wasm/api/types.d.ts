@@ -510,6 +510,9 @@ export interface RunResult<A extends AssistantMessage = AssistantMessage, R exte
 
 // ---- Transcript checks and repair (SPEC §5, §8) ----
 
+/** A message of any transcript the checks read: an app's custom-role messages included. */
+export type TranscriptMessage = AgentMessage<any> | CustomMessage<string>;
+
 export interface TranscriptOptions<R extends string = string> {
   /** Roles of the app's own messages (SPEC §7), read verbatim and left out of the pairing. */
   customRoles?: readonly R[];

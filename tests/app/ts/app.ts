@@ -216,6 +216,7 @@ for (const p of check.problems) {
   const where: [string, number] = [p.toolCallId, p.index];
 }
 const records: TraceRecord[] = prologueTrace(result.messages);
+const withNotes: TraceRecord[] = prologueTrace([...result.messages, { role: "note", text: "n" }], { customRoles: ["note"] });
 const owners: ("user" | "model" | "loop" | "tool")[] = records.map((r) => r.owner);
 const text: string = formatTrace(records);
 const traceOk: boolean = validateTrace(records).ok;
