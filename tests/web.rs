@@ -342,7 +342,7 @@ async fn scripted_model_streams_to_js_and_runs_the_loop() {
     let requests = json_of(&get(&model, "requests"));
     assert_eq!(requests.as_array().unwrap().len(), 2);
     let messages = JSON::parse(&result["messages"].to_string()).unwrap();
-    let trace = format_trace_js(prologue_trace_js(messages).unwrap()).unwrap();
+    let trace = format_trace_js(prologue_trace_js(messages, None).unwrap()).unwrap();
     assert_eq!(trace.lines().count(), 7);
     assert!(trace.contains("04 tool_start owner=loop detail=\"name=read\" toolCallId=call-1"));
 }
