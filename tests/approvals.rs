@@ -974,3 +974,48 @@ fn a_custom_executor_runs_the_calls_and_the_registry_still_says_which_wait_for_a
     let texts: Vec<_> = results(&done.messages).into_iter().map(text_of).collect();
     assert_eq!(texts, ["custom c1", "custom c2"]);
 }
+
+#[test]
+fn an_agent_over_a_custom_executor_still_pauses_on_the_registrys_approvals() {
+    let world = World::new();
+    let custom = Rc::new(Custom(RefCell::default()));
+    let mut options = AgentOptions::new(
+        ScriptedModel::new(vec![
+            tool_use(vec![on("c1", "delete", "a.txt"), on("c2", "read", "b.txt")]),
+            done(),
+        ]),
+        world.registry.clone(),
+        Rc::new(|| 0.0),
+    );
+    options.executor = Rc::new(RegistryApprovals {
+        runner: custom.clone(),
+        registry: Rc::new(world.registry.clone()),
+    });
+    let agent = Agent::new(options).unwrap();
+
+    let paused = futures::executor::block_on(agent.prompt_text("tidy up")).unwrap();
+    assert_eq!(paused.reason, RunReason::Paused);
+    assert_eq!(
+        agent.pending().unwrap(),
+        vec![
+            pending("c1", "delete", "a.txt", true),
+            pending("c2", "read", "b.txt", false)
+        ]
+    );
+    assert!(
+        custom.0.borrow().is_empty(),
+        "nothing ran before the decision"
+    );
+
+    let done =
+        futures::executor::block_on(agent.resume(Approvals::new().deny("c1", Some("no")))).unwrap();
+    assert_eq!(done.reason, RunReason::Stop);
+    assert_eq!(*custom.0.borrow(), ["c2"], "the denied call never ran");
+    assert!(
+        world.ran().is_empty(),
+        "the registry's own tools ran nothing"
+    );
+    let texts: Vec<_> = results(&done.messages).into_iter().map(text_of).collect();
+    assert_eq!(texts.len(), 2);
+    assert_eq!(texts[1], "custom c2");
+}

@@ -3,6 +3,7 @@
 //! batch (SPEC §7), and have its calls wait for a decision (SPEC §8), which a caller's own executor still
 //! asks the registry about (`RegistryApprovals`).
 
+use std::ops::Deref;
 use std::rc::Rc;
 
 use futures::future::LocalBoxFuture;
@@ -262,12 +263,19 @@ impl ToolExecutor for ToolRegistry {
 /// Runs a run's calls with `runner` and asks `registry` which of them wait for a decision: a custom executor
 /// (a JS app's `executeToolCall` or tool source) runs the calls, but a call to a tool registered with
 /// `needsApproval` still waits for one (SPEC §8). With the registry as the runner, it is the registry alone.
-pub struct RegistryApprovals<'a> {
-    pub runner: &'a dyn ToolExecutor,
-    pub registry: &'a ToolRegistry,
+/// Either part is borrowed (`&runner`, `&registry`, for one run) or shared (`Rc`s, for an `Agent`'s
+/// `executor`).
+pub struct RegistryApprovals<R, G> {
+    pub runner: R,
+    pub registry: G,
 }
 
-impl ToolExecutor for RegistryApprovals<'_> {
+impl<R, G> ToolExecutor for RegistryApprovals<R, G>
+where
+    R: Deref,
+    R::Target: ToolExecutor,
+    G: Deref<Target = ToolRegistry>,
+{
     fn execute<'b>(
         &'b self,
         call: &'b ToolCall,

@@ -133,7 +133,7 @@ pub struct RunExecutor {
 
 impl RunExecutor {
     /// The core's rule of SPEC §8 over this run's executor and registry.
-    fn approvals(&self) -> RegistryApprovals<'_> {
+    fn approvals(&self) -> RegistryApprovals<&dyn ToolExecutor, &ToolRegistry> {
         RegistryApprovals {
             runner: match &self.custom {
                 Some(custom) => custom,
