@@ -95,6 +95,16 @@ pub trait ApprovalCheck {
     fn needs_approval<'a>(&'a self, arguments: &'a Value) -> HookFuture<'a, bool>;
 }
 
+/// A function or closure is a `needsApproval` that answers at once.
+impl<F> ApprovalCheck for F
+where
+    F: Fn(&Value) -> bool,
+{
+    fn needs_approval<'a>(&'a self, arguments: &'a Value) -> HookFuture<'a, bool> {
+        Box::pin(std::future::ready(Ok(self(arguments))))
+    }
+}
+
 /// What an answer of `needsApproval` means: a failed one fails safe.
 pub(crate) fn needed(answer: Result<bool, String>) -> bool {
     answer.unwrap_or(true)

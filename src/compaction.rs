@@ -54,11 +54,35 @@ pub trait Summarize {
     ) -> HookFuture<'a, String>;
 }
 
+/// A function or closure is a `summarize` that answers at once.
+impl<F> Summarize for F
+where
+    F: Fn(&[AgentMessage]) -> Result<String, String>,
+{
+    fn summarize<'a>(
+        &'a self,
+        messages: &'a [AgentMessage],
+        _signal: &'a AbortSignal,
+    ) -> HookFuture<'a, String> {
+        Box::pin(std::future::ready(self(messages)))
+    }
+}
+
 /// `estimateTokens`: the tokens one message costs in a request. Asked once per message a request carries
 /// (the loop keeps each answer). An `Err`, or an answer that is not a non-negative finite number, ends the
 /// run like a `summarize` that fails.
 pub trait EstimateTokens {
     fn estimate_tokens(&self, message: &AgentMessage) -> Result<f64, String>;
+}
+
+/// A function or closure is an `estimateTokens`.
+impl<F> EstimateTokens for F
+where
+    F: Fn(&AgentMessage) -> Result<f64, String>,
+{
+    fn estimate_tokens(&self, message: &AgentMessage) -> Result<f64, String> {
+        self(message)
+    }
 }
 
 impl CompactionOptions {

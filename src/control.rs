@@ -177,6 +177,20 @@ pub trait BeforeToolCall {
     ) -> HookFuture<'a, Option<Block>>;
 }
 
+/// A function or closure is a `beforeToolCall` that answers at once: `|call: &ToolCall, _: HookContext| ...`.
+impl<F> BeforeToolCall for F
+where
+    F: Fn(&ToolCall, HookContext<'_>) -> Result<Option<Block>, String>,
+{
+    fn before_tool_call<'a>(
+        &'a self,
+        call: &'a ToolCall,
+        context: HookContext<'a>,
+    ) -> HookFuture<'a, Option<Block>> {
+        Box::pin(std::future::ready(self(call, context)))
+    }
+}
+
 /// `afterToolCall`: asked for every executed call the hooks see (timed-out and failed ones included), as it
 /// finishes and before its `tool_end`. An `Err` (the hook threw) makes the result an error result with the
 /// text `afterToolCall failed: <message>`; what the tool asked about `terminate` still holds then.
@@ -187,6 +201,21 @@ pub trait AfterToolCall {
         result: &'a ToolResultMessage,
         context: HookContext<'a>,
     ) -> HookFuture<'a, Option<ResultPatch>>;
+}
+
+/// A function or closure is an `afterToolCall` that answers at once.
+impl<F> AfterToolCall for F
+where
+    F: Fn(&ToolCall, &ToolResultMessage, HookContext<'_>) -> Result<Option<ResultPatch>, String>,
+{
+    fn after_tool_call<'a>(
+        &'a self,
+        call: &'a ToolCall,
+        result: &'a ToolResultMessage,
+        context: HookContext<'a>,
+    ) -> HookFuture<'a, Option<ResultPatch>> {
+        Box::pin(std::future::ready(self(call, result, context)))
+    }
 }
 
 /// `prepareRequest`: asked before every model request with the request the loop built. An `Err` (the hook
@@ -200,11 +229,35 @@ pub trait PrepareRequest {
     ) -> HookFuture<'a, Option<RequestPatch>>;
 }
 
+/// A function or closure is a `prepareRequest` that answers at once.
+impl<F> PrepareRequest for F
+where
+    F: Fn(ModelRequest<'_>, HookContext<'_>) -> Result<Option<RequestPatch>, String>,
+{
+    fn prepare_request<'a>(
+        &'a self,
+        request: ModelRequest<'a>,
+        context: HookContext<'a>,
+    ) -> HookFuture<'a, Option<RequestPatch>> {
+        Box::pin(std::future::ready(self(request, context)))
+    }
+}
+
 /// `getSteeringMessages` / `getFollowUpMessages`: asked only at the two points SPEC §7 names. Only user and
 /// custom-role messages may be queued; anything else, or an `Err` (the function threw), ends the run with
 /// reason `error`, and nothing of what it returned is appended.
 pub trait MessageQueue {
     fn take_messages(&self) -> HookFuture<'_, Vec<AgentMessage>>;
+}
+
+/// A function or closure is a queue that answers at once (an empty `Vec`: nothing queued).
+impl<F> MessageQueue for F
+where
+    F: Fn() -> Result<Vec<AgentMessage>, String>,
+{
+    fn take_messages(&self) -> HookFuture<'_, Vec<AgentMessage>> {
+        Box::pin(std::future::ready(self()))
+    }
 }
 
 /// The longest single timer the core sets: `setTimeout`'s (2^31 - 1 ms, about 24.8 days), which fires at

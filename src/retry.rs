@@ -57,6 +57,16 @@ pub trait ShouldRetry {
     fn should_retry<'a>(&'a self, failure: Failure<'a>) -> HookFuture<'a, bool>;
 }
 
+/// A function or closure is a `shouldRetry` that answers at once.
+impl<F> ShouldRetry for F
+where
+    F: Fn(Failure<'_>) -> bool,
+{
+    fn should_retry<'a>(&'a self, failure: Failure<'a>) -> HookFuture<'a, bool> {
+        Box::pin(std::future::ready(Ok(self(failure))))
+    }
+}
+
 impl RetryPolicy {
     /// The wait before retry `attempt` (1 for the first): `min(max_delay_ms, base_delay_ms × 2^(attempt−1))`.
     pub fn delay_ms(&self, attempt: u32) -> f64 {

@@ -3,8 +3,9 @@
 //! roles, and the steering and follow-up queues.
 //!
 //! Also the examples of how a Rust app passes hooks: implement `BeforeToolCall`, `AfterToolCall`,
-//! `PrepareRequest`, `MessageQueue` or `Timers` (here through the closure wrappers of
-//! `tests/common/control.rs`) and lend them to `LoopOptions::control`.
+//! `PrepareRequest`, `MessageQueue` or `Timers` (here through the logging wrappers of
+//! `tests/common/control.rs`), or pass a plain closure that answers at once (the last two tests), and lend
+//! them to `LoopOptions::control`.
 #![cfg(not(target_arch = "wasm32"))] // native tests; the browser tests are tests/web.rs
 
 mod common;
@@ -1444,4 +1445,101 @@ fn terminate_is_read_from_a_tool_output_and_a_reply_and_kept_out_of_extra() {
     assert!(reply.terminate);
     assert_eq!(reply.extra.keys().collect::<Vec<_>>(), ["note"]);
     assert!(ToolReply::from_value(json!({"terminate": "yes"})).is_err());
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Plain closures as hooks
+
+#[test]
+fn plain_closures_are_hooks_lent_to_a_run() {
+    let model = ScriptedModel::new(vec![tool_use(vec![read("a"), read("b")]), done()]);
+    let (gates, kept) = (GatedTools::default(), Kept::default());
+    let registry = gated_registry(&gates, &kept, &[spec("read")]);
+    let (requests, steered) = (std::cell::Cell::new(0), std::cell::Cell::new(0));
+    let before = |call: &ToolCall, _: HookContext| {
+        Ok((call.id == "b").then(|| Block {
+            reason: Some("not b".into()),
+        }))
+    };
+    let after = |_: &ToolCall, result: &ToolResultMessage, _: HookContext| {
+        let text = format!("{} (checked)", text_of(result));
+        Ok(Some(ResultPatch {
+            content: Some(vec![MediaBlock::text(text)]),
+            ..ResultPatch::default()
+        }))
+    };
+    let prepare = |request: ModelRequest, context: HookContext| {
+        requests.set(requests.get() + 1);
+        assert_eq!(context.step, requests.get());
+        Ok((context.step == 2).then(|| RequestPatch {
+            system_prompt: Some(format!("{} messages", request.messages.len())),
+            ..RequestPatch::default()
+        }))
+    };
+    let steering = || {
+        steered.set(steered.get() + 1);
+        Ok(vec![])
+    };
+    let timeline = Timeline(Log::default());
+    let mut setup = Setup::new(&model, &registry, &timeline);
+    setup.control.before_tool_call = Some(&before);
+    setup.control.after_tool_call = Some(&after);
+    setup.control.prepare_request = Some(&prepare);
+    setup.control.steering = Some(&steering);
+    let result = setup.run();
+
+    assert_eq!(*gates.started.borrow(), ["a"], "the blocked call never ran");
+    let rs = results(&result.messages);
+    assert_eq!(text_of(rs[0]), "read ok (checked)");
+    assert_eq!((text_of(rs[1]), rs[1].details.clone()), blocked("not b"));
+    assert_eq!(
+        (requests.get(), steered.get()),
+        (2, 2),
+        "after the batch and after the stop"
+    );
+    let second = &model.requests()[1];
+    assert_eq!(second.system_prompt.as_deref(), Some("4 messages"));
+    assert_eq!((result.reason, result.steps), (RunReason::Stop, 2));
+}
+
+#[test]
+fn plain_closures_are_an_agents_hooks_a_tools_needs_approval_and_part_threes_functions() {
+    let (gates, kept) = (GatedTools::default(), Kept::default());
+    let one = gated_registry(&gates, &kept, &[spec("read")]);
+    let mut tool = one.get("read").unwrap().clone();
+    tool.needs_approval = NeedsApproval::Ask(Rc::new(|arguments: &serde_json::Value| {
+        arguments["path"] == "secret"
+    }));
+    let mut registry = ToolRegistry::new();
+    registry.register(tool).unwrap();
+    let model = ScriptedModel::new(vec![tool_use(vec![read("open"), read("secret")]), done()]);
+    let mut options = AgentOptions::new(model, registry, Rc::new(|| 0.0));
+    options.before_tool_call = Some(Rc::new(|call: &ToolCall, _: HookContext| {
+        assert_ne!(call.id, "secret", "asked only once the call is approved");
+        Ok(None)
+    }));
+    options.retry = Some(RetryPolicy {
+        should_retry: Some(Rc::new(|_: Failure| false)),
+        ..RetryPolicy::default()
+    });
+    options.compaction = Some(CompactionOptions {
+        max_context_tokens: 1e9,
+        keep_recent_tokens: None,
+        summarize: Rc::new(|_: &[AgentMessage]| Ok("summary".to_string())),
+        estimate_tokens: Some(Rc::new(|_: &AgentMessage| Ok(1.0))),
+    });
+    let agent = Agent::new(options).unwrap();
+
+    let paused = futures::executor::block_on(agent.prompt_text("go")).unwrap();
+    assert_eq!(paused.reason, RunReason::Paused);
+    let pending = agent.pending().unwrap();
+    let waits: Vec<_> = pending
+        .iter()
+        .map(|p| (p.tool_call_id.as_str(), p.needs_approval))
+        .collect();
+    assert_eq!(waits, [("open", false), ("secret", true)]);
+    assert!(
+        gates.started.borrow().is_empty(),
+        "nothing ran before the decision"
+    );
 }
