@@ -72,6 +72,8 @@ pub fn parse_jsonl(
 /// that are empty or only whitespace. For a host that reads the messages its own way (JS's `JSON.parse`)
 /// once `parse_jsonl` has found them good.
 pub fn jsonl_lines(text: &str) -> impl Iterator<Item = (usize, &str)> {
+    // A byte order mark (an editor's, on Windows) is not part of the first line's JSON.
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     (text.split('\n').enumerate())
         .filter(|(_, line)| !line.trim().is_empty())
         .map(|(index, line)| (index + 1, line))

@@ -1543,3 +1543,37 @@ fn plain_closures_are_an_agents_hooks_a_tools_needs_approval_and_part_threes_fun
         "nothing ran before the decision"
     );
 }
+
+#[test]
+fn a_batch_whose_run_is_already_aborted_starts_no_call_in_either_mode() {
+    for mode in [ExecutionMode::Parallel, ExecutionMode::Sequential] {
+        // A transcript saved mid-batch, resumed with a signal the caller had already aborted.
+        let model = ScriptedModel::new(vec![done()]);
+        let (gates, kept) = (GatedTools::default(), Kept::default());
+        let registry = gated_registry(&gates, &kept, &[spec("read")]);
+        let timeline = Timeline(Log::default());
+        let mut setup = Setup::new(&model, &registry, &timeline);
+        let batch = AgentMessage::Assistant(tool_use(vec![read("a"), read("b")]));
+        setup.context.messages = vec![user("go"), batch];
+        setup.control.tool_execution = mode;
+        let controller = AbortController::new();
+        controller.abort();
+        setup.signal = controller.signal();
+        let result = setup.run();
+
+        assert!(gates.started.borrow().is_empty(), "{mode:?}: no call ran");
+        let rs = results(&result.messages);
+        assert_eq!(ids(&rs), ["a", "b"], "{mode:?}: each call answered once");
+        let reasons: Vec<_> = rs
+            .iter()
+            .map(|r| r.details.clone().unwrap()["reason"].clone())
+            .collect();
+        assert_eq!(reasons, [json!("aborted"), json!("aborted")], "{mode:?}");
+        assert_eq!(
+            (result.reason, result.steps),
+            (RunReason::Aborted, 0),
+            "{mode:?}: no request"
+        );
+        assert!(validate_transcript(&result.messages).ok);
+    }
+}

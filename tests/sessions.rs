@@ -46,6 +46,22 @@ fn jsonl_written_by_js_reads_and_writes_back_byte_for_byte() {
 }
 
 #[test]
+fn a_byte_order_mark_before_the_first_line_is_no_part_of_its_json() {
+    let with_mark = format!("\u{feff}{FROM_JS}");
+    let messages = parse_jsonl(&with_mark, &["notification"]).expect("reads");
+    assert_eq!(
+        to_jsonl(&messages),
+        FROM_JS,
+        "read as without it, written without it"
+    );
+    let (line, first) = jsonl_lines(&with_mark).next().unwrap();
+    assert_eq!((line, first), (1, FROM_JS.lines().next().unwrap()));
+    let inside = format!("{}\n\u{feff}{}", &FROM_JS.lines().next().unwrap(), "{}");
+    let error = parse_jsonl(&inside, &["notification"]).unwrap_err();
+    assert_eq!(error.line, 2, "a mark anywhere else is not JSON");
+}
+
+#[test]
 fn written_messages_read_back_as_the_same_values_in_the_same_field_order() {
     let messages = parse_jsonl(FROM_JS, &["notification"]).unwrap();
     let text = to_jsonl(&messages);

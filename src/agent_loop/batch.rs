@@ -198,8 +198,10 @@ impl<E> Batch<'_, '_, E> {
     /// Phase 2. Parallel: a `tool_start` for every call that runs, then all at once, `tool_end` in
     /// completion order. Sequential: one call at a time in call order, each `tool_start` right before
     /// its call runs and its `tool_end` before the next `tool_start`, and no call starts while another
-    /// still runs, even one that timed out (`settle`); once the run is aborted, a call not yet started is
-    /// skipped (reason `aborted`) instead. Whether a call asked to terminate.
+    /// still runs, even one that timed out (`settle`). In either mode, once the run is aborted a call not
+    /// yet started is skipped (reason `aborted`) instead: a parallel batch of a run aborted before it
+    /// began (a resume with an aborted signal, a `toolUse` streamed after the abort) runs nothing.
+    /// Whether a call asked to terminate.
     async fn execute_calls(
         &mut self,
         calls: &[&ToolCall],
@@ -208,6 +210,14 @@ impl<E> Batch<'_, '_, E> {
     ) -> bool {
         let (reports, mut received) = mpsc::unbounded();
         match mode {
+            ExecutionMode::Parallel if self.signal.aborted() => {
+                for (index, call) in calls.iter().enumerate() {
+                    if let Slot::Run(_) = slots[index] {
+                        slots[index] = Slot::Answered(self.skip_aborted(call, index).await);
+                    }
+                }
+                false
+            }
             ExecutionMode::Parallel => {
                 for (call, slot) in calls.iter().zip(slots.iter()) {
                     if let Slot::Run(_) = slot {
@@ -232,12 +242,7 @@ impl<E> Batch<'_, '_, E> {
                         continue;
                     };
                     if self.signal.aborted() {
-                        let (text, at) =
-                            (SkipReason::Aborted.explanation(), self.first_index + index);
-                        let result = self
-                            .skip_one(call, SkipReason::Aborted, text.into(), at)
-                            .await;
-                        slots[index] = Slot::Answered(result);
+                        slots[index] = Slot::Answered(self.skip_aborted(call, index).await);
                         continue;
                     }
                     self.emitter.emit(LoopEvent::ToolStart { call }).await;
@@ -420,6 +425,13 @@ impl<E> Batch<'_, '_, E> {
 
     /// One skipped result with its text, announced by `tool_skipped`; `index` is where it goes in the
     /// transcript.
+    /// The skipped result of the batch's call at `index`, not started because the run was aborted.
+    async fn skip_aborted(&mut self, call: &ToolCall, index: usize) -> ToolResultMessage {
+        let (text, at) = (SkipReason::Aborted.explanation(), self.first_index + index);
+        self.skip_one(call, SkipReason::Aborted, text.into(), at)
+            .await
+    }
+
     async fn skip_one(
         &mut self,
         call: &ToolCall,

@@ -3,7 +3,7 @@
 // TINY_PI_PKG=<an older pkg/> to see).
 import assert from "node:assert/strict";
 import { before, describe, test } from "node:test";
-import { loadTinyPiSessions } from "./app-fixture.mjs";
+import { importFromApp, loadTinyPiSessions } from "./app-fixture.mjs";
 import { assistantMsg, gate, jsModel, text, toolCall, userMsg } from "./helpers.mjs";
 
 let tp;
@@ -245,7 +245,7 @@ describe("no object an app can build traps the instance", () => {
     real.free();
     const forged = { __tinyPiRegistry: () => handle };
     for (const tools of [real, forged, { __tinyPiRegistry: () => 987654 }, { __tinyPiRegistry: () => ({ __wbg_ptr: 8 }) }]) {
-      await assert.rejects(tp.runAgentLoop({ context: { messages: [userMsg("go")] }, model: jsModel(() => stop()), tools }), { name: "TypeError", message: "options.tools is not a live ToolRegistry (freed, or in its register())" });
+      await assert.rejects(tp.runAgentLoop({ context: { messages: [userMsg("go")] }, model: jsModel(() => stop()), tools }), { name: "TypeError", message: "options.tools is not a live ToolRegistry of this entry (freed, in its register(), or made by another of tiny-pi's entries: take ToolRegistry from the entry whose loop or Agent runs it)" });
     }
     const good = await tp.runAgentLoop({ context: { messages: [userMsg("go")] }, model: new tp.ScriptedModel([stop()]), tools: new tp.ToolRegistry() });
     assert.equal(good.reason, "stop");
@@ -428,6 +428,80 @@ describe("the eighth attack (2026-12-07)", () => {
       assert.deepEqual([resumed.reason, resumed.messages.map((m) => m.role)], ["stop", ["user", "assistant", "toolResult", "assistant"]]);
     }
     assert.deepEqual(ran, ["rm", "rm"], "once a run: each resumed run answered the call once");
+  });
+});
+
+describe("the ninth attack (2026-12-07)", () => {
+  test("a ToolRegistry of the other entry is refused, both ways, for a run and an Agent: it never runs the other entry's tool of that name", T, async () => {
+    const lesson = await importFromApp("tiny-pi-lesson-entry.mjs", `export { Agent, runAgentLoop, ToolRegistry } from "tiny-pi/lesson";\n`);
+    const ran = [];
+    const registry = (entry, who) => {
+      const tools = new entry.ToolRegistry();
+      tools.register({ name: "x", execute: () => (ran.push(who), { content: [text(who)] }) });
+      return tools;
+    };
+    const [app, lessons] = [registry(tp, "app"), registry(lesson, "lesson")];
+    const message = /^options\.tools is not a live ToolRegistry of this entry \(freed, in its register\(\), or made by another of tiny-pi's entries: take ToolRegistry from the entry whose loop or Agent runs it\)$/;
+    const model = () => jsModel((_r, i) => (i === 0 ? asks(toolCall("c1", "x")) : stop()));
+    for (const [entry, tools] of [[lesson, app], [tp, lessons]]) {
+      await assert.rejects(entry.runAgentLoop({ context: { messages: [userMsg("go")] }, model: model(), tools }), { name: "TypeError", message });
+      assert.throws(() => new entry.Agent({ model: model(), tools }), { name: "TypeError", message });
+    }
+    assert.deepEqual(ran, []);
+    for (const [entry, tools, who] of [[tp, app, "app"], [lesson, lessons, "lesson"]]) {
+      const run = await entry.runAgentLoop({ context: { messages: [userMsg("go")] }, model: model(), tools });
+      assert.equal(run.reason, "stop");
+      assert.equal(ran.at(-1), who, "each entry runs its own registry's tool");
+    }
+  });
+
+  test("a resume whose signal is already aborted runs no call: each is answered aborted, the run ends aborted, for a run and an Agent", T, async () => {
+    const ran = [];
+    const tools = recording(ran, { needsApproval: true });
+    const model = () => jsModel((_r, i) => (i === 0 ? asks(toolCall("c1", "write"), toolCall("c2", "read")) : stop()));
+    const paused = await tp.runAgentLoop({ context: { messages: [userMsg("go")] }, model: model(), tools });
+    assert.equal(paused.reason, "paused");
+    const decisions = Object.fromEntries([["c1", { approve: true }]]);
+    const events = [];
+    const resumed = await tp.runAgentLoop({
+      context: { messages: paused.messages },
+      model: model(),
+      tools,
+      approvals: decisions,
+      signal: AbortSignal.abort(),
+      onEvent: (e) => events.push(e.type),
+    });
+    const skipped = (run) => run.messages.filter((m) => m.role === "toolResult").map((r) => [r.toolCallId, r.details?.reason]);
+    assert.deepEqual([resumed.reason, resumed.steps, ran], ["aborted", 0, []], "no request, no call run");
+    assert.deepEqual(skipped(resumed), [["c1", "aborted"], ["c2", "aborted"]]);
+    assert.deepEqual(events, ["tool_skipped", "tool_skipped", "turn_end"]);
+    assert.equal(tp.validateTranscript(resumed.messages).ok, true);
+
+    const agent = new tp.Agent({ model: model(), tools });
+    assert.equal((await agent.prompt("go")).reason, "paused");
+    const resuming = agent.resume(decisions);
+    agent.abort();
+    const ended = await resuming;
+    assert.deepEqual([ended.reason, ran], ["aborted", []]);
+    assert.deepEqual(skipped(ended), [["c1", "aborted"], ["c2", "aborted"]]);
+  });
+
+  test("runAgentLoop's own options given to an Agent are named with what an Agent takes instead, never ignored", T, () => {
+    const model = jsModel(() => stop());
+    const cases = [
+      ["context", { messages: [] }, "give the conversation as options.messages"],
+      ["signal", AbortSignal.abort(), "abort its run with agent.abort()"],
+      ["onEvent", () => {}, "listen with agent.subscribe(listener)"],
+      ["approvals", {}, "decide with agent.resume(approvals)"],
+      ["getSteeringMessages", () => [], "queue with agent.steer(message)"],
+      ["getFollowUpMessages", () => [], "queue with agent.followUp(message)"],
+    ];
+    for (const [key, value, instead] of cases) {
+      const message = `options.${key} is runAgentLoop's, not an Agent option: ${instead}`;
+      assert.throws(() => new tp.Agent({ model, [key]: value }), { name: "TypeError", message });
+      assert.throws(() => tp.Agent.fromJSONL("", { model, [key]: value }), { name: "TypeError", message });
+    }
+    assert.equal(new tp.Agent({ model, signal: undefined }).isRunning, false, "undefined is no option given");
   });
 });
 

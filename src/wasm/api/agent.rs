@@ -69,6 +69,22 @@ impl JsAgent {
                 type_of(options)
             ));
         }
+        // runAgentLoop's options that an Agent takes another way: named, never ignored.
+        let elsewhere = [
+            ("context", "give the conversation as options.messages"),
+            ("signal", "abort its run with agent.abort()"),
+            ("onEvent", "listen with agent.subscribe(listener)"),
+            ("approvals", "decide with agent.resume(approvals)"),
+            ("getSteeringMessages", "queue with agent.steer(message)"),
+            ("getFollowUpMessages", "queue with agent.followUp(message)"),
+        ];
+        for (key, instead) in elsewhere {
+            if !get(options, key, key)?.is_undefined() {
+                return Err(format!(
+                    "options.{key} is runAgentLoop's, not an Agent option: {instead}"
+                ));
+            }
+        }
         let setup = Setup::read(options)?;
         let control = setup.control;
         let hook = |hook: Option<_>| hook.map(Rc::new);

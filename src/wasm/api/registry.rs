@@ -31,6 +31,9 @@ thread_local! {
     /// The live registries by number: what `__tinyPiRegistry()` answers is looked up here.
     static LIVE: RefCell<HashMap<u32, Weak<RefCell<Rc<ToolRegistry>>>>> = RefCell::default();
     static NEXT: Cell<u32> = const { Cell::new(1) };
+    /// This module instance's own object, answered with each number: another instance's registry (the
+    /// other entry's, `tiny-pi/lesson`'s) answers with its own, and its number is never looked up here.
+    static MARK: JsValue = js_sys::Object::new().into();
 }
 
 /// Tools by name, their definitions for the model, and the core executor.
@@ -90,10 +93,7 @@ impl JsToolRegistry {
     pub fn execute(
         &self,
         #[wasm_bindgen(unchecked_param_type = "ToolCall")] call: JsValue,
-        #[wasm_bindgen(
-            unchecked_param_type = "{ signal?: AbortSignal; reportProgress?: (content: (TextContent | ImageContent)[]) => void }"
-        )]
-        context: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "Partial<ExecuteContext>")] context: JsValue,
     ) -> Promise {
         let read = || -> Result<_, String> {
             let registry = self
@@ -113,24 +113,29 @@ impl JsToolRegistry {
         })
     }
 
-    /// This registry's number in the table of live registries (how `runAgentLoop` finds it).
+    /// This instance's mark and this registry's number in its table of live registries (how
+    /// `runAgentLoop` finds it).
     #[wasm_bindgen(js_name = "__tinyPiRegistry", skip_typescript)]
-    pub fn number(&self) -> u32 {
-        self.number
+    pub fn number(&self) -> js_sys::Array {
+        MARK.with(|mark| js_sys::Array::of2(mark, &self.number.into()))
     }
 }
 
 /// The snapshot of the `ToolRegistry` given as `options.tools`: `None` when `tools` is not one (it has no
 /// `__tinyPiRegistry` method), `Some(None)` when it only looks like one (its number names no live
-/// registry) or is busy.
+/// registry, or it is another instance's) or is busy.
 pub fn registry_snapshot(tools: &JsValue) -> Option<Option<Rc<ToolRegistry>>> {
     let method = optional_function(tools, "__tinyPiRegistry", "options.tools")
         .ok()
         .flatten()?;
-    let number = method.call0(tools).ok().and_then(|n| n.as_f64());
-    let found = number
-        .filter(|n| n.fract() == 0.0 && *n >= 0.0 && *n <= f64::from(u32::MAX))
-        .and_then(|n| LIVE.with(|live| live.borrow().get(&(n as u32)).and_then(Weak::upgrade)));
+    let answer = method.call0(tools).unwrap_or_default();
+    let part = |at| js_sys::Reflect::get_u32(&answer, at).unwrap_or_default();
+    let found = (MARK
+        .with(|mark| part(0) == *mark)
+        .then(|| part(1).as_f64())
+        .flatten())
+    .filter(|n| n.fract() == 0.0 && *n >= 0.0 && *n <= f64::from(u32::MAX))
+    .and_then(|n| LIVE.with(|live| live.borrow().get(&(n as u32)).and_then(Weak::upgrade)));
     Some(found.and_then(|shared| shared.try_borrow().ok().map(|r| Rc::clone(&r))))
 }
 

@@ -259,7 +259,12 @@ fn tools_option(tools: &JsValue, what: &str) -> Result<ToolsInput, String> {
         return Err(refused());
     }
     if let Some(snapshot) = registry_snapshot(tools) {
-        let gone = || format!("{what} is not a live ToolRegistry (freed, or in its register())");
+        let gone = || {
+            format!(
+                "{what} is not a live ToolRegistry of this entry (freed, in its register(), or made by another \
+                 of tiny-pi's entries: take ToolRegistry from the entry whose loop or Agent runs it)"
+            )
+        };
         return snapshot.map(registry_input).ok_or_else(gone);
     }
     let (definitions, execute) = options::tool_source(tools)?.ok_or_else(refused)?;

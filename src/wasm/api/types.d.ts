@@ -208,10 +208,11 @@ export interface ToolRegistry {
   register<const S extends ToolParameters = never, TArgs = ToolArguments<S>, TDetails = unknown>(tool: ToolSpec<TArgs, TDetails, S>): void;
 }
 
-export type ToolExecutor = (
-  call: ToolCall,
-  context: { signal?: AbortSignal; reportProgress(content: ToolContent): void },
-) => Promise<ToolReply> | ToolReply;
+/** What a call is run with beside the call: its signal, and where its progress goes (`tool_progress`). The
+ * registry's `execute` takes either part or none. */
+export type ExecuteContext = { signal?: AbortSignal; reportProgress(content: ToolContent): void };
+
+export type ToolExecutor = (call: ToolCall, context: ExecuteContext) => Promise<ToolReply> | ToolReply;
 
 /** What a `ToolExecutor` answers: a result, perhaps without the fields the loop writes from the call;
  * `terminate: true` ends the run after this batch. */
@@ -273,8 +274,8 @@ export interface HookContext<A extends AssistantMessage = AssistantMessage, R ex
  * `Tool call was blocked.`), or let it run (nothing, or `{ block: false }`). */
 export type BeforeToolCallResult = { block: true; reason?: string } | { block: false } | void | undefined | null;
 
-/** `afterToolCall`'s answer: nothing, or the fields of the result to replace (absent ones are kept), and
- * whether the run ends after this batch (`terminate`). */
+/** `afterToolCall`'s answer: nothing, or the fields of the result to replace (absent, `undefined` and `null`
+ * ones are kept, as pi-agent-core's `??` keeps them), and whether the run ends after this batch (`terminate`). */
 export type AfterToolCallResult = { content?: ToolContent; details?: unknown; isError?: boolean; terminate?: boolean } | void | undefined | null;
 
 /** `prepareRequest`'s answer: nothing, or the fields of the request to replace. Replaced `messages` must
@@ -325,8 +326,9 @@ export interface RunOptions<A extends AssistantMessage = AssistantMessage, R ext
   };
   model: Model<A>;
   /** The tools the model is offered (`definitions()`) and, unless `executeToolCall` is given, runs them:
-   * a `ToolRegistry`, or any `ToolSource` (its `definitions()` is read once per run). */
-  tools?: ToolRegistry | ToolSource;
+   * a `ToolRegistry` (which is a `ToolSource`), or any `ToolSource` (its `definitions()` is read once per
+   * run). Typed as the one, so that a source written here inline is typed from it. */
+  tools?: ToolSource;
   /** Runs every tool call instead of `tools` (which still says what the model is offered); may reject, which
    * answers the call with an error result. Delegate to the registry with `tools.execute(call, context)`. */
   executeToolCall?: ToolExecutor;
@@ -444,7 +446,8 @@ export interface RunUsage {
 /** `options.budget`: each a positive finite number. Once `usage.totalTokens >= maxTokens` or
  * `usage.cost >= maxCost`, the run ends with reason `"budget"` where it would otherwise ask the model again
  * (after a batch: aborted, terminated, budget, `maxSteps`, in that order); a `stop` answer still ends it with
- * `"stop"`, and a spent budget asks no queue and makes no retry. */
+ * `"stop"`, and a spent budget asks no queue and makes no retry (a failed response not retried ends the run with
+ * `"error"`, as without a budget). */
 export interface Budget {
   maxTokens?: number;
   maxCost?: number;

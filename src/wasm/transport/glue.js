@@ -316,41 +316,15 @@ export function callTool(f, self, arg, callId, signal, sink, token) {
 // Each calls `onEvent` with its event, the object literal written out (no key crosses from Rust), and answers
 // a promise of what it returned if that is a promise or thenable, else undefined; they throw what it throws.
 
-export function emitModelEvent(onEvent, event) {
-  return settled(onEvent({ type: "model_event", event }));
-}
-
-export function emitAssistant(onEvent, message) {
-  return settled(onEvent({ type: "assistant_message", message }));
-}
-
-export function emitToolStart(onEvent, call) {
-  return settled(onEvent({ type: "tool_start", call }));
-}
-
-export function emitProgress(onEvent, callId, content) {
-  return settled(onEvent({ type: "tool_progress", callId, content }));
-}
-
-export function emitResult(onEvent, skipped, result) {
-  return settled(onEvent({ type: skipped ? "tool_skipped" : "tool_end", result }));
-}
-
-export function emitQueued(onEvent, message, steering) {
-  return settled(onEvent({ type: "queued_message", message, queue: steering ? "steering" : "followUp" }));
-}
-
-export function emitRetry(onEvent, attempt, delayMs, error) {
-  return settled(onEvent({ type: "retry", attempt, delayMs, error }));
-}
-
-export function emitCompaction(onEvent, entry) {
-  return settled(onEvent({ type: "compaction", entry }));
-}
-
-export function emitTurnEnd(onEvent, reason, steps) {
-  return settled(onEvent({ type: "turn_end", reason, steps }));
-}
+export const emitModelEvent = (onEvent, event) => settled(onEvent({ type: "model_event", event }));
+export const emitAssistant = (onEvent, message) => settled(onEvent({ type: "assistant_message", message }));
+export const emitToolStart = (onEvent, call) => settled(onEvent({ type: "tool_start", call }));
+export const emitProgress = (onEvent, callId, content) => settled(onEvent({ type: "tool_progress", callId, content }));
+export const emitResult = (onEvent, skipped, result) => settled(onEvent({ type: skipped ? "tool_skipped" : "tool_end", result }));
+export const emitQueued = (onEvent, message, steering) => settled(onEvent({ type: "queued_message", message, queue: steering ? "steering" : "followUp" }));
+export const emitRetry = (onEvent, attempt, delayMs, error) => settled(onEvent({ type: "retry", attempt, delayMs, error }));
+export const emitCompaction = (onEvent, entry) => settled(onEvent({ type: "compaction", entry }));
+export const emitTurnEnd = (onEvent, reason, steps) => settled(onEvent({ type: "turn_end", reason, steps }));
 
 /** A new promise of `value` if it is a promise or thenable (one whose `then` cannot be read is not), else
  * undefined. Never throws, and the promise is the host's own: its `then` never runs the caller's code, so
@@ -388,7 +362,6 @@ export function isArray(value) {
   }
 }
 
-/** Whether `value` is a plain object (of `Object.prototype`, or none). Never throws. */
 /** Whether `value`'s prototype is a plain object of no class: what `value["__proto__"] = {...}` makes. */
 export function prototypeSet(value) {
   try {
@@ -399,6 +372,7 @@ export function prototypeSet(value) {
   }
 }
 
+/** Whether `value` is a plain object (of `Object.prototype`, or none). Never throws. */
 export function isPlainObject(value) {
   try {
     if (typeof value !== "object" || value === null) return false;

@@ -157,6 +157,20 @@ void runAgentLoop({ context: { messages: input, tools: defs }, model });
 // @ts-expect-error a tool needs an execute function
 tools.register({ name: "broken" });
 
+// A tool source written inline is typed from ToolSource: `call` and `context` need no annotation, and a text
+// block's `type` stays the literal "text".
+void runAgentLoop({
+  context: { messages: input },
+  model,
+  tools: {
+    definitions: () => [{ name: "echo", description: "", parameters: { type: "object" } }],
+    execute: async (call, context) => {
+      context.reportProgress([{ type: "text", text: `running ${call.name}` }]);
+      return { content: [{ type: "text", text: call.id }] };
+    },
+  },
+});
+
 // SPEC §7: the loop-control options, each hook typed by its arguments and its answer.
 const controlled = await runAgentLoop({
   context: { messages: [...input, { role: "note", text: "from the app" }] },
