@@ -2052,7 +2052,7 @@ impl Tally {
                 let AgentMessage::ToolResult(r) = m else {
                     return false;
                 };
-                // A skip of reason `aborted` answering a `toolUse` message: a sequential batch's.
+                // A skip of reason `aborted` answering a `toolUse` message: a call not started once aborted.
                 let asked = messages[..*i].iter().rev().find_map(|m| match m {
                     AgentMessage::Assistant(a) => Some(a.stop_reason),
                     _ => None,
