@@ -198,10 +198,8 @@ impl<E> Batch<'_, '_, E> {
     /// Phase 2. Parallel: a `tool_start` for every call that runs, then all at once, `tool_end` in
     /// completion order. Sequential: one call at a time in call order, each `tool_start` right before
     /// its call runs and its `tool_end` before the next `tool_start`, and no call starts while another
-    /// still runs, even one that timed out (`settle`). In either mode, once the run is aborted a call not
-    /// yet started is skipped (reason `aborted`) instead: a parallel batch of a run aborted before it
-    /// began (a resume with an aborted signal, a `toolUse` streamed after the abort) runs nothing.
-    /// Whether a call asked to terminate.
+    /// still runs, even one that timed out (`settle`); once the run is aborted, a call not yet started is
+    /// skipped (reason `aborted`) instead. Whether a call asked to terminate.
     async fn execute_calls(
         &mut self,
         calls: &[&ToolCall],
@@ -210,14 +208,6 @@ impl<E> Batch<'_, '_, E> {
     ) -> bool {
         let (reports, mut received) = mpsc::unbounded();
         match mode {
-            ExecutionMode::Parallel if self.signal.aborted() => {
-                for (index, call) in calls.iter().enumerate() {
-                    if let Slot::Run(_) = slots[index] {
-                        slots[index] = Slot::Answered(self.skip_aborted(call, index).await);
-                    }
-                }
-                false
-            }
             ExecutionMode::Parallel => {
                 for (call, slot) in calls.iter().zip(slots.iter()) {
                     if let Slot::Run(_) = slot {

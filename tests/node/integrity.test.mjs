@@ -455,35 +455,25 @@ describe("the ninth attack (2026-12-07)", () => {
     }
   });
 
-  test("a resume whose signal is already aborted runs no call: each is answered aborted, the run ends aborted, for a run and an Agent", T, async () => {
-    const ran = [];
-    const tools = recording(ran, { needsApproval: true });
+  test("a resume whose signal is already aborted answers its batch as a batch after an abort: once each, the tools told, no request", T, async () => {
+    const seen = [];
+    const tools = new tp.ToolRegistry();
+    for (const name of ["read", "write"]) {
+      tools.register({ name, needsApproval: name === "write", execute: (_a, { callId, signal }) => (seen.push([callId, signal.aborted]), { content: [text("ran")] }) });
+    }
     const model = () => jsModel((_r, i) => (i === 0 ? asks(toolCall("c1", "write"), toolCall("c2", "read")) : stop()));
     const paused = await tp.runAgentLoop({ context: { messages: [userMsg("go")] }, model: model(), tools });
     assert.equal(paused.reason, "paused");
     const decisions = Object.fromEntries([["c1", { approve: true }]]);
-    const events = [];
-    const resumed = await tp.runAgentLoop({
-      context: { messages: paused.messages },
-      model: model(),
-      tools,
-      approvals: decisions,
-      signal: AbortSignal.abort(),
-      onEvent: (e) => events.push(e.type),
-    });
-    const skipped = (run) => run.messages.filter((m) => m.role === "toolResult").map((r) => [r.toolCallId, r.details?.reason]);
-    assert.deepEqual([resumed.reason, resumed.steps, ran], ["aborted", 0, []], "no request, no call run");
-    assert.deepEqual(skipped(resumed), [["c1", "aborted"], ["c2", "aborted"]]);
-    assert.deepEqual(events, ["tool_skipped", "tool_skipped", "turn_end"]);
+    const again = model();
+    const resumed = await tp.runAgentLoop({ context: { messages: paused.messages }, model: again, tools, approvals: decisions, signal: AbortSignal.abort() });
+    assert.deepEqual([resumed.reason, resumed.steps, again.requests.length], ["aborted", 0, 0], "no request after the batch");
+    assert.deepEqual(seen, [["c1", true], ["c2", true]], "each call ran once, its signal already aborted");
+    assert.deepEqual(resumed.messages.filter((m) => m.role === "toolResult").map((r) => r.toolCallId), ["c1", "c2"]);
     assert.equal(tp.validateTranscript(resumed.messages).ok, true);
-
-    const agent = new tp.Agent({ model: model(), tools });
-    assert.equal((await agent.prompt("go")).reason, "paused");
-    const resuming = agent.resume(decisions);
-    agent.abort();
-    const ended = await resuming;
-    assert.deepEqual([ended.reason, ran], ["aborted", []]);
-    assert.deepEqual(skipped(ended), [["c1", "aborted"], ["c2", "aborted"]]);
+    const sequential = await tp.runAgentLoop({ context: { messages: paused.messages }, model: model(), tools, approvals: decisions, signal: AbortSignal.abort(), toolExecution: "sequential" });
+    assert.deepEqual(sequential.messages.filter((m) => m.role === "toolResult").map((r) => r.details?.reason), ["aborted", "aborted"], "one at a time: none starts once aborted");
+    assert.equal(seen.length, 2);
   });
 
   test("runAgentLoop's own options given to an Agent are named with what an Agent takes instead, never ignored", T, () => {

@@ -1030,16 +1030,8 @@ impl Walk<'_> {
     }
 
     /// Phase 2, parallel: a `tool_start` per call that runs, in call order; one execution each, all begun
-    /// after the last `tool_start`; then progress, `afterToolCall` and `tool_end` in completion order. A
-    /// run aborted before the batch began starts none of them: each is skipped (reason `aborted`).
+    /// after the last `tool_start`; then progress, `afterToolCall` and `tool_end` in completion order.
     fn parallel(&mut self, batch: &mut Batch<'_>, runnable: &[usize]) -> Result<(), String> {
-        if self.aborted_before(self.next_position()) {
-            let text = SkipReason::Aborted.explanation();
-            for &i in runnable {
-                batch.answered[i] = Some(self.skipped(&batch.calls[i], "aborted", text)?);
-            }
-            return Ok(());
-        }
         let mut last_start = 0;
         for &i in runnable {
             let (position, got) = self.event("tool_start")?;
