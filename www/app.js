@@ -13,7 +13,7 @@ import * as views from "./views.js";
 import { renderInspector, renderDecisionTable, renderApprovals, renderFork, renderCompare, tokensOf, tokensText } from "./panels.js";
 import { transcriptDiff } from "./conformance/check.js";
 import { readEmbed, applyEmbed, reportHeight } from "./embed.js";
-import { encodeScript, decodeScript, stateUrl } from "./shareable.js";
+import { encodeScript, decodeScript, stateUrl, readRelease } from "./shareable.js";
 import { wireLoopCheck } from "./loopcheck.js";
 import { wireLive, liveModel, liveReady, diagnoseConnection, LIVE } from "./live.js";
 
@@ -39,13 +39,14 @@ const state = {
   inspect: null, // the request the inspector shows when the learner picked one
   checked: null, // a pasted transcript being shown instead of the run: {messages}
   focusNext: null, // the focus key to move keyboard focus to after the next render (arrow keys on the timeline)
-  speed: SPEEDS[params.get("speed")] !== undefined ? params.get("speed") : "normal",
+  speed: Object.hasOwn(SPEEDS, params.get("speed") ?? "") ? params.get("speed") : "normal",
   customHash: null, // the hash that carries the custom script (#script=…), once encoded
   raw: false, // the inspector shows the request as raw JSON
   fork: null, // a response being edited: {request, draft: {stopReason, text, calls: [{id, name, args}]}, error}
   compare: null, // the original run and its fork: {request, def, original, fork, run} (summaries; fork null while it runs)
   replay: null, // a learner's loop being stepped through: {name, id, run} (what it did on kit case id)
   decisions: {}, // the learner's decisions on the calls that wait for one (SPEC §8): callId -> {approve, reason}
+  continued: null, // the last import: {def (the script it made), base (the script it went on with), scenario (or null)}
 };
 
 // --- storage (blocked in some embedded frames: then nothing is kept, and the page works the same) ---------
@@ -106,13 +107,19 @@ function relocalize() {
   const run = state.run;
   const scenario = scenarioById(state.scenarioId);
   if (!scenario) return;
+  // What the learner typed stays: the editor takes the other language's words only when it holds the script as shown.
+  const edited = $("editor").value !== JSON.stringify(state.def, null, 2);
   state.def = localizeDef(scenario.def, getLang());
-  setEditorText(state.def);
+  if (edited) readEditor();
+  else setEditorText(state.def);
   const released = [...run.released];
   const held = run.held && run.mode === "step" ? run.hold.seq : null;
   const over = run.status === "done" || run.status === "failed";
-  if (run.status === "ready") return newRun();
-  newRun({ autoRelease: released.length ? released : (state.def.release ?? null) });
+  // The run is made again to the same point: the decisions taken on its calls (and reasons typed) stay too.
+  const decisions = state.decisions;
+  newRun(run.status === "ready" ? {} : { autoRelease: released.length ? released : (state.def.release ?? null) });
+  state.decisions = decisions;
+  if (run.status === "ready") return;
   if (held) state.run.stepTo(held);
   else if (over) {
     state.run.setPace(0);
@@ -135,7 +142,7 @@ function fillScenarioSelect() {
 // --- runs ------------------------------------------------------------------------------------------
 
 /** A fresh run of the current script; `autoRelease` opens its gates by themselves (autoplay, a shared step). */
-function newRun({ autoRelease = null, releaseRest = false } = {}) {
+function newRun({ autoRelease = null, releaseRest = false, followOrder = false } = {}) {
   state.run?.dispose();
   state.fork = null;
   // A comparison stays while the fork's script is the one that runs (a Reset runs the fork again).
@@ -156,7 +163,7 @@ function newRun({ autoRelease = null, releaseRest = false } = {}) {
         },
       })
     : null;
-  state.run = new Run(state.api, def, { onUpdate: render, pace: SPEEDS[state.speed], model, autoRelease, releaseRest, replay });
+  state.run = new Run(state.api, def, { onUpdate: render, pace: SPEEDS[state.speed], model, autoRelease, releaseRest, followOrder, replay });
   if (state.compare) Object.assign(state.compare, { run: state.run, fork: null });
   render();
 }
@@ -276,8 +283,17 @@ function derive() {
   const lastAssistant = messages.findLastIndex((m) => m?.role === "assistant");
   const pending = checked ? [] : pendingCalls(run);
   // While paused: the ids of the calls that wait for a decision (the others wait for their batch to resume).
-  const paused = pending.length ? new Set(pending.filter((p) => p.needsApproval).map((p) => p.toolCallId)) : null;
-  const waiting = paused ? (safely(() => api.validateTranscript(messages, { customRoles, allowPending: true })).pending ?? []) : live ? problems.filter((p) => p.kind === "missing_result" && p.index === lastAssistant) : [];
+  let paused = pending.length ? new Set(pending.filter((p) => p.needsApproval).map((p) => p.toolCallId)) : null;
+  const held = () => safely(() => api.validateTranscript(messages, { customRoles, allowPending: true })).pending ?? [];
+  let waiting = paused ? held() : live ? problems.filter((p) => p.kind === "missing_result" && p.index === lastAssistant) : [];
+  if (checked) {
+    // A pasted transcript that ends as a paused run ends (SPEC §8: its last calls wait, one of them for a decision)
+    // is shown paused, as importing it shows. Any other call without a result stays missing, as validateTranscript says.
+    const needsApproval = (p) => run.def.tools?.[toolCalls(messages[p.index]).find((c) => c.id === p.toolCallId)?.name]?.needsApproval === true;
+    const waits = held();
+    const decisions = waits.filter(needsApproval);
+    if (decisions.length) [waiting, paused] = [waits, new Set(decisions.map((p) => p.toolCallId))];
+  }
   const inProgress = new Set(waiting.map((p) => `${p.index}:${p.toolCallId}`));
   const trace = messages.length === 0 ? null : safely(() => buildTrace(messages, keys, events, customRoles));
   const inProgressIds = new Set();
@@ -345,6 +361,7 @@ function statusText(run) {
       return t("status.done", { reason: run.reason, steps: run.steps });
     }
     case "failed":
+      if (run.stopped) return t("replay.stopped", run.stopped);
       return state.replay ? t("replay.failed", { error: run.failure }) : t("status.failed", { error: run.failure });
     default: {
       if (run.aborted?.by === "hand" && run.pendingTools.length)
@@ -357,6 +374,11 @@ function statusText(run) {
       // Between a retry and the next call of the model the loop waits on a timer.
       if (run.retrying) return t("status.retryWait", { ms: run.events[run.retrying.seq - 1].event.delayMs, n: run.request });
       const gated = run.execs.filter((x) => x.state === "gated");
+      // A link's release order that names a call not waiting (or none) while others wait: the run cannot go on by itself.
+      if (run.stuck && gated.length) {
+        const vars = { order: `[${run.autoRelease.map((id) => JSON.stringify(id)).join(", ")}]`, names: names(gated.map((x) => callLabel(x.name, x.callId))), next: run.stuck.next };
+        return t(run.stuck.next === undefined ? "status.linkStuckEnd" : "status.linkStuck", vars);
+      }
       if (gated.length) return t("status.waitingTools", { names: names(gated.map((x) => callLabel(x.name, x.callId))) });
       return run.mode === "run" ? t("status.running") : t("status.waiting");
     }
@@ -858,15 +880,30 @@ function readPasted() {
  */
 function continueFrom(messages, extra = {}) {
   const a = responsesIn(messages);
-  const scenario = scenarioById(state.baseId);
-  const base = scenario ? localizeDef(scenario.def, getLang()) : cloneDef(state.def);
+  // The script that goes on is the page's: an edited one keeps its tools, custom roles and the rest of its script
+  // (one made by an import, the script it was imported into); else the course scenario's.
+  const custom = state.scenarioId === "custom";
+  const again = custom && state.continued?.def === state.def;
+  const scenario = again ? state.continued.scenario : custom ? null : (scenarioById(state.baseId) ?? null);
+  const base = again ? cloneDef(state.continued.base) : scenario ? localizeDef(scenario.def, getLang()) : cloneDef(state.def);
   delete base.approvals; // decisions are about the calls of one transcript
+  // The script answers the requests after the responses its own input holds: the transcript's others used it up.
+  const used = Math.max(0, a - responsesIn(base.messages));
   // The responses the transcript holds were requests of the conversation: steps (and maxSteps) go on from them.
-  const def = { ...base, messages, script: base.script.slice(a), ...(a > 0 ? { startSteps: a } : {}), ...extra };
+  const def = { ...base, messages, script: base.script.slice(used), ...(a > 0 ? { startSteps: a } : {}), ...extra };
   if (a === 0) delete def.startSteps;
+  // Nothing is kept that cannot run: the page's checks, then the package's (allowPending: a paused run's calls wait).
+  const errors = validateDefinition(def).map((e) => `${e.path}: ${t(`def.${e.code}`, e.vars)}`);
+  if (!errors.length) {
+    const check = safely(() => state.api.validateTranscript(messages, { customRoles: def.customRoles ?? [], allowPending: true }));
+    if (check.error) errors.push(check.error);
+    else for (const p of check.problems) errors.push(t("findings.item", { kindText: t(`kind.${p.kind}`), kind: p.kind, id: p.toolCallId, index: p.index }));
+  }
+  if (errors.length) return { errors };
   setEditorText(def);
   useCustom(def);
-  return a;
+  state.continued = { def, base, scenario };
+  return { a, next: used + 1, title: scenario ? scenarioTitle(scenario) : t("scenario.custom") };
 }
 
 function download(name, text, type) {
@@ -931,8 +968,10 @@ function wire() {
     const messages = readPasted();
     if (!messages) return;
     // A paused transcript's responses count toward maxSteps: the run that finishes its batch goes on from them.
-    const a = continueFrom(messages);
-    $("check-error").textContent = t("check.imported", { n: messages.length, a, next: a + 1 });
+    const imported = continueFrom(messages);
+    $("check-error").textContent = imported.errors
+      ? t("check.notImported", { error: imported.errors.join("; ") })
+      : t("check.imported", { n: messages.length, a: imported.a, next: imported.next, title: imported.title });
   });
   $("check-file").addEventListener("change", async (ev) => {
     const file = ev.target.files?.[0];
@@ -992,32 +1031,58 @@ async function startScript() {
     return false;
   }
   const saved = load(CUSTOM_KEY);
-  const valid = saved && typeof saved === "object" && validateDefinition(saved.def).length === 0;
+  const problems = saved === null ? [] : saved && typeof saved === "object" ? validateDefinition(saved.def) : [{ path: "$", code: "object" }];
+  const valid = saved !== null && problems.length === 0;
+  if (saved !== null && !valid) dropSaved(`${problems[0].path}: ${t(`def.${problems[0].code}`, problems[0].vars)}`);
   if (valid) {
     state.custom = saved.def;
     if (scenarioById(saved.base)) state.baseId = saved.base;
   }
   if (wanted || !valid || embed.on) return chooseScenario(wanted ?? "readme"), true;
-  state.scenarioId = "custom";
-  state.def = cloneDef(saved.def);
-  fillScenarioSelect();
-  setEditorText(state.def);
-  newRun();
+  try {
+    state.scenarioId = "custom";
+    state.def = cloneDef(saved.def);
+    fillScenarioSelect();
+    setEditorText(state.def);
+    newRun();
+  } catch (err) {
+    // The page stays usable: the script goes, the README scenario takes its place.
+    dropSaved(err instanceof Error ? err.message : String(err));
+    chooseScenario("readme");
+    return true;
+  }
   shareCustom(state.custom);
   return true;
+}
+
+/** Forget the script saved on an earlier visit that cannot be loaded, and say so (the page goes on without it). */
+function dropSaved(error) {
+  try {
+    localStorage.removeItem(CUSTOM_KEY);
+  } catch {
+    // storage blocked: nothing was saved either
+  }
+  state.custom = null;
+  const banner = $("banner");
+  banner.hidden = false;
+  banner.textContent = t("storage.dropped", { error });
+  banner.dataset.state = "notice";
+  banner.dataset.error = "dropped-script";
 }
 
 /** Where the URL says the run was: `step=<n>` holds after event n, `step=end` runs it out; gates open in the order
  * the URL's `release` (or the script's own `release`) gives. `autoplay=1` runs it at the chosen speed. */
 function resumeFromUrl() {
   const step = params.get("step");
-  const order = params.get("release")?.split(",").filter(Boolean) ?? state.def.release ?? null;
+  const release = params.get("release");
+  const order = release !== null ? readRelease(release) : (state.def.release ?? null);
+  // A link's run gets where the link says by its order alone: an order it cannot follow is said in the status.
   if (step === "end") {
-    newRun({ autoRelease: order });
+    newRun({ autoRelease: order, followOrder: true });
     state.run.setPace(0);
     state.run.run();
   } else if (/^[1-9]\d*$/.test(step ?? "")) {
-    newRun({ autoRelease: order });
+    newRun({ autoRelease: order, followOrder: true });
     state.run.stepTo(Number(step));
   } else if (embed.autoplay) {
     newRun({ autoRelease: order });

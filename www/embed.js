@@ -9,7 +9,7 @@ export const PANELS = ["about", "counters", "approvals", "why", "timeline", "tra
 export const DEFAULT_PANELS = ["timeline", "transcript"];
 
 export function readEmbed(params) {
-  const on = params.get("embed") === "1";
+  const on = ["1", "true"].includes(params.get("embed"));
   const panels = (params.get("panels") ?? "").split(",").map((p) => p.trim()).filter(Boolean);
   return { on, panels: panels.length ? panels : DEFAULT_PANELS, autoplay: params.get("autoplay") === "1", scenario: params.get("scenario") };
 }

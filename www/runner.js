@@ -86,9 +86,11 @@ export class Run {
    * @param def   a scenario definition (see scenarios.js)
    * @param hooks {onUpdate(): void, pace: ms between events in run mode (0 = no hold),
    *   model: a model to use instead of replaying def.script (the live model),
-   *   autoRelease: call ids whose gates open by themselves, in this order, once all of them are waiting}
+   *   autoRelease: call ids whose gates open by themselves, in this order, once all of them are waiting,
+   *   followOrder: the run must get where it is going (its end, or stepTo's event) by autoRelease's order alone (a
+   *   shared link): when the order cannot open any of the gates that wait, `stuck` says so}
    */
-  constructor(api, def, { onUpdate = () => {}, pace = 0, model = null, autoRelease = null, releaseRest = false, replay = null } = {}) {
+  constructor(api, def, { onUpdate = () => {}, pace = 0, model = null, autoRelease = null, releaseRest = false, replay = null, followOrder = false } = {}) {
     this.api = api;
     this.def = def;
     this.onUpdate = onUpdate;
@@ -99,6 +101,9 @@ export class Run {
     this.replay = replay;
     this.autoRelease = autoRelease;
     this.releaseRest = releaseRest; // after autoRelease's order, any other gate opens once it waits (a run that must end)
+    this.followOrder = followOrder;
+    this.stuck = null; // {next}: the order's next call id (undefined when it has no more) is not among the gates that wait
+    this.stopped = null; // {seq, got}: a replayed loop emitted something that is no event, as event seq
     this.released = []; // call ids in the order their gates were opened (by hand or by autoRelease)
     this.target = null; // stepTo(n): run without holding until event n, then hold there
     this.status = "ready"; // ready | active | done | failed
@@ -244,7 +249,19 @@ export class Run {
   async startReplay() {
     const { events, requests, result, threw, timedOut } = this.replay;
     this.onUpdate();
-    for (const e of events) {
+    for (const [i, e] of events.entries()) {
+      if (typeof e?.type !== "string") {
+        // Not an event: the replay cannot go on from it (what the loop emitted is shown as JSON).
+        let got;
+        try {
+          got = JSON.stringify(e) ?? String(e);
+        } catch {
+          got = String(e);
+        }
+        this.stopped = { seq: i + 1, got: got.length > 80 ? `${got.slice(0, 79)}…` : got };
+        this.fail(new Error(`event ${i + 1} is not an event: ${got}`));
+        return;
+      }
       if (e?.type === "model_event" && e.event?.type === "start" && requests[this.sent.length]) {
         this.sent.push(clone(requests[this.sent.length]));
         this.calls.push({ request: this.sent.length, attempt: 1 });
@@ -306,6 +323,7 @@ export class Run {
 
   release(exec) {
     if (!exec.release) return;
+    this.stuck = null;
     this.released.push(exec.callId);
     exec.release();
   }
@@ -315,14 +333,24 @@ export class Run {
    * running). One macrotask apart, so each tool_end is emitted before the next call finishes. */
   async releaseInOrder() {
     const order = this.autoRelease ?? [];
-    if (this.releasing || (order.length === 0 && !this.releaseRest)) return;
+    if (this.releasing || (order.length === 0 && !this.releaseRest && !this.followOrder)) return;
     this.releasing = true;
     const macrotask = () => new Promise((resolve) => setTimeout(resolve, 0));
     await macrotask(); // the calls of a parallel batch all start in the same turn
     for (;;) {
       const next = order.find((id) => !this.released.includes(id));
       const exec = next !== undefined ? this.execs.find((x) => x.callId === next && x.state === "gated") : this.releaseRest ? this.execs.find((x) => x.state === "gated") : undefined;
-      if (!exec || this.pendingTools.some((x) => x.state === "running")) break;
+      if (!exec || this.pendingTools.some((x) => x.state === "running")) {
+        // Only gates wait (none that times out), none of them the order's next: nothing opens them but the learner.
+        const timed = (x) => (this.def.tools[x.name]?.timeoutMs ?? this.def.toolTimeoutMs) !== undefined;
+        const pending = this.pendingTools;
+        const gated = !exec && pending.length > 0 && pending.every((x) => x.state === "gated" && !timed(x));
+        if (gated && this.followOrder && (this.target !== null || this.mode === "run") && !this.disposed) {
+          this.stuck = { next };
+          this.onUpdate();
+        }
+        break;
+      }
       this.release(exec);
       await macrotask();
     }

@@ -222,6 +222,32 @@ function checkPartThree(d, errors) {
   if (isObject(d.compaction)) for (const key of ["maxContextTokens", "summary"]) if (d.compaction[key] === undefined) errors.push({ path: `compaction.${key}`, code: "required" });
 }
 
+/** How deep tiny-pi reads JSON (serde_json's limit): a definition nested deeper, counted from its top, is refused
+ * before anything copies it (structuredClone, the package) and fails half-way. */
+export const MAX_DEPTH = 128;
+
+/**
+ * The field of a value nested more than MAX_DEPTH levels deep (its first keys on the way down, such as
+ * `tools.read.details` or `messages[0]`), or null when none is. A loop, not recursion: the value may be deeper than
+ * the call stack.
+ */
+function tooDeepPath(root) {
+  const stack = [{ value: root, depth: 1, up: null, step: "" }];
+  while (stack.length) {
+    const node = stack.pop();
+    if (node.depth > MAX_DEPTH) {
+      const steps = [];
+      for (let n = node; n.up; n = n.up) steps.unshift(n.step);
+      const named = steps.slice(0, 5);
+      while (named.length > 2 && named.at(-1).startsWith("[")) named.pop();
+      return named.join("").replace(/^\./, "");
+    }
+    const entries = Array.isArray(node.value) ? node.value.map((v, i) => [`[${i}]`, v]) : Object.entries(node.value).map(([k, v]) => [`.${k}`, v]);
+    for (const [step, value] of entries) if (value && typeof value === "object") stack.push({ value, depth: node.depth + 1, up: node, step });
+  }
+  return null;
+}
+
 /**
  * Check an edited definition before it is run. Returns [{path, code, vars?}] (empty when valid); the text of
  * each code is `def.<code>` in i18n.js.
@@ -230,6 +256,8 @@ function checkPartThree(d, errors) {
 export function validateDefinition(d) {
   const errors = [];
   if (!isObject(d)) return [{ path: "$", code: "object" }];
+  const deep = tooDeepPath(d);
+  if (deep !== null) return [{ path: deep, code: "tooDeep", vars: { max: MAX_DEPTH } }];
   for (const key of Object.keys(d)) if (!DEF_KEYS.includes(key)) errors.push({ path: key, code: "unknownField", vars: { list: DEF_KEYS.join(", ") } });
   if (d.systemPrompt !== undefined && typeof d.systemPrompt !== "string") errors.push({ path: "systemPrompt", code: "string" });
   const customRoles = checkControl(d, errors);
@@ -271,7 +299,14 @@ export function parseTranscript(source) {
   const trimmed = source.trim();
   if (trimmed === "") return [];
   if (trimmed.startsWith("[")) {
-    const value = JSON.parse(trimmed);
+    let value;
+    try {
+      value = JSON.parse(trimmed);
+    } catch (err) {
+      // V8's message does not always say where: the line is where the text stops being JSON.
+      const at = jsonErrorIndex(source);
+      throw Object.assign(new Error(err.message), { line: source.slice(0, at ?? 0).split("\n").length });
+    }
     if (!Array.isArray(value)) throw Object.assign(new Error("not an array"), { notArray: true });
     return value;
   }
@@ -287,7 +322,10 @@ export function parseTranscript(source) {
   return messages;
 }
 
-/** Where JSON.parse gives up in `source` (an index), or null when it parses; V8's messages do not always say. */
+/**
+ * Where JSON.parse gives up in `source` (an index), or null when it parses; V8's messages do not always say.
+ * The containers open at each point are a list, not the call stack: a text may nest deeper than the stack goes.
+ */
 export function jsonErrorIndex(source) {
   let i = 0;
   const fail = () => {
@@ -303,45 +341,65 @@ export function jsonErrorIndex(source) {
       const c = source[i];
       if (c === '"') return void i++;
       if (c < " ") fail();
-      i += c === "\\" ? 2 : 1;
+      i++;
+      if (c !== "\\") continue;
+      // An escape: one of JSON's, \u with four hex digits.
+      if (source[i] === "u") {
+        i++;
+        for (let k = 0; k < 4; k++, i++) if (!/[0-9a-fA-F]/.test(source[i] ?? "")) fail();
+      } else if (i < source.length && '"\\/bfnrt'.includes(source[i])) i++;
+      else fail();
     }
     fail();
   };
-  const value = () => {
+  const key = () => {
     ws();
-    const c = source[i];
-    if (c === "{" || c === "[") {
-      const close = c === "{" ? "}" : "]";
-      i++;
+    if (source[i] !== '"') fail();
+    string();
+    ws();
+    if (source[i] !== ":") fail();
+    i++;
+  };
+  const open = []; // "{" or "[" for each container around i, innermost last
+  try {
+    for (;;) {
+      // A value starts here.
       ws();
-      if (source[i] === close) return void i++;
-      for (;;) {
-        if (c === "{") {
-          ws();
-          if (source[i] !== '"') fail();
-          string();
-          ws();
-          if (source[i] !== ":") fail();
-          i++;
-        }
-        value();
+      const c = source[i];
+      if (c === "{" || c === "[") {
+        i++;
         ws();
-        if (source[i] === ",") i++;
-        else if (source[i] === close) return void i++;
-        else fail();
+        if (source[i] === (c === "{" ? "}" : "]")) i++;
+        else {
+          open.push(c);
+          if (c === "{") key();
+          continue;
+        }
+      } else if (c === '"') string();
+      else {
+        literal.lastIndex = i;
+        const m = literal.exec(source);
+        if (!m) fail();
+        i += m[0].length;
+      }
+      // After a value: the next entry of the innermost container, its end, or the end of the text.
+      for (;;) {
+        ws();
+        const top = open.at(-1);
+        if (top === undefined) {
+          if (i < source.length) fail();
+          return null;
+        }
+        if (source[i] === ",") {
+          i++;
+          if (top === "{") key();
+          break;
+        }
+        if (source[i] !== (top === "{" ? "}" : "]")) fail();
+        i++;
+        open.pop();
       }
     }
-    if (c === '"') return string();
-    literal.lastIndex = i;
-    const m = literal.exec(source);
-    if (!m) fail();
-    i += m[0].length;
-  };
-  try {
-    value();
-    ws();
-    if (i < source.length) fail();
-    return null;
   } catch (err) {
     if (err && typeof err.at === "number") return err.at;
     throw err;
@@ -350,7 +408,7 @@ export function jsonErrorIndex(source) {
 
 /**
  * Where each value of a JSON text starts, by the path validateDefinition names it with (`script[0].stopReason`,
- * `tools.read.delay`, `$` for the whole). Returns null when the text does not parse.
+ * `tools.read.delay`, `$` for the whole), down to MAX_DEPTH levels. Returns null when the text does not parse.
  */
 export function jsonPaths(source) {
   if (jsonErrorIndex(source) !== null) return null;
@@ -366,34 +424,47 @@ export function jsonPaths(source) {
     i++;
     return JSON.parse(source.slice(start, i));
   };
-  const value = (path) => {
+  const literal = /-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?|true|false|null/y;
+  const open = []; // each container around i, innermost last: {c, path, n (its entries so far)}
+  let path = "";
+  for (;;) {
     ws();
-    paths.set(path || "$", i);
+    if (path !== null) paths.set(path || "$", i);
     const c = source[i];
     if (c === "{" || c === "[") {
       i++;
-      for (let n = 0; ; n++) {
-        ws();
-        if (source[i] === "}" || source[i] === "]") return void i++;
-        if (source[i] === ",") {
-          i++;
-          ws();
-        }
-        if (c === "{") {
-          const key = string();
-          ws();
-          i++; // the colon
-          value(path ? `${path}.${key}` : key);
-        } else value(`${path}[${n}]`);
-      }
+      open.push({ c, path, n: 0 });
+    } else if (c === '"') string();
+    else {
+      literal.lastIndex = i;
+      i += literal.exec(source)[0].length;
     }
-    if (c === '"') return void string();
-    const m = /-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?|true|false|null/y;
-    m.lastIndex = i;
-    i += m.exec(source)[0].length;
-  };
-  value("");
-  return paths;
+    // The next entry of the innermost container, or its end.
+    for (;;) {
+      const top = open.at(-1);
+      if (top === undefined) return paths;
+      ws();
+      if (source[i] === "}" || source[i] === "]") {
+        i++;
+        open.pop();
+        continue;
+      }
+      if (top.n > 0) {
+        i++; // the comma
+        ws();
+      }
+      const key = top.c === "{" ? string() : null;
+      if (key !== null) {
+        ws();
+        i++; // the colon
+      }
+      // Deeper than tiny-pi reads, values get no path (validateDefinition names their field).
+      if (top.path === null || open.length > MAX_DEPTH) path = null;
+      else path = key === null ? `${top.path}[${top.n}]` : top.path ? `${top.path}.${key}` : key;
+      top.n++;
+      break;
+    }
+  }
 }
 
 /** The line (from 1) of the value a path names, or of its nearest parent that exists in the text. */

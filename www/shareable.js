@@ -7,13 +7,28 @@ const KEYS = ["scenario", "lang", "step", "release"];
 /** `href` with the state's parameters set (others, such as embed or panels, kept) and its hash. */
 export function stateUrl(href, { scenario, lang, step, release, hash }) {
   const url = new URL(href);
-  const values = { scenario, lang, step, release: release?.join(",") };
+  const values = { scenario, lang, step, release: release ? releaseParam(release) : null };
   for (const key of KEYS) {
     if (values[key] === null || values[key] === undefined) url.searchParams.delete(key);
     else url.searchParams.set(key, String(values[key]));
   }
   url.hash = hash ?? "";
   return url.href;
+}
+
+/** The release order as one parameter: call ids joined by commas, a comma or a % inside an id written %2C or %25,
+ * so that every id reads back as it was (readRelease). */
+export function releaseParam(ids) {
+  return ids.map((id) => id.replace(/[%,]/g, (c) => (c === "%" ? "%25" : "%2C"))).join(",");
+}
+
+/** The call ids of a release parameter, in order (a link written before ids were escaped reads the same, unless
+ * one of its ids holds "%2C" or "%25"). */
+export function readRelease(text) {
+  return text
+    .split(",")
+    .filter(Boolean)
+    .map((id) => id.replace(/%(2C|25)/gi, (_, code) => (code === "25" ? "%" : ",")));
 }
 
 async function pipe(bytes, transform) {

@@ -13,6 +13,7 @@ import { DECISION_ROWS, PHASES, decisionRow, whyOf, phaseOf, isSequential } from
 import { orderTrace, traceMessageIndex, buildLinks } from "../../www/links.js";
 import { requestDiff, leftOut } from "../../www/panels.js";
 import { Run, controlOptions, unansweredCalls } from "../../www/runner.js";
+import { releaseParam, readRelease, stateUrl } from "../../www/shareable.js";
 
 const WWW = new URL("../../www/", import.meta.url);
 
@@ -603,4 +604,74 @@ test("part three's why-lines and the steps around the table are read off the eve
   assert.equal(phaseOf(end), "checks");
   assert.deepEqual(AROUND.map((a) => a.id), ["compaction", "retry", "budget"]);
   assert.deepEqual(["budget", "retry", "compaction", "readme", "blocked"].map((id) => isPartThree(SCENARIOS.find((s) => s.id === id).def)), [true, true, true, false, false]);
+});
+
+// --- input the page must survive ----------------------------------------------------------------
+
+test("JSON nested deeper than the call stack: the editor's helpers need no recursion, and the check names the field", () => {
+  assert.equal(jsonErrorIndex("[".repeat(20000)), 20000, "where the deep text stops");
+  assert.equal(jsonErrorIndex(`${"[".repeat(20000)}${"]".repeat(20000)}`), null);
+  const good = structuredClone(SCENARIOS[0].def);
+  const withDetails = (def, depth) => JSON.stringify({ ...def, tools: { read: { ...def.tools.read, details: "@@" } } }, null, 2).replace('"@@"', "[".repeat(depth) + "]".repeat(depth));
+  const deep = withDetails(good, 20000);
+  const lines = deep.split("\n");
+  assert.equal(lineOfPath(deep, "tools.read.details"), lines.findIndex((l) => l.includes('"details"')) + 1);
+  const bad = withDetails({ ...good, maxSteps: -1 }, 20000);
+  assert.equal(lineOfPath(bad, "maxSteps"), bad.split("\n").findIndex((l) => l.includes('"maxSteps"')) + 1);
+  // 128 levels counted from the definition (the package reads no deeper).
+  assert.deepEqual(validateDefinition(JSON.parse(deep)), [{ path: "tools.read.details", code: "tooDeep", vars: { max: 128 } }]);
+  assert.deepEqual(validateDefinition(JSON.parse(withDetails(good, 125))), []);
+  assert.deepEqual(validateDefinition(JSON.parse(withDetails(good, 126))).map((e) => e.path), ["tools.read.details"]);
+  const nested = (n) => JSON.parse(`${"[".repeat(n)}${"]".repeat(n)}`);
+  assert.deepEqual(validateDefinition({ ...good, messages: [nested(5000)] }).map((e) => e.path), ["messages[0]"]);
+  let args = {};
+  const top = args;
+  for (let i = 0; i < 300; i++) args = args.a = {};
+  const script = [{ role: "assistant", stopReason: "toolUse", content: [{ type: "toolCall", id: "c", name: "read", arguments: top }] }];
+  assert.deepEqual(validateDefinition({ ...good, script }).map((e) => e.path), ["script[0].content[0].arguments"]);
+});
+
+test("jsonErrorIndex checks escapes as JSON.parse does; a pasted array's error names the line it is on", () => {
+  for (const [source, at] of [[String.raw`"a\qb"`, 3], [String.raw`"a\u12x4"`, 6], [String.raw`"a\u12"`, 6], [String.raw`"\u00e9\n\/"`, null]]) {
+    assert.equal(jsonErrorIndex(source), at, source);
+    const v8 = (() => {
+      try {
+        JSON.parse(source);
+        return null;
+      } catch (err) {
+        return Number(/position (\d+)/.exec(err.message)?.[1]);
+      }
+    })();
+    assert.equal(at, v8, `the position V8 gives for ${source}`);
+  }
+  assert.throws(() => parseTranscript('[\n{"role": "user"},\n\n  }]'), (err) => err.line === 4);
+  assert.throws(() => parseTranscript('\n\n[\n{"role": "user", "content": "a\\qb"}]'), (err) => err.line === 4);
+});
+
+test("a release order round-trips through the address whatever its ids hold; old links read as before", () => {
+  const order = ["c", "a,b", "50%", "%2C", "call-1"];
+  const href = stateUrl("http://x/?scenario=readme", { release: order });
+  assert.deepEqual(readRelease(new URL(href).searchParams.get("release")), order);
+  assert.equal(releaseParam(["call-1", "call-2"]), "call-1,call-2", "plain ids are written as before");
+  assert.deepEqual(readRelease("fast-call,slow-call"), ["fast-call", "slow-call"]);
+  assert.deepEqual(readRelease(""), []);
+});
+
+test("a message that is not an object gets a key, and the views' helpers read it without throwing", () => {
+  assert.deepEqual(messageKeys([user, null, 3, "x"], 1), ["in:0", "m:1", "m:2", "m:3"]);
+});
+
+test("stepping through a learner's loop that emitted something that is no event: the replay stops there and says why", async () => {
+  const api = createRequire(import.meta.url)("../../pkg/lesson/node.js");
+  const def = structuredClone(SCENARIOS.find((s) => s.id === "plain-stop").def);
+  const replay = { events: [{ type: "model_event", event: { type: "start" } }, null, { type: "turn_end", reason: "stop", steps: 1 }], requests: [{ messages: def.messages }], result: null };
+  const run = new Run(api, def, { replay });
+  const settled = new Promise((resolve) => {
+    run.onUpdate = () => run.status !== "active" && resolve();
+  });
+  run.run();
+  await settled;
+  assert.equal(run.status, "failed");
+  assert.deepEqual(run.stopped, { seq: 2, got: "null" });
+  assert.equal(run.events.length, 1, "the events before it are kept");
 });
