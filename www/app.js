@@ -67,6 +67,14 @@ function save(key, value) {
   }
 }
 
+function forget(key) {
+  try {
+    localStorage.removeItem(key);
+  } catch {
+    // storage blocked: nothing was saved either
+  }
+}
+
 // --- language --------------------------------------------------------------------------------------
 
 function initialLang() {
@@ -108,7 +116,7 @@ function relocalize() {
   const scenario = scenarioById(state.scenarioId);
   if (!scenario) return;
   // What the learner typed stays: the editor takes the other language's words only when it holds the script as shown.
-  const edited = $("editor").value !== JSON.stringify(state.def, null, 2);
+  const edited = $("editor").value !== editorText(state.def);
   state.def = localizeDef(scenario.def, getLang());
   if (edited) readEditor();
   else setEditorText(state.def);
@@ -690,7 +698,7 @@ async function runFork() {
     // The script's response that answered request k (after any attempts of it that failed and were retried).
     def.script[run.scriptIndexOf(fork.request)] = response;
     const errors = validateDefinition(def);
-    if (errors.length) throw new Error(errors.map((e) => `${e.path}: ${t(`def.${e.code}`, e.vars)}`).join("; "));
+    if (errors.length) throw new Error(errors.map(defError).join("; "));
   } catch (err) {
     fork.error = err.message;
     render();
@@ -755,9 +763,19 @@ function resume(run, pending) {
 
 // --- script editor ---------------------------------------------------------------------------------
 
+/** The editor's text of a definition, as setEditorText writes it. */
+function editorText(def) {
+  return JSON.stringify(def, null, 2);
+}
+
 function setEditorText(def) {
-  $("editor").value = JSON.stringify(def, null, 2);
+  $("editor").value = editorText(def);
   showEditorMessage(null);
+}
+
+/** One of validateDefinition's errors as text: its path and what is wrong there. */
+function defError(e) {
+  return `${e.path}: ${t(`def.${e.code}`, e.vars)}`;
 }
 
 /** The editor's message: null, a line of text (ok), or errors [{text, line}], each a button to its line. */
@@ -893,7 +911,7 @@ function continueFrom(messages, extra = {}) {
   const def = { ...base, messages, script: base.script.slice(used), ...(a > 0 ? { startSteps: a } : {}), ...extra };
   if (a === 0) delete def.startSteps;
   // Nothing is kept that cannot run: the page's checks, then the package's (allowPending: a paused run's calls wait).
-  const errors = validateDefinition(def).map((e) => `${e.path}: ${t(`def.${e.code}`, e.vars)}`);
+  const errors = validateDefinition(def).map(defError);
   if (!errors.length) {
     const check = safely(() => state.api.validateTranscript(messages, { customRoles: def.customRoles ?? [], allowPending: true }));
     if (check.error) errors.push(check.error);
@@ -1000,11 +1018,11 @@ function wire() {
   });
 }
 
-function showError(text, kind) {
+function showError(text, kind, state = "error") {
   const banner = $("banner");
   banner.hidden = false;
   banner.textContent = text;
-  banner.dataset.state = "error";
+  banner.dataset.state = state;
   banner.dataset.error = kind;
 }
 
@@ -1033,7 +1051,7 @@ async function startScript() {
   const saved = load(CUSTOM_KEY);
   const problems = saved === null ? [] : saved && typeof saved === "object" ? validateDefinition(saved.def) : [{ path: "$", code: "object" }];
   const valid = saved !== null && problems.length === 0;
-  if (saved !== null && !valid) dropSaved(`${problems[0].path}: ${t(`def.${problems[0].code}`, problems[0].vars)}`);
+  if (saved !== null && !valid) dropSaved(defError(problems[0]));
   if (valid) {
     state.custom = saved.def;
     if (scenarioById(saved.base)) state.baseId = saved.base;
@@ -1057,17 +1075,9 @@ async function startScript() {
 
 /** Forget the script saved on an earlier visit that cannot be loaded, and say so (the page goes on without it). */
 function dropSaved(error) {
-  try {
-    localStorage.removeItem(CUSTOM_KEY);
-  } catch {
-    // storage blocked: nothing was saved either
-  }
+  forget(CUSTOM_KEY);
   state.custom = null;
-  const banner = $("banner");
-  banner.hidden = false;
-  banner.textContent = t("storage.dropped", { error });
-  banner.dataset.state = "notice";
-  banner.dataset.error = "dropped-script";
+  showError(t("storage.dropped", { error }), "dropped-script", "notice");
 }
 
 /** Where the URL says the run was: `step=<n>` holds after event n, `step=end` runs it out; gates open in the order

@@ -322,6 +322,9 @@ export function parseTranscript(source) {
   return messages;
 }
 
+/** A JSON number, true, false or null, matched where its `lastIndex` is set (the scanners below). */
+const JSON_LITERAL = /-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?|true|false|null/y;
+
 /**
  * Where JSON.parse gives up in `source` (an index), or null when it parses; V8's messages do not always say.
  * The containers open at each point are a list, not the call stack: a text may nest deeper than the stack goes.
@@ -334,7 +337,6 @@ export function jsonErrorIndex(source) {
   const ws = () => {
     while (i < source.length && " \t\n\r".includes(source[i])) i++;
   };
-  const literal = /-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?|true|false|null/y;
   const string = () => {
     i++;
     while (i < source.length) {
@@ -377,8 +379,8 @@ export function jsonErrorIndex(source) {
         }
       } else if (c === '"') string();
       else {
-        literal.lastIndex = i;
-        const m = literal.exec(source);
+        JSON_LITERAL.lastIndex = i;
+        const m = JSON_LITERAL.exec(source);
         if (!m) fail();
         i += m[0].length;
       }
@@ -424,7 +426,6 @@ export function jsonPaths(source) {
     i++;
     return JSON.parse(source.slice(start, i));
   };
-  const literal = /-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?|true|false|null/y;
   const open = []; // each container around i, innermost last: {c, path, n (its entries so far)}
   let path = "";
   for (;;) {
@@ -436,8 +437,8 @@ export function jsonPaths(source) {
       open.push({ c, path, n: 0 });
     } else if (c === '"') string();
     else {
-      literal.lastIndex = i;
-      i += literal.exec(source)[0].length;
+      JSON_LITERAL.lastIndex = i;
+      i += JSON_LITERAL.exec(source)[0].length;
     }
     // The next entry of the innermost container, or its end.
     for (;;) {

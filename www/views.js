@@ -285,12 +285,13 @@ export function renderTranscript(list, messages, keys, { highlight, selected, pr
   const cut = last >= 0 ? Math.min(messages[last].firstKeptIndex, last) : -1;
   const items = messages.map((m, i) => {
     const token = `m:${i}`;
+    const role = m?.role; // a pasted transcript may hold anything (null) where a message goes
     const badges = [];
-    const compacted = i < cut && ["user", "assistant", "toolResult"].includes(m?.role);
+    const compacted = i < cut && ["user", "assistant", "toolResult"].includes(role);
     if (compacted) badges.push(h("span", { class: "badge compacted" }, t("badge.compacted", { entry: last })));
-    if (m?.role === "compaction") badges.push(h("span", { class: "badge" }, `firstKeptIndex=${m.firstKeptIndex}`), h("span", { class: "badge" }, m.tokensBefore === undefined ? "tokensBefore: none" : `tokensBefore=${m.tokensBefore}`));
-    if (m?.role === "assistant") badges.push(h("span", { class: `badge stop-${m.stopReason}` }, `stopReason=${m.stopReason}`));
-    if (m?.role === "toolResult") {
+    if (role === "compaction") badges.push(h("span", { class: "badge" }, `firstKeptIndex=${m.firstKeptIndex}`), h("span", { class: "badge" }, m.tokensBefore === undefined ? "tokensBefore: none" : `tokensBefore=${m.tokensBefore}`));
+    if (role === "assistant") badges.push(h("span", { class: `badge stop-${m.stopReason}` }, `stopReason=${m.stopReason}`));
+    if (role === "toolResult") {
       badges.push(h("span", { class: "badge" }, callLabel(m.toolName, m.toolCallId)));
       if (m.details?.skipped) badges.push(h("span", { class: "badge skipped", title: t(`skip.${m.details.reason}`) }, t("badge.skipped", { reason: m.details.reason })));
       else if (m.isError) badges.push(h("span", { class: "badge error" }, t("badge.isError")));
@@ -302,8 +303,8 @@ export function renderTranscript(list, messages, keys, { highlight, selected, pr
     const item = h(
       "li",
       {
-        class: `message role-${m?.role} owner-${ownerOfMessage(m)}${linkClass(highlight, token)}`,
-        "data-role": String(m?.role),
+        class: `message role-${role} owner-${ownerOfMessage(m)}${linkClass(highlight, token)}`,
+        "data-role": String(role),
         "data-owner": ownerOfMessage(m),
         "data-key": keys[i],
         "data-index": i,
@@ -313,17 +314,17 @@ export function renderTranscript(list, messages, keys, { highlight, selected, pr
       h(
         "div",
         { class: "message-head" },
-        h("button", { type: "button", class: "link", "data-focus-key": token, "aria-pressed": String(selected === token) }, h("span", { class: "index" }, `#${i}`), " ", h("span", { class: "role" }, String(m?.role))),
+        h("button", { type: "button", class: "link", "data-focus-key": token, "aria-pressed": String(selected === token) }, h("span", { class: "index" }, `#${i}`), " ", h("span", { class: "role" }, String(role))),
         ...badges,
         // A response of this run (request k made it) can be edited and the run made again from there.
-        onFork && m?.role === "assistant" && keys[i]?.startsWith("a:")
+        onFork && role === "assistant" && keys[i]?.startsWith("a:")
           ? h("button", { type: "button", class: "fork-button", "data-testid": "fork", "data-select": "fork", "data-request": keys[i].slice(2), "data-focus-key": `fork:${i}`, "aria-label": t("fork.button", { n: keys[i].slice(2) }), onclick: () => onFork(Number(keys[i].slice(2))) }, t("fork.short"))
           : null,
       ),
-      ...(m?.role === "compaction"
+      ...(role === "compaction"
         ? [h("div", { class: "block summary", "data-testid": "compaction-summary" }, h("span", { class: "tag" }, "summary"), m.summary)]
-        : blockNodes(m?.content, { callToken: m?.role === "assistant" ? (id) => `c:${i}:${id}` : null, highlight, onSelect })),
-      m?.role === "assistant" && m.errorMessage ? h("div", { class: "block error-text" }, m.errorMessage) : null,
+        : blockNodes(m?.content, { callToken: role === "assistant" ? (id) => `c:${i}:${id}` : null, highlight, onSelect })),
+      role === "assistant" && m.errorMessage ? h("div", { class: "block error-text" }, m.errorMessage) : null,
     );
     return selectable(item, token, onSelect);
   });

@@ -232,7 +232,12 @@ impl<E> Batch<'_, '_, E> {
                         continue;
                     };
                     if self.signal.aborted() {
-                        slots[index] = Slot::Answered(self.skip_aborted(call, index).await);
+                        let (text, at) =
+                            (SkipReason::Aborted.explanation(), self.first_index + index);
+                        let result = self
+                            .skip_one(call, SkipReason::Aborted, text.into(), at)
+                            .await;
+                        slots[index] = Slot::Answered(result);
                         continue;
                     }
                     self.emitter.emit(LoopEvent::ToolStart { call }).await;
@@ -415,13 +420,6 @@ impl<E> Batch<'_, '_, E> {
 
     /// One skipped result with its text, announced by `tool_skipped`; `index` is where it goes in the
     /// transcript.
-    /// The skipped result of the batch's call at `index`, not started because the run was aborted.
-    async fn skip_aborted(&mut self, call: &ToolCall, index: usize) -> ToolResultMessage {
-        let (text, at) = (SkipReason::Aborted.explanation(), self.first_index + index);
-        self.skip_one(call, SkipReason::Aborted, text.into(), at)
-            .await
-    }
-
     async fn skip_one(
         &mut self,
         call: &ToolCall,

@@ -130,12 +130,11 @@ pub fn registry_snapshot(tools: &JsValue) -> Option<Option<Rc<ToolRegistry>>> {
         .flatten()?;
     let answer = method.call0(tools).unwrap_or_default();
     let part = |at| js_sys::Reflect::get_u32(&answer, at).unwrap_or_default();
-    let found = (MARK
-        .with(|mark| part(0) == *mark)
-        .then(|| part(1).as_f64())
-        .flatten())
-    .filter(|n| n.fract() == 0.0 && *n >= 0.0 && *n <= f64::from(u32::MAX))
-    .and_then(|n| LIVE.with(|live| live.borrow().get(&(n as u32)).and_then(Weak::upgrade)));
+    let ours = MARK.with(|mark| part(0) == *mark);
+    let number = ours.then(|| part(1).as_f64()).flatten();
+    let found = number
+        .filter(|n| n.fract() == 0.0 && *n >= 0.0 && *n <= f64::from(u32::MAX))
+        .and_then(|n| LIVE.with(|live| live.borrow().get(&(n as u32)).and_then(Weak::upgrade)));
     Some(found.and_then(|shared| shared.try_borrow().ok().map(|r| Rc::clone(&r))))
 }
 

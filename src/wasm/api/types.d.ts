@@ -194,7 +194,7 @@ export interface ToolSpec<TArgs = any, TDetails = unknown, TParameters extends T
   timeoutMs?: number;
   execute(
     args: TArgs,
-    context: { callId: string; signal?: AbortSignal; reportProgress(content: ToolContent): void },
+    context: ExecuteContext & { callId: string },
   ): ToolOutput<TDetails> | Promise<ToolOutput<TDetails>>;
 }
 
