@@ -60,6 +60,7 @@ use std::rc::Rc;
 use futures::channel::oneshot;
 use futures::future::LocalBoxFuture;
 use futures::FutureExt;
+use serde_json::Value;
 
 use crate::agent_loop::{
     may_queue, run_over, AgentContext, LoopOptions, Observed, Observer, Pairing, Transcript,
@@ -74,7 +75,7 @@ use crate::event::{LoopEvent, RunReason, RunResult};
 use crate::message::{check_custom_roles, AgentMessage, ToolResultMessage};
 use crate::model::{Model, ModelStream};
 use crate::retry::RetryPolicy;
-use crate::session::{jsonl_lines, parse_jsonl, to_jsonl};
+use crate::session::{jsonl_lines, parse_jsonl_with_roles, to_jsonl};
 use crate::signal::AbortController;
 use crate::tools::{Clock, ExecutionMode, HookFuture, ToolDefinition, ToolExecutor, ToolRegistry};
 use crate::transcript::{check_start, repair_transcript, Unanswered};
@@ -348,7 +349,7 @@ impl<M: Model + 'static> Agent<M> {
     /// message has calls without results. Refused as `new` refuses a transcript, the problem named by its
     /// line (`line 4: ...`).
     pub fn from_jsonl(text: &str, mut options: AgentOptions<M>) -> Result<Self, AgentError> {
-        options.messages = parse_jsonl(text, &options.custom_roles)
+        options.messages = parse_jsonl_with_roles(text, &options.custom_roles)
             .map_err(|e| AgentError::Input(e.to_string()))?;
         let lines: Vec<usize> = jsonl_lines(text).map(|(line, _)| line).collect();
         check_entries_named(&options.messages, &|at| {
@@ -406,7 +407,7 @@ impl<M: Model + 'static> Agent<M> {
         copy: bool,
     ) -> impl Future<Output = Result<RunResult, AgentError>> + 'static {
         let started = self
-            .check_input(&input)
+            .check_input(&input, None)
             .and_then(|()| self.start(AgentAction::Prompt, input));
         self.run(started, Approvals::new(), copy)
     }
@@ -580,12 +581,12 @@ impl<M: Model + 'static> Agent<M> {
         }
     }
 
-    fn check_input(&self, input: &[AgentMessage]) -> Result<(), AgentError> {
-        check_input(input, &self.inner.options.custom_roles)
+    fn check_input(&self, input: &[AgentMessage], what: Option<&str>) -> Result<(), AgentError> {
+        check_input(input, &self.inner.options.custom_roles, what)
     }
 
     fn queue(&self, inbox: &Inbox, message: AgentMessage) -> Result<(), AgentError> {
-        self.check_input(std::slice::from_ref(&message))?;
+        self.check_input(std::slice::from_ref(&message), Some("message"))?;
         self.act(AgentAction::Queue)?;
         inbox.0.borrow_mut().push(message);
         Ok(())
@@ -788,19 +789,48 @@ impl<M: Model> Drop for Settle<M> {
 }
 
 /// Whether `input` may be prompted or queued: only user messages and messages of a role in `custom_roles`
-/// may.
+/// may (`what` names one message, else each is `input[index]`).
 pub(crate) fn check_input(
     input: &[AgentMessage],
     custom_roles: &[String],
+    what: Option<&str>,
 ) -> Result<(), AgentError> {
     match input.iter().position(|m| !may_queue(m, custom_roles)) {
         None => Ok(()),
         Some(index) => Err(AgentError::Input(format!(
-            "input[{index}]: a message with role \"{}\" may not be prompted or queued: only user \
-             messages and messages of a role in customRoles may",
-            input[index].role()
+            "{}.{}",
+            what.map_or_else(|| format!("input[{index}]"), str::to_owned),
+            role_refused(input[index].role(), custom_roles)
         ))),
     }
+}
+
+/// Reads one message an agent is prompted with or queues (SPEC §9): a user message or a message of a role
+/// in `custom_roles`; any other role is refused, naming the roles that may be.
+pub fn read_input(value: Value, custom_roles: &[String]) -> Result<AgentMessage, String> {
+    match value.get("role").and_then(Value::as_str) {
+        Some(role) if role != "user" && !custom_roles.iter().any(|r| r == role) => {
+            Err(role_refused(role, custom_roles))
+        }
+        _ => AgentMessage::from_value_with_roles(value, custom_roles),
+    }
+}
+
+/// `role must be "user" ... (got "assistant"): ...`, the roles an agent takes as input named.
+fn role_refused(role: &str, custom_roles: &[String]) -> String {
+    let customs: Vec<String> = custom_roles
+        .iter()
+        .map(|r| Value::from(r.as_str()).to_string())
+        .collect();
+    let others = match customs.is_empty() {
+        true => String::new(),
+        false => format!(" or one of customRoles ({})", customs.join(", ")),
+    };
+    format!(
+        "role must be \"user\"{others} (got {}): only user messages and messages of a role in \
+         customRoles may be prompted or queued",
+        Value::from(role)
+    )
 }
 
 /// The state an agent over `messages` starts in, and the calls it then waits on: paused when its last

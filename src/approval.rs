@@ -52,7 +52,7 @@
 //! let saved = to_jsonl(&paused.messages);
 //!
 //! // ...and resuming is running again from it, with the decision; steps count on.
-//! let messages = parse_jsonl(&saved, &[] as &[&str]).unwrap();
+//! let messages = parse_jsonl(&saved).unwrap();
 //! let done = run(messages, Approvals::new().approve("c1"), paused.steps).unwrap();
 //! assert_eq!((done.reason, done.steps), (RunReason::Stop, 2));
 //! ```

@@ -65,7 +65,7 @@ pub use model::{
     ScriptedModel, Sources, StreamEvent,
 };
 pub use retry::{Failure, RetryPolicy, ShouldRetry};
-pub use session::{jsonl_lines, parse_jsonl, to_jsonl, JsonlError};
+pub use session::{jsonl_lines, parse_jsonl, parse_jsonl_with_roles, to_jsonl, JsonlError};
 pub use signal::{AbortController, AbortSignal, Registration, SignalSource};
 pub use tools::{
     check_definitions, CallSettings, Clock, ExecutionContext, ExecutionMode, HookFuture, HostValue,

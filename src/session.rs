@@ -49,11 +49,15 @@ pub fn to_jsonl(messages: &[AgentMessage]) -> String {
     out
 }
 
-/// Reads JSON Lines written by `to_jsonl` (or by JS, one `JSON.stringify`'d message per line). A compaction
-/// entry (SPEC §13) is a built-in role, read without `custom_roles`; a message of a role in `custom_roles` is
-/// kept verbatim (SPEC §7); any other unknown role, a line that is not JSON, or a message of the wrong shape
-/// is an error naming the line and the field.
-pub fn parse_jsonl(
+/// Reads JSON Lines written by `to_jsonl` (or by JS, one `JSON.stringify`'d message per line): messages of
+/// SPEC's roles, a compaction entry (SPEC §13) among them. An unknown role, a line that is not JSON, or a
+/// message of the wrong shape is an error naming the line and the field.
+pub fn parse_jsonl(text: &str) -> Result<Vec<AgentMessage>, JsonlError> {
+    parse_jsonl_with_roles(text, &[] as &[&str])
+}
+
+/// `parse_jsonl`, a message of a role in `custom_roles` kept verbatim (SPEC §7).
+pub fn parse_jsonl_with_roles(
     text: &str,
     custom_roles: &[impl AsRef<str>],
 ) -> Result<Vec<AgentMessage>, JsonlError> {

@@ -240,10 +240,14 @@ fn only_user_and_custom_role_messages_may_be_prompted_or_queued() {
     let error = block(agent.prompt(vec![user("hi"), reply.clone()])).unwrap_err();
     assert_eq!(
         error.to_string(),
-        "input[1]: a message with role \"assistant\" may not be prompted or queued: only user messages \
-         and messages of a role in customRoles may"
+        "input[1].role must be \"user\" or one of customRoles (\"note\") (got \"assistant\"): only user \
+         messages and messages of a role in customRoles may be prompted or queued"
     );
-    assert!(matches!(agent.steer(stranger), Err(AgentError::Input(_))));
+    assert_eq!(
+        agent.steer(stranger).unwrap_err().to_string(),
+        "message.role must be \"user\" or one of customRoles (\"note\") (got \"stranger\"): only user \
+         messages and messages of a role in customRoles may be prompted or queued"
+    );
     assert!(matches!(agent.follow_up(reply), Err(AgentError::Input(_))));
     assert_eq!(agent.state(), AgentState::Idle);
     assert!(agent.messages().is_empty());

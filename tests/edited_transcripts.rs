@@ -621,7 +621,8 @@ fn an_edited_transcript_is_refused_or_runs_each_waiting_call_once() {
     let roles = ["note".to_string()];
     let outcome = runner.run(&edited_plan(), |plan| {
         let jsonl = edited_jsonl(&conversation(&plan), &plan.edits, plan.entry);
-        let messages = parse_jsonl(&jsonl, &roles).expect("every edited line is still a message");
+        let messages =
+            parse_jsonl_with_roles(&jsonl, &roles).expect("every edited line is still a message");
         let paired = may_start_from(&messages);
         let expected =
             (paired.clone()).filter(|waiting| entries_cut_where_a_run_could(&messages, waiting));

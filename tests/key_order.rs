@@ -158,7 +158,7 @@ fn a_message_keeps_the_order_of_its_own_fields_among_the_others_through_a_run_an
         r#"{"role":"compaction","summary":"s","note":1,"firstKeptIndex":0,"timestamp":4,"tokensBefore":9}"#,
     ];
     let text = lines.map(|line| format!("{line}\n")).concat();
-    let messages = parse_jsonl(&text, &[] as &[&str]).unwrap();
+    let messages = parse_jsonl(&text).unwrap();
     assert_eq!(
         to_jsonl(&messages),
         text,
@@ -270,7 +270,7 @@ fn a_tools_null_details_are_kept() {
 fn a_call_that_came_without_arguments_is_kept_so_and_runs_as_if_they_were_empty() {
     // It was stored with "arguments": {} (found by a fifth attack).
     let line = r#"{"role":"assistant","content":[{"type":"toolCall","id":"c1","name":"pick"}],"stopReason":"toolUse","timestamp":1}"#;
-    let messages = parse_jsonl(line, &[] as &[&str]).unwrap();
+    let messages = parse_jsonl(line).unwrap();
     assert_eq!(to_jsonl(&messages), format!("{line}\n"));
     let AgentMessage::Assistant(response) = messages[0].clone() else {
         panic!("an assistant message")

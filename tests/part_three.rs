@@ -817,7 +817,7 @@ fn entry(summary: &str, first_kept_index: usize) -> AgentMessage {
 #[test]
 fn a_compaction_entry_reads_writes_and_round_trips_without_custom_roles() {
     let line = r#"{"role":"compaction","summary":"we read README","firstKeptIndex":3,"tokensBefore":5120,"timestamp":1700000000000,"note":{"by":"app"}}"#;
-    let messages = parse_jsonl(line, &[] as &[&str]).unwrap();
+    let messages = parse_jsonl(line).unwrap();
     let AgentMessage::Compaction(read) = &messages[0] else {
         panic!("a compaction entry: {messages:?}")
     };
@@ -846,12 +846,11 @@ fn a_compaction_entry_reads_writes_and_round_trips_without_custom_roles() {
     // (it came back with "tokensBefore":0: found by a third attack). A non-number, null among them, is an
     // error naming the field.
     let bare = r#"{"role":"compaction","summary":"s","firstKeptIndex":0,"timestamp":1}"#;
-    let messages = parse_jsonl(bare, &[] as &[&str]).unwrap();
+    let messages = parse_jsonl(bare).unwrap();
     assert_eq!(to_jsonl(&messages), format!("{bare}\n"));
     assert_eq!(
         parse_jsonl(
-            r#"{"role":"compaction","summary":"s","firstKeptIndex":0,"tokensBefore":null,"timestamp":1}"#,
-            &[] as &[&str]
+            r#"{"role":"compaction","summary":"s","firstKeptIndex":0,"tokensBefore":null,"timestamp":1}"#
         )
         .unwrap_err()
         .to_string(),
@@ -873,10 +872,7 @@ fn a_compaction_entry_reads_writes_and_round_trips_without_custom_roles() {
             "line 1: message.firstKeptIndex is missing",
         ),
     ] {
-        assert_eq!(
-            parse_jsonl(bad, &[] as &[&str]).unwrap_err().to_string(),
-            error
-        );
+        assert_eq!(parse_jsonl(bad).unwrap_err().to_string(), error);
     }
     for (bad, error) in [
         (

@@ -6,8 +6,6 @@ use proptest::prelude::*;
 use serde_json::{json, Value};
 use tiny_pi::*;
 
-const NO_ROLES: &[&str] = &[];
-
 /// JSON Lines as JS writes them: `messages.map((m) => JSON.stringify(m)).join("\n") + "\n"`, with every
 /// message's own fields in SPEC §1's order (as tiny-pi hands them out), provider fields after them, and
 /// numbers of every kind JS writes: integer and fractional timestamps, tiny costs, big counts.
@@ -26,7 +24,7 @@ const FROM_JS: &str = concat!(
 
 #[test]
 fn jsonl_written_by_js_reads_and_writes_back_byte_for_byte() {
-    let messages = parse_jsonl(FROM_JS, &["notification"]).expect("reads");
+    let messages = parse_jsonl_with_roles(FROM_JS, &["notification"]).expect("reads");
     assert_eq!(
         messages.iter().map(AgentMessage::role).collect::<Vec<_>>(),
         [
@@ -48,7 +46,7 @@ fn jsonl_written_by_js_reads_and_writes_back_byte_for_byte() {
 #[test]
 fn a_byte_order_mark_before_the_first_line_is_no_part_of_its_json() {
     let with_mark = format!("\u{feff}{FROM_JS}");
-    let messages = parse_jsonl(&with_mark, &["notification"]).expect("reads");
+    let messages = parse_jsonl_with_roles(&with_mark, &["notification"]).expect("reads");
     assert_eq!(
         to_jsonl(&messages),
         FROM_JS,
@@ -57,15 +55,15 @@ fn a_byte_order_mark_before_the_first_line_is_no_part_of_its_json() {
     let (line, first) = jsonl_lines(&with_mark).next().unwrap();
     assert_eq!((line, first), (1, FROM_JS.lines().next().unwrap()));
     let inside = format!("{}\n\u{feff}{}", &FROM_JS.lines().next().unwrap(), "{}");
-    let error = parse_jsonl(&inside, &["notification"]).unwrap_err();
+    let error = parse_jsonl_with_roles(&inside, &["notification"]).unwrap_err();
     assert_eq!(error.line, 2, "a mark anywhere else is not JSON");
 }
 
 #[test]
 fn written_messages_read_back_as_the_same_values_in_the_same_field_order() {
-    let messages = parse_jsonl(FROM_JS, &["notification"]).unwrap();
+    let messages = parse_jsonl_with_roles(FROM_JS, &["notification"]).unwrap();
     let text = to_jsonl(&messages);
-    let again = parse_jsonl(&text, &["notification"]).unwrap();
+    let again = parse_jsonl_with_roles(&text, &["notification"]).unwrap();
     assert_eq!(again, messages);
     // Field order, object by object (the `Value` of each keeps its keys in order).
     for (line, message) in text.lines().zip(&messages) {
@@ -123,7 +121,7 @@ fn timestamps_are_written_as_js_writes_them() {
             format!("{{\"role\":\"user\",\"content\":\"hi\",\"timestamp\":{js}}}\n"),
             "{timestamp:e}"
         );
-        let back = parse_jsonl(&text, NO_ROLES).unwrap();
+        let back = parse_jsonl(&text).unwrap();
         assert_eq!(back, [AgentMessage::user("hi", timestamp)], "{js}");
         assert_eq!(to_jsonl(&back), text);
     }
@@ -146,7 +144,7 @@ proptest! {
         let number = timestamp_text(&text);
         let read: f64 = number.parse().unwrap();
         prop_assert_eq!(read, x, "{}", number);
-        let back = parse_jsonl(&text, NO_ROLES).unwrap();
+        let back = parse_jsonl(&text).unwrap();
         let AgentMessage::User(user) = &back[0] else { unreachable!() };
         prop_assert_eq!(user.timestamp, x, "{}", number);
         prop_assert_eq!(to_jsonl(&back), text.clone());
@@ -170,7 +168,7 @@ proptest! {
         let decimal: f64 = format!("{}{digits}e{scale}", if negative { "-" } else { "" }).parse().unwrap();
         for x in [decimal, integer as f64] {
             let text = to_jsonl(&[AgentMessage::user("t", x)]);
-            let back = parse_jsonl(&text, NO_ROLES).unwrap();
+            let back = parse_jsonl(&text).unwrap();
             let AgentMessage::User(user) = &back[0] else { unreachable!() };
             prop_assert_eq!(user.timestamp, x, "{}", timestamp_text(&text));
             prop_assert_eq!(to_jsonl(&back), text);
@@ -181,8 +179,8 @@ proptest! {
 #[test]
 fn no_messages_is_no_text_and_blank_lines_are_skipped_but_counted() {
     assert_eq!(to_jsonl(&[]), "");
-    assert_eq!(parse_jsonl("", NO_ROLES).unwrap(), []);
-    assert_eq!(parse_jsonl("\n\n  \n", NO_ROLES).unwrap(), []);
+    assert_eq!(parse_jsonl("").unwrap(), []);
+    assert_eq!(parse_jsonl("\n\n  \n").unwrap(), []);
     let line = r#"{"role":"user","content":"hi","timestamp":1}"#;
     // No trailing newline, blank lines, a CRLF file: the same message.
     let numbered: Vec<(usize, &str)> = jsonl_lines("a\n\n  \nb\r\n").collect();
@@ -192,20 +190,17 @@ fn no_messages_is_no_text_and_blank_lines_are_skipped_but_counted() {
         format!("\n{line}\n\n"),
         format!("{line}\r\n"),
     ] {
-        assert_eq!(
-            parse_jsonl(&text, NO_ROLES).unwrap(),
-            [AgentMessage::user("hi", 1.0)]
-        );
+        assert_eq!(parse_jsonl(&text).unwrap(), [AgentMessage::user("hi", 1.0)]);
     }
-    let error = parse_jsonl(&format!("{line}\n\n   \n{{\"role\": 3}}\n"), NO_ROLES).unwrap_err();
+    let error = parse_jsonl(&format!("{line}\n\n   \n{{\"role\": 3}}\n")).unwrap_err();
     assert_eq!(error.line, 4, "{error}");
 }
 
 /// The error for one bad line after two good ones: its line number and message.
-fn bad_line(line: &str, roles: &[&str]) -> String {
+fn bad_line(line: &str) -> String {
     let good = r#"{"role":"user","content":"hi","timestamp":1}"#;
     let text = format!("{good}\n{good}\n{line}\n{good}\n");
-    let error = parse_jsonl(&text, roles).unwrap_err();
+    let error = parse_jsonl(&text).unwrap_err();
     assert_eq!(error.line, 3, "{error}");
     error.to_string()
 }
@@ -298,7 +293,7 @@ fn every_kind_of_bad_line_names_its_line_and_the_field() {
         ),
     ];
     for (line, expected) in cases {
-        let error = bad_line(line, NO_ROLES);
+        let error = bad_line(line);
         assert!(
             error.starts_with(expected),
             "{line}\n  gave:     {error}\n  expected: {expected}…"
@@ -310,10 +305,10 @@ fn every_kind_of_bad_line_names_its_line_and_the_field() {
 fn a_custom_role_reads_only_when_listed() {
     let note = r#"{"role":"notification","text":"build finished"}"#;
     assert_eq!(
-        bad_line(note, NO_ROLES),
+        bad_line(note),
         "line 3: message.role must be one of \"user\", \"assistant\", \"toolResult\", \"compaction\" (got \"notification\")"
     );
-    let messages = parse_jsonl(note, &["notification"]).unwrap();
+    let messages = parse_jsonl_with_roles(note, &["notification"]).unwrap();
     let AgentMessage::Custom(custom) = &messages[0] else {
         panic!("a custom message")
     };
@@ -336,7 +331,7 @@ fn a_paused_transcript_survives_the_trip() {
         AgentMessage::user("clean up", 1.0),
         AgentMessage::Assistant(call),
     ];
-    let back = parse_jsonl(&to_jsonl(&paused), NO_ROLES).unwrap();
+    let back = parse_jsonl(&to_jsonl(&paused)).unwrap();
     assert_eq!(back, paused);
     let view = validate_transcript_with(
         &back,
@@ -372,6 +367,6 @@ fn only_numbers_are_rewritten_never_text_that_looks_like_one() {
             "\n"
         )
     );
-    let back = parse_jsonl(&text, NO_ROLES).unwrap();
+    let back = parse_jsonl(&text).unwrap();
     assert_eq!(to_jsonl(&back), text);
 }

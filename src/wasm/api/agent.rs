@@ -11,11 +11,11 @@ use wasm_bindgen::JsCast;
 use super::approvals::{approvals, pending_js};
 use super::options;
 use super::run::{run_result, Setup};
-use crate::agent::{Agent, AgentError, AgentOptions, AgentState};
+use crate::agent::{read_input, Agent, AgentError, AgentOptions, AgentState};
 use crate::message::AgentMessage;
 use crate::wasm::transport::convert::{
-    get, is_array, is_object, messages_from_js, optional_string, plain_error, promise, string_of,
-    type_error, type_of,
+    each_from_js, expect_object, get, is_array, is_object, messages_from_js, must_be, one_from_js,
+    optional_string, plain_error, promise, string_of, type_error, type_of,
 };
 use crate::wasm::transport::events::JsObserver;
 use crate::wasm::transport::model::JsModel;
@@ -52,7 +52,7 @@ impl JsAgent {
     pub fn from_jsonl(text: JsValue, options: JsValue) -> Result<JsAgent, JsValue> {
         let start = |made: AgentOptions<JsModel>| -> Result<_, String> {
             let text = string_of(&text, "text")?
-                .ok_or_else(|| format!("text must be a string (got {})", type_of(&text)))?;
+                .ok_or_else(|| must_be("text", "a string", type_of(&text)))?;
             Agent::from_jsonl(&text, made).map_err(|e| e.to_string())
         };
         Self::make(&options, &start).map_err(type_error)
@@ -63,12 +63,7 @@ impl JsAgent {
         options: &JsValue,
         start: &dyn Fn(AgentOptions<JsModel>) -> Result<Agent<JsModel>, String>,
     ) -> Result<JsAgent, String> {
-        if !is_object(options) {
-            return Err(format!(
-                "options must be an object with a model (got {})",
-                type_of(options)
-            ));
-        }
+        expect_object(options, "options", "an object with a model")?;
         // runAgentLoop's options that an Agent takes another way: named, never ignored.
         let elsewhere = [
             ("context", "give the conversation as options.messages"),
@@ -142,7 +137,7 @@ impl JsAgent {
 
     /// Appends the input (a string is a user message) and runs.
     pub fn prompt(&self, input: JsValue) -> Promise {
-        let input = match self.input(&input) {
+        let input = match self.input(&input, "input") {
             Ok(input) => input,
             Err(error) => return Promise::reject(&type_error(error)),
         };
@@ -191,12 +186,9 @@ impl JsAgent {
 
     /// Every event of every run; answers the function that unsubscribes.
     pub fn subscribe(&self, listener: JsValue) -> Result<JsValue, JsValue> {
-        let listener = listener.dyn_into::<js_sys::Function>().map_err(|other| {
-            type_error(format!(
-                "listener must be a function (got {})",
-                type_of(&other)
-            ))
-        })?;
+        let listener = listener
+            .dyn_into::<js_sys::Function>()
+            .map_err(|other| type_error(must_be("listener", "a function", type_of(&other))))?;
         let id = self.agent.subscribe(Rc::new(JsObserver {
             on_event: Some(listener),
             objects: self.objects.clone(),
@@ -224,27 +216,27 @@ impl JsAgent {
 }
 
 impl JsAgent {
-    /// What `prompt` is given: a string (a user message stamped by the agent's clock), a message or an
-    /// array of messages, each a user message or one of a custom role.
-    fn input(&self, input: &JsValue) -> Result<Vec<AgentMessage>, String> {
-        if let Some(text) = string_of(input, "input")? {
+    /// What `prompt` (`what`: "input") or a queue ("message": one) is given: a string (a user message
+    /// stamped by the agent's clock), a message or an array of messages, each a user message or one of a
+    /// custom role (the core's `read_input`).
+    fn input(&self, input: &JsValue, what: &str) -> Result<Vec<AgentMessage>, String> {
+        if let Some(text) = string_of(input, what)? {
             return Ok(vec![AgentMessage::user(text, self.agent.now())]);
         }
-        let list = match is_array(input) {
-            true => input.clone(),
-            false => js_sys::Array::of1(input).into(),
+        let read = |value| read_input(value, &self.custom_roles);
+        let (list, expected) = match what {
+            "input" => (true, "a string, a message or an array of messages"),
+            _ => (false, "a string or one message"),
         };
-        messages_from_js(&list, "input", &self.custom_roles)
+        match (is_array(input), is_object(input)) {
+            (true, _) if list => each_from_js(input, what, read),
+            (false, true) => one_from_js(input, what, read).map(|message| vec![message]),
+            _ => Err(must_be(what, expected, type_of(input))),
+        }
     }
 
     fn one(&self, message: &JsValue) -> Result<AgentMessage, JsValue> {
-        if is_array(message) {
-            let got = type_of(message);
-            return Err(type_error(format!(
-                "message must be one message (got {got})"
-            )));
-        }
-        let mut messages = self.input(message).map_err(type_error)?;
+        let mut messages = self.input(message, "message").map_err(type_error)?;
         Ok(messages.remove(0))
     }
 

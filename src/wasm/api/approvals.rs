@@ -6,7 +6,7 @@ use wasm_bindgen::JsValue;
 
 use super::options;
 use crate::approval::{Approvals, PendingCall};
-use crate::wasm::transport::convert::{from_js, frozen_js, get, type_of};
+use crate::wasm::transport::convert::{from_js, frozen_js, get, must_be, type_of};
 use crate::wasm::transport::glue::{is_plain_object_js, prototype_set_js};
 
 /// `options.approvals` and `options.startSteps`.
@@ -49,8 +49,10 @@ pub fn approvals(value: &JsValue, what: &str) -> Result<Approvals, String> {
             (true, false) => "an object of another class",
             (false, _) => &type_of(value),
         };
-        return Err(format!(
-            "{what} must be a plain object of decisions by tool call id (got {got})"
+        return Err(must_be(
+            what,
+            "a plain object of decisions by tool call id",
+            got,
         ));
     }
     let decisions: Value = from_js(value, what)?;

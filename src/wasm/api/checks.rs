@@ -5,7 +5,9 @@ use wasm_bindgen::prelude::*;
 
 use super::options;
 use crate::transcript::{repair_transcript, validate_transcript_with, ValidateOptions};
-use crate::wasm::transport::convert::{get, optional_function, to_js, type_error, type_of};
+use crate::wasm::transport::convert::{
+    get, must_be, optional_function, to_js, type_error, type_of,
+};
 
 /// Checks the call/result pairing of a transcript; with `allowPending`, in the paused view (SPEC §8), whose
 /// `pending` lists the calls of the last message that wait for a result. (Declared in `types.d.ts`: its
@@ -19,9 +21,10 @@ pub fn validate_transcript_js(messages: JsValue, options: JsValue) -> Result<JsV
             Some(allow) => allow,
             None if allow.is_null_or_undefined() => false,
             None => {
-                return Err(format!(
-                    "options.allowPending must be a boolean (got {})",
-                    type_of(&allow)
+                return Err(must_be(
+                    "options.allowPending",
+                    "a boolean",
+                    type_of(&allow),
                 ))
             }
         };

@@ -7,8 +7,8 @@ use js_sys::Array;
 use wasm_bindgen::prelude::*;
 
 use super::options::TranscriptOptions;
-use crate::session::{jsonl_lines, parse_jsonl};
-use crate::wasm::transport::convert::{error_message, string_of, type_error, type_of};
+use crate::session::{jsonl_lines, parse_jsonl_with_roles};
+use crate::wasm::transport::convert::{error_message, must_be, string_of, type_error, type_of};
 use crate::wasm::transport::glue::json_lines_js;
 
 /// `messages` as JSON Lines: one `JSON.stringify`'d message per line, each ending with `\n`. Each message
@@ -19,15 +19,12 @@ pub fn to_jsonl_js(messages: JsValue, options: JsValue) -> Result<JsValue, JsVal
     let write = || -> Result<String, String> {
         let options = TranscriptOptions::read(&options)?;
         if !crate::wasm::transport::convert::is_array(&messages) {
-            return Err(format!(
-                "messages must be an array (got {})",
-                type_of(&messages)
-            ));
+            return Err(must_be("messages", "an array", type_of(&messages)));
         }
         let text =
             json_lines_js(&messages).map_err(|e| format!("messages: {}", error_message(&e)))?;
         // One message per line, none blank: line n holds messages[n - 1].
-        parse_jsonl(&text, &options.custom_roles).map_err(|e| {
+        parse_jsonl_with_roles(&text, &options.custom_roles).map_err(|e| {
             let at = format!("messages[{}]", e.line - 1);
             match e.message.strip_prefix("message") {
                 Some(rest) if rest.starts_with(['.', '[']) => format!("{at}{rest}"),
@@ -46,9 +43,9 @@ pub fn to_jsonl_js(messages: JsValue, options: JsValue) -> Result<JsValue, JsVal
 pub fn parse_jsonl_js(text: JsValue, options: JsValue) -> Result<Array, JsValue> {
     let read = || -> Result<_, String> {
         let options = TranscriptOptions::read(&options)?;
-        let text = string_of(&text, "text")?
-            .ok_or_else(|| format!("text must be a string (got {})", type_of(&text)))?;
-        parse_jsonl(&text, &options.custom_roles).map_err(|e| e.to_string())?;
+        let text =
+            string_of(&text, "text")?.ok_or_else(|| must_be("text", "a string", type_of(&text)))?;
+        parse_jsonl_with_roles(&text, &options.custom_roles).map_err(|e| e.to_string())?;
         Ok(text)
     };
     let text = read().map_err(type_error)?;

@@ -17,8 +17,8 @@ use crate::tools::ExecutionMode;
 use crate::tools::{Clock, ToolDefinition};
 use crate::usage::Budget;
 use crate::wasm::transport::convert::{
-    array_from_js, describe, error_message, get, is_object, messages_from_js, optional_function,
-    optional_string, type_of,
+    array_from_js, describe, error_message, expect_object, get, is_object, messages_from_js,
+    must_be, optional_function, optional_string, type_of,
 };
 use crate::wasm::transport::glue::read_clock_js;
 use crate::wasm::transport::hooks::{JsEstimateTokens, JsShouldRetry, JsSummarize};
@@ -27,12 +27,11 @@ use crate::wasm::transport::signal::JsSignal;
 /// `options.context`: the system prompt, and the messages deep-copied (converting is the copy: the caller's
 /// array and objects are never touched again), read with the run's custom roles.
 pub fn context(context: &JsValue, custom_roles: &[String]) -> Result<AgentContext, String> {
-    if !is_object(context) {
-        return Err(format!(
-            "options.context must be an object with a messages array (got {})",
-            type_of(context)
-        ));
-    }
+    expect_object(
+        context,
+        "options.context",
+        "an object with a messages array",
+    )?;
     let system_prompt = optional_string(context, "systemPrompt", "options.context.systemPrompt")?;
     let messages = get(context, "messages", "options.context.messages")?;
     Ok(AgentContext {
@@ -43,12 +42,7 @@ pub fn context(context: &JsValue, custom_roles: &[String]) -> Result<AgentContex
 
 /// `options.model`: the object and its `stream` method.
 pub fn model(model: JsValue) -> Result<(JsValue, Function), String> {
-    if !is_object(&model) {
-        return Err(format!(
-            "options.model must be an object with a stream() method (got {})",
-            type_of(&model)
-        ));
-    }
+    expect_object(&model, "options.model", "an object with a stream() method")?;
     let stream = get(&model, "stream", "options.model.stream")?
         .dyn_into::<Function>()
         .map_err(|_| "options.model.stream is not a function".to_string())?;
@@ -87,7 +81,7 @@ pub fn signal(signal: &JsValue, what: &str) -> Result<AbortSignal, String> {
     }
     let signal = signal
         .dyn_ref::<web_sys::AbortSignal>()
-        .ok_or_else(|| format!("{what} must be an AbortSignal (got {})", type_of(signal)))?;
+        .ok_or_else(|| must_be(what, "an AbortSignal", type_of(signal)))?;
     // Something made from AbortSignal.prototype passes instanceof but cannot say whether it is aborted.
     JsSignal::read(signal).map_err(|e| {
         format!(
@@ -110,15 +104,12 @@ pub fn count(value: &JsValue, what: &str, default: u32) -> Result<u32, String> {
     }
     match value.as_f64() {
         Some(n) if n >= 0.0 && n.fract() == 0.0 && n <= f64::from(u32::MAX) => Ok(n as u32),
-        Some(n) if n >= 0.0 && n.fract() == 0.0 => Err(format!(
-            "{what} must be at most {} (got {})",
-            u32::MAX,
-            describe(value)
+        Some(n) if n >= 0.0 && n.fract() == 0.0 => Err(must_be(
+            what,
+            &format!("at most {}", u32::MAX),
+            describe(value),
         )),
-        _ => Err(format!(
-            "{what} must be a non-negative integer (got {})",
-            describe(value)
-        )),
+        _ => Err(must_be(what, "a non-negative integer", describe(value))),
     }
 }
 
@@ -141,9 +132,10 @@ pub fn execution_mode(value: &JsValue, what: &str) -> Result<ExecutionMode, Stri
         _ if value.is_null_or_undefined() => Ok(ExecutionMode::Parallel),
         Some("parallel") => Ok(ExecutionMode::Parallel),
         Some("sequential") => Ok(ExecutionMode::Sequential),
-        _ => Err(format!(
-            "{what} must be \"parallel\" or \"sequential\" (got {})",
-            describe(value)
+        _ => Err(must_be(
+            what,
+            "\"parallel\" or \"sequential\"",
+            describe(value),
         )),
     }
 }
@@ -182,8 +174,10 @@ pub fn custom_roles(value: &JsValue) -> Result<Vec<String>, String> {
         match role {
             Value::String(role) => roles.push(role),
             other => {
-                return Err(format!(
-                    "{WHAT}[{index}] must be a non-empty string (got {other})"
+                return Err(must_be(
+                    &format!("{WHAT}[{index}]"),
+                    "a non-empty string",
+                    other,
                 ))
             }
         }
@@ -204,12 +198,7 @@ impl TranscriptOptions {
         let object = match options.is_null_or_undefined() {
             true => js_sys::Object::new().into(),
             false if is_object(options) => options.clone(),
-            false => {
-                return Err(format!(
-                    "options must be an object (got {})",
-                    type_of(options)
-                ))
-            }
+            false => return Err(must_be("options", "an object", type_of(options))),
         };
         let roles = get(&object, "customRoles", "options.customRoles")?;
         Ok(TranscriptOptions {
@@ -230,10 +219,7 @@ fn number_field(object: &JsValue, name: &'static str, what: &str) -> Result<Opti
     match value.as_f64() {
         Some(n) => Ok(Some(n)),
         None if value.is_null_or_undefined() => Ok(None),
-        None => Err(format!(
-            "{what} must be a number (got {})",
-            describe(&value)
-        )),
+        None => Err(must_be(what, "a number", describe(&value))),
     }
 }
 
@@ -242,7 +228,7 @@ fn option_object(value: &JsValue, what: &str) -> Result<Option<JsValue>, String>
     match value {
         v if v.is_null_or_undefined() => Ok(None),
         v if is_object(v) => Ok(Some(v.clone())),
-        v => Err(format!("{what} must be an object (got {})", type_of(v))),
+        v => Err(must_be(what, "an object", type_of(v))),
     }
 }
 

@@ -20,8 +20,8 @@ use crate::signal::AbortSignal;
 use crate::tools::{ExecutionContext, Tool, ToolDefinition, ToolRegistry};
 use crate::wasm::transport::approval::JsApprovalCheck;
 use crate::wasm::transport::convert::{
-    from_js, get, is_object, optional_function, optional_string, promise, string_of, to_js,
-    type_error, type_of,
+    expect_object, from_js, get, is_object, must_be, optional_function, optional_string, promise,
+    string_of, to_js, type_error, type_of,
 };
 use crate::wasm::transport::tools::JsTool;
 
@@ -139,12 +139,7 @@ pub fn registry_snapshot(tools: &JsValue) -> Option<Option<Rc<ToolRegistry>>> {
 }
 
 fn parse_tool(tool: &JsValue) -> Result<Tool, String> {
-    if !is_object(tool) {
-        return Err(format!(
-            "tool must be an object with name, parameters and execute (got {})",
-            type_of(tool)
-        ));
-    }
+    expect_object(tool, "tool", "an object with name, parameters and execute")?;
     let name = string_of(&get(tool, "name", "tool.name")?, "tool.name")?
         .filter(|n| !n.is_empty())
         .ok_or_else(|| "tool.name must be a non-empty string".to_string())?;
@@ -190,9 +185,10 @@ fn needs_approval(tool: &JsValue, name: &str) -> Result<NeedsApproval, String> {
             tool.clone(),
             check,
         )))),
-        Err(value) => Err(format!(
-            "tool.needsApproval must be a boolean or a function of the arguments (got {})",
-            type_of(&value)
+        Err(value) => Err(must_be(
+            "tool.needsApproval",
+            "a boolean or a function of the arguments",
+            type_of(&value),
         )),
     }
 }

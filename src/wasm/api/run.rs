@@ -18,7 +18,7 @@ use crate::signal::AbortSignal;
 use crate::tools::{Clock, ExecutionMode, ToolDefinition, ToolRegistry};
 use crate::usage::Budget;
 use crate::wasm::transport::convert::{
-    get, is_object, optional_function, promise, type_error, type_of,
+    expect_object, get, is_object, must_be, optional_function, promise, type_error, type_of,
 };
 use crate::wasm::transport::events::JsObserver;
 use crate::wasm::transport::hooks::{Hooks, JsHook};
@@ -106,12 +106,7 @@ struct RunInput {
 
 impl RunInput {
     fn parse(options: &JsValue) -> Result<RunInput, String> {
-        if !is_object(options) {
-            return Err(format!(
-                "options must be an object (got {})",
-                type_of(options)
-            ));
-        }
+        expect_object(options, "options", "an object")?;
         let setup = Setup::read(options)?;
         let context = get(options, "context", "options.context")?;
         let context = options::context(&context, &setup.custom_roles)?;
@@ -250,9 +245,10 @@ fn tools_option(tools: &JsValue, what: &str) -> Result<ToolsInput, String> {
         return Ok(registry_input(Rc::default()));
     }
     let refused = || {
-        format!(
-            "{what} must be a ToolRegistry or an object with definitions() and execute(call, context) (got {})",
-            type_of(tools)
+        must_be(
+            what,
+            "a ToolRegistry or an object with definitions() and execute(call, context)",
+            type_of(tools),
         )
     };
     if !is_object(tools) {

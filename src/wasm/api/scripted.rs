@@ -9,7 +9,7 @@ use crate::message::AssistantMessage;
 use crate::model::{EventGrammar, Model, ModelRequest, RecordedRequest, ScriptedStream};
 use crate::signal::AbortSignal;
 use crate::wasm::transport::convert::{
-    array_from_js, describe, from_js, get, is_object, to_js, type_error, type_of,
+    array_from_js, describe, expect_object, from_js, get, is_object, must_be, to_js, type_error,
 };
 use crate::wasm::transport::glue::iterator_result_js;
 
@@ -84,12 +84,7 @@ fn grammar_option(options: &JsValue) -> Result<EventGrammar, String> {
     if options.is_null_or_undefined() {
         return Ok(EventGrammar::default());
     }
-    if !is_object(options) {
-        return Err(format!(
-            "ScriptedModel: options must be an object (got {})",
-            type_of(options)
-        ));
-    }
+    expect_object(options, "ScriptedModel: options", "an object")?;
     let events = get(options, "events", "ScriptedModel: options.events")?;
     if events.is_undefined() {
         return Ok(EventGrammar::default());
@@ -98,9 +93,10 @@ fn grammar_option(options: &JsValue) -> Result<EventGrammar, String> {
         .as_string()
         .and_then(|name| EventGrammar::parse(&name))
         .ok_or_else(|| {
-            format!(
-                "ScriptedModel: options.events must be \"compact\" or \"pi-ai\" (got {})",
-                describe(&events)
+            must_be(
+                "ScriptedModel: options.events",
+                "\"compact\" or \"pi-ai\"",
+                describe(&events),
             )
         })
 }

@@ -10,6 +10,7 @@ use std::fmt;
 
 use js_sys::{Function, JsString, Reflect};
 use serde::Serialize;
+use serde_json::Value;
 use wasm_bindgen::{JsCast, JsValue};
 
 use super::glue::{
@@ -38,10 +39,7 @@ pub fn array_from_js<T: ReadValue>(
     expected: &str,
 ) -> Result<T, String> {
     if !is_array(value) {
-        return Err(format!(
-            "{what} must be {expected} (got {})",
-            type_of(value)
-        ));
+        return Err(must_be(what, expected, type_of(value)));
     }
     from_js(value, what)
 }
@@ -52,7 +50,7 @@ pub fn json_text(value: &JsValue, what: &str) -> Result<String, String> {
         js_sys::JSON::stringify(value).map_err(|e| format!("{what}: {}", error_message(&e)))?;
     // JSON.stringify writes a lone surrogate as an escape: its text is always well formed.
     text.as_string()
-        .ok_or_else(|| format!("{what} must be a JSON value (got {})", type_of(value)))
+        .ok_or_else(|| must_be(what, "a JSON value", type_of(value)))
 }
 
 /// Reads JSON `text` (written from `value`, named `what`) as `T`: the core's reader names the bad field
@@ -160,10 +158,7 @@ pub fn optional_string(
     match string_of(&value, what)? {
         Some(text) => Ok(Some(text)),
         None if value.is_null_or_undefined() => Ok(None),
-        None => Err(format!(
-            "{what} must be a string (got {})",
-            describe(&value)
-        )),
+        None => Err(must_be(what, "a string", describe(&value))),
     }
 }
 
@@ -180,7 +175,7 @@ pub fn optional_function(
     value
         .dyn_into::<Function>()
         .map(Some)
-        .map_err(|v| format!("{what} must be a function (got {})", type_of(&v)))
+        .map_err(|v| must_be(what, "a function", type_of(&v)))
 }
 
 /// An array of messages (`what` names it), each read with `custom_roles` (SPEC §7: a message of such a role
@@ -190,26 +185,44 @@ pub fn messages_from_js(
     what: &str,
     custom_roles: &[String],
 ) -> Result<Vec<AgentMessage>, String> {
+    each_from_js(value, what, |item| {
+        AgentMessage::from_value_with_roles(item, custom_roles)
+    })
+}
+
+/// An array (`what` names it) of values, each read by `read`.
+pub fn each_from_js<T>(
+    value: &JsValue,
+    what: &str,
+    read: impl Fn(Value) -> Result<T, String>,
+) -> Result<Vec<T>, String> {
     if !is_array(value) {
-        return Err(format!("{what} must be an array (got {})", type_of(value)));
+        return Err(must_be(what, "an array", type_of(value)));
     }
     // Each message read on its own, from its own JSON text (`glue.js`'s `jsonLines`): as deep as the loop
     // read it when it made it (a model's message, a tool's output), so a transcript it stored is never too
     // deep to read back (serde_json's limit of 128 levels counts from the text's root).
     let text = json_lines_js(value).map_err(|e| format!("{what}: {}", error_message(&e)))?;
-    let mut messages = Vec::new();
+    let mut items = Vec::new();
     for (index, line) in text.split_terminator('\n').enumerate() {
-        let read = match custom_roles.is_empty() {
-            true => from_json(line),
-            false => from_json(line)
-                .and_then(|item| AgentMessage::from_value_with_roles(item, custom_roles)),
-        };
-        messages.push(read.map_err(|error| {
+        items.push(from_json(line).and_then(&read).map_err(|error| {
             let element = Reflect::get(value, &JsValue::from(index as u32)).unwrap_or_default();
             explain(line, &error, &element, &format!("{what}[{index}]"))
         })?);
     }
-    Ok(messages)
+    Ok(items)
+}
+
+/// One value (`what` names it) read by `read`, from the JSON `JSON.stringify` writes of it.
+pub fn one_from_js<T>(
+    value: &JsValue,
+    what: &str,
+    read: impl FnOnce(Value) -> Result<T, String>,
+) -> Result<T, String> {
+    let text = json_text(value, what)?;
+    from_json(&text)
+        .and_then(read)
+        .map_err(|error| explain(&text, &error, value, what))
 }
 
 /// Whether `value` is an array (false for anything that throws when asked: a revoked proxy).
@@ -219,6 +232,19 @@ pub fn is_array(value: &JsValue) -> bool {
 
 pub fn is_object(value: &JsValue) -> bool {
     value.is_object() && !value.is_null()
+}
+
+/// `Ok` for an object (an array too), else "`what` must be `expected` (got its type)".
+pub fn expect_object(value: &JsValue, what: &str, expected: &str) -> Result<(), String> {
+    match is_object(value) {
+        true => Ok(()),
+        false => Err(must_be(what, expected, type_of(value))),
+    }
+}
+
+/// "`what` must be `expected` (got `got`)": how the exports name a bad argument.
+pub fn must_be(what: &str, expected: &str, got: impl fmt::Display) -> String {
+    format!("{what} must be {expected} (got {got})")
 }
 
 pub fn type_of(value: &JsValue) -> String {

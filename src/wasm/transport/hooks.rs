@@ -14,7 +14,7 @@ use wasm_bindgen::JsValue;
 
 use super::convert::{
     array_from_js, describe, error_message, from_js, frozen_js, get, is_array, is_object,
-    messages_from_js, settle, string_of,
+    messages_from_js, must_be, settle, string_of,
 };
 use super::glue::{hook_context_js, invoke_js};
 use super::model::Requests;
@@ -173,10 +173,7 @@ fn read_block(returned: &JsValue) -> Result<Option<Block>, String> {
             reason: string(answer, "reason")?,
         })),
         Some(false) => Ok(None),
-        None => Err(format!(
-            "returned block must be true or false (got {})",
-            describe(&block)
-        )),
+        None => Err(must_be("returned block", "true or false", describe(&block))),
     }
 }
 
@@ -242,10 +239,7 @@ fn string(answer: &JsValue, name: &'static str) -> Result<Option<String>, String
         None => Ok(None),
         Some(value) => match string_of(&value, &what)? {
             Some(text) => Ok(Some(text)),
-            None => Err(format!(
-                "{what} must be a string (got {})",
-                describe(&value)
-            )),
+            None => Err(must_be(&what, "a string", describe(&value))),
         },
     }
 }
@@ -254,12 +248,8 @@ fn string(answer: &JsValue, name: &'static str) -> Result<Option<String>, String
 fn boolean(answer: &JsValue, name: &'static str) -> Result<Option<bool>, String> {
     match field(answer, name)? {
         None => Ok(None),
-        Some(value) => (value.as_bool().map(Some)).ok_or_else(|| {
-            format!(
-                "returned {name} must be a boolean (got {})",
-                describe(&value)
-            )
-        }),
+        Some(value) => (value.as_bool().map(Some))
+            .ok_or_else(|| must_be(&format!("returned {name}"), "a boolean", describe(&value))),
     }
 }
 

@@ -14,7 +14,7 @@ use js_sys::Function;
 use wasm_bindgen::JsValue;
 
 use super::calls::JsCalls;
-use super::convert::{error_message, from_json_text, frozen_js, json_text, to_js};
+use super::convert::{error_message, from_js, frozen_js, to_js};
 use super::glue::arguments_of_js;
 use super::objects::SharedObjects;
 use super::signal::handed;
@@ -84,7 +84,7 @@ impl ToolHandler for JsTool {
             } = context;
             let output = call_js(&calls, &arg, Some(call_id), &signal, progress).await?;
             let what = format!("{} result", calls.what);
-            from_json_text(&json_text(&output, &what)?, &output, &what)
+            from_js(&output, &what)
         })
     }
 }
@@ -118,7 +118,7 @@ impl ToolExecutor for JsExecutor {
             };
             let reply = call_js(&self.0, &object, None, &context.signal, context.progress).await?;
             let what = format!("{} result", self.0.what);
-            from_json_text(&json_text(&reply, &what)?, &reply, &what)
+            from_js(&reply, &what)
         })
     }
 }
