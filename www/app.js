@@ -665,42 +665,144 @@ function openFork(request) {
   $("fork-stop-reason")?.focus();
 }
 
-/** The edited response: its thinking kept, its text and calls as drafted, every other field as it was. */
+/**
+ * The edited response: its thinking kept, its text and calls as drafted, every other field as it was. Returns
+ * {response, errors, layout}: each error {field, text}, `field` the form's field it is about ("stopReason", "text",
+ * {call: n, key: "id" | "name" | "args"}), or null for a path of the script the form does not show; `layout` where
+ * the text block (-1 when there is no text) and the first call are in the response's content.
+ */
 function forkedResponse(original, draft) {
+  const errors = [];
   const calls = draft.calls.map((c, i) => {
+    const n = i + 1;
     let args;
     try {
       args = JSON.parse(c.args);
     } catch (err) {
-      throw new Error(t("fork.badArgs", { n: i + 1, error: err.message }));
+      errors.push({ field: { call: n, key: "args" }, text: t("fork.badArgs", { n, error: err.message }) });
+      return { type: "toolCall", id: c.id, name: c.name, arguments: {} };
     }
-    if (!args || typeof args !== "object" || Array.isArray(args)) throw new Error(t("fork.argsObject", { n: i + 1 }));
+    if (!args || typeof args !== "object" || Array.isArray(args)) {
+      errors.push({ field: { call: n, key: "args" }, text: t("fork.argsObject", { n }) });
+      args = {};
+    }
     return { type: "toolCall", id: c.id, name: c.name, arguments: args };
   });
   const thinking = (original.content ?? []).filter((b) => b?.type === "thinking");
   const text = draft.text === "" ? [] : [{ type: "text", text: draft.text }];
-  return { ...structuredClone(original), content: [...thinking, ...text, ...calls], stopReason: draft.stopReason };
+  const response = { ...structuredClone(original), content: [...thinking, ...text, ...calls], stopReason: draft.stopReason };
+  return { response, errors, layout: { text: text.length ? thinking.length : -1, firstCall: thinking.length + text.length } };
+}
+
+/** The first lone surrogate of a string as `\uXXXX`, or null (the package refuses a string that holds one). */
+function loneSurrogate(s) {
+  const m = /\p{Cs}/u.exec(s);
+  return m ? `\\u${m[0].charCodeAt(0).toString(16).padStart(4, "0")}` : null;
+}
+
+/** The first lone surrogate in a parsed JSON value's keys and strings (a loop: validateDefinition bounds its depth). */
+function loneSurrogateIn(value) {
+  const stack = [value];
+  while (stack.length) {
+    const v = stack.pop();
+    if (typeof v === "string") {
+      const found = loneSurrogate(v);
+      if (found) return found;
+    } else if (v && typeof v === "object") {
+      for (const [k, x] of Object.entries(v)) {
+        const found = loneSurrogate(k);
+        if (found) return found;
+        stack.push(x);
+      }
+    }
+  }
+  return null;
+}
+
+/** The field's own label in the form, for an error the fork has no sentence of its own for. */
+function forkFieldLabel(field) {
+  if (field === "stopReason") return "stopReason";
+  if (field === "text") return t("fork.text");
+  return t({ id: "fork.callId", name: "fork.callName", args: "fork.callArgs" }[field.key], { n: field.call });
+}
+
+/**
+ * One of validateDefinition's errors for the forked script, in the words of the fork's form: a path inside
+ * response `index` of the script (`script[index].stopReason`, `script[index].content[j].id`, ...) becomes the field
+ * that holds it ("The id of call 2 is empty"); any other path is named as it is.
+ */
+function forkDefError(e, index, layout) {
+  const prefix = `script[${index}]`;
+  const rest = e.path.startsWith(prefix) ? e.path.slice(prefix.length) : null;
+  let field = null;
+  if (rest === ".stopReason") field = "stopReason";
+  else if (rest !== null) {
+    // content: the kept thinking blocks (not in the form), the text block (when there is text), then the calls.
+    const [, j, key] = /^\.content\[(\d+)\](?:\.(\w+))?/.exec(rest) ?? [];
+    const at = j === undefined ? -1 : Number(j);
+    if (at >= 0 && at === layout.text) field = "text";
+    else if (at >= layout.firstCall && ["id", "name", "arguments"].includes(key))
+      field = { call: at - layout.firstCall + 1, key: key === "arguments" ? "args" : key };
+  }
+  if (field === null) return { field, text: defError(e) };
+  if (typeof field === "object") {
+    const n = field.call;
+    if (e.code === "nonEmpty" && field.key !== "args") return { field, text: t(`fork.${field.key}Empty`, { n }) };
+    if (e.code === "tooDeep" && field.key === "args") return { field, text: t("fork.argsDeep", { n, ...e.vars }) };
+    if (e.code === "object" && field.key === "args") return { field, text: t("fork.argsObject", { n }) };
+  }
+  return { field, text: t("fork.fieldError", { field: forkFieldLabel(field), error: t(`def.${e.code}`, e.vars) }) };
+}
+
+/** Where an error's field is in the form, top to bottom: stopReason, text, then each call's id, name, arguments. */
+function forkFieldRank(field) {
+  if (field === null) return Number.MAX_SAFE_INTEGER;
+  if (field === "stopReason") return 0;
+  if (field === "text") return 1;
+  return 2 + field.call * 3 + ["id", "name", "args"].indexOf(field.key);
+}
+
+/**
+ * What keeps the fork from running, in the form's words: arguments that are not a JSON object, what
+ * validateDefinition finds in the script with the response edited, and a lone surrogate in what the learner typed
+ * (the package refuses the whole script for one). Returns {def, errors: [text]}.
+ */
+function forkProblems(run, fork) {
+  const index = run.scriptIndexOf(fork.request);
+  const { response, errors, layout } = forkedResponse(responseOf(run, fork.request), fork.draft);
+  const def = cloneDef(run.def);
+  // The script's response that answered request k (after any attempts of it that failed and were retried).
+  def.script[index] = response;
+  const found = validateDefinition(def).map((e) => forkDefError(e, index, layout));
+  // A field already refused (arguments that are not JSON) is not named again.
+  const named = new Set(errors.map((e) => forkFieldRank(e.field)));
+  errors.push(...found.filter((e) => e.field === null || !named.has(forkFieldRank(e.field))));
+  if (errors.length === 0) {
+    const surrogates = [["text", "fork.surrogateText", loneSurrogate(fork.draft.text)]];
+    fork.draft.calls.forEach((c, i) => {
+      const n = i + 1;
+      surrogates.push([{ call: n, key: "id" }, "fork.surrogateId", loneSurrogate(c.id)], [{ call: n, key: "name" }, "fork.surrogateName", loneSurrogate(c.name)]);
+      surrogates.push([{ call: n, key: "args" }, "fork.surrogateArgs", loneSurrogate(c.args) ?? loneSurrogateIn(JSON.parse(c.args))]);
+    });
+    for (const [field, key, code] of surrogates) if (code) errors.push({ field, text: t(key, { n: field.call, code }) });
+  }
+  errors.sort((a, b) => forkFieldRank(a.field) - forkFieldRank(b.field));
+  return { def, errors: errors.map((e) => e.text) };
 }
 
 /**
  * Run the fork: the same script with response k edited, made again from the start, so the run before k is replayed
  * exactly (same input and responses, gated tools opening in the order the original opened them) and goes its own
  * way from there. The original's summary is this run's, once finished (or the same script run out off screen); the
- * fork's fills in when it ends. The fork becomes the page's script (in the editor and the address).
+ * fork's fills in when it ends. The fork becomes the page's script (in the editor and the address). An edit that
+ * cannot run is refused in the form, each problem naming its field.
  */
 async function runFork() {
   const { fork, run } = state;
   if (!fork) return;
-  let def;
-  try {
-    const response = forkedResponse(responseOf(run, fork.request), fork.draft);
-    def = cloneDef(run.def);
-    // The script's response that answered request k (after any attempts of it that failed and were retried).
-    def.script[run.scriptIndexOf(fork.request)] = response;
-    const errors = validateDefinition(def);
-    if (errors.length) throw new Error(errors.map(defError).join("; "));
-  } catch (err) {
-    fork.error = err.message;
+  const { def, errors } = forkProblems(run, fork);
+  if (errors.length) {
+    fork.error = errors.join(t("fork.errorSeparator"));
     render();
     $("fork-error")?.focus();
     return;
