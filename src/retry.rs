@@ -13,6 +13,7 @@
 use std::rc::Rc;
 
 use crate::message::AssistantMessage;
+use crate::signal::AbortSignal;
 use crate::tools::executor::HookFuture;
 use crate::usage::non_negative;
 
@@ -49,6 +50,8 @@ pub struct Failure<'a> {
     pub message: Option<&'a AssistantMessage>,
     /// The number the retry would have: 1 for a request's first.
     pub attempt: u32,
+    /// The run's signal: a `should_retry` that waits (on a person, say) can stop waiting when it aborts.
+    pub signal: &'a AbortSignal,
 }
 
 /// `shouldRetry`: whether to retry a failed response. `Ok(false)` and `Err` (the function threw) both mean

@@ -54,6 +54,7 @@ impl<E> Attempts<'_, '_, E> {
                         error,
                         message,
                         attempt,
+                        signal: self.signal,
                     };
                     self.retry(policy, failure).await
                 }

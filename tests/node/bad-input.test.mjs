@@ -268,15 +268,15 @@ const cases = [
   ["validateTrace(42)", () => rejects(() => tp.validateTrace(42), /records/)],
 
   // a model that misbehaves: the run ends with reason error (SPEC §4) or rejects naming the stream
-  ["stream() throws", () => runErrors({ model: model(() => { throw new Error("stream exploded"); }) }, /stream exploded/)],
-  ["the stream throws after start", () => runErrors({ model: model(() => (async function* () { yield { type: "start" }; throw new Error("midway failure"); })()) }, /midway failure/)],
-  ["result() rejects", () => runErrors({ model: model(() => withResult(yields({ type: "start" }), () => Promise.reject(new Error("result failed")))) }, /result failed/)],
+  ["stream() throws", () => runErrors({ model: model(() => { throw new Error("stream exploded"); }) }, /^stream exploded$/)],
+  ["the stream throws after start", () => runErrors({ model: model(() => (async function* () { yield { type: "start" }; throw new Error("midway failure"); })()) }, /^midway failure$/)],
+  ["result() rejects", () => runErrors({ model: model(() => withResult(yields({ type: "start" }), () => Promise.reject(new Error("result failed")))) }, /^result failed$/)],
   ["the stream ends with no event and no result()", () => runErrors({ model: model(() => yields()) }, /./)],
   ["stream() returns a number", () => runErrors({ model: model(() => 42) }, /stream|iterable/, { orReject: true })],
   ["stream() returns null", () => runErrors({ model: model(() => null) }, /stream|iterable/, { orReject: true })],
   ["stream() returns a plain object", () => runErrors({ model: model(() => ({})) }, /stream|iterable/, { orReject: true })],
   // Each step of opening a stream that can fail, with what the error says.
-  ["the stream's iterator method throws", () => runErrors({ model: model(() => ({ [Symbol.asyncIterator]() { throw new Error("no iterator today"); } })) }, /model stream iterator threw: no iterator today/)],
+  ["the stream's iterator method throws", () => runErrors({ model: model(() => ({ [Symbol.asyncIterator]() { throw new Error("no iterator today"); } })) }, /^no iterator today$/)],
   ["a throwing asyncIterator getter, a good sync iterator", async () => {
     const stream = { get [Symbol.asyncIterator]() { throw new Error("getter"); }, *[Symbol.iterator]() { yield { type: "done", reason: "stop", message: okMsg }; } };
     const result = await tp.runAgentLoop({ context: ctx([userMsg("hi")]), model: model(() => stream) });
@@ -286,12 +286,12 @@ const cases = [
     const stream = { get [Symbol.asyncIterator]() { tp.runAgentLoop(good); return undefined; } };
     return runErrors({ model: model(() => stream) }, /must return an async iterable \(got object\)/);
   }],
-  ["reading the iterator's next throws", () => runErrors({ model: model(() => ({ [Symbol.asyncIterator]() { return { get next() { throw new Error("next getter"); } }; } })) }, /model stream iterator: next getter/)],
+  ["reading the iterator's next throws", () => runErrors({ model: model(() => ({ [Symbol.asyncIterator]() { return { get next() { throw new Error("next getter"); } }; } })) }, /^next getter$/)],
   ["an async iterator method (it gives a rejected promise)", () => runErrors({ model: model(() => ({ async [Symbol.asyncIterator]() { throw new Error("async iterator"); } })) }, /has no next\(\) method/)],
   ["the iterator has no next()", () => runErrors({ model: model(() => ({ [Symbol.asyncIterator]() { return { next: 5 }; } })) }, /model stream iterator has no next\(\) method/)],
   ["the iterator method returns a number", () => runErrors({ model: model(() => ({ [Symbol.asyncIterator]() { return 5; } })) }, /model stream iterator has no next\(\) method/)],
-  ["reading the stream's result throws", () => runErrors({ model: model(() => Object.defineProperty(yields(), "result", { get() { throw new Error("result getter"); } })) }, /model stream: result getter/)],
-  ["result() throws instead of rejecting", () => runErrors({ model: model(() => withResult(yields(), () => { throw new Error("sync result"); })) }, /model stream result\(\) failed: sync result/)],
+  ["reading the stream's result throws", () => runErrors({ model: model(() => Object.defineProperty(yields(), "result", { get() { throw new Error("result getter"); } })) }, /^result getter$/)],
+  ["result() throws instead of rejecting", () => runErrors({ model: model(() => withResult(yields(), () => { throw new Error("sync result"); })) }, /^sync result$/)],
   // Garbage events before a good `done`: refused naming the event, or passed over (pi-ai adds event types).
   ["the stream yields a number", () => garbageEvent(42)],
   ["the stream yields null", () => garbageEvent(null)],

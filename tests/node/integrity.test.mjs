@@ -495,6 +495,77 @@ describe("the ninth attack (2026-12-07)", () => {
   });
 });
 
+describe("the tenth attack (2026-12-07)", () => {
+  test("a setter an app put on Array.prototype, re-entering the Agent, never runs inside the bridge's work: no panic, each run ends", T, async () => {
+    const thrown = [];
+    const ran = [];
+    let agent;
+    const indices = ["0", "1", "2", "3"];
+    for (const i of indices) {
+      Object.defineProperty(Array.prototype, i, {
+        configurable: true,
+        set(value) {
+          Object.defineProperty(this, i, { value, writable: true, enumerable: true, configurable: true });
+          try {
+            agent?.messages;
+          } catch (error) {
+            thrown.push(error.message);
+          }
+        },
+      });
+    }
+    let prompted, compacted;
+    try {
+      const model = () => jsModel((_r, n) => (n === 0 ? asks(toolCall("c1", "read")) : stop()));
+      agent = new tp.Agent({ model: model(), tools: recording(ran) });
+      prompted = await agent.prompt([userMsg("a"), userMsg("b"), userMsg("c")]);
+      const long = [userMsg("x".repeat(400)), asks(toolCall("c0", "read")), result("c0"), userMsg("go")];
+      const summarize = () => "earlier: a read";
+      compacted = await tp.runAgentLoop({ context: { messages: long }, model: model(), tools: recording(ran), compaction: { maxContextTokens: 60, keepRecentTokens: 1, summarize } });
+    } finally {
+      for (const i of indices) delete Array.prototype[i];
+    }
+    assert.deepEqual(thrown, [], "agent.messages never refused inside a setter");
+    assert.deepEqual([prompted.reason, agent.isRunning, ran], ["stop", false, ["c1", "c1"]]);
+    assert.equal(compacted.reason, "stop");
+    assert.ok(compacted.messages.some((m) => m.role === "compaction"), "the run compacted: its request held the summary");
+  });
+
+  test("a stream that throws fails with the thrown error's message as it is (SPEC §12): shouldRetry can match it", T, async () => {
+    const asked = [];
+    let n = 0;
+    const model = {
+      stream(request, options) {
+        n += 1;
+        if (n === 1) throw new Error("ECONNRESET");
+        if (n === 2) return (async function* () { throw new Error("ETIMEDOUT"); })();
+        return jsModel(() => stop()).stream(request, options);
+      },
+    };
+    const shouldRetry = ({ error }) => (asked.push(error), error === "ECONNRESET" || error === "ETIMEDOUT");
+    const r = await tp.runAgentLoop({ context: { messages: [userMsg("go")] }, model, retry: { maxRetries: 2, baseDelayMs: 0, shouldRetry } });
+    assert.deepEqual([r.reason, r.retries, asked], ["stop", 2, ["ECONNRESET", "ETIMEDOUT"]]);
+    const failed = await tp.runAgentLoop({ context: { messages: [userMsg("go")] }, model: { stream: () => { throw new Error("down"); } } });
+    assert.deepEqual([failed.reason, failed.error], ["error", "down"]);
+  });
+
+  test("shouldRetry is given the run's signal: one that waits on a person stops when the run aborts, and the run ends", T, async () => {
+    const controller = new AbortController();
+    const asked = gate();
+    const shouldRetry = (_failure, { signal }) => {
+      asked.open(signal);
+      return new Promise((resolve) => signal.addEventListener("abort", () => resolve(false)));
+    };
+    const model = { stream: () => { throw new Error("overloaded"); } };
+    const running = tp.runAgentLoop({ context: { messages: [userMsg("go")] }, model, signal: controller.signal, retry: { maxRetries: 3, shouldRetry } });
+    const signal = await asked.promise;
+    assert.ok(signal instanceof AbortSignal && !signal.aborted);
+    controller.abort();
+    const r = await running;
+    assert.deepEqual([r.reason, r.error, r.retries, signal.aborted], ["error", "overloaded", 0, true]);
+  });
+});
+
 describe("the third and fourth attacks (2026-12-07): compaction entries, and data kept as it came", () => {
   const entry = (firstKeptIndex, extra = {}) => ({ role: "compaction", summary: "s", firstKeptIndex, tokensBefore: 1, timestamp: 3, ...extra });
 

@@ -474,8 +474,9 @@ export interface RetryOptions<A extends AssistantMessage = AssistantMessage> {
   baseDelayMs?: number;
   /** Default 30000. */
   maxDelayMs?: number;
-  /** Default: always. A throw, a rejection or an answer that is not a boolean means no retry. */
-  shouldRetry?: (failure: RetryFailure<A>) => boolean | Promise<boolean>;
+  /** Default: always. A throw, a rejection or an answer that is not a boolean means no retry. The run waits for
+   * its answer, aborted or not: one that waits (on a person, say) stops when `context.signal` aborts. */
+  shouldRetry?: (failure: RetryFailure<A>, context: { signal: AbortSignal }) => boolean | Promise<boolean>;
 }
 
 /** `options.compaction`: before each request (before `prepareRequest`) the loop sums `estimateTokens` over the

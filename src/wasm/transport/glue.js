@@ -132,11 +132,10 @@ export function endMarker() {
 
 /**
  * Calls `model.stream(request, options)` and opens its iterator: `{ stream, iterator, next, result }` (`result` the stream's
- * `result` function, if it has one), or
- * the text of what went wrong. Never throws.
+ * `result` function, if it has one), or the text of what went wrong: what the app's code threw is its message as it
+ * is (SPEC §12: the failure's `error`). Never throws.
  */
 export function openStream(model, stream, request, signal) {
-  let step = "model.stream() threw";
   try {
     const opened = stream.call(model, request, signal === undefined ? {} : { signal });
     let method;
@@ -160,9 +159,7 @@ export function openStream(model, stream, request, signal) {
       }
       return `model.stream() must return an async iterable (got ${typeName(opened)})`;
     }
-    step = "model stream iterator threw";
     const iterator = method.call(opened);
-    step = "model stream iterator";
     const next = iterator.next;
     if (typeof next !== "function") {
       // An `async [Symbol.asyncIterator]()` gives a promise: its rejection is taken here, or the host would
@@ -170,11 +167,10 @@ export function openStream(model, stream, request, signal) {
       if (isThenable(iterator)) iterator.then(undefined, () => {});
       return "model stream iterator has no next() method";
     }
-    step = "model stream";
     const result = opened.result;
     return { stream: opened, iterator, next, result: typeof result === "function" ? result : undefined };
   } catch (error) {
-    return `${step}: ${messageOf(error)}`;
+    return messageOf(error);
   }
 }
 
@@ -201,7 +197,7 @@ export function pull(opened, deliver) {
         kind = Pulled.Event;
       }
     } catch (error) {
-      value = `model stream threw: ${messageOf(error)}`;
+      value = messageOf(error);
     }
     if (!opened.closed) deliver(value, kind);
   })();
@@ -352,6 +348,9 @@ export function readClock(clock) {
   }
   return undefined;
 }
+
+/** `array[index] = value` made a definition: a setter an app put on `Array.prototype` never runs (a hole's set would call it, in the middle of the bridge's work). */
+export const defineAt = (array, index, value) => Object.defineProperty(array, index, { value, writable: true, enumerable: true, configurable: true });
 
 /** `Array.isArray(value)`; false for a revoked proxy (which throws). Never throws. */
 export function isArray(value) {

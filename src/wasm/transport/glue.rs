@@ -138,6 +138,8 @@ extern "C" {
 
     #[wasm_bindgen(js_name = isArray)]
     pub fn is_array_js(value: &JsValue) -> bool;
+    #[wasm_bindgen(js_name = defineAt)]
+    pub fn define_at_js(array: &js_sys::Array, index: u32, value: &JsValue);
     #[wasm_bindgen(js_name = isPlainObject)]
     pub fn is_plain_object_js(value: &JsValue) -> bool;
     #[wasm_bindgen(js_name = prototypeSet)]

@@ -253,17 +253,19 @@ fn boolean(answer: &JsValue, name: &'static str) -> Result<Option<bool>, String>
     }
 }
 
-/// `retry.shouldRetry({ error, message?, attempt })` (SPEC §12): a boolean, perhaps a promise of one.
+/// `retry.shouldRetry({ error, message?, attempt }, { signal })` (SPEC §12): a boolean, perhaps a promise of
+/// one.
 pub struct JsShouldRetry(pub Function);
 
 impl ShouldRetry for JsShouldRetry {
     fn should_retry<'a>(&'a self, failure: Failure<'a>) -> HookFuture<'a, bool> {
         let asked = failure_js(&failure);
         Box::pin(async move {
+            let (context, held) = signal_context(failure.signal);
             let none = JsValue::UNDEFINED;
-            let answer = settle(invoke_js(&self.0, &none, &asked, &none, &none))
-                .await
-                .map_err(|e| error_message(&e))?;
+            let answer = settle(invoke_js(&self.0, &none, &asked, &context, &none)).await;
+            drop(held);
+            let answer = answer.map_err(|e| error_message(&e))?;
             answer.as_bool().ok_or_else(|| {
                 format!(
                     "shouldRetry must answer a boolean (got {})",
@@ -272,6 +274,14 @@ impl ShouldRetry for JsShouldRetry {
             })
         })
     }
+}
+
+/// `{ signal }`, the second argument of part three's hooks, and what keeps the signal's link to the run's.
+fn signal_context(signal: &AbortSignal) -> (JsValue, Registration) {
+    let (signal, held) = handed(signal).unwrap_or_else(|| (never(), Registration::none()));
+    let context = js_sys::Object::new();
+    let _ = js_sys::Reflect::set(&context, &"signal".into(), &signal);
+    (context.into(), held)
 }
 
 /// What `shouldRetry` is shown, frozen: `{ error, message?, attempt }`.
@@ -301,11 +311,9 @@ impl Summarize for JsSummarize {
     ) -> HookFuture<'a, String> {
         Box::pin(async move {
             let shown = frozen_js(messages);
-            let (signal, held) = handed(signal).unwrap_or_else(|| (never(), Registration::none()));
-            let context = js_sys::Object::new();
-            let _ = js_sys::Reflect::set(&context, &"signal".into(), &signal);
+            let (context, held) = signal_context(signal);
             let none = JsValue::UNDEFINED;
-            let answer = settle(invoke_js(&self.0, &none, &shown, &context.into(), &none)).await;
+            let answer = settle(invoke_js(&self.0, &none, &shown, &context, &none)).await;
             drop(held);
             let answer = answer.map_err(|e| error_message(&e))?;
             match string_of(&answer, "summarize's answer")? {

@@ -16,7 +16,7 @@ use wasm_bindgen_futures::JsFuture;
 
 use super::convert::{error_message, from_json_text, frozen_js, json_text};
 use super::glue::{
-    close_stream_js, end_marker_js, final_of_js, open_stream_js, pull_js, request_js,
+    close_stream_js, define_at_js, end_marker_js, final_of_js, open_stream_js, pull_js, request_js,
     stream_result_js,
 };
 use super::objects::SharedObjects;
@@ -103,7 +103,7 @@ pub fn request_messages(objects: &SharedObjects, request: &ModelRequest<'_>) -> 
         // The summary message is made for this request; the rest are the transcript's.
         Sources::Summarized(picked) => {
             let array = picked_messages(&mut objects, &request.messages[1..], picked, 1);
-            array.set(0, frozen_js(&request.messages[0]));
+            define_at_js(&array, 0, &frozen_js(&request.messages[0]));
             array
         }
         Sources::Other => return frozen_js(request.messages),
@@ -122,7 +122,7 @@ fn picked_messages(
 ) -> js_sys::Array {
     let array = js_sys::Array::new_with_length(offset + picked.len() as u32);
     for (at, (&index, message)) in picked.iter().zip(messages).enumerate() {
-        array.set(offset + at as u32, objects.message(index, message));
+        define_at_js(&array, offset + at as u32, &objects.message(index, message));
     }
     array
 }
@@ -224,9 +224,10 @@ impl ModelStream for JsStream {
 
     async fn result(&mut self) -> Result<AssistantMessage, String> {
         let promise: Promise = stream_result_js(&self.opened);
+        // What it threw or rejected with is the failure's `error`, as it is (SPEC §12).
         let message = JsFuture::from(promise)
             .await
-            .map_err(|e| format!("model stream result() failed: {}", error_message(&e)))?;
+            .map_err(|e| error_message(&e))?;
         read_final(&message, "model stream result()")
     }
 }
@@ -239,7 +240,7 @@ impl StreamEvent for JsEvent {
         match final_of_js(&self.0) {
             Ok(found) if END.with(|end| *end == found) => None,
             Ok(found) => {
-                let found = js_sys::Array::from(&found);
+                let found: js_sys::Array = found.unchecked_into();
                 let field = found.get(1).as_string().unwrap_or_default();
                 Some(read_final(&found.get(0), &format!("model event {field}")))
             }

@@ -11,9 +11,10 @@ use std::cell::RefCell;
 use std::rc::Rc;
 
 use js_sys::Array;
-use wasm_bindgen::JsValue;
+use wasm_bindgen::{JsCast, JsValue};
 
 use super::convert::frozen_js;
+use super::glue::define_at_js;
 use crate::message::{
     AgentMessage, AssistantBlock, AssistantMessage, CompactionEntry, ToolCall, ToolResultMessage,
 };
@@ -61,7 +62,7 @@ impl Objects {
         self.calls.clear();
         self.shown.clear();
         let content = js_sys::Reflect::get(&made, &JsValue::from_str("content"))
-            .map(|content| Array::from(&content))
+            .map(JsCast::unchecked_into::<Array>)
             .unwrap_or_default();
         for (at, block) in message.content.iter().enumerate() {
             if let AssistantBlock::ToolCall(call) = block {
@@ -77,7 +78,7 @@ impl Objects {
             self.filled.resize(index + 1, false);
         }
         self.filled[index] = true;
-        self.made.set(index as u32, object);
+        define_at_js(&self.made, index as u32, &object);
     }
 
     /// Makes the objects of `messages[..]` (a prefix of the transcript) that are not made yet.
