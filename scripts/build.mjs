@@ -430,7 +430,14 @@ await step(`write ${shown}/package.json and README`, () => {
     }
   }
   for (const b of config.build) exports[`./${b.folder}`] = entries[b.folder];
-  if (config.lesson) exports[`./${config.lesson.folder}`] = entries[config.lesson.folder];
+  if (config.lesson) {
+    const { folder, out_name: name } = config.lesson;
+    exports[`./${folder}`] = entries[folder];
+    // The lesson entry's web build, for a bundler that leaves `new URL(..., import.meta.url)` as it is (esbuild).
+    exports[`./${folder}/web`] = { types: rel(folder, `${name}.d.ts`), default: rel(folder, `${name}.js`) };
+  }
+  // Each .wasm by its path: such a bundler emits it from an import (esbuild's file loader) and the app gives init its URL.
+  exports["./*.wasm"] = "./*.wasm";
   exports["./package.json"] = "./package.json";
 
   const sideEffects = config.build.flatMap((b) => [

@@ -1,8 +1,9 @@
-// The package used unchanged by four kinds of app, each installed-by-path (see app-fixture.mjs):
+// The package used unchanged by five kinds of app, each installed-by-path (see app-fixture.mjs):
 // a Node app (ESM and CommonJS, run as child processes), a TypeScript app (tsc --strict against the
 // installed .d.ts), a Vite app (vite build, and the dev server, loaded in headless Chromium; and a Vite app with pi-ai,
-// in a folder of its own, which needs @opentelemetry/api, an optional peer of pi-ai's Mistral SDK) and a plain browser page
-// (the package's web build + init(), served statically, loaded in headless Chromium).
+// in a folder of its own, which needs @opentelemetry/api, an optional peer of pi-ai's Mistral SDK), an esbuild app (the
+// web builds, each .wasm imported by its path) and a plain browser page (the package's web build + init(), served
+// statically, loaded in headless Chromium).
 // The app sources live in tests/app/ and are copied next to the fixture's node_modules.
 import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
@@ -95,6 +96,27 @@ describe("browser apps in headless Chromium", () => {
     const server = await serveStatic(outDir);
     try {
       const page = await step("load the Vite build in Chromium", () => runPage(browser.context, `${server.url}/index.html`));
+      assert.deepEqual(page.errors, []);
+      assert.equal(page.status, "done", JSON.stringify(page.result));
+      assert.deepEqual(page.result, EXPECTED);
+    } finally {
+      await server.close();
+    }
+  });
+
+  test("esbuild: the web builds with each .wasm imported by its path (the file loader), handed to init", { timeout: 180_000 }, async () => {
+    const esbuild = await import(pathToFileURL(await toolPath("esbuild-wasm/lib/main.js")).href);
+    const root = path.join(appDir, "esbuild");
+    const outDir = path.join(fixture, "esbuild-dist");
+    fs.rmSync(outDir, { recursive: true, force: true });
+    await step("esbuild app/esbuild/main.js", () =>
+      esbuild.build({ entryPoints: [path.join(root, "main.js")], bundle: true, format: "esm", outdir: outDir, loader: { ".wasm": "file" }, logLevel: "warning", absWorkingDir: fixture }));
+    fs.copyFileSync(path.join(root, "index.html"), path.join(outDir, "index.html"));
+    const emitted = fs.readdirSync(outDir).filter((f) => f.endsWith(".wasm"));
+    assert.equal(emitted.length, 2, `both .wasm files are emitted: ${emitted}`);
+    const server = await serveStatic(outDir);
+    try {
+      const page = await step("load the esbuild bundle in Chromium", () => runPage(browser.context, `${server.url}/index.html`));
       assert.deepEqual(page.errors, []);
       assert.equal(page.status, "done", JSON.stringify(page.result));
       assert.deepEqual(page.result, EXPECTED);

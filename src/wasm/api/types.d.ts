@@ -72,9 +72,13 @@ export type AgentMessage<A extends AssistantMessage = AssistantMessage> = ModelM
 
 /** A message of one of the run's `customRoles` `R` (SPEC §7): kept in the transcript verbatim, never sent to
  * the model unless `prepareRequest` puts it back (converted). No such message without custom roles. */
-export type CustomMessage<R extends string = never> = [R] extends [never] ? never : { role: NoInferRole<R>; [field: string]: unknown };
-/** `R`, not inferred from here (a run's custom roles are what `customRoles` lists). */
-type NoInferRole<R> = [R][R extends unknown ? 0 : never];
+export type CustomMessage<R extends string = never> = [R] extends [never] ? never : { role: Uninferred<R>; [field: string]: unknown };
+/** `T`, not inferred from here: a run's assistant messages are its model's, its custom roles what `customRoles`
+ * lists. */
+type Uninferred<T> = [T][T extends unknown ? 0 : never];
+/** A transcript an app gives a run or an Agent: `A` is taken from the model, never from these messages (plain
+ * literals in a variable would infer it otherwise). */
+type InputMessage<A extends AssistantMessage, R extends string> = UserMessage | Uninferred<A> | ToolResultMessage | CompactionEntry | CustomMessage<R>;
 
 // ---- The model boundary (SPEC §2) ----
 
@@ -318,7 +322,7 @@ export interface RunOptions<A extends AssistantMessage = AssistantMessage, R ext
   context: {
     systemPrompt?: string;
     /** Copied at the start; the caller's array and objects are never changed (nor frozen). */
-    messages: (AgentMessage<A> | CustomMessage<R>)[];
+    messages: InputMessage<A, R>[];
     /** Not read: every request carries the definitions of `options.tools`, the registry that runs them.
      * Typed `undefined` so that tools left here (a pi-ai `Context`'s, say), which the model would never see,
      * do not compile. */
@@ -567,7 +571,7 @@ export interface AgentOptions<A extends AssistantMessage = AssistantMessage, R e
   extends Omit<RunOptions<A, R>, "context" | "signal" | "onEvent" | "approvals" | "startSteps" | "getSteeringMessages" | "getFollowUpMessages"> {
   systemPrompt?: string;
   /** The conversation to start from (copied); paused when its last message has unanswered calls. */
-  messages?: (AgentMessage<A> | CustomMessage<R>)[];
+  messages?: InputMessage<A, R>[];
   /** For a conversation that starts paused: the steps its paused run had made (that run's `result.steps`,
    * saved beside the JSONL, which holds messages only), so that `resume` counts on from them and `maxSteps`
    * spans the whole run. Default 0; an agent that starts idle ignores it (each `prompt` is a run of its own,

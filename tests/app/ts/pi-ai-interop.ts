@@ -1,7 +1,7 @@
 // A TypeScript app that wires pi-ai to tiny-pi with no cast either way: pi-ai messages go into a ScriptedModel,
 // and pi-ai's own stream (streamSimple over the faux provider) is a tiny-pi model. (The README's adapter is
 // compiled verbatim by tests/node/readme.test.mjs.)
-import { runAgentLoop } from "tiny-pi";
+import { Agent, runAgentLoop } from "tiny-pi";
 import { ScriptedModel } from "tiny-pi/lesson";
 import type { AgentMessage, Model, ModelRequest, ModelStream, RunResult, UserMessage } from "tiny-pi";
 import { fauxAssistantMessage, registerFauxProvider, streamSimple } from "@mariozechner/pi-ai";
@@ -31,6 +31,13 @@ const result: RunResult<PiAssistantMessage> = await runAgentLoop({
   },
 });
 for (const m of result.messages) if (m.role === "assistant") console.log(m.provider, m.usage.output);
+
+// The model alone says what a run answers with: a context held in a variable of plain literals infers nothing.
+const context = { messages: [{ role: "user" as const, content: "hi", timestamp: 1 }] };
+const inferred = await runAgentLoop({ context, model });
+for (const m of inferred.messages) if (m.role === "assistant") console.log(m.usage.totalTokens);
+const agent = new Agent({ model, messages: context.messages });
+for (const m of agent.messages) if (m.role === "assistant") console.log(m.usage.totalTokens);
 
 // Inline, the type argument says what the model answers with.
 await runAgentLoop<PiAssistantMessage>({
