@@ -667,12 +667,14 @@ function openFork(request) {
 
 /**
  * The edited response: its thinking kept, its text and calls as drafted, every other field as it was. Returns
- * {response, errors, layout}: each error {field, text}, `field` the form's field it is about ("stopReason", "text",
- * {call: n, key: "id" | "name" | "args"}), or null for a path of the script the form does not show; `layout` where
- * the text block (-1 when there is no text) and the first call are in the response's content.
+ * {response, errors, args, firstCall}: each error {field, text}, `field` the form's field it is about ("text",
+ * {call: n, key: "id" | "name" | "args"}), or null for a path of the script the form does not show; `args` each
+ * call's arguments as parsed (undefined where they are not JSON; the response holds {} for what is not an object);
+ * `firstCall` where the first call is in the response's content (after the thinking and the text block, if any).
  */
 function forkedResponse(original, draft) {
   const errors = [];
+  const parsed = draft.calls.map(() => undefined);
   const calls = draft.calls.map((c, i) => {
     const n = i + 1;
     let args;
@@ -682,6 +684,7 @@ function forkedResponse(original, draft) {
       errors.push({ field: { call: n, key: "args" }, text: t("fork.badArgs", { n, error: err.message }) });
       return { type: "toolCall", id: c.id, name: c.name, arguments: {} };
     }
+    parsed[i] = args;
     if (!args || typeof args !== "object" || Array.isArray(args)) {
       errors.push({ field: { call: n, key: "args" }, text: t("fork.argsObject", { n }) });
       args = {};
@@ -691,7 +694,7 @@ function forkedResponse(original, draft) {
   const thinking = (original.content ?? []).filter((b) => b?.type === "thinking");
   const text = draft.text === "" ? [] : [{ type: "text", text: draft.text }];
   const response = { ...structuredClone(original), content: [...thinking, ...text, ...calls], stopReason: draft.stopReason };
-  return { response, errors, layout: { text: text.length ? thinking.length : -1, firstCall: thinking.length + text.length } };
+  return { response, errors, args: parsed, firstCall: thinking.length + text.length };
 }
 
 /** The first lone surrogate of a string as `\uXXXX`, or null (the package refuses a string that holds one). */
@@ -700,7 +703,12 @@ function loneSurrogate(s) {
   return m ? `\\u${m[0].charCodeAt(0).toString(16).padStart(4, "0")}` : null;
 }
 
-/** The first lone surrogate in a parsed JSON value's keys and strings (a loop: validateDefinition bounds its depth). */
+/**
+ * The first lone surrogate in a parsed JSON value's keys and strings, in the order the JSON text has them, or null.
+ * A loop over a stack of its own, not recursion: it is run on arguments whatever their depth (too deep for tiny-pi is
+ * refused too, in the same list), and JSON.parse gives values nested deeper than the call stack goes. A parsed value
+ * has no cycles, so each key and value is visited once: the loop ends after as many steps as the value has parts.
+ */
 function loneSurrogateIn(value) {
   const stack = [value];
   while (stack.length) {
@@ -709,83 +717,81 @@ function loneSurrogateIn(value) {
       const found = loneSurrogate(v);
       if (found) return found;
     } else if (v && typeof v === "object") {
-      for (const [k, x] of Object.entries(v)) {
-        const found = loneSurrogate(k);
-        if (found) return found;
-        stack.push(x);
-      }
+      // Keys are strings too: an object's [k1, v1, k2, v2, ...], pushed last first so that k1 is looked at first.
+      const parts = Array.isArray(v) ? v : Object.entries(v).flat();
+      for (let i = parts.length - 1; i >= 0; i--) stack.push(parts[i]);
     }
   }
   return null;
 }
 
-/** The field's own label in the form, for an error the fork has no sentence of its own for. */
+/** A call's field's own label in the form, for an error the fork has no sentence of its own for. */
 function forkFieldLabel(field) {
-  if (field === "stopReason") return "stopReason";
-  if (field === "text") return t("fork.text");
   return t({ id: "fork.callId", name: "fork.callName", args: "fork.callArgs" }[field.key], { n: field.call });
 }
 
 /**
- * One of validateDefinition's errors for the forked script, in the words of the fork's form: a path inside
- * response `index` of the script (`script[index].stopReason`, `script[index].content[j].id`, ...) becomes the field
- * that holds it ("The id of call 2 is empty"); any other path is named as it is.
+ * One of validateDefinition's errors for the forked script, in the words of the fork's form: a path inside one of
+ * the calls of response `index` of the script (`script[index].content[j].id`, ...) becomes the field that holds it
+ * ("The id of call 2 is empty"); any other path is named as it is. Only the calls can be wrong: the stop reason is
+ * one of a select's, the text a string, and the rest of the response was the script's own, already valid.
  */
-function forkDefError(e, index, layout) {
-  const prefix = `script[${index}]`;
-  const rest = e.path.startsWith(prefix) ? e.path.slice(prefix.length) : null;
+function forkDefError(e, index, firstCall) {
+  const prefix = `script[${index}].content[`;
   let field = null;
-  if (rest === ".stopReason") field = "stopReason";
-  else if (rest !== null) {
-    // content: the kept thinking blocks (not in the form), the text block (when there is text), then the calls.
-    const [, j, key] = /^\.content\[(\d+)\](?:\.(\w+))?/.exec(rest) ?? [];
-    const at = j === undefined ? -1 : Number(j);
-    if (at >= 0 && at === layout.text) field = "text";
-    else if (at >= layout.firstCall && ["id", "name", "arguments"].includes(key))
-      field = { call: at - layout.firstCall + 1, key: key === "arguments" ? "args" : key };
+  if (e.path.startsWith(prefix)) {
+    // content: the kept thinking blocks and the text block (not calls), then the calls.
+    const [, j, key] = /^(\d+)\]\.(\w+)/.exec(e.path.slice(prefix.length)) ?? [];
+    if (j !== undefined && Number(j) >= firstCall && ["id", "name", "arguments"].includes(key))
+      field = { call: Number(j) - firstCall + 1, key: key === "arguments" ? "args" : key };
   }
   if (field === null) return { field, text: defError(e) };
-  if (typeof field === "object") {
-    const n = field.call;
-    if (e.code === "nonEmpty" && field.key !== "args") return { field, text: t(`fork.${field.key}Empty`, { n }) };
-    if (e.code === "tooDeep" && field.key === "args") return { field, text: t("fork.argsDeep", { n, ...e.vars }) };
-    if (e.code === "object" && field.key === "args") return { field, text: t("fork.argsObject", { n }) };
-  }
+  const n = field.call;
+  if (e.code === "nonEmpty" && field.key !== "args") return { field, text: t(`fork.${field.key}Empty`, { n }) };
+  if (e.code === "tooDeep" && field.key === "args") return { field, text: t("fork.argsDeep", { n, ...e.vars }) };
   return { field, text: t("fork.fieldError", { field: forkFieldLabel(field), error: t(`def.${e.code}`, e.vars) }) };
 }
 
-/** Where an error's field is in the form, top to bottom: stopReason, text, then each call's id, name, arguments. */
+/** Where an error's field is in the form, top to bottom: the text, then each call's id, name, arguments. */
 function forkFieldRank(field) {
   if (field === null) return Number.MAX_SAFE_INTEGER;
-  if (field === "stopReason") return 0;
-  if (field === "text") return 1;
-  return 2 + field.call * 3 + ["id", "name", "args"].indexOf(field.key);
+  if (field === "text") return 0;
+  return 1 + (field.call - 1) * 3 + ["id", "name", "args"].indexOf(field.key);
 }
 
 /**
- * What keeps the fork from running, in the form's words: arguments that are not a JSON object, what
- * validateDefinition finds in the script with the response edited, and a lone surrogate in what the learner typed
- * (the package refuses the whole script for one). Returns {def, errors: [text]}.
+ * What keeps the fork from running, in the form's words, every problem at once: arguments that are not a JSON
+ * object, what validateDefinition finds in the script with the response edited, and a lone surrogate in what the
+ * learner typed (the package refuses the whole script for one): in the text, each id and tool name, and each call's
+ * arguments that parsed. Returns {def, errors: [text]}, in the form's order.
  */
 function forkProblems(run, fork) {
   const index = run.scriptIndexOf(fork.request);
-  const { response, errors, layout } = forkedResponse(responseOf(run, fork.request), fork.draft);
+  const { response, errors, args, firstCall } = forkedResponse(responseOf(run, fork.request), fork.draft);
   const def = cloneDef(run.def);
   // The script's response that answered request k (after any attempts of it that failed and were retried).
   def.script[index] = response;
-  const found = validateDefinition(def).map((e) => forkDefError(e, index, layout));
+  // validateDefinition stops at arguments nested too deep and says only that: those arguments are set aside ({} in
+  // this refused script) and it is asked again, so the other problems are listed too (at most once per call).
+  const found = [];
+  for (;;) {
+    const problems = validateDefinition(def);
+    const mapped = problems.map((e) => forkDefError(e, index, firstCall));
+    found.push(...mapped);
+    const deep = problems.length === 1 && problems[0].code === "tooDeep" ? mapped[0].field : null;
+    if (deep?.key !== "args") break;
+    response.content[firstCall + deep.call - 1].arguments = {};
+  }
   // A field already refused (arguments that are not JSON) is not named again.
   const named = new Set(errors.map((e) => forkFieldRank(e.field)));
   errors.push(...found.filter((e) => e.field === null || !named.has(forkFieldRank(e.field))));
-  if (errors.length === 0) {
-    const surrogates = [["text", "fork.surrogateText", loneSurrogate(fork.draft.text)]];
-    fork.draft.calls.forEach((c, i) => {
-      const n = i + 1;
-      surrogates.push([{ call: n, key: "id" }, "fork.surrogateId", loneSurrogate(c.id)], [{ call: n, key: "name" }, "fork.surrogateName", loneSurrogate(c.name)]);
-      surrogates.push([{ call: n, key: "args" }, "fork.surrogateArgs", loneSurrogate(c.args) ?? loneSurrogateIn(JSON.parse(c.args))]);
-    });
-    for (const [field, key, code] of surrogates) if (code) errors.push({ field, text: t(key, { n: field.call, code }) });
-  }
+  const surrogates = [["text", "fork.surrogateText", loneSurrogate(fork.draft.text)]];
+  fork.draft.calls.forEach((c, i) => {
+    const n = i + 1;
+    surrogates.push([{ call: n, key: "id" }, "fork.surrogateId", loneSurrogate(c.id)], [{ call: n, key: "name" }, "fork.surrogateName", loneSurrogate(c.name)]);
+    if (args[i] !== undefined) surrogates.push([{ call: n, key: "args" }, "fork.surrogateArgs", loneSurrogateIn(args[i])]);
+  });
+  for (const [field, key, code] of surrogates) if (code) errors.push({ field, text: t(key, { n: field.call, code }) });
   errors.sort((a, b) => forkFieldRank(a.field) - forkFieldRank(b.field));
   return { def, errors: errors.map((e) => e.text) };
 }

@@ -49,14 +49,18 @@ const WORDS = {
     several: "The arguments of call 1 must be a JSON object; The id of call 2 is empty; The tool name of call 2 is empty",
     surrogate: "The arguments of call 1 hold a lone surrogate (\\ud800, half of a UTF-16 character pair), which tiny-pi cannot keep",
     deep: "The arguments of call 1 are nested more than 128 levels deep (the most tiny-pi reads)",
+    nameAndDeep: "The tool name of call 1 is empty; The arguments of call 1 are nested more than 128 levels deep (the most tiny-pi reads)",
     text: "The text holds a lone surrogate (\\udc00, half of a UTF-16 character pair), which tiny-pi cannot keep",
+    textAndId: "The text holds a lone surrogate (\\udc00, half of a UTF-16 character pair), which tiny-pi cannot keep; The id of call 1 is empty",
   },
   zh: {
     emptyId: "调用 1 的 id 为空",
     several: "调用 1 的参数必须是 JSON 对象；调用 2 的 id 为空；调用 2 的工具名为空",
     surrogate: "调用 1 的参数里有一个孤立的代理项（\\ud800，半个 UTF-16 字符对），tiny-pi 无法保存",
     deep: "调用 1 的参数嵌套超过 128 层（tiny-pi 最多只读这么深）",
+    nameAndDeep: "调用 1 的工具名为空；调用 1 的参数嵌套超过 128 层（tiny-pi 最多只读这么深）",
     text: "文本里有一个孤立的代理项（\\udc00，半个 UTF-16 字符对），tiny-pi 无法保存",
+    textAndId: "文本里有一个孤立的代理项（\\udc00，半个 UTF-16 字符对），tiny-pi 无法保存；调用 1 的 id 为空",
   },
 };
 
@@ -83,6 +87,11 @@ for (const lang of ["en", "zh"]) {
       // Arguments deeper than tiny-pi reads.
       await page.fill(call(0, "args"), `{"path": ${"[".repeat(200)}${"]".repeat(200)}}`);
       assert.equal(await refused(page), words.deep);
+      // Too deep and an empty tool name at once: the depth does not hide the rest.
+      const name = await page.inputValue(call(0, "name"));
+      await page.fill(call(0, "name"), "");
+      assert.equal(await refused(page), words.nameAndDeep);
+      await page.fill(call(0, "name"), name);
       // A lone surrogate in the text (pasted; a keyboard cannot type one).
       await page.fill(call(0, "args"), '{"path": "README.md"}');
       await page.evaluate(() => {
@@ -91,6 +100,10 @@ for (const lang of ["en", "zh"]) {
         text.dispatchEvent(new Event("input"));
       });
       assert.equal(await refused(page), words.text);
+      // The lone surrogate and an empty id at once: both listed, in the form's order, not one after the other is fixed.
+      await page.fill(call(0, "id"), "");
+      assert.equal(await refused(page), words.textAndId);
+      await page.fill(call(0, "id"), "call-1");
       // Fixed (a surrogate pair is a character, not a lone half): the fork runs.
       await page.fill($("fork-text"), "😀");
       await page.fill(call(0, "args"), '{"path": "README\\ud83d\\ude00.md"}');
