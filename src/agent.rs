@@ -806,8 +806,9 @@ pub(crate) fn check_input(
 }
 
 /// Reads one message an agent is prompted with or queues (SPEC §9): a user message or a message of a role
-/// in `custom_roles`; any other role is refused, naming the roles that may be.
-pub fn read_input(value: Value, custom_roles: &[String]) -> Result<AgentMessage, String> {
+/// in `custom_roles`. Any other role is refused before the message's shape is read, naming the roles that
+/// may be (`may_queue`'s rule, which `check_input` applies to messages already read).
+pub(crate) fn read_input(value: Value, custom_roles: &[String]) -> Result<AgentMessage, String> {
     match value.get("role").and_then(Value::as_str) {
         Some(role) if role != "user" && !custom_roles.iter().any(|r| r == role) => {
             Err(role_refused(role, custom_roles))

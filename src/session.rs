@@ -2,7 +2,8 @@
 //!
 //! The round trip is exact: `to_jsonl` gives back the text `parse_jsonl` read, byte for byte, when that text
 //! is what `to_jsonl` or JS's `JSON.stringify` wrote of the messages tiny-pi hands out (every message's own
-//! fields in SPEC §1's order, its other fields as they came), and `parse_jsonl(&to_jsonl(m))` is `m`. Numbers
+//! fields in SPEC §1's order, its other fields as they came), and `parse_jsonl(&to_jsonl(m))` is `m` (with
+//! `parse_jsonl_with_roles` when `m` holds custom-role messages). Numbers
 //! are written as JS writes them (`1700000000000`, not `1700000000000.0`; `0.000003`; `1e+21`), so a session
 //! moves between a Rust app and a JS one unchanged, and every finite number is read back as the very double
 //! it was (serde_json's `float_roundtrip`: a cost such as `0.0036780000000000003`, which pi-ai's price times

@@ -394,9 +394,9 @@ describe("sessions", () => {
 });
 
 describe("queues (steer, followUp)", () => {
-  test("steer and followUp while idle wait for the next prompt, which takes them at SPEC §7's points", T, async () => {
+  test("steer and followUp while idle wait for the next prompt, which takes them at SPEC §7's points (a string is a user message)", T, async () => {
     const { agent, model } = agentWith([said("first"), said("second"), said("third")]);
-    agent.steer(userMsg("also this"));
+    agent.steer("also this");
     agent.followUp(userMsg("and after that"));
     assert.equal(model.requests.length, 0, "nothing runs until a prompt");
     const result = await agent.prompt("hi");

@@ -496,7 +496,7 @@ describe("the ninth attack (2026-12-07)", () => {
 });
 
 describe("the tenth attack (2026-12-07)", () => {
-  test("a setter an app put on Array.prototype, re-entering the Agent, never runs inside the bridge's work: no panic, each run ends", T, async () => {
+  test("a setter an app put on Array.prototype, or an Array[Symbol.species], re-entering the Agent, never runs inside the bridge's work: no panic, each run ends", T, async () => {
     const thrown = [];
     const ran = [];
     let agent;
@@ -514,6 +514,18 @@ describe("the tenth attack (2026-12-07)", () => {
         },
       });
     }
+    const species = Object.getOwnPropertyDescriptor(Array, Symbol.species);
+    Object.defineProperty(Array, Symbol.species, {
+      configurable: true,
+      get() {
+        try {
+          agent?.messages;
+        } catch (error) {
+          thrown.push(error.message);
+        }
+        return Array;
+      },
+    });
     let prompted, compacted;
     try {
       const model = () => jsModel((_r, n) => (n === 0 ? asks(toolCall("c1", "read")) : stop()));
@@ -524,6 +536,7 @@ describe("the tenth attack (2026-12-07)", () => {
       compacted = await tp.runAgentLoop({ context: { messages: long }, model: model(), tools: recording(ran), compaction: { maxContextTokens: 60, keepRecentTokens: 1, summarize } });
     } finally {
       for (const i of indices) delete Array.prototype[i];
+      Object.defineProperty(Array, Symbol.species, species);
     }
     assert.deepEqual(thrown, [], "agent.messages never refused inside a setter");
     assert.deepEqual([prompted.reason, agent.isRunning, ran], ["stop", false, ["c1", "c1"]]);

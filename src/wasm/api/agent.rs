@@ -14,8 +14,8 @@ use super::run::{run_result, Setup};
 use crate::agent::{read_input, Agent, AgentError, AgentOptions, AgentState};
 use crate::message::AgentMessage;
 use crate::wasm::transport::convert::{
-    each_from_js, expect_object, get, is_array, is_object, messages_from_js, must_be, one_from_js,
-    optional_string, plain_error, promise, string_of, type_error, type_of,
+    each_from_js, expect_object, get, is_array, is_object, messages_from_js, must_be,
+    optional_string, plain_error, promise, read_js, string_of, type_error, type_of,
 };
 use crate::wasm::transport::events::JsObserver;
 use crate::wasm::transport::model::JsModel;
@@ -137,7 +137,7 @@ impl JsAgent {
 
     /// Appends the input (a string is a user message) and runs.
     pub fn prompt(&self, input: JsValue) -> Promise {
-        let input = match self.input(&input, "input") {
+        let input = match self.input(&input) {
             Ok(input) => input,
             Err(error) => return Promise::reject(&type_error(error)),
         };
@@ -216,28 +216,37 @@ impl JsAgent {
 }
 
 impl JsAgent {
-    /// What `prompt` (`what`: "input") or a queue ("message": one) is given: a string (a user message
-    /// stamped by the agent's clock), a message or an array of messages, each a user message or one of a
-    /// custom role (the core's `read_input`).
-    fn input(&self, input: &JsValue, what: &str) -> Result<Vec<AgentMessage>, String> {
-        if let Some(text) = string_of(input, what)? {
-            return Ok(vec![AgentMessage::user(text, self.agent.now())]);
-        }
-        let read = |value| read_input(value, &self.custom_roles);
-        let (list, expected) = match what {
-            "input" => (true, "a string, a message or an array of messages"),
-            _ => (false, "a string or one message"),
-        };
-        match (is_array(input), is_object(input)) {
-            (true, _) if list => each_from_js(input, what, read),
-            (false, true) => one_from_js(input, what, read).map(|message| vec![message]),
-            _ => Err(must_be(what, expected, type_of(input))),
+    /// What `prompt` is given: one message (as `message` reads it) or an array of messages, each a user
+    /// message or one of a custom role (the core's `read_input`).
+    fn input(&self, input: &JsValue) -> Result<Vec<AgentMessage>, String> {
+        match is_array(input) {
+            true => each_from_js(input, "input", |value| {
+                read_input(value, &self.custom_roles)
+            }),
+            false => (self.message(
+                input,
+                "input",
+                "a string, a message or an array of messages",
+            ))
+            .map(|message| vec![message]),
         }
     }
 
+    /// What `steer` and `followUp` are given: one message.
     fn one(&self, message: &JsValue) -> Result<AgentMessage, JsValue> {
-        let mut messages = self.input(message, "message").map_err(type_error)?;
-        Ok(messages.remove(0))
+        (self.message(message, "message", "a string or one message")).map_err(type_error)
+    }
+
+    /// A string (a user message stamped by the agent's clock) or one message object (the core's
+    /// `read_input`); anything else is "`what` must be `expected`".
+    fn message(&self, value: &JsValue, what: &str, expected: &str) -> Result<AgentMessage, String> {
+        if let Some(text) = string_of(value, what)? {
+            return Ok(AgentMessage::user(text, self.agent.now()));
+        }
+        if is_array(value) || !is_object(value) {
+            return Err(must_be(what, expected, type_of(value)));
+        }
+        read_js(value, what, |value| read_input(value, &self.custom_roles))
     }
 
     /// A run's promise: its result object (its messages the conversation's, read in place), or the agent's

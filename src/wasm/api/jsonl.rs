@@ -1,5 +1,5 @@
 //! Sessions as JSON Lines (SPEC §9): `toJSONL` and `parseJSONL`. The core decides what a good transcript and
-//! a good line are (`parse_jsonl`, `jsonl_lines`); JS writes and reads the objects themselves
+//! a good line are (`parse_jsonl_with_roles`, `jsonl_lines`); JS writes and reads the objects themselves
 //! (`JSON.stringify`, `JSON.parse`), which keeps their field order and every number exactly, and costs the
 //! package no JSON writer of its own.
 

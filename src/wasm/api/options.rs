@@ -151,10 +151,13 @@ pub fn timeout_ms(value: &JsValue, what: &str) -> Result<Option<u32>, String> {
         return Ok(None);
     }
     match value.as_f64() {
-        Some(ms) if ms >= 1.0 && ms.fract() == 0.0 && ms <= f64::from(MAX_TIMEOUT_MS) => Ok(Some(ms as u32)),
-        _ => Err(format!(
-            "{what} must be a positive integer number of milliseconds, at most {MAX_TIMEOUT_MS} (got {})",
-            describe(value)
+        Some(ms) if ms >= 1.0 && ms.fract() == 0.0 && ms <= f64::from(MAX_TIMEOUT_MS) => {
+            Ok(Some(ms as u32))
+        }
+        _ => Err(must_be(
+            what,
+            &format!("a positive integer number of milliseconds, at most {MAX_TIMEOUT_MS}"),
+            describe(value),
         )),
     }
 }

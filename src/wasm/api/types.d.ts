@@ -596,10 +596,11 @@ export declare class Agent<A extends AssistantMessage = AssistantMessage, R exte
   prompt(input: string | AgentInput<R> | AgentInput<R>[]): Promise<RunResult<A, R>>;
   /** Goes on from a pause with these decisions; steps count on. A call still undecided pauses again. */
   resume(approvals: Approvals): Promise<RunResult<A, R>>;
-  /** For the run's `getSteeringMessages` (taken after a tool batch); idle: the next run's. */
-  steer(message: AgentInput<R>): void;
+  /** For the run's `getSteeringMessages` (taken after a tool batch); idle: the next run's. A string is a user
+   * message. */
+  steer(message: string | AgentInput<R>): void;
   /** For the run's `getFollowUpMessages` (taken when the model would stop); idle: the next run's. */
-  followUp(message: AgentInput<R>): void;
+  followUp(message: string | AgentInput<R>): void;
   /** Running: aborts the run. Paused: answers the pending calls, reason `interrupted`. Idle: nothing. */
   abort(): void;
   waitForIdle(): Promise<void>;

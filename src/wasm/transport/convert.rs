@@ -29,7 +29,20 @@ pub fn get(object: &JsValue, name: &'static str, what: &str) -> Result<JsValue, 
 /// Reads `value` (`what` names it, e.g. `options.context.messages`) as `T`, from the JSON `JSON.stringify`
 /// writes of it (read once); the error names the bad field.
 pub fn from_js<T: ReadValue>(value: &JsValue, what: &str) -> Result<T, String> {
-    from_json_text(&json_text(value, what)?, value, what)
+    read_js(value, what, T::read_value)
+}
+
+/// `from_js` with the core's reader `read` (one that takes more than the value: the run's roles, say). A
+/// field JSON wrote differently from the value (`NaN` as `null`) is named as it was.
+pub fn read_js<T>(
+    value: &JsValue,
+    what: &str,
+    read: impl FnOnce(Value) -> Result<T, String>,
+) -> Result<T, String> {
+    let text = json_text(value, what)?;
+    from_json(&text)
+        .and_then(read)
+        .map_err(|error| explain(&text, &error, value, what))
 }
 
 /// `from_js` of a value that must be an array; anything else is "`what` must be `expected` (got ...)".
@@ -45,18 +58,12 @@ pub fn array_from_js<T: ReadValue>(
 }
 
 /// `JSON.stringify(value)`: what it threw, or that there is no JSON (a function, undefined), is the error.
-pub fn json_text(value: &JsValue, what: &str) -> Result<String, String> {
+fn json_text(value: &JsValue, what: &str) -> Result<String, String> {
     let text =
         js_sys::JSON::stringify(value).map_err(|e| format!("{what}: {}", error_message(&e)))?;
     // JSON.stringify writes a lone surrogate as an escape: its text is always well formed.
     text.as_string()
         .ok_or_else(|| must_be(what, "a JSON value", type_of(value)))
-}
-
-/// Reads JSON `text` (written from `value`, named `what`) as `T`: the core's reader names the bad field
-/// under `what`; a field JSON wrote differently from the value (`NaN` as `null`) is named as it was.
-pub fn from_json_text<T: ReadValue>(text: &str, value: &JsValue, what: &str) -> Result<T, String> {
-    from_json(text).map_err(|error| explain(text, &error, value, what))
 }
 
 /// What went wrong reading JSON `text` (written from `value`, named `what`): a lone surrogate named as
@@ -211,18 +218,6 @@ pub fn each_from_js<T>(
         })?);
     }
     Ok(items)
-}
-
-/// One value (`what` names it) read by `read`, from the JSON `JSON.stringify` writes of it.
-pub fn one_from_js<T>(
-    value: &JsValue,
-    what: &str,
-    read: impl FnOnce(Value) -> Result<T, String>,
-) -> Result<T, String> {
-    let text = json_text(value, what)?;
-    from_json(&text)
-        .and_then(read)
-        .map_err(|error| explain(&text, &error, value, what))
 }
 
 /// Whether `value` is an array (false for anything that throws when asked: a revoked proxy).

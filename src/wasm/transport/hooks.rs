@@ -266,12 +266,10 @@ impl ShouldRetry for JsShouldRetry {
             let answer = settle(invoke_js(&self.0, &none, &asked, &context, &none)).await;
             drop(held);
             let answer = answer.map_err(|e| error_message(&e))?;
-            answer.as_bool().ok_or_else(|| {
-                format!(
-                    "shouldRetry must answer a boolean (got {})",
-                    describe(&answer)
-                )
-            })
+            let got = || describe(&answer);
+            answer
+                .as_bool()
+                .ok_or_else(|| must_be("shouldRetry's answer", "a boolean", got()))
         })
     }
 }
@@ -316,13 +314,8 @@ impl Summarize for JsSummarize {
             let answer = settle(invoke_js(&self.0, &none, &shown, &context, &none)).await;
             drop(held);
             let answer = answer.map_err(|e| error_message(&e))?;
-            match string_of(&answer, "summarize's answer")? {
-                Some(summary) => Ok(summary),
-                None => Err(format!(
-                    "summarize must answer a string (got {})",
-                    describe(&answer)
-                )),
-            }
+            let what = "summarize's answer";
+            string_of(&answer, what)?.ok_or_else(|| must_be(what, "a string", describe(&answer)))
         })
     }
 }
@@ -337,11 +330,9 @@ impl EstimateTokens for JsEstimateTokens {
             .0
             .call1(&JsValue::UNDEFINED, &shown)
             .map_err(|e| error_message(&e))?;
-        answer.as_f64().ok_or_else(|| {
-            format!(
-                "estimateTokens must answer a number (got {})",
-                describe(&answer)
-            )
-        })
+        let got = || describe(&answer);
+        answer
+            .as_f64()
+            .ok_or_else(|| must_be("estimateTokens's answer", "a number", got()))
     }
 }

@@ -14,7 +14,7 @@ use wasm_bindgen::closure::Closure;
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
 
-use super::convert::{error_message, from_json_text, frozen_js, json_text};
+use super::convert::{error_message, from_js, frozen_js};
 use super::glue::{
     close_stream_js, define_at_js, end_marker_js, final_of_js, open_stream_js, pull_js, request_js,
     stream_result_js,
@@ -251,6 +251,5 @@ impl StreamEvent for JsEvent {
 
 /// A model's final message, read once as data: the JSON of it, read by the core's reader.
 fn read_final(message: &JsValue, what: &str) -> Result<AssistantMessage, String> {
-    let text = json_text(message, what)?;
-    from_json_text(&text, message, what)
+    from_js(message, what)
 }

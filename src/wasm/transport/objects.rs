@@ -14,7 +14,7 @@ use js_sys::Array;
 use wasm_bindgen::{JsCast, JsValue};
 
 use super::convert::frozen_js;
-use super::glue::define_at_js;
+use super::glue::{define_at_js, prefix_js};
 use crate::message::{
     AgentMessage, AssistantBlock, AssistantMessage, CompactionEntry, ToolCall, ToolResultMessage,
 };
@@ -145,7 +145,7 @@ impl Objects {
     /// The objects of `messages` (the transcript, or the first part of it), in a new array.
     pub fn array(&mut self, messages: &[AgentMessage]) -> Array {
         self.fill(messages);
-        self.made.slice(0, messages.len() as u32)
+        prefix_js(&self.made, messages.len() as u32)
     }
 
     /// The objects of `messages` (a prefix of the transcript) as a frozen array, shared by every look until
