@@ -69,10 +69,11 @@ use crate::agent_loop::{
 use crate::approval::{needed, Approvals, PendingCall};
 use crate::compaction::{check_entries_named, CompactionOptions};
 use crate::control::{
-    AfterToolCall, BeforeToolCall, LoopControl, MessageQueue, NoTimers, PrepareRequest, Timers,
+    check_options, AfterToolCall, BeforeToolCall, LoopControl, MessageQueue, NoTimers,
+    PrepareRequest, Timers,
 };
 use crate::event::{LoopEvent, RunReason, RunResult};
-use crate::message::{check_custom_roles, AgentMessage, ToolResultMessage};
+use crate::message::{AgentMessage, ToolResultMessage};
 use crate::model::{Model, ModelStream};
 use crate::retry::RetryPolicy;
 use crate::session::{jsonl_lines, parse_jsonl_with_roles, to_jsonl};
@@ -270,17 +271,9 @@ impl<M> AgentOptions<M> {
     /// token limits, custom roles that are none of SPEC's): an error names the field. (`messages` is
     /// checked as a run checks its input: `Agent::new`.)
     pub fn check(&self) -> Result<(), AgentError> {
-        let budget = self.budget.as_ref().map(|b| b.check("options.budget"));
-        let retry = self.retry.as_ref().map(|r| r.check("options.retry"));
-        let compaction = (self.compaction.as_ref()).map(|c| c.check("options.compaction"));
-        let roles = check_custom_roles(&self.custom_roles, "options.customRoles");
-        (budget
-            .into_iter()
-            .chain(retry)
-            .chain(compaction)
-            .chain([roles]))
-        .collect::<Result<(), String>>()
-        .map_err(AgentError::Input)
+        let (retry, compaction) = (self.retry.as_ref(), self.compaction.as_ref());
+        check_options(self.budget.as_ref(), retry, compaction, &self.custom_roles)
+            .map_err(AgentError::Input)
     }
 }
 
@@ -300,6 +293,12 @@ impl<M: Model> Clone for Agent<M> {
 
 /// A handle on an agent that does not keep it alive (a host's unsubscribe function holds one).
 pub struct WeakAgent<M: Model>(std::rc::Weak<Inner<M>>);
+
+impl<M: Model> Clone for WeakAgent<M> {
+    fn clone(&self) -> Self {
+        WeakAgent(self.0.clone())
+    }
+}
 
 impl<M: Model> WeakAgent<M> {
     /// The agent, if it is still alive.
@@ -525,6 +524,10 @@ impl<M: Model + 'static> Agent<M> {
     }
 
     /// `f` of the conversation so far, lent (`messages` without the copy).
+    ///
+    /// # Panics
+    /// If `f` starts or ends a run of this agent (`prompt`, `resume`, `reset`, `abort` while paused, or
+    /// dropping a run's future): the conversation is borrowed while `f` runs.
     pub fn with_messages<R>(&self, f: impl FnOnce(&[AgentMessage]) -> R) -> R {
         let transcript = self.inner.conversation.borrow().messages.clone();
         let messages = transcript.borrow();
@@ -805,10 +808,11 @@ pub(crate) fn check_input(
     }
 }
 
-/// Reads one message an agent is prompted with or queues (SPEC §9): a user message or a message of a role
-/// in `custom_roles`. Any other role is refused before the message's shape is read, naming the roles that
-/// may be (`may_queue`'s rule, which `check_input` applies to messages already read).
-pub(crate) fn read_input(value: Value, custom_roles: &[String]) -> Result<AgentMessage, String> {
+/// Reads one message an agent is prompted with or queues (SPEC §9), for a host that gets its input as JSON:
+/// a user message or a message of a role in `custom_roles`. Any other role is refused before the message's
+/// shape is read, naming the roles that may be (`may_queue`'s rule, which `Agent::prompt` applies to
+/// messages already built).
+pub fn read_input(value: Value, custom_roles: &[String]) -> Result<AgentMessage, String> {
     match value.get("role").and_then(Value::as_str) {
         Some(role) if role != "user" && !custom_roles.iter().any(|r| r == role) => {
             Err(role_refused(role, custom_roles))
@@ -907,7 +911,7 @@ impl<E> Default for Listeners<E> {
 impl<E> Listeners<E> {
     fn add(&self, listener: Rc<dyn Observer<E>>) -> ListenerId {
         let id = self.next.get();
-        self.next.set(id + 1);
+        self.next.set(id.wrapping_add(1));
         let list: Rc<[_]> = (self.list.borrow().iter().cloned())
             .chain([(id, listener)])
             .collect();

@@ -77,7 +77,7 @@ use serde_json::Value;
 
 use crate::approval::Approvals;
 use crate::compaction::CompactionOptions;
-use crate::message::{AgentMessage, MediaBlock, ToolCall, ToolResultMessage};
+use crate::message::{check_custom_roles, AgentMessage, MediaBlock, ToolCall, ToolResultMessage};
 use crate::model::{ModelRequest, Sources};
 use crate::retry::RetryPolicy;
 use crate::signal::{AbortSignal, Registration};
@@ -369,4 +369,31 @@ impl Default for LoopControl<'_> {
             compaction: None,
         }
     }
+}
+
+impl LoopControl<'_> {
+    /// The options' values as SPEC asks them to be (`check_options`): the first that is not, named under
+    /// `options`.
+    pub fn check(&self) -> Result<(), String> {
+        check_options(
+            self.budget.as_ref(),
+            self.retry,
+            self.compaction,
+            &self.custom_roles,
+        )
+    }
+}
+
+/// A positive budget, non-negative finite delays, positive token limits, custom roles that are none of
+/// SPEC's: the first value that is not, naming its field (`options.retry.baseDelayMs must be ...`).
+pub fn check_options(
+    budget: Option<&Budget>,
+    retry: Option<&RetryPolicy>,
+    compaction: Option<&CompactionOptions>,
+    custom_roles: &[String],
+) -> Result<(), String> {
+    budget.map_or(Ok(()), |b| b.check("options.budget"))?;
+    retry.map_or(Ok(()), |r| r.check("options.retry"))?;
+    compaction.map_or(Ok(()), |c| c.check("options.compaction"))?;
+    check_custom_roles(custom_roles, "options.customRoles")
 }

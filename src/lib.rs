@@ -46,7 +46,8 @@ pub mod usage;
 pub mod wasm;
 
 pub use agent::{
-    Agent, AgentAction, AgentEffect, AgentError, AgentOptions, AgentState, ListenerId, WeakAgent,
+    read_input, Agent, AgentAction, AgentEffect, AgentError, AgentOptions, AgentState, ListenerId,
+    WeakAgent,
 };
 pub use agent_loop::{
     run_agent_loop, AgentContext, InputError, LoopOptions, NoObserver, Observed, Observer,

@@ -17,7 +17,8 @@ use crate::signal::AbortSignal;
 use crate::tools::executor::HookFuture;
 use crate::usage::non_negative;
 
-/// `options.retry`. The default retries nothing (`max_retries: 0`).
+/// `options.retry`. The default retries nothing (`max_retries: 0`). The waits are the run's `Timers`: with
+/// the default `NoTimers` a retry comes at once, so a native host gives its own timers for the delays.
 #[derive(Clone)]
 pub struct RetryPolicy {
     /// How many retries one request may have.

@@ -104,6 +104,9 @@ pub enum InputError {
     /// A custom-role message (built as `AgentMessage::Custom`, not read with the run's roles) whose role the
     /// run's `custom_roles` do not list, or that is one of SPEC's own (`check_roles`).
     Role { index: usize, role: String },
+    /// An option out of SPEC's range (`LoopControl::check`): a budget, a retry delay, a compaction limit or
+    /// a custom role; the text names the field.
+    Options(String),
 }
 
 impl InputError {
@@ -111,7 +114,7 @@ impl InputError {
     pub fn pairing_problem(&self) -> Option<&Problem> {
         match self {
             InputError::Pairing { problem, .. } => Some(problem),
-            InputError::Entry(_) | InputError::Role { .. } => None,
+            InputError::Entry(_) | InputError::Role { .. } | InputError::Options(_) => None,
         }
     }
 
@@ -124,6 +127,7 @@ impl InputError {
                 call_index,
             } => (problem, call_index),
             InputError::Entry(entry) => return entry.describe(name),
+            InputError::Options(error) => return error.clone(),
             InputError::Role { index, role } => {
                 let role = Value::String(role.clone());
                 let why = match SPEC_ROLES.iter().any(|own| role == *own) {

@@ -673,3 +673,47 @@ fn a_restored_transcript_must_be_whole_but_for_its_last_message() {
         AgentError::Input("line 1: message.content is missing".into())
     );
 }
+
+#[test]
+fn a_closure_is_a_listener() {
+    let (gates, kept) = (GatedTools::default(), Kept::default());
+    let agent = Agent::new(options(vec![said("one")], &gates, &kept)).unwrap();
+    let seen = Rc::new(RefCell::new(Vec::new()));
+    let log = seen.clone();
+    agent.subscribe(Rc::new(move |event: LoopEvent<'_, ModelEvent>| {
+        log.borrow_mut()
+            .push(matches!(event, LoopEvent::TurnEnd { .. }));
+        Ok(None)
+    }));
+    block(agent.prompt_text("hi")).unwrap();
+    let seen = seen.borrow();
+    assert!(seen.len() > 1, "the run's events reach it");
+    assert_eq!(
+        (seen.iter().filter(|end| **end).count(), seen.last()),
+        (1, Some(&true)),
+        "one turn_end, the last"
+    );
+}
+
+#[test]
+fn read_input_takes_what_an_agent_may_be_prompted_with_and_names_the_roles_it_takes() {
+    let note = json!({ "role": "note", "text": "away" });
+    assert!(matches!(
+        read_input(note.clone(), &["note".to_string()]),
+        Ok(AgentMessage::Custom(_))
+    ));
+    assert_eq!(
+        read_input(note, &[]).unwrap_err(),
+        "role must be \"user\" (got \"note\"): only user messages and messages of a role in customRoles \
+         may be prompted or queued"
+    );
+    let reply = json!({ "role": "assistant", "content": [], "stopReason": "stop", "timestamp": 1 });
+    assert!(read_input(reply, &[])
+        .unwrap_err()
+        .starts_with("role must be \"user\" (got \"assistant\")"));
+    let user = json!({ "role": "user", "content": 5, "timestamp": 1 });
+    assert_eq!(
+        read_input(user, &[]).unwrap_err(),
+        "content must be a string or an array (got integer)"
+    );
+}

@@ -1048,7 +1048,7 @@ fn a_queued_message_that_is_not_a_user_or_custom_message_ends_the_run_and_nothin
         setup.control.custom_roles = roles;
         assert_eq!(setup.run().reason, reason);
     }
-    // Nor is a message whose custom role is one of SPEC's own, even when the run lists it.
+    // Nor is a message whose custom role is one of SPEC's own; and a run may not list one (refused up front).
     let forged = AgentMessage::Custom(CustomMessage {
         role: "toolResult".into(),
         fields: Default::default(),
@@ -1057,10 +1057,13 @@ fn a_queued_message_that_is_not_a_user_or_custom_message_ends_the_run_and_nothin
     let steering = Scripted::new(&log, "steering", vec![Ok(vec![forged])]);
     let mut setup = Setup::new(&model, &registry, &NoObserver);
     setup.control.steering = Some(&steering);
-    setup.control.custom_roles = vec!["toolResult".to_string()];
     let result = setup.run();
     assert_eq!(result.reason, RunReason::Error);
     assert!(!result.messages.iter().any(|m| m.role() == "toolResult"));
+    let mut setup = Setup::new(&model, &registry, &NoObserver);
+    setup.control.custom_roles = vec!["toolResult".to_string()];
+    let refused = futures::executor::block_on(run_agent_loop(setup.options())).unwrap_err();
+    assert!(matches!(refused, InputError::Options(_)), "{refused}");
 }
 
 #[test]
@@ -1354,7 +1357,7 @@ fn a_custom_message_built_by_hand_must_have_one_of_the_runs_custom_roles() {
         let registry = readme_registry();
         let mut setup = Setup::new(&model, &registry, &NoObserver);
         setup.context.messages.push(stranger(role));
-        setup.control.custom_roles = vec!["note".into(), "toolResult".into()];
+        setup.control.custom_roles = vec!["note".into()];
         let error = futures::executor::block_on(run_agent_loop(setup.options())).unwrap_err();
         assert_eq!(error.to_string(), expected);
         assert_eq!(model.request_count(), 0, "nothing ran");

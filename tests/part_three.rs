@@ -789,6 +789,32 @@ fn with_no_timers_a_retry_does_not_wait() {
 }
 
 #[test]
+fn a_run_refuses_options_out_of_range_before_anything_runs_naming_the_field() {
+    let model = ScriptedModel::new(vec![done("never asked")]);
+    let registry = readme_registry();
+    let retry = policy(1, f64::INFINITY, 1000.0);
+    let mut setup = Setup::new(&model, &registry, &NoObserver);
+    setup.control.retry = Some(&retry);
+    let refused = futures::executor::block_on(run_agent_loop(setup.options())).unwrap_err();
+    assert_eq!(
+        refused.describe(&|i| format!("context.messages[{i}]")),
+        "options.retry.baseDelayMs must be a non-negative number (got Infinity)"
+    );
+    assert!(matches!(refused, InputError::Options(_)));
+    assert_eq!(model.request_count(), 0, "no request");
+    let mut setup = Setup::new(&model, &registry, &NoObserver);
+    setup.control.budget = Some(Budget {
+        max_tokens: Some(0.0),
+        max_cost: None,
+    });
+    let refused = futures::executor::block_on(run_agent_loop(setup.options())).unwrap_err();
+    assert_eq!(
+        refused.to_string(),
+        "options.budget.maxTokens must be a positive number (got 0)"
+    );
+}
+
+#[test]
 fn retry_values_are_checked_naming_the_field() {
     assert_eq!(RetryPolicy::default().check("options.retry"), Ok(()));
     assert_eq!(

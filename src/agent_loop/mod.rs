@@ -62,6 +62,16 @@ pub trait Observer<E> {
     fn on_event(&self, event: LoopEvent<'_, E>) -> Observed;
 }
 
+/// A function or closure is an observer: `|event| Ok(None)`.
+impl<E, F> Observer<E> for F
+where
+    F: Fn(LoopEvent<'_, E>) -> Observed,
+{
+    fn on_event(&self, event: LoopEvent<'_, E>) -> Observed {
+        self(event)
+    }
+}
+
 /// An observer that ignores everything.
 pub struct NoObserver;
 
@@ -163,6 +173,7 @@ pub(crate) async fn run_over<M: Model>(
         let checked = || check_start(&messages).map(|open| open.first().map(|call| call.index));
         let open = match pairing {
             Pairing::Unchecked => {
+                options.control.check().map_err(InputError::Options)?;
                 check_roles(&messages, &options.control.custom_roles)?;
                 checked()?
             }
