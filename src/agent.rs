@@ -163,6 +163,7 @@ impl AgentState {
 
 /// Why an agent refused a call.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum AgentError {
     /// A run is in progress (`prompt`, `resume`, `reset`).
     Running,

@@ -87,6 +87,7 @@ use crate::usage::Budget;
 
 /// What every hook gets beside its subject. Lent: a hook that keeps any of it must copy it.
 #[derive(Debug, Clone, Copy)]
+#[non_exhaustive]
 pub struct HookContext<'a> {
     /// For a tool hook, the call's own signal (it also aborts when the call times out); for
     /// `prepareRequest`, the run's.

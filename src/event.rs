@@ -111,6 +111,7 @@ impl<E> LoopEvent<'_, E> {
 /// Why a run ended (`turn_end.reason`, `result.reason`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub enum RunReason {
     Stop,
     Length,

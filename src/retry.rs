@@ -44,6 +44,7 @@ impl Default for RetryPolicy {
 
 /// What `should_retry` is told about a failed response.
 #[derive(Debug, Clone, Copy)]
+#[non_exhaustive]
 pub struct Failure<'a> {
     /// The final message's `errorMessage` (or a sentence saying it had none), or what the stream threw.
     pub error: &'a str,

@@ -92,6 +92,7 @@ pub struct ValidateOptions {
 /// line repeated or left without its call) is such a problem, and so is an entry that would send a result
 /// without its call.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum InputError {
     /// The first pairing problem, as `validate_transcript_with` (the paused view) reports it; for
     /// `result_before_call`, the index of the assistant message with the call.
