@@ -278,6 +278,23 @@ impl<M> AgentOptions<M> {
     }
 }
 
+/// What the agent is made with, but its model and functions: the tools' names, the numbers, the options.
+impl<M> std::fmt::Debug for AgentOptions<M> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let tools: Vec<&str> = self.tools.iter().map(|t| t.name.as_str()).collect();
+        f.debug_struct("AgentOptions")
+            .field("tools", &tools)
+            .field("system_prompt", &self.system_prompt)
+            .field("max_steps", &self.max_steps)
+            .field("messages", &self.messages.len())
+            .field("custom_roles", &self.custom_roles)
+            .field("budget", &self.budget)
+            .field("retry", &self.retry)
+            .field("compaction", &self.compaction)
+            .finish_non_exhaustive()
+    }
+}
+
 /// A stateful conversation over `run_agent_loop` (SPEC §9). See the module for its state table.
 pub struct Agent<M: Model> {
     inner: Rc<Inner<M>>,
@@ -298,6 +315,17 @@ pub struct WeakAgent<M: Model>(std::rc::Weak<Inner<M>>);
 impl<M: Model> Clone for WeakAgent<M> {
     fn clone(&self) -> Self {
         WeakAgent(self.0.clone())
+    }
+}
+
+/// The agent's state, steps and the size of its conversation.
+impl<M: Model + 'static> std::fmt::Debug for Agent<M> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Agent")
+            .field("state", &self.state())
+            .field("steps", &self.steps())
+            .field("messages", &self.with_messages(<[AgentMessage]>::len))
+            .finish_non_exhaustive()
     }
 }
 

@@ -43,6 +43,17 @@ pub struct CompactionOptions {
     pub estimate_tokens: Option<Rc<dyn EstimateTokens>>,
 }
 
+/// The limits, and whether there is an `estimate_tokens` of the app's own.
+impl std::fmt::Debug for CompactionOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CompactionOptions")
+            .field("max_context_tokens", &self.max_context_tokens)
+            .field("keep_recent_tokens", &self.keep_recent_tokens)
+            .field("estimate_tokens", &self.estimate_tokens.is_some())
+            .finish_non_exhaustive()
+    }
+}
+
 /// `summarize`: the summary of `messages` (what the request would have carried before the cut: the previous
 /// summary message first, if any). `Err` (a JS function that threw or returned no string) ends the run with
 /// reason `error`, `compaction failed: <message>`.

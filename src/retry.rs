@@ -31,6 +31,18 @@ pub struct RetryPolicy {
     pub should_retry: Option<Rc<dyn ShouldRetry>>,
 }
 
+/// The numbers, and whether there is a `should_retry`.
+impl std::fmt::Debug for RetryPolicy {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RetryPolicy")
+            .field("max_retries", &self.max_retries)
+            .field("base_delay_ms", &self.base_delay_ms)
+            .field("max_delay_ms", &self.max_delay_ms)
+            .field("should_retry", &self.should_retry.is_some())
+            .finish()
+    }
+}
+
 impl Default for RetryPolicy {
     fn default() -> Self {
         RetryPolicy {

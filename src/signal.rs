@@ -132,6 +132,12 @@ type Listener = (u64, Box<dyn FnOnce()>);
 #[derive(Clone)]
 pub struct AbortController(Rc<ControllerState>);
 
+impl std::fmt::Debug for AbortController {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "AbortController(aborted: {})", self.signal().aborted())
+    }
+}
+
 impl Default for AbortController {
     fn default() -> Self {
         Self::new()

@@ -717,3 +717,32 @@ fn read_input_takes_what_an_agent_may_be_prompted_with_and_names_the_roles_it_ta
         "content must be a string or an array (got integer)"
     );
 }
+
+#[test]
+fn an_agent_its_options_and_registry_print_what_they_hold() {
+    let (gates, kept) = (GatedTools::default(), Kept::default());
+    let mut made = options(vec![said("one")], &gates, &kept);
+    made.retry = Some(RetryPolicy {
+        max_retries: 2,
+        ..RetryPolicy::default()
+    });
+    let printed = format!("{made:?}");
+    assert!(
+        printed.starts_with("AgentOptions { tools: [")
+            && printed.contains("retry: Some(RetryPolicy { max_retries: 2, base_delay_ms: 1000.0, max_delay_ms: 30000.0, should_retry: false })"),
+        "{printed}"
+    );
+    let agent = Agent::new(made).unwrap();
+    assert_eq!(
+        format!("{agent:?}"),
+        "Agent { state: Idle, steps: 0, messages: 0, .. }"
+    );
+    block(agent.prompt_text("hi")).unwrap();
+    assert_eq!(
+        format!("{agent:?}"),
+        "Agent { state: Idle, steps: 1, messages: 2, .. }"
+    );
+    let printed = format!("{:?}", registry(&gates, &kept));
+    assert!(printed.starts_with("[Tool { name: "), "{printed}");
+    assert!(printed.contains("needs_approval: Never, .. }"), "{printed}");
+}

@@ -99,12 +99,9 @@ fn refused(messages: Vec<AgentMessage>) -> (InputError, String, String) {
         options.messages = messages;
         options
     };
-    let new = Agent::new(agent_options(messages))
-        .err()
-        .expect("Agent::new refuses it");
-    let restored = Agent::from_jsonl(&jsonl, agent_options(vec![]))
-        .err()
-        .expect("Agent::from_jsonl refuses it");
+    let new = Agent::new(agent_options(messages)).expect_err("Agent::new refuses it");
+    let restored =
+        Agent::from_jsonl(&jsonl, agent_options(vec![])).expect_err("Agent::from_jsonl refuses it");
     assert!(ran.borrow().is_empty());
     (error, new.to_string(), restored.to_string())
 }

@@ -107,6 +107,27 @@ pub struct ToolRegistry {
     any_approval: bool,
 }
 
+/// The registered tools, in order.
+impl std::fmt::Debug for ToolRegistry {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_list()
+            .entries(self.tools.iter().map(|(tool, _)| tool))
+            .finish()
+    }
+}
+
+/// A tool's definition and settings (its handler is a function).
+impl std::fmt::Debug for Tool {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Tool")
+            .field("name", &self.definition.name)
+            .field("execution_mode", &self.execution_mode)
+            .field("timeout_ms", &self.timeout_ms)
+            .field("needs_approval", &self.needs_approval)
+            .finish_non_exhaustive()
+    }
+}
+
 impl ToolRegistry {
     pub fn new() -> Self {
         Self::default()
