@@ -679,3 +679,31 @@ fn malformed_messages_are_refused_naming_the_bad_field_as_the_shape_does() {
         .to_string()
         .contains("role must be \"assistant\" (got \"user\")"));
 }
+
+#[test]
+fn loop_options_new_is_a_run_with_every_default() {
+    let model = ScriptedModel::new(readme_script());
+    let registry = readme_registry();
+    let mut options = LoopOptions::new(
+        vec![user("What is in README.md?")],
+        &model,
+        &registry,
+        registry.definitions(),
+        fixed_clock(),
+    );
+    assert_eq!(
+        (options.max_steps, options.signal.aborted()),
+        (DEFAULT_MAX_STEPS, false)
+    );
+    options.max_steps = 1;
+    let result = futures::executor::block_on(run_agent_loop(options)).unwrap();
+    assert_eq!((result.reason, result.steps), (RunReason::MaxSteps, 1));
+    assert_eq!(
+        result
+            .messages
+            .iter()
+            .map(AgentMessage::role)
+            .collect::<Vec<_>>(),
+        ["user", "assistant", "toolResult"]
+    );
+}

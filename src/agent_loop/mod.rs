@@ -96,6 +96,34 @@ pub struct LoopOptions<'a, M: Model> {
     pub control: LoopControl<'a>,
 }
 
+impl<'a, M: Model> LoopOptions<'a, M> {
+    /// A run of `model` over `messages`, offered `executor`'s tools (a `ToolRegistry`'s definitions), with
+    /// the defaults: no system prompt, no signal, `DEFAULT_MAX_STEPS`, no observer, no option of SPEC §7 or
+    /// part three. Set a field to change one.
+    pub fn new(
+        messages: Vec<AgentMessage>,
+        model: &'a M,
+        executor: &'a dyn ToolExecutor,
+        tools: Vec<ToolDefinition>,
+        clock: Clock,
+    ) -> Self {
+        LoopOptions {
+            context: AgentContext {
+                system_prompt: None,
+                messages,
+            },
+            model,
+            tools,
+            executor,
+            signal: AbortSignal::none(),
+            max_steps: DEFAULT_MAX_STEPS,
+            observer: &NoObserver,
+            clock,
+            control: LoopControl::default(),
+        }
+    }
+}
+
 /// How a run ends: the reason, and for `Error` what went wrong.
 #[derive(Debug, Clone, PartialEq)]
 enum End {
