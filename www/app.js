@@ -10,7 +10,7 @@ import { Run, unansweredCalls } from "./runner.js";
 import { whyOf, waitOf, decisionRow, phaseOf, aroundOf, isSequential, awaitsApproval, isPartTwo, isPartThree, toolCalls, callLabel } from "./explain.js";
 import { orderTrace, buildLinks } from "./links.js";
 import * as views from "./views.js";
-import { renderInspector, renderDecisionTable, renderApprovals, renderFork, renderCompare, tokensOf, tokensText } from "./panels.js";
+import { renderInspector, requestForMessage, requestsCarrying, renderDecisionTable, renderApprovals, renderFork, renderCompare, tokensOf, tokensText } from "./panels.js";
 import { transcriptDiff } from "./conformance/check.js";
 import { readEmbed, applyEmbed, reportHeight } from "./embed.js";
 import { encodeScript, decodeScript, stateUrl, readRelease } from "./shareable.js";
@@ -37,6 +37,8 @@ const state = {
   run: null,
   selection: null, // a link token (links.js) the learner clicked, or null: then the held event is the selection
   inspect: null, // the request the inspector shows when the learner picked one
+  shown: null, // the request the inspector showed at the last render
+  uncarried: null, // a tool result picked that no request carried: {token, message}
   checked: null, // a pasted transcript being shown instead of the run: {messages}
   focusNext: null, // the focus key to move keyboard focus to after the next render (arrow keys on the timeline)
   speed: Object.hasOwn(SPEEDS, params.get("speed") ?? "") ? params.get("speed") : "normal",
@@ -222,6 +224,17 @@ function leaveChecked() {
 function select(token, { toggle = false } = {}) {
   state.selection = toggle && state.selection === token ? null : token;
   state.inspect = null;
+  state.uncarried = null;
+  // A tool result picked: the inspector shows a request that carries it (the one shown, if it does; else the first
+  // that does), not the request whose response made the call; when none carried it, it says so and keeps the one shown.
+  const run = state.run;
+  const index = state.selection?.startsWith("m:") ? Number(state.selection.slice(2)) : -1;
+  const message = run && !state.checked ? run.transcript[index] : undefined;
+  if (message?.role === "toolResult") {
+    const pick = requestForMessage(run.sent, message, state.shown);
+    state.inspect = pick.request;
+    if (!pick.carried) state.uncarried = { token: state.selection, message };
+  }
   render();
 }
 
@@ -518,7 +531,13 @@ function renderViews(run) {
 
   const sent = checked ? [] : run.sent;
   const open = state.inspect ?? (d.current?.request || sent.length);
+  state.shown = open;
+  // The picked tool result no request carried (until a later request of a run still going carries it).
+  const uncarried = !checked && state.uncarried && state.uncarried.token === state.selection && !requestsCarrying(sent, state.uncarried.message).length
+    ? { id: String(state.uncarried.message?.toolCallId), ended: run.status === "done" || run.status === "failed" }
+    : null;
   renderInspector($("inspector"), sent, open, {
+    uncarried,
     context: checked ? null : run.contexts[open - 1],
     customRoles: run.def.customRoles ?? [],
     raw: state.raw,
@@ -535,6 +554,7 @@ function renderViews(run) {
     budget: run.def.budget ?? null,
     onPick: (n) => {
       state.inspect = n;
+      state.uncarried = null;
       render();
     },
   });
@@ -680,8 +700,12 @@ function forkedResponse(original, draft) {
     let args;
     try {
       args = JSON.parse(c.args);
-    } catch (err) {
-      errors.push({ field: { call: n, key: "args" }, text: t("fork.badArgs", { n, error: err.message }) });
+    } catch {
+      // Where the JSON goes wrong, in the page's words (the engine's message is in the browser's language).
+      const at = jsonErrorIndex(c.args);
+      const where = at === null ? null : lineCol(c.args, at);
+      const error = !where ? t("fork.jsonInvalid") : at >= c.args.length ? t("fork.jsonEnd", where) : t("fork.jsonAt", where);
+      errors.push({ field: { call: n, key: "args" }, text: t("fork.badArgs", { n, error }) });
       return { type: "toolCall", id: c.id, name: c.name, arguments: {} };
     }
     parsed[i] = args;

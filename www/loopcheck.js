@@ -164,12 +164,18 @@ export function renderKitReport(box, reports, { onStep }) {
   box.replaceChildren(h("ul", { class: "kit-cases", "data-testid": "kit-cases" }, ...items));
 }
 
-/** The outcome line: `N passed, N failed`, and the optional cases that failed (the loop passes all the same). */
+/**
+ * The outcome line: `N passed, N failed`, and the optional cases that failed: the loop passes all the same only when
+ * every required case passed; otherwise the note names the required cases that failed.
+ */
 export function summaryText(result) {
-  const { passed, failed, optionalFailed } = summarize(result.reports);
+  const { passed, failed, optionalFailed, requiredFailed } = summarize(result.reports);
   const line = t("kit.summary", { passed, failed });
+  if (!optionalFailed.length) return line;
+  const ids = optionalFailed.join(", ");
+  const note = requiredFailed.length ? t("kit.optionalNoteFailing", { ids, required: requiredFailed.join(", ") }) : t("kit.optionalNote", { ids });
   // Chinese sentences follow each other without a space.
-  return optionalFailed.length ? `${line}${getLang() === "zh" ? "" : " "}${t("kit.optionalNote", { ids: optionalFailed.join(", ") })}` : line;
+  return `${line}${getLang() === "zh" ? "" : " "}${note}`;
 }
 
 /** Reads the picked files as {path, text}: a folder's files keep their paths inside it. */

@@ -104,9 +104,30 @@ export function tokensText(tokens) {
  * listing the tool names, the response that answered it (its stopReason and usage) and, on the live page, the
  * provider's HTTP request body. `raw` shows the request as exact JSON (`request-raw-json`), toggled by `request-raw`.
  */
-export function renderInspector(box, sent, open, { onPick, context = null, customRoles = [], raw = false, onRaw = () => {}, response = null, payload = undefined, retries = [], running = null, budget = null }) {
+/** The requests (numbered from 1) whose messages carry `message`, field for field. */
+export function requestsCarrying(sent, message) {
+  const key = canonical(message);
+  return sent.flatMap((request, i) => (Array.isArray(request?.messages) && request.messages.some((m) => canonical(m) === key) ? [i + 1] : []));
+}
+
+/**
+ * The request the inspector shows when a tool result is picked: the one shown (`shown`) if it carries the result,
+ * else the first that does; `carried` false (and the shown request kept) when no request carried it.
+ */
+export function requestForMessage(sent, message, shown) {
+  const carriers = requestsCarrying(sent, message);
+  if (!carriers.length) return { request: shown ?? null, carried: false };
+  return { request: carriers.includes(shown) ? shown : carriers[0], carried: true };
+}
+
+/**
+ * The request inspector. `uncarried` ({id, ended}): the tool result the learner picked that no request carried
+ * (`ended`: the run is over, so none ever will), said above the request shown (`inspector-uncarried`).
+ */
+export function renderInspector(box, sent, open, { onPick, context = null, customRoles = [], raw = false, onRaw = () => {}, response = null, payload = undefined, retries = [], running = null, budget = null, uncarried = null }) {
+  const note = uncarried ? h("p", { class: "note", role: "note", "data-testid": "inspector-uncarried", "data-call": uncarried.id }, t(uncarried.ended ? "inspector.uncarriedEnded" : "inspector.uncarriedYet", { id: uncarried.id })) : null;
   if (!sent.length || !sent[open - 1]) {
-    box.replaceChildren(h("p", { class: "empty" }, t("inspector.empty")));
+    box.replaceChildren(...(note ? [note] : []), h("p", { class: "empty" }, t("inspector.empty")));
     return;
   }
   const request = sent[open - 1];
@@ -141,18 +162,19 @@ export function renderInspector(box, sent, open, { onPick, context = null, custo
   );
   // Against the transcript the loop built this request from: what the model did not receive, and why.
   const omitted = context ? leftOut(context.transcript, request.messages, customRoles) : [];
-  const against = context
-    ? [
-        h("h3", {}, t("inspector.leftOut", { count: omitted.length, total: context.transcript.length })),
-        omitted.length
-          ? h(
-              "ol",
-              { class: "left-out", "data-testid": "request-left-out" },
-              ...omitted.map((o) => h("li", { "data-index": o.index, "data-role": o.role, "data-reason": o.reason }, h("span", { class: "index" }, `#${o.index}`), " ", h("span", { class: "role" }, o.role), " — ", t(`inspector.leftOut.${o.reason}`, { entry: o.entry }))),
-            )
-          : h("p", { class: "empty", "data-testid": "request-left-out" }, t("inspector.leftOutNone")),
-      ]
-    : [];
+  // Nothing left out is one sentence: no "0 of N" heading before it.
+  const against = !context
+    ? []
+    : omitted.length
+      ? [
+          h("h3", {}, t("inspector.leftOut", { count: omitted.length, total: context.transcript.length })),
+          h(
+            "ol",
+            { class: "left-out", "data-testid": "request-left-out" },
+            ...omitted.map((o) => h("li", { "data-index": o.index, "data-role": o.role, "data-reason": o.reason }, h("span", { class: "index" }, `#${o.index}`), " ", h("span", { class: "role" }, o.role), " — ", t(`inspector.leftOut.${o.reason}`, { entry: o.entry }))),
+          ),
+        ]
+      : [h("p", { class: "empty", "data-testid": "request-left-out" }, t("inspector.leftOutNone"))];
   const tools = (request.tools ?? []).map((tool) =>
     h(
       "li",
@@ -205,6 +227,7 @@ export function renderInspector(box, sent, open, { onPick, context = null, custo
         ];
   box.replaceChildren(
     picks,
+    ...(note ? [note] : []),
     h(
       "div",
       { "data-testid": "request-inspector", "data-request": open, class: "request" },

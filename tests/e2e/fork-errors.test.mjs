@@ -174,3 +174,32 @@ test("what the loop handles is not refused: a repeated call id, a tool no one ha
     await ran(page, "error");
   });
 });
+
+const JSON_WORDS = {
+  en: {
+    near: "The arguments of call 1 are not valid JSON: near line 1, column 2",
+    nearLine2: "The arguments of call 1 are not valid JSON: near line 2, column 11",
+    end: "The arguments of call 1 are not valid JSON: it ends too early, at line 1, column 10",
+  },
+  zh: {
+    near: "调用 1 的参数不是合法的 JSON：第 1 行第 2 列附近",
+    nearLine2: "调用 1 的参数不是合法的 JSON：第 2 行第 11 列附近",
+    end: "调用 1 的参数不是合法的 JSON：在第 1 行第 10 列提前结束",
+  },
+};
+
+for (const lang of ["en", "zh"]) {
+  test(`${lang}: arguments that are not JSON are placed in the page's own words (line and column), never the browser's message`, async () => {
+    const words = JSON_WORDS[lang];
+    await withPage(`?scenario=readme&lang=${lang}&speed=instant`, async (page) => {
+      await openFork(page, 1);
+      await page.fill(call(0, "args"), "{a");
+      assert.equal(await refused(page), words.near);
+      await page.fill(call(0, "args"), '{\n  "path": x}');
+      assert.equal(await refused(page), words.nearLine2);
+      await page.fill(call(0, "args"), '{"path": ');
+      assert.equal(await refused(page), words.end);
+      assert.doesNotMatch(await page.textContent($("fork-error")), /Expected|Unexpected|position|JSON at/);
+    });
+  });
+}

@@ -675,3 +675,101 @@ test("stepping through a learner's loop that emitted something that is no event:
   assert.deepEqual(run.stopped, { seq: 2, got: "null" });
   assert.equal(run.events.length, 1, "the events before it are kept");
 });
+
+test("the kit's outcome line says the loop still passes only when every required case passed; otherwise it names the required failures", async () => {
+  const { setLang } = await import("../../www/i18n.js");
+  const { summaryText } = await import("../../www/loopcheck.js");
+  const { formatSummary, summarize } = await import("../../www/conformance/check.js");
+  globalThis.document ??= { documentElement: {} };
+  const report = (id, pass, optional = false) => ({ id, pass, optional });
+  const onlyOptional = { reports: [report("readme", true), report("concurrency", true), report("repeated-id", false, true)] };
+  const requiredToo = { reports: [report("readme", true), report("concurrency", false), report("repeated-id", false, true)] };
+  assert.deepEqual(summarize(requiredToo.reports), { passed: 1, failed: 1, optionalFailed: ["repeated-id"], requiredFailed: ["concurrency"] });
+  try {
+    setLang("zh");
+    assert.equal(summaryText(onlyOptional), "2 个通过，0 个失败。可选用例 repeated-id 没有通过：章节把这个设计选择留给你，所以你的 loop 仍然算通过。");
+    assert.equal(
+      summaryText(requiredToo),
+      "1 个通过，1 个失败。可选用例 repeated-id 也没有通过（章节把这个设计选择留给你，它不影响结果）；但必选用例 concurrency 没有通过，所以你的 loop 还没有通过。",
+    );
+    setLang("en");
+    assert.equal(summaryText(onlyOptional), "2 passed, 0 failed. The optional case(s) repeated-id failed: the chapter leaves this design choice to you, so your loop passes all the same.");
+    assert.equal(
+      summaryText(requiredToo),
+      "1 passed, 1 failed. The optional case(s) repeated-id failed too (the chapter leaves that design choice to you, so it does not count); but the required case(s) concurrency failed, so your loop does not pass yet.",
+    );
+    // The command's summary says the same.
+    assert.match(formatSummary(summarize(requiredToo.reports), { lang: "en" }), /but the required case\(s\) concurrency failed, so the loop does not pass\.$/);
+    assert.match(formatSummary(summarize(requiredToo.reports), { lang: "zh" }), /但必选用例 concurrency 没有通过，所以你的 loop 没有通过。$/);
+    assert.match(formatSummary(summarize(onlyOptional.reports), { lang: "en" }), /so the loop still passes\.$/);
+  } finally {
+    setLang("en");
+  }
+});
+
+test("a loop that adds no result for the call whose executor rejected: rule and heading both cite step 4, the evidence says so plainly, the expected result in its real shape", async () => {
+  const { checkCase, evidenceText, ruleText, stepName } = await import("../../www/conformance/check.js");
+  const kase = (await import("../../www/conformance/cases.json", { with: { type: "json" } })).default.cases.find((c) => c.id === "executor-rejects");
+  // The learner's loop: each call's rejection caught, but no result written for it.
+  const loop = (keepResult) =>
+    async function runAgentLoop(options) {
+      const emit = (e) => options.onEvent?.(e);
+      const messages = structuredClone(options.context.messages);
+      for (let steps = 1; ; steps++) {
+        const stream = options.model.stream({ systemPrompt: options.context.systemPrompt, messages, tools: options.tools.definitions() }, { signal: options.signal });
+        for await (const event of stream) emit({ type: "model_event", event });
+        const assistant = await stream.result();
+        messages.push(assistant);
+        emit({ type: "assistant_message", message: assistant });
+        const calls = assistant.content.filter((b) => b.type === "toolCall");
+        if (assistant.stopReason !== "toolUse") {
+          emit({ type: "turn_end", reason: assistant.stopReason, steps });
+          return { reason: assistant.stopReason, messages, steps };
+        }
+        for (const call of calls) emit({ type: "tool_start", call });
+        const results = await Promise.all(
+          calls.map(async (call) => {
+            let result;
+            try {
+              result = await options.executeToolCall(call, { signal: options.signal, reportProgress: () => {} });
+            } catch (err) {
+              if (!keepResult) return null;
+              result = { role: "toolResult", toolCallId: call.id, toolName: call.name, content: [{ type: "text", text: `Error: ${err.message}` }], isError: true, timestamp: Date.now() };
+            }
+            emit({ type: "tool_end", result });
+            return result;
+          }),
+        );
+        for (const r of results) if (r) messages.push(r);
+      }
+    };
+  const report = await checkCase(loop(false), kase);
+  assert.equal(report.pass, false);
+  assert.equal(report.rule.id, "reject");
+  assert.equal(report.rule.step, "4");
+  assert.equal(report.rule.step, report.step, "the rule cites the step the heading cites (the page adds no other step)");
+  assert.match(stepName(report.rule.step, "zh"), /^第四步/);
+  assert.match(ruleText(report.rule, "zh"), /^executor 可能 reject：每个调用单独捕获 rejection/);
+  assert.deepEqual(report.evidence[0], { code: "rejectedNoResult", vars: { id: "call-2", name: "search", error: "search index unavailable" } });
+  assert.equal(evidenceText(report.evidence[0], "zh"), '你的 loop 没有为调用 call-2（search）加入任何结果：它的 executor 以 "search index unavailable" reject 了，之后的请求和 transcript 里都没有它的结果');
+  assert.equal(evidenceText(report.evidence[0], "en"), 'your loop added no result for call call-2 (search), whose executor rejected with "search index unavailable": the next request and the transcript have nothing for it');
+  // The expected result as real messages carry it: a content array with a text block holding the error text.
+  assert.deepEqual(report.firstEvent.expected.result.content, [{ type: "text", text: "search index unavailable" }]);
+  assert.doesNotMatch(JSON.stringify(report), /the text keeps/);
+  // A loop that keeps the message with text around it still passes: only the message is compared.
+  assert.equal((await checkCase(loop(true), kase)).pass, true);
+});
+
+test("a picked tool result: the request shown if it carries it, else the first that does; none carried it is said", async () => {
+  const { requestForMessage, requestsCarrying } = await import("../../www/panels.js");
+  const user = { role: "user", content: "go", timestamp: 1 };
+  const call = { role: "assistant", content: [{ type: "toolCall", id: "c1", name: "read", arguments: {} }], stopReason: "toolUse", timestamp: 2 };
+  const result = { role: "toolResult", toolCallId: "c1", toolName: "read", content: [{ type: "text", text: "ok" }], isError: false, timestamp: 3 };
+  const last = { role: "toolResult", toolCallId: "c2", toolName: "read", content: [{ type: "text", text: "ok" }], isError: false, timestamp: 5 };
+  const sent = [{ messages: [user] }, { messages: [user, call, result] }, { messages: [user, call, result, { role: "assistant", content: [], stopReason: "toolUse", timestamp: 4 }] }];
+  assert.deepEqual(requestsCarrying(sent, result), [2, 3]);
+  assert.deepEqual(requestForMessage(sent, result, 1), { request: 2, carried: true }, "request 1 does not carry it: the first that does");
+  assert.deepEqual(requestForMessage(sent, result, 3), { request: 3, carried: true }, "the request shown carries it: kept");
+  assert.deepEqual(requestForMessage(sent, last, 2), { request: 2, carried: false }, "none carried it: the request shown is kept");
+  assert.deepEqual(requestForMessage(sent, { ...result, timestamp: 9 }, 1), { request: 1, carried: false }, "the same message, field for field");
+});

@@ -158,7 +158,8 @@ function world(kase) {
 /**
  * A tool result as far as SPEC fixes it, read the way `expected` is: a skipped result by its id, name, error
  * flag, `details.skipped`/`reason` and one text block (its text only for `length`); a rejected executor's
- * result by whether its text keeps the message and drops the stack; every result without its timestamp.
+ * result by whether its text keeps the message and drops the stack (then shown as one text block holding just the
+ * message); every result without its timestamp.
  */
 function resultView(result, expected, def) {
   if (!result || typeof result !== "object") return result;
@@ -181,7 +182,8 @@ function resultView(result, expected, def) {
   if (typeof rejected === "string" && expected?.isError) {
     const said = (rest.content ?? []).map((b) => b?.text ?? "").join("\n");
     const kept = said.includes(rejected) && !/\n\s+at /.test(said);
-    return { ...rest, content: kept ? `(the text keeps "${rejected}", no stack)` : rest.content, ...(expected.details === undefined ? { details: undefined } : {}) };
+    // Kept: shown in the real shape, one text block with the message (the text around it is not compared).
+    return { ...rest, content: kept ? [{ type: "text", text: rejected }] : rest.content, ...(expected.details === undefined ? { details: undefined } : {}) };
   }
   return rest;
 }
@@ -475,6 +477,7 @@ const EVIDENCE = {
     twice: "calls run more than once: {ids}",
     stuck: "stopped after {ms} ms: the loop blocked its thread (synchronous code that never returns); its worker was terminated",
     crashed: "the worker running the loop died: {error}",
+    rejectedNoResult: "your loop added no result for call {id} ({name}), whose executor rejected with \"{error}\": the next request and the transcript have nothing for it",
   },
   zh: {
     noSignal: "模型请求 {n} 没有收到 options.signal（应为 stream(request, { signal })）",
@@ -498,12 +501,13 @@ const EVIDENCE = {
     twice: "执行了不止一次的调用：{ids}",
     stuck: "{ms} 毫秒后被停止：loop 阻塞了自己的线程（同步代码一直不返回），运行它的 worker 已被终止",
     crashed: "运行 loop 的 worker 意外退出：{error}",
+    rejectedNoResult: "你的 loop 没有为调用 {id}（{name}）加入任何结果：它的 executor 以 \"{error}\" reject 了，之后的请求和 transcript 里都没有它的结果",
   },
 };
 
 const LABELS = {
-  en: { rule: "rule: ", evidence: "evidence:", scenario: "scenario: ", open: "step through it in the playground: index.html?scenario={id}", firstEvent: "first differing event (#{n}):", expected: "expected", actual: "actual  ", none: "(none)", diff: "transcript (- expected, + the loop's):", optional: "(optional)", passed: "{passed} passed, {failed} failed", optionalNote: "note: {n} optional case(s) failed ({ids}): the chapter leaves this design choice to you, so the loop still passes." },
-  zh: { rule: "规则：", evidence: "证据：", scenario: "场景：", open: "在演练场里逐步查看：index.html?scenario={id}", firstEvent: "第一个不同的事件（#{n}）：", expected: "应为", actual: "实际", none: "（没有）", diff: "transcript（- 应为，+ 你的 loop）：", optional: "（可选）", passed: "{passed} 个通过，{failed} 个失败", optionalNote: "注意：{n} 个可选用例没有通过（{ids}）：章节把这个设计选择留给你，所以你的 loop 仍然算通过。" },
+  en: { rule: "rule: ", evidence: "evidence:", scenario: "scenario: ", open: "step through it in the playground: index.html?scenario={id}", firstEvent: "first differing event (#{n}):", expected: "expected", actual: "actual  ", none: "(none)", diff: "transcript (- expected, + the loop's):", optional: "(optional)", passed: "{passed} passed, {failed} failed", optionalNote: "note: {n} optional case(s) failed ({ids}): the chapter leaves this design choice to you, so the loop still passes.", optionalNoteFailing: "note: {n} optional case(s) failed too ({ids}), which does not count; but the required case(s) {required} failed, so the loop does not pass." },
+  zh: { rule: "规则：", evidence: "证据：", scenario: "场景：", open: "在演练场里逐步查看：index.html?scenario={id}", firstEvent: "第一个不同的事件（#{n}）：", expected: "应为", actual: "实际", none: "（没有）", diff: "transcript（- 应为，+ 你的 loop）：", optional: "（可选）", passed: "{passed} 个通过，{failed} 个失败", optionalNote: "注意：{n} 个可选用例没有通过（{ids}）：章节把这个设计选择留给你，所以你的 loop 仍然算通过。", optionalNoteFailing: "注意：{n} 个可选用例也没有通过（{ids}），这不影响结果；但必选用例 {required} 没有通过，所以你的 loop 没有通过。" },
 };
 
 const fill = (template, vars = {}) => template.replace(/\{(\w+)\}/g, (m, name) => (name in vars ? String(vars[name]) : m));
@@ -547,6 +551,22 @@ function ranTwice(kase, seen) {
 
 const callIdsOf = (message) => (Array.isArray(message?.content) ? message.content.filter((b) => b?.type === "toolCall").map((b) => b.id) : []);
 
+/**
+ * The calls the loop ran whose executor rejected (the case's caller executor rejects their tool) and for which it
+ * added no result anywhere: not in the transcript it returned, not in any later request. One evidence item each.
+ */
+function rejectedWithoutResult(kase, outcome) {
+  const { def } = kase;
+  if (def.executor !== "custom" || "threw" in outcome || outcome.timedOut) return [];
+  const messages = Array.isArray(outcome.result?.messages) ? outcome.result.messages : [];
+  const lists = [messages, ...outcome.seen.requests.map((r) => (Array.isArray(r?.messages) ? r.messages : []))];
+  const answered = (id) => lists.some((list) => list.some((m) => m?.role === "toolResult" && m.toolCallId === id));
+  const calls = def.script.flatMap((m) => (Array.isArray(m.content) ? m.content.filter((b) => b?.type === "toolCall") : []));
+  return calls
+    .filter((c) => typeof def.tools?.[c.name]?.reject === "string" && outcome.seen.executions.includes(c.id) && !answered(c.id))
+    .map((c) => ({ code: "rejectedNoResult", vars: { id: c.id, name: c.name, error: def.tools[c.name].reject } }));
+}
+
 /** The rule `id` (of RULES) with its values, or the case's own. */
 function ruleOf(kase, id, vars = {}) {
   if (id && RULES[id]) return { id, step: RULES[id].step, text: { zh: RULES[id].zh, en: RULES[id].en }, vars };
@@ -583,6 +603,8 @@ function diagnose(kase, outcome, evidence) {
     return ruleOf(kase);
   }
   if (has("resolved")) return ruleOf(kase, "settle");
+  // A call whose executor rejected and that got no result at all: the rejection was not caught per call (step 4).
+  if (has("rejectedNoResult")) return ruleOf(kase, "reject");
   // A request, or the transcript, where a call has no result after it, or more than one.
   if (!repeated && seen.requests.some((request) => unpaired(Array.isArray(request?.messages) ? request.messages : [], true))) return ruleOf(kase, "pair-before-request");
   const result = outcome.result;
@@ -637,8 +659,9 @@ export async function checkCase(runAgentLoop, kase, { timeLimitMs = DEFAULT_TIME
   const { seen } = outcome;
   const recorded = record ? { run: { events: seen.events, requests: seen.requests, executions: seen.executions, result: outcome.result ? snapshot(outcome.result) : null, threw: "threw" in outcome ? describe(outcome.threw) : null, timedOut: Boolean(outcome.timedOut) } } : {};
   const twice = ranTwice(kase, seen);
+  const dropped = rejectedWithoutResult(kase, outcome);
   const done = (evidence, extra = {}) => {
-    const all = [...seen.problems, ...(twice.length ? [{ code: "twice", vars: { ids: twice.join(", ") } }] : []), ...evidence];
+    const all = [...seen.problems, ...(twice.length ? [{ code: "twice", vars: { ids: twice.join(", ") } }] : []), ...dropped, ...evidence];
     const pass = all.length === 0;
     return {
       ...base,
@@ -669,11 +692,15 @@ export async function checkCase(runAgentLoop, kase, { timeLimitMs = DEFAULT_TIME
 
 const describe = (err) => (err instanceof Error ? `${err.name}: ${err.message}` : short(err));
 
-/** How many cases passed and failed, the optional ones that failed apart: a loop that fails only those passes. */
+/**
+ * How many cases passed and failed, the optional ones that failed apart: a loop that fails only those passes.
+ * `requiredFailed` names the required cases that failed (`failed` of them).
+ */
 export function summarize(reports) {
   const passed = reports.filter((r) => r.pass).length;
   const optional = reports.filter((r) => !r.pass && r.optional).map((r) => r.id);
-  return { passed, failed: reports.length - passed - optional.length, optionalFailed: optional };
+  const required = reports.filter((r) => !r.pass && !r.optional).map((r) => r.id);
+  return { passed, failed: required.length, optionalFailed: optional, requiredFailed: required };
 }
 
 /** Runs every case in order; `onCase(report)` hears each as it ends. Resolves to { passed, failed, optionalFailed, reports }. */
@@ -716,10 +743,13 @@ export function formatCase(report, { lang = "en" } = {}) {
 }
 
 /** `N passed, N failed`, and a note naming the optional cases that failed, if any. */
-export function formatSummary({ passed, failed, optionalFailed = [] }, { lang = "en" } = {}) {
+export function formatSummary({ passed, failed, optionalFailed = [], requiredFailed = [] }, { lang = "en" } = {}) {
   const L = LABELS[langOf(lang)];
   const line = fill(L.passed, { passed, failed });
-  return optionalFailed.length ? `${line}\n${fill(L.optionalNote, { n: optionalFailed.length, ids: optionalFailed.join(", ") })}` : line;
+  if (!optionalFailed.length) return line;
+  const vars = { n: optionalFailed.length, ids: optionalFailed.join(", "), required: requiredFailed.join(", ") };
+  // The loop passes all the same only when no required case failed (`failed` counts them when no ids are given).
+  return `${line}\n${fill(requiredFailed.length || failed ? L.optionalNoteFailing : L.optionalNote, vars)}`;
 }
 
 /** The loop a module exports: `runAgentLoop`, or a default export that is the function or holds it. */
