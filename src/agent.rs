@@ -73,6 +73,7 @@ use crate::control::{
     PrepareRequest, Timers,
 };
 use crate::event::{LoopEvent, RunReason, RunResult};
+use crate::invalid::Invalid;
 use crate::message::{AgentMessage, ToolResultMessage};
 use crate::model::{Model, ModelStream};
 use crate::retry::RetryPolicy;
@@ -274,7 +275,7 @@ impl<M> AgentOptions<M> {
     pub fn check(&self) -> Result<(), AgentError> {
         let (retry, compaction) = (self.retry.as_ref(), self.compaction.as_ref());
         check_options(self.budget.as_ref(), retry, compaction, &self.custom_roles)
-            .map_err(AgentError::Input)
+            .map_err(|invalid| AgentError::Input(invalid.into()))
     }
 }
 
@@ -841,10 +842,10 @@ pub(crate) fn check_input(
 /// a user message or a message of a role in `custom_roles`. Any other role is refused before the message's
 /// shape is read, naming the roles that may be (`may_queue`'s rule, which `Agent::prompt` applies to
 /// messages already built).
-pub fn read_input(value: Value, custom_roles: &[String]) -> Result<AgentMessage, String> {
+pub fn read_input(value: Value, custom_roles: &[String]) -> Result<AgentMessage, Invalid> {
     match value.get("role").and_then(Value::as_str) {
         Some(role) if role != "user" && !custom_roles.iter().any(|r| r == role) => {
-            Err(role_refused(role, custom_roles))
+            Err(role_refused(role, custom_roles).into())
         }
         _ => AgentMessage::from_value_with_roles(value, custom_roles),
     }

@@ -62,6 +62,7 @@ use std::rc::Rc;
 use serde::Serialize;
 use serde_json::Value;
 
+use crate::invalid::Invalid;
 use crate::message::ToolCall;
 use crate::schema::type_name;
 use crate::tools::executor::HookFuture;
@@ -187,12 +188,12 @@ impl Approvals {
     /// Reads `{ [toolCallId]: {approve: true} | {approve: false, reason?: string} }` (the JS option); errors
     /// name the bad field under `path` (`options.approvals["call_1"].approve must be a boolean (got string)`).
     /// Fields beside `approve` and `reason` are ignored.
-    pub fn from_value(value: &Value, path: &str) -> Result<Self, String> {
+    pub fn from_value(value: &Value, path: &str) -> Result<Self, Invalid> {
         let Value::Object(decisions) = value else {
-            return Err(format!(
+            return Err(Invalid::from(format!(
                 "{path} must be an object of decisions by tool call id (got {})",
                 type_name(value)
-            ));
+            )));
         };
         let mut approvals = Approvals::new();
         for (id, decision) in decisions {
@@ -201,19 +202,19 @@ impl Approvals {
             let approve = match (decision.is_object(), field("approve")) {
                 (true, Some(Value::Bool(approve))) => *approve,
                 (true, Some(other)) => {
-                    return Err(format!(
+                    return Err(Invalid::from(format!(
                         "{at}.approve must be a boolean (got {})",
                         type_name(other)
-                    ))
+                    )))
                 }
                 _ => {
-                    return Err(format!(
+                    return Err(Invalid::from(format!(
                         "{at} must be {{approve: true}} or {{approve: false, reason?: string}} (got {})",
                         match decision.is_object() {
                             true => "an object without approve",
                             false => type_name(decision),
                         }
-                    ))
+                    )))
                 }
             };
             let approval = match (approve, field("reason")) {
@@ -223,10 +224,10 @@ impl Approvals {
                     reason: Some(reason.clone()),
                 },
                 (false, Some(other)) => {
-                    return Err(format!(
+                    return Err(Invalid::from(format!(
                         "{at}.reason must be a string (got {})",
                         type_name(other)
-                    ))
+                    )))
                 }
             };
             approvals.insert(id.clone(), approval);

@@ -19,6 +19,7 @@
 use std::borrow::Cow;
 use std::rc::Rc;
 
+use crate::invalid::Invalid;
 use crate::message::{AgentMessage, CompactionEntry, MediaBlock, UserContent, UserMessage};
 use crate::model::Sources;
 use crate::signal::AbortSignal;
@@ -104,7 +105,7 @@ impl CompactionOptions {
 
     /// `max_context_tokens` and `keep_recent_tokens` must be positive finite numbers; the error names the
     /// field under `path` (`options.compaction.maxContextTokens must be a positive number (got 0)`).
-    pub fn check(&self, path: &str) -> Result<(), String> {
+    pub fn check(&self, path: &str) -> Result<(), Invalid> {
         positive(Some(self.max_context_tokens), path, "maxContextTokens")?;
         positive(self.keep_recent_tokens, path, "keepRecentTokens")
     }
@@ -246,8 +247,10 @@ impl EntryProblem {
 
 /// Every compaction entry of `messages` keeps messages from before it, cut where a cut may be (see the
 /// module). The error names the entry and the field: `messages[7].firstKeptIndex: 9 is after the entry`.
-pub fn check_entries(messages: &[AgentMessage]) -> Result<(), String> {
-    check_entries_named(messages, &|at| format!("messages[{at}]"))
+pub fn check_entries(messages: &[AgentMessage]) -> Result<(), Invalid> {
+    Ok(check_entries_named(messages, &|at| {
+        format!("messages[{at}]")
+    })?)
 }
 
 /// `check_entries`, naming the entry by `name(index)` (`line 8: message` for a JSONL line).

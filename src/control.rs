@@ -77,6 +77,7 @@ use serde_json::Value;
 
 use crate::approval::Approvals;
 use crate::compaction::CompactionOptions;
+use crate::invalid::Invalid;
 use crate::message::{check_custom_roles, AgentMessage, MediaBlock, ToolCall, ToolResultMessage};
 use crate::model::{ModelRequest, Sources};
 use crate::retry::RetryPolicy;
@@ -375,7 +376,7 @@ impl Default for LoopControl<'_> {
 impl LoopControl<'_> {
     /// The options' values as SPEC asks them to be (`check_options`): the first that is not, named under
     /// `options`.
-    pub fn check(&self) -> Result<(), String> {
+    pub fn check(&self) -> Result<(), Invalid> {
         check_options(
             self.budget.as_ref(),
             self.retry,
@@ -392,7 +393,7 @@ pub fn check_options(
     retry: Option<&RetryPolicy>,
     compaction: Option<&CompactionOptions>,
     custom_roles: &[String],
-) -> Result<(), String> {
+) -> Result<(), Invalid> {
     budget.map_or(Ok(()), |b| b.check("options.budget"))?;
     retry.map_or(Ok(()), |r| r.check("options.retry"))?;
     compaction.map_or(Ok(()), |c| c.check("options.compaction"))?;

@@ -20,6 +20,9 @@
 //! on one thread (`futures::executor::LocalPool`, or tokio's `LocalSet`). Its time: tool timeouts and retry
 //! waits go through the [`Timers`] in [`LoopControl::timers`], and the default [`NoTimers`] never fires a
 //! timeout and waits for no retry.
+//!
+//! A check that refuses a value (a tool's registration, a message read from JSON, an option out of range)
+//! answers [`Invalid`], whose text names the field by SPEC's JSON names, as the JS API throws it.
 
 pub mod agent;
 pub mod agent_loop;
@@ -28,6 +31,7 @@ pub mod compaction;
 pub mod control;
 pub mod estimate;
 pub mod event;
+mod invalid;
 mod js_number;
 pub mod message;
 pub mod model;
@@ -60,6 +64,7 @@ pub use control::{
     PrepareRequest, RequestPatch, ResultPatch, Sleep, Timers, LONGEST_TIMER_MS,
 };
 pub use event::{LoopEvent, Queue, RunReason, RunResult};
+pub use invalid::Invalid;
 pub use message::*;
 pub use model::{
     EventGrammar, Model, ModelEvent, ModelRequest, ModelStream, Partial, RecordedRequest,

@@ -6,6 +6,7 @@
 
 use std::ops::{Deref, DerefMut};
 
+use crate::invalid::Invalid;
 use serde::ser::SerializeMap;
 use serde::{Deserialize, Serialize, Serializer};
 use serde_json::{Map, Value};
@@ -473,18 +474,18 @@ pub const SPEC_ROLES: [&str; 4] = ["user", "assistant", "toolResult", "compactio
 
 /// `custom_roles` as SPEC §7 allows them: each non-empty and none of SPEC's own roles. The error names the
 /// entry under `path` (`options.customRoles[1]: "toolResult" is one of SPEC's own roles ...`).
-pub fn check_custom_roles(custom_roles: &[String], path: &str) -> Result<(), String> {
+pub fn check_custom_roles(custom_roles: &[String], path: &str) -> Result<(), Invalid> {
     for (index, role) in custom_roles.iter().enumerate() {
         if role.is_empty() {
-            return Err(format!(
+            return Err(Invalid::from(format!(
                 "{path}[{index}] must be a non-empty string (got \"\")"
-            ));
+            )));
         }
         if SPEC_ROLES.contains(&role.as_str()) {
-            return Err(format!(
+            return Err(Invalid::from(format!(
                 "{path}[{index}]: \"{role}\" is one of SPEC's own roles (user, assistant, toolResult, \
                  compaction), not a custom one"
-            ));
+            )));
         }
     }
     Ok(())

@@ -18,6 +18,7 @@
 
 use serde_json::{Map, Value};
 
+use crate::invalid::Invalid;
 use crate::message::{
     AgentMessage, AssistantBlock, AssistantMessage, CompactionEntry, CustomMessage, Extra,
     ImageContent, MediaBlock, StopReason, TextContent, ThinkingContent, ToolCall,
@@ -35,8 +36,8 @@ pub trait ReadValue: Sized {
 
 /// `text` parsed once into a `Value`, then read as `T`; the error is serde_json's (with its position) for
 /// text that is not JSON, else the reader's (the path from the value: `timestamp is missing`).
-pub fn from_json<T: ReadValue>(text: &str) -> Result<T, String> {
-    T::read_value(parse(text)?)
+pub fn from_json<T: ReadValue>(text: &str) -> Result<T, Invalid> {
+    Ok(T::read_value(parse(text)?)?)
 }
 
 /// The first lone surrogate escape in JSON text, as written (`\ud800`), if there is one. JSON text can hold
@@ -71,8 +72,8 @@ pub fn lone_surrogate(text: &str) -> Option<&str> {
 
 /// `value` read as `T`, an error naming the field under `path`, the caller's name of the value
 /// (`context.messages[2]` gives `context.messages[2].timestamp is missing`).
-pub fn read_at<T: ReadValue>(value: Value, path: &str) -> Result<T, String> {
-    T::read_value(value).map_err(|error| at(path, &error))
+pub fn read_at<T: ReadValue>(value: Value, path: &str) -> Result<T, Invalid> {
+    T::read_value(value).map_err(|error| Invalid::from(at(path, &error)))
 }
 
 /// A reader's error (its path from the value read, or none when the value itself is wrong) under `path`.
@@ -306,7 +307,7 @@ macro_rules! read_value {
     ($($ty:ty),*) => {$(
         impl ReadValue for $ty {
             fn read_value(value: Value) -> Result<Self, String> {
-                Self::from_value(value)
+                Self::read(value)
             }
         }
     )*};
@@ -318,7 +319,7 @@ macro_rules! deserialize_via_value {
         impl<'de> serde::Deserialize<'de> for $ty {
             fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
                 let value = <serde_json::Value as serde::Deserialize>::deserialize(deserializer)?;
-                Self::from_value(value).map_err(serde::de::Error::custom)
+                Self::read(value).map_err(serde::de::Error::custom)
             }
         }
     )*
@@ -346,7 +347,12 @@ deserialize_via_value!(
 read_value!(ToolDefinition, TraceRecord, RecordedRequest);
 
 impl TextContent {
-    pub fn from_value(value: Value) -> Result<Self, String> {
+    /// Reads the shape from a parsed JSON value; the error names the field by its path from `value`.
+    pub fn from_value(value: Value) -> Result<Self, Invalid> {
+        Self::read(value).map_err(Invalid::from)
+    }
+
+    fn read(value: Value) -> Result<Self, String> {
         Self::from_fields(Fields::of(value)?)
     }
 
@@ -360,7 +366,12 @@ impl TextContent {
 }
 
 impl ThinkingContent {
-    pub fn from_value(value: Value) -> Result<Self, String> {
+    /// Reads the shape from a parsed JSON value; the error names the field by its path from `value`.
+    pub fn from_value(value: Value) -> Result<Self, Invalid> {
+        Self::read(value).map_err(Invalid::from)
+    }
+
+    fn read(value: Value) -> Result<Self, String> {
         Self::from_fields(Fields::of(value)?)
     }
 
@@ -374,7 +385,12 @@ impl ThinkingContent {
 }
 
 impl ImageContent {
-    pub fn from_value(value: Value) -> Result<Self, String> {
+    /// Reads the shape from a parsed JSON value; the error names the field by its path from `value`.
+    pub fn from_value(value: Value) -> Result<Self, Invalid> {
+        Self::read(value).map_err(Invalid::from)
+    }
+
+    fn read(value: Value) -> Result<Self, String> {
         Self::from_fields(Fields::of(value)?)
     }
 
@@ -389,7 +405,12 @@ impl ImageContent {
 }
 
 impl ToolCall {
-    pub fn from_value(value: Value) -> Result<Self, String> {
+    /// Reads the shape from a parsed JSON value; the error names the field by its path from `value`.
+    pub fn from_value(value: Value) -> Result<Self, Invalid> {
+        Self::read(value).map_err(Invalid::from)
+    }
+
+    fn read(value: Value) -> Result<Self, String> {
         Self::from_fields(Fields::of(value)?)
     }
 
@@ -405,7 +426,12 @@ impl ToolCall {
 }
 
 impl MediaBlock {
-    pub fn from_value(value: Value) -> Result<Self, String> {
+    /// Reads the shape from a parsed JSON value; the error names the field by its path from `value`.
+    pub fn from_value(value: Value) -> Result<Self, Invalid> {
+        Self::read(value).map_err(Invalid::from)
+    }
+
+    fn read(value: Value) -> Result<Self, String> {
         let f = Fields::of(value)?;
         let read: Read<Self> = match f.variant("type")? {
             "text" => |f| TextContent::from_fields(f).map(MediaBlock::Text),
@@ -417,7 +443,12 @@ impl MediaBlock {
 }
 
 impl AssistantBlock {
-    pub fn from_value(value: Value) -> Result<Self, String> {
+    /// Reads the shape from a parsed JSON value; the error names the field by its path from `value`.
+    pub fn from_value(value: Value) -> Result<Self, Invalid> {
+        Self::read(value).map_err(Invalid::from)
+    }
+
+    fn read(value: Value) -> Result<Self, String> {
         let f = Fields::of(value)?;
         let read: Read<Self> = match f.variant("type")? {
             "text" => |f| TextContent::from_fields(f).map(AssistantBlock::Text),
@@ -436,13 +467,16 @@ impl AssistantBlock {
 }
 
 impl UserContent {
-    pub fn from_value(value: Value) -> Result<Self, String> {
+    /// Reads the shape from a parsed JSON value; the error names the field by its path from `value`.
+    pub fn from_value(value: Value) -> Result<Self, Invalid> {
+        Self::read(value).map_err(Invalid::from)
+    }
+
+    fn read(value: Value) -> Result<Self, String> {
         match value {
             Value::String(text) => Ok(UserContent::Text(text)),
             Value::Array(blocks) => (blocks.into_iter().enumerate())
-                .map(|(i, block)| {
-                    MediaBlock::from_value(block).map_err(|e| at(&format!("[{i}]"), &e))
-                })
+                .map(|(i, block)| MediaBlock::read(block).map_err(|e| at(&format!("[{i}]"), &e)))
                 .collect::<Result<_, _>>()
                 .map(UserContent::Blocks),
             other => Err(mismatch("", "a string or an array", &other)),
@@ -451,7 +485,12 @@ impl UserContent {
 }
 
 impl UserMessage {
-    pub fn from_value(value: Value) -> Result<Self, String> {
+    /// Reads the shape from a parsed JSON value; the error names the field by its path from `value`.
+    pub fn from_value(value: Value) -> Result<Self, Invalid> {
+        Self::read(value).map_err(Invalid::from)
+    }
+
+    fn read(value: Value) -> Result<Self, String> {
         Self::from_fields(Fields::of(value)?)
     }
 
@@ -459,7 +498,7 @@ impl UserMessage {
         f.tag("role", "user")?;
         let content = f.take("content").ok_or_else(|| missing("content"))?;
         Ok(UserMessage {
-            content: UserContent::from_value(content).map_err(|e| at("content", &e))?,
+            content: UserContent::read(content).map_err(|e| at("content", &e))?,
             timestamp: f.number("timestamp")?,
             extra: f.extra_in_order(),
         })
@@ -469,7 +508,11 @@ impl UserMessage {
 impl AssistantMessage {
     /// A message on its own (a model's final message, a script's): its `role` must be there, as in a
     /// transcript, so that the message stored is the one given (a missing one was filled in).
-    pub fn from_value(value: Value) -> Result<Self, String> {
+    pub fn from_value(value: Value) -> Result<Self, Invalid> {
+        Self::read(value).map_err(Invalid::from)
+    }
+
+    fn read(value: Value) -> Result<Self, String> {
         let f = Fields::of(value)?;
         f.variant("role")?;
         Self::from_fields(f)
@@ -477,7 +520,7 @@ impl AssistantMessage {
 
     fn from_fields(mut f: Fields) -> Result<Self, String> {
         f.tag("role", "assistant")?;
-        let content = f.array("content", AssistantBlock::from_value)?;
+        let content = f.array("content", AssistantBlock::read)?;
         let content = content.ok_or_else(|| missing("content"))?;
         let stop_reason = f.string("stopReason")?;
         let stop_reason = StopReason::parse(&stop_reason).ok_or_else(|| {
@@ -498,7 +541,12 @@ impl AssistantMessage {
 }
 
 impl ToolResultMessage {
-    pub fn from_value(value: Value) -> Result<Self, String> {
+    /// Reads the shape from a parsed JSON value; the error names the field by its path from `value`.
+    pub fn from_value(value: Value) -> Result<Self, Invalid> {
+        Self::read(value).map_err(Invalid::from)
+    }
+
+    fn read(value: Value) -> Result<Self, String> {
         Self::from_fields(Fields::of(value)?)
     }
 
@@ -508,7 +556,7 @@ impl ToolResultMessage {
             tool_call_id: f.string("toolCallId")?,
             tool_name: f.string("toolName")?,
             content: f
-                .array("content", MediaBlock::from_value)?
+                .array("content", MediaBlock::read)?
                 .ok_or_else(|| missing("content"))?,
             details: match f.null("details") {
                 true => None,
@@ -525,14 +573,25 @@ impl ToolResultMessage {
 
 impl AgentMessage {
     /// A message of one of SPEC §1's roles; any other role is an error naming it.
-    pub fn from_value(value: Value) -> Result<Self, String> {
-        Self::from_value_with_roles(value, &[] as &[&str])
+    pub fn from_value(value: Value) -> Result<Self, Invalid> {
+        Self::read(value).map_err(Invalid::from)
+    }
+
+    fn read(value: Value) -> Result<Self, String> {
+        Self::read_with_roles(value, &[] as &[&str])
     }
 
     /// A message of one of SPEC §1's roles or of one of `custom_roles` (SPEC §7 `customRoles`), which is
     /// kept verbatim as a `CustomMessage`. Any other role is an error naming it. SPEC's own roles are
     /// read as themselves even when listed.
     pub fn from_value_with_roles(
+        value: Value,
+        custom_roles: &[impl AsRef<str>],
+    ) -> Result<Self, Invalid> {
+        Self::read_with_roles(value, custom_roles).map_err(Invalid::from)
+    }
+
+    pub(crate) fn read_with_roles(
         value: Value,
         custom_roles: &[impl AsRef<str>],
     ) -> Result<Self, String> {
@@ -558,7 +617,11 @@ impl AgentMessage {
 impl CompactionEntry {
     /// `summary` a string and `firstKeptIndex` a non-negative integer (SPEC §13); `timestamp` a number;
     /// `tokensBefore` a number when present (an entry without it is kept without it).
-    pub fn from_value(value: Value) -> Result<Self, String> {
+    pub fn from_value(value: Value) -> Result<Self, Invalid> {
+        Self::read(value).map_err(Invalid::from)
+    }
+
+    fn read(value: Value) -> Result<Self, String> {
         Self::from_fields(Fields::of(value)?)
     }
 
@@ -606,7 +669,11 @@ fn index_of(value: &Value) -> Option<usize> {
 impl CustomMessage {
     /// A message of any role, kept verbatim (whether its role is a custom one is the caller's to check:
     /// `AgentMessage::from_value_with_roles` does).
-    pub fn from_value(value: Value) -> Result<Self, String> {
+    pub fn from_value(value: Value) -> Result<Self, Invalid> {
+        Self::read(value).map_err(Invalid::from)
+    }
+
+    fn read(value: Value) -> Result<Self, String> {
         Self::from_fields(Fields::of(value)?)
     }
 
@@ -623,11 +690,15 @@ impl CustomMessage {
 
 impl ToolOutput {
     /// The known fields moved out of one parsed value.
-    pub fn from_value(value: Value) -> Result<Self, String> {
+    pub fn from_value(value: Value) -> Result<Self, Invalid> {
+        Self::read(value).map_err(Invalid::from)
+    }
+
+    fn read(value: Value) -> Result<Self, String> {
         let mut f = Fields::of(value)?;
         Ok(ToolOutput {
             content: f
-                .array("content", MediaBlock::from_value)?
+                .array("content", MediaBlock::read)?
                 .ok_or_else(|| missing("content"))?,
             // `null` is a value (`details` is anything): kept as the tool gave it.
             details: f.take("details"),
@@ -639,7 +710,11 @@ impl ToolOutput {
 
 impl ToolReply {
     /// Known fields out of the map, the rest is `extra`.
-    pub fn from_value(value: Value) -> Result<Self, String> {
+    pub fn from_value(value: Value) -> Result<Self, Invalid> {
+        Self::read(value).map_err(Invalid::from)
+    }
+
+    fn read(value: Value) -> Result<Self, String> {
         let mut f = Fields::of(value)?;
         let timestamp = match f.optional_value("timestamp") {
             Some(Value::Number(t)) => t.as_f64(),
@@ -648,7 +723,7 @@ impl ToolReply {
         };
         Ok(ToolReply {
             content: f
-                .array("content", MediaBlock::from_value)?
+                .array("content", MediaBlock::read)?
                 .ok_or_else(|| missing("content"))?,
             // `null` is a value (`details` is anything): kept as the tool gave it.
             details: f.take("details"),
@@ -672,7 +747,11 @@ fn string_if_there(f: &mut Fields, key: &'static str) -> Result<Option<String>, 
 impl ToolDefinition {
     /// `name` a string, `description` a string if there, `parameters` any value if there (else
     /// `{ "type": "object" }`); other fields are dropped.
-    pub fn from_value(value: Value) -> Result<Self, String> {
+    pub fn from_value(value: Value) -> Result<Self, Invalid> {
+        Self::read(value).map_err(Invalid::from)
+    }
+
+    fn read(value: Value) -> Result<Self, String> {
         let mut f = Fields::of(value)?;
         Ok(ToolDefinition {
             name: f.string("name")?,
@@ -684,23 +763,29 @@ impl ToolDefinition {
 
 impl RecordedRequest {
     /// A model request as JSON (`systemPrompt`, `messages`, `tools`), owned; other fields are dropped.
-    pub fn from_value(value: Value) -> Result<Self, String> {
+    pub fn from_value(value: Value) -> Result<Self, Invalid> {
+        Self::read(value).map_err(Invalid::from)
+    }
+
+    fn read(value: Value) -> Result<Self, String> {
         let mut f = Fields::of(value)?;
         Ok(RecordedRequest {
             system_prompt: f.optional_string("systemPrompt")?,
             messages: f
-                .array("messages", AgentMessage::from_value)?
+                .array("messages", AgentMessage::read)?
                 .ok_or_else(|| missing("messages"))?,
-            tools: f
-                .array("tools", ToolDefinition::from_value)?
-                .unwrap_or_default(),
+            tools: f.array("tools", ToolDefinition::read)?.unwrap_or_default(),
         })
     }
 }
 
 impl TraceRecord {
     /// One record of a trace (`format_trace`, `validate_trace`); other fields are dropped.
-    pub fn from_value(value: Value) -> Result<Self, String> {
+    pub fn from_value(value: Value) -> Result<Self, Invalid> {
+        Self::read(value).map_err(Invalid::from)
+    }
+
+    fn read(value: Value) -> Result<Self, String> {
         let mut f = Fields::of(value)?;
         let seq = match f.take("seq") {
             None => return Err(missing("seq")),

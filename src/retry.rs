@@ -12,6 +12,7 @@
 
 use std::rc::Rc;
 
+use crate::invalid::Invalid;
 use crate::message::AssistantMessage;
 use crate::signal::AbortSignal;
 use crate::tools::executor::HookFuture;
@@ -94,7 +95,7 @@ impl RetryPolicy {
 
     /// The delays must be non-negative finite numbers; the error names the field under `path`
     /// (`options.retry.baseDelayMs must be a non-negative number (got NaN)`).
-    pub fn check(&self, path: &str) -> Result<(), String> {
+    pub fn check(&self, path: &str) -> Result<(), Invalid> {
         non_negative(self.base_delay_ms, path, "baseDelayMs")?;
         non_negative(self.max_delay_ms, path, "maxDelayMs")
     }

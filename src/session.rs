@@ -66,7 +66,7 @@ pub fn parse_jsonl_with_roles(
     for (line, json) in jsonl_lines(text) {
         let error = |message| JsonlError { line, message };
         let value: Value = serde_json::from_str(json).map_err(|e| error(not_json(json, &e)))?;
-        let message = AgentMessage::from_value_with_roles(value, custom_roles)
+        let message = AgentMessage::read_with_roles(value, custom_roles)
             .map_err(|reader| error(reading::at("message", &reader)))?;
         messages.push(message);
     }

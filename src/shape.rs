@@ -81,7 +81,7 @@ thread_local! {
 /// refused comes here.
 pub fn explain(name: &str, value: &Value, path: &str) -> Option<String> {
     let shape = compiled(name)?;
-    shape.validate(value, path).err()
+    shape.validate(value, path).err().map(String::from)
 }
 
 /// The shape `name`, compiled once.

@@ -17,6 +17,7 @@ use serde_json::Value;
 
 use crate::compaction::{entry_problem, EntryProblem};
 use crate::event::SkipReason;
+use crate::invalid::Invalid;
 use crate::message::{
     AgentMessage, AssistantMessage, CompactionEntry, ToolResultMessage, SPEC_ROLES,
 };
@@ -107,7 +108,7 @@ pub enum InputError {
     Role { index: usize, role: String },
     /// An option out of SPEC's range (`LoopControl::check`): a budget, a retry delay, a compaction limit or
     /// a custom role; the text names the field.
-    Options(String),
+    Options(Invalid),
 }
 
 impl InputError {
@@ -128,7 +129,7 @@ impl InputError {
                 call_index,
             } => (problem, call_index),
             InputError::Entry(entry) => return entry.describe(name),
-            InputError::Options(error) => return error.clone(),
+            InputError::Options(error) => return error.to_string(),
             InputError::Role { index, role } => {
                 let role = Value::String(role.clone());
                 let why = match SPEC_ROLES.iter().any(|own| role == *own) {

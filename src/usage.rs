@@ -10,6 +10,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::invalid::Invalid;
 use crate::js_number::{finite_sum, js_display};
 use crate::message::AssistantMessage;
 
@@ -85,30 +86,30 @@ impl Budget {
 
     /// Each limit that is set must be a positive finite number; the error names the field under `path`
     /// (`options.budget.maxTokens must be a positive number (got -1)`).
-    pub fn check(&self, path: &str) -> Result<(), String> {
+    pub fn check(&self, path: &str) -> Result<(), Invalid> {
         positive(self.max_tokens, path, "maxTokens")?;
         positive(self.max_cost, path, "maxCost")
     }
 }
 
 /// `Ok` when `value` is absent or a positive finite number; else the error naming `path.field`.
-pub(crate) fn positive(value: Option<f64>, path: &str, field: &str) -> Result<(), String> {
+pub(crate) fn positive(value: Option<f64>, path: &str, field: &str) -> Result<(), Invalid> {
     match value {
-        Some(x) if !(x.is_finite() && x > 0.0) => Err(format!(
+        Some(x) if !(x.is_finite() && x > 0.0) => Err(Invalid::from(format!(
             "{path}.{field} must be a positive number (got {})",
             js_display(x)
-        )),
+        ))),
         _ => Ok(()),
     }
 }
 
 /// `Ok` when `value` is a non-negative finite number; else the error naming `path.field`.
-pub(crate) fn non_negative(value: f64, path: &str, field: &str) -> Result<(), String> {
+pub(crate) fn non_negative(value: f64, path: &str, field: &str) -> Result<(), Invalid> {
     match value.is_finite() && value >= 0.0 {
         true => Ok(()),
-        false => Err(format!(
+        false => Err(Invalid::from(format!(
             "{path}.{field} must be a non-negative number (got {})",
             js_display(value)
-        )),
+        ))),
     }
 }

@@ -710,6 +710,7 @@ fn read_input_takes_what_an_agent_may_be_prompted_with_and_names_the_roles_it_ta
     let reply = json!({ "role": "assistant", "content": [], "stopReason": "stop", "timestamp": 1 });
     assert!(read_input(reply, &[])
         .unwrap_err()
+        .message()
         .starts_with("role must be \"user\" (got \"assistant\")"));
     let user = json!({ "role": "user", "content": 5, "timestamp": 1 });
     assert_eq!(

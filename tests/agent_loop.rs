@@ -613,7 +613,7 @@ fn malformed_messages_are_refused_naming_the_bad_field_as_the_shape_does() {
         let shape = tiny_pi::shape::explain("messages", &v, "messages")
             .expect("the shape finds the bad field");
         assert_eq!(error, shape, "{v}");
-        error
+        error.into()
     };
     let bad_id = json!([{"role": "user", "content": "q", "timestamp": 1},
         {"role": "assistant", "content": [{"type": "toolCall", "id": 7, "name": "x", "arguments": {}}], "stopReason": "toolUse", "timestamp": 2}]);

@@ -892,7 +892,7 @@ fn approvals_read_from_json_name_the_bad_field() {
         (json!({"c1": {"approve": "yes"}}), "options.approvals[\"c1\"].approve must be a boolean (got string)"),
         (json!({"c\"1": {"approve": false, "reason": 3}}), "options.approvals[\"c\\\"1\"].reason must be a string (got integer)"),
     ] {
-        assert_eq!(read(value), Err(error.to_string()));
+        assert_eq!(read(value), Err(error.into()));
     }
     // A later decision about the same call replaces the earlier one.
     let mut approvals = Approvals::new().approve("c1");

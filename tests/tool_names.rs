@@ -85,6 +85,31 @@ fn a_name_registered_twice_is_refused() {
     assert_eq!(registry.len(), 1);
 }
 
+/// A check's error is a `std::error::Error` (`Invalid`): `?` takes it into an app's boxed error (as into
+/// `anyhow`'s), its text unchanged, and it is `Send + Sync` for an error that crosses threads.
+#[test]
+fn a_refusal_is_an_error_that_question_mark_takes() {
+    fn setup(registry: &mut ToolRegistry) -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
+        registry.register(tool("read"))?;
+        registry.register(tool("read"))?;
+        unreachable!("the second register is refused");
+    }
+    let error = setup(&mut ToolRegistry::new()).unwrap_err();
+    assert_eq!(
+        error.to_string(),
+        "tool.name must be unique (got \"read\", already registered)"
+    );
+    let invalid = error
+        .downcast::<Invalid>()
+        .expect("the registry's own error type");
+    assert_eq!(
+        String::from(*invalid),
+        "tool.name must be unique (got \"read\", already registered)"
+    );
+    let read = reading::from_json::<AgentMessage>("{\"role\": \"user\"}").unwrap_err();
+    assert_eq!(read.message(), "content is missing");
+}
+
 /// A custom tool source's `definitions()` (the bridge's `options.tools`) are checked as `register` checks a
 /// tool: names, duplicates, schemas, each error naming the field.
 #[test]
@@ -144,6 +169,6 @@ fn a_tool_sources_definitions_are_checked_as_register_checks_a_tool() {
     ];
     for (definitions, error) in cases {
         let refused = check_definitions(&definitions, at).unwrap_err();
-        assert!(refused.starts_with(error), "{refused}");
+        assert!(refused.message().starts_with(error), "{refused}");
     }
 }

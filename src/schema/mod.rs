@@ -19,6 +19,7 @@ mod compile;
 mod pattern;
 mod validate;
 
+use crate::invalid::Invalid;
 use serde_json::Value;
 
 pub use pattern::{Pattern, PatternError, SIZE_LIMIT as PATTERN_SIZE_LIMIT};
@@ -99,31 +100,31 @@ struct Tagged {
 
 impl Schema {
     /// Checks and compiles `schema`; the error names the bad keyword under `path` (`tool.parameters`).
-    pub fn compile(schema: &Value, path: &str) -> Result<Schema, String> {
-        compile::compile(schema, schema, path)
+    pub fn compile(schema: &Value, path: &str) -> Result<Schema, Invalid> {
+        Ok(compile::compile(schema, schema, path)?)
     }
 
     /// Compiles the schema at JSON pointer `pointer` of `document` (`/$defs/message`), against which its
     /// references resolve.
-    pub fn compile_at(document: &Value, pointer: &str, path: &str) -> Result<Schema, String> {
+    pub fn compile_at(document: &Value, pointer: &str, path: &str) -> Result<Schema, Invalid> {
         let entry = compile::pointer(document, pointer)
             .ok_or_else(|| format!("{path}: no schema at {pointer}"))?;
-        compile::compile(document, entry, path)
+        Ok(compile::compile(document, entry, path)?)
     }
 
     /// Validates `value`; the error names the first failing path, with `path` as the root (`arguments`).
-    pub fn validate(&self, value: &Value, path: &str) -> Result<(), String> {
-        validate::validate(self, value, path)
+    pub fn validate(&self, value: &Value, path: &str) -> Result<(), Invalid> {
+        Ok(validate::validate(self, value, path)?)
     }
 }
 
 /// Compiles `schema` and validates `value` against it.
-pub fn validate(schema: &Value, value: &Value, path: &str) -> Result<(), String> {
+pub fn validate(schema: &Value, value: &Value, path: &str) -> Result<(), Invalid> {
     Schema::compile(schema, "schema")?.validate(value, path)
 }
 
 /// Checks that a tool's `parameters` is a schema this validator can apply, naming the bad part.
-pub fn check_schema(schema: &Value, path: &str) -> Result<(), String> {
+pub fn check_schema(schema: &Value, path: &str) -> Result<(), Invalid> {
     Schema::compile(schema, path).map(drop)
 }
 

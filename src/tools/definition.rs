@@ -4,6 +4,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::invalid::Invalid;
 use crate::schema::Schema;
 
 /// What the model is told about a tool.
@@ -47,7 +48,7 @@ impl ToolDefinition {
 
     /// `parameters`, compiled: a schema the validator can apply, or the error naming the bad keyword under
     /// `at` (`tool.parameters.properties.path.pattern`).
-    pub(crate) fn compile(&self, at: &str) -> Result<Schema, String> {
+    pub(crate) fn compile(&self, at: &str) -> Result<Schema, Invalid> {
         Schema::compile(&self.parameters, &format!("{at}.parameters"))
     }
 }
@@ -56,15 +57,15 @@ impl ToolDefinition {
 /// providers accept it and used once, each `parameters` a schema the validator can apply. The first
 /// problem, naming the field under `path` (`options.tools.definitions()`):
 /// `options.tools.definitions()[1].name must match ^[a-zA-Z0-9_-]{1,64}$ (got "read file")`.
-pub fn check_definitions(definitions: &[ToolDefinition], path: &str) -> Result<(), String> {
+pub fn check_definitions(definitions: &[ToolDefinition], path: &str) -> Result<(), Invalid> {
     for (index, definition) in definitions.iter().enumerate() {
         let at = format!("{path}[{index}]");
         definition.check_name(&at)?;
         let name = &definition.name;
         if let Some(first) = definitions[..index].iter().position(|d| d.name == *name) {
-            return Err(format!(
+            return Err(Invalid::from(format!(
                 "{at}.name must be unique (got \"{name}\", the name of {path}[{first}] too)"
-            ));
+            )));
         }
         definition.compile(&at)?;
     }

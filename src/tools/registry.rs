@@ -16,6 +16,7 @@ use super::executor::{
     ToolExecutor, ToolReply,
 };
 use crate::approval::NeedsApproval;
+use crate::invalid::Invalid;
 use crate::message::{Extra, MediaBlock, ToolCall, ToolResultMessage};
 use crate::schema::Schema;
 use crate::signal::AbortSignal;
@@ -136,13 +137,13 @@ impl ToolRegistry {
     /// Adds a tool. Its name must be one providers accept and not registered yet, and its parameters a
     /// schema the validator can apply (compiled now); the error names the field (`tool.name`,
     /// `tool.parameters.properties.path.pattern`).
-    pub fn register(&mut self, tool: Tool) -> Result<(), String> {
+    pub fn register(&mut self, tool: Tool) -> Result<(), Invalid> {
         let name = &tool.definition.name;
         tool.definition.check_name("tool")?;
         if self.get(name).is_some() {
-            return Err(format!(
+            return Err(Invalid::from(format!(
                 "tool.name must be unique (got \"{name}\", already registered)"
-            ));
+            )));
         }
         let parameters = tool.definition.compile("tool")?;
         self.any_settings |=

@@ -56,7 +56,7 @@ pub fn approvals(value: &JsValue, what: &str) -> Result<Approvals, String> {
         ));
     }
     let decisions: Value = from_js(value, what)?;
-    Approvals::from_value(&decisions, what)
+    Ok(Approvals::from_value(&decisions, what)?)
 }
 
 /// `result.pending`: the calls of a paused run's last batch, as frozen objects in a frozen array.

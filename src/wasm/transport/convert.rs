@@ -19,6 +19,7 @@ use super::glue::{
 };
 use crate::message::AgentMessage;
 use crate::reading::{at, from_json, ReadValue};
+use crate::Invalid;
 
 /// `object[name]`, with a getter or proxy that throws reported against the field (`what`).
 pub fn get(object: &JsValue, name: &'static str, what: &str) -> Result<JsValue, String> {
@@ -29,7 +30,7 @@ pub fn get(object: &JsValue, name: &'static str, what: &str) -> Result<JsValue, 
 /// Reads `value` (`what` names it, e.g. `options.context.messages`) as `T`, from the JSON `JSON.stringify`
 /// writes of it (read once); the error names the bad field.
 pub fn from_js<T: ReadValue>(value: &JsValue, what: &str) -> Result<T, String> {
-    read_js(value, what, T::read_value)
+    read_js(value, what, |value| Ok(T::read_value(value)?))
 }
 
 /// `from_js` with the core's reader `read` (one that takes more than the value: the run's roles, say). A
@@ -37,12 +38,12 @@ pub fn from_js<T: ReadValue>(value: &JsValue, what: &str) -> Result<T, String> {
 pub fn read_js<T>(
     value: &JsValue,
     what: &str,
-    read: impl FnOnce(Value) -> Result<T, String>,
+    read: impl FnOnce(Value) -> Result<T, Invalid>,
 ) -> Result<T, String> {
     let text = json_text(value, what)?;
     from_json(&text)
         .and_then(read)
-        .map_err(|error| explain(&text, &error, value, what))
+        .map_err(|error| explain(&text, error.message(), value, what))
 }
 
 /// `from_js` of a value that must be an array; anything else is "`what` must be `expected` (got ...)".
@@ -201,7 +202,7 @@ pub fn messages_from_js(
 pub fn each_from_js<T>(
     value: &JsValue,
     what: &str,
-    read: impl Fn(Value) -> Result<T, String>,
+    read: impl Fn(Value) -> Result<T, Invalid>,
 ) -> Result<Vec<T>, String> {
     if !is_array(value) {
         return Err(must_be(what, "an array", type_of(value)));
@@ -214,7 +215,7 @@ pub fn each_from_js<T>(
     for (index, line) in text.split_terminator('\n').enumerate() {
         items.push(from_json(line).and_then(&read).map_err(|error| {
             let element = Reflect::get(value, &JsValue::from(index as u32)).unwrap_or_default();
-            explain(line, &error, &element, &format!("{what}[{index}]"))
+            explain(line, error.message(), &element, &format!("{what}[{index}]"))
         })?);
     }
     Ok(items)
