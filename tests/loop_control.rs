@@ -461,6 +461,199 @@ fn a_timeout_answers_the_slow_call_and_keeps_its_fast_sibling() {
     assert_eq!(clock.pending(), 0);
 }
 
+/// An app's callback that waits on a gate the test opens: `afterToolCall` for one call, or an observer on
+/// the first event `describe` writes as `on` (both log into the timeline as the others do).
+struct Waiting {
+    log: Log,
+    on: String,
+    gate: std::cell::RefCell<Option<futures::channel::oneshot::Receiver<()>>>,
+}
+
+impl Waiting {
+    fn new(log: &Log, on: &str) -> (Self, futures::channel::oneshot::Sender<()>) {
+        let (open, gate) = common::control::gate();
+        let waiting = Waiting {
+            log: log.clone(),
+            on: on.into(),
+            gate: std::cell::RefCell::new(Some(gate)),
+        };
+        (waiting, open)
+    }
+
+    /// The gate to await, the first time `what` is the one waited on.
+    fn gate_for(&self, what: &str) -> Option<futures::channel::oneshot::Receiver<()>> {
+        (what == self.on)
+            .then(|| self.gate.borrow_mut().take())
+            .flatten()
+    }
+}
+
+impl AfterToolCall for Waiting {
+    fn after_tool_call<'a>(
+        &'a self,
+        call: &'a ToolCall,
+        _result: &'a ToolResultMessage,
+        _context: HookContext<'a>,
+    ) -> HookFuture<'a, Option<ResultPatch>> {
+        self.log.borrow_mut().push(format!("after:{}", call.id));
+        let gate = self.gate_for(&call.id);
+        Box::pin(async move {
+            if let Some(gate) = gate {
+                let _ = gate.await;
+            }
+            Ok(None)
+        })
+    }
+}
+
+impl Observer<ModelEvent> for Waiting {
+    fn on_event(&self, event: LoopEvent<'_, ModelEvent>) -> Observed {
+        let line = describe(&event);
+        self.log.borrow_mut().push(line.clone());
+        Ok(self.gate_for(&line).map(|gate| {
+            Box::pin(async move {
+                let _ = gate.await;
+                Ok(())
+            }) as LocalBoxFuture<'static, Result<(), String>>
+        }))
+    }
+}
+
+/// SPEC §4: the calls of a parallel batch run concurrently. While the app's `afterToolCall` for a call that
+/// answered at once still runs, its siblings have started, one of them finishes in time, and that is its
+/// answer: not "timed out" for a call that never ran, nor for one whose timer fired while the loop waited.
+#[test]
+fn every_call_of_a_parallel_batch_runs_while_a_hook_awaits_another_calls_end() {
+    let log = Log::default();
+    let model = ScriptedModel::new(vec![
+        tool_use(vec![
+            call("fast", "fast", json!({"path": "f"})),
+            call("pay", "pay", json!({"path": "p"})),
+            call("other", "other", json!({"path": "o"})),
+        ]),
+        done(),
+    ]);
+    let (gates, kept) = (GatedTools::default(), Kept::default());
+    gates.gate("pay");
+    gates.gate("other");
+    let pay = Spec {
+        timeout_ms: Some(50),
+        ..spec("pay")
+    };
+    let registry = gated_registry(&gates, &kept, &[spec("fast"), pay, spec("other")]);
+    let clock = ManualClock::default();
+    let (after, open) = Waiting::new(&log, "fast");
+    let timeline = Timeline(log.clone());
+    let mut setup = Setup::new(&model, &registry, &timeline);
+    setup.control.timers = &clock;
+    setup.control.after_tool_call = Some(&after);
+    let mut run = Driver::new(setup.options());
+
+    run.stall();
+    assert_eq!(lines(&log, &["after"]), ["after:fast"]);
+    assert_eq!(
+        *gates.started.borrow(),
+        ["fast", "pay", "other"],
+        "every call started, though fast's afterToolCall has not answered"
+    );
+    clock.advance(20);
+    gates.release("pay", Ok("charged, receipt 123"));
+    run.stall();
+    assert_eq!(
+        clock.pending(),
+        0,
+        "pay finished in time: its timer is cleared"
+    );
+    clock.advance(100);
+    assert!(!kept.signals.borrow()["pay"].aborted());
+    open.send(()).unwrap();
+    gates.release("other", Ok("other done"));
+    let result = run.result();
+
+    assert_eq!(
+        lines(&log, &["tool_end", "after"]),
+        [
+            "after:fast",
+            "tool_end:fast",
+            "after:pay",
+            "tool_end:pay",
+            "after:other",
+            "tool_end:other"
+        ],
+        "tool_end in the order the calls finished"
+    );
+    let rs = results(&result.messages);
+    assert_eq!(ids(&rs), ["fast", "pay", "other"]);
+    assert_eq!(
+        (text_of(rs[1]).as_str(), rs[1].is_error),
+        ("charged, receipt 123", false)
+    );
+    assert_eq!(gates.executions(), 3, "each call ran once");
+    assert_eq!((result.reason, result.steps), (RunReason::Stop, 2));
+}
+
+/// A call that finished in time is answered by its tool even when an observer kept the loop busy past its
+/// timeout (here the observer of its own progress): its result is not dropped for "timed out".
+#[test]
+fn a_call_that_finished_while_an_observer_waited_is_not_answered_timed_out() {
+    let log = Log::default();
+    let model = ScriptedModel::new(vec![tool_use(vec![read("a")]), done()]);
+    let (gates, kept) = (GatedTools::default(), Kept::default());
+    gates.gate("a");
+    let registry = gated_registry(&gates, &kept, &[spec("read")]);
+    let clock = ManualClock::default();
+    let (observer, open) = Waiting::new(&log, "tool_progress:a");
+    let mut setup = Setup::new(&model, &registry, &observer);
+    setup.control.tool_timeout_ms = Some(50);
+    setup.control.timers = &clock;
+    let mut run = Driver::new(setup.options());
+
+    run.stall();
+    (kept.sinks.borrow()["a"])(vec![MediaBlock::text("charging")]);
+    run.stall();
+    clock.advance(26);
+    gates.release("a", Ok("charged, receipt 123"));
+    run.stall();
+    clock.advance(100);
+    open.send(()).unwrap();
+    let result = run.result();
+
+    let rs = results(&result.messages);
+    assert_eq!(
+        (text_of(rs[0]).as_str(), rs[0].is_error),
+        ("charged, receipt 123", false)
+    );
+    assert!(!kept.signals.borrow()["a"].aborted());
+    assert_eq!(
+        lines(&log, &["tool_"]),
+        ["tool_start:a", "tool_progress:a", "tool_end:a"]
+    );
+}
+
+/// A hook may wait for another call of its batch: that call runs meanwhile, so the batch ends.
+#[test]
+fn an_after_tool_call_that_waits_for_a_sibling_call_does_not_hold_the_batch() {
+    let log = Log::default();
+    let model = ScriptedModel::new(vec![tool_use(vec![read("a"), read("b")]), done()]);
+    let (gates, kept) = (GatedTools::default(), Kept::default());
+    gates.gate("b");
+    let registry = gated_registry(&gates, &kept, &[spec("read")]);
+    let (after, open) = Waiting::new(&log, "a");
+    let timeline = Timeline(log.clone());
+    let mut setup = Setup::new(&model, &registry, &timeline);
+    setup.control.after_tool_call = Some(&after);
+    let mut run = Driver::new(setup.options());
+
+    run.stall();
+    // The hook for a waits for b's tool to have started, as an app's would on a shared promise.
+    assert_eq!(*gates.started.borrow(), ["a", "b"]);
+    gates.release("b", Ok("b done"));
+    open.send(()).unwrap();
+    let result = run.result();
+    assert_eq!(result.reason, RunReason::Stop);
+    assert!(validate_transcript(&result.messages).ok);
+}
+
 #[test]
 fn a_call_that_finishes_in_time_is_answered_by_its_tool_and_its_signal_stays_quiet() {
     let model = ScriptedModel::new(vec![tool_use(vec![read("a")]), done()]);

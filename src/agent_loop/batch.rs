@@ -7,8 +7,9 @@
 //! order, to be appended once every call is answered.
 
 use std::cell::Cell;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, VecDeque};
 use std::future::{poll_fn, Future};
+use std::pin::pin;
 use std::pin::Pin;
 use std::rc::Rc;
 use std::task::{Context, Poll};
@@ -306,35 +307,36 @@ impl<E> Batch<'_, '_, E> {
 
     /// Waits for the running calls: progress goes out as `tool_progress`; each finished call is finished
     /// (phase 3), announced by `tool_end` and answered in its slot. Whether one asked to terminate, and the
-    /// execution of a call that timed out, if one was kept.
+    /// execution of a call that timed out, if one was kept. While the loop awaits an app's callback for one
+    /// call (its `afterToolCall`, an observer of its events), the other calls run on (`Running::beside`).
     async fn collect<'c>(
         &mut self,
         calls: &[&ToolCall],
         slots: &mut [Slot],
-        mut running: FuturesUnordered<Running<'c>>,
+        running: FuturesUnordered<Running<'c>>,
         received: &mut mpsc::UnboundedReceiver<(usize, Vec<MediaBlock>)>,
     ) -> (bool, Option<Straggler<'c>>) {
         let mut terminated = false;
         let mut straggler = None;
-        let mut finished = None;
+        let mut calls_running = RunningCalls {
+            running,
+            finished: VecDeque::new(),
+        };
         loop {
-            // A call is polled before the progress queue, and its end held back until the queue is empty,
-            // so that progress a tool reports just before finishing still goes out before its `tool_end`.
+            // The calls are polled before the progress queue, and a call's end held back until the queue is
+            // empty, so that progress a tool reports just before finishing still goes out before its
+            // `tool_end`.
             let arrival = poll_fn(|cx| {
-                if finished.is_none() {
-                    if let Poll::Ready(Some(done)) = running.poll_next_unpin(cx) {
-                        finished = Some(done);
-                    }
-                }
+                calls_running.poll(cx);
                 if let Poll::Ready(Some((index, content))) = received.poll_next_unpin(cx) {
                     return Poll::Ready(Some(Arrival::Progress(index, content)));
                 }
-                match finished.take() {
+                match calls_running.finished.pop_front() {
                     Some((index, outcome, left)) => {
                         straggler = left.or(straggler.take());
                         Poll::Ready(Some(Arrival::Finished(index, outcome)))
                     }
-                    None if running.is_empty() => Poll::Ready(None),
+                    None if calls_running.running.is_empty() => Poll::Ready(None),
                     None => Poll::Pending,
                 }
             })
@@ -348,7 +350,7 @@ impl<E> Batch<'_, '_, E> {
                         call_id: &calls[index].id,
                         content: &content,
                     };
-                    self.emitter.emit(event).await;
+                    calls_running.beside(self.emitter.emit(event)).await;
                 }
                 Some(Arrival::Finished(index, outcome)) => {
                     let Slot::Run(runnable) = &slots[index] else {
@@ -359,13 +361,14 @@ impl<E> Batch<'_, '_, E> {
                     if let Some(hook) = self.control.after_tool_call.filter(|_| runnable.hooked) {
                         let (call, signal) = (calls[index], runnable.signal(self.signal));
                         let finished = (&mut result, &mut terminate);
-                        self.after_tool_call(hook, call, signal, finished).await;
+                        let hook = self.after_tool_call(hook, call, signal, finished);
+                        calls_running.beside(hook).await;
                     }
                     let event = LoopEvent::ToolEnd {
                         result: &result,
                         index: self.first_index + index,
                     };
-                    self.emitter.emit(event).await;
+                    calls_running.beside(self.emitter.emit(event)).await;
                     terminated |= terminate;
                     slots[index] = Slot::Answered(result);
                 }
@@ -470,7 +473,7 @@ struct Running<'c> {
 }
 
 impl<'c> Future for Running<'c> {
-    type Output = (usize, Outcome, Option<Straggler<'c>>);
+    type Output = Done<'c>;
 
     /// The timer is looked at first: once it has fired, the tool is not polled again here. (Timers that
     /// drop the callback unfired never fire.)
@@ -486,6 +489,39 @@ impl<'c> Future for Running<'c> {
             return Poll::Pending;
         };
         (execution.poll_unpin(cx)).map(|reply| (this.index, Outcome::Replied(reply), None))
+    }
+}
+
+/// What a finished call gives back: its index, how it ended, and (`keep`) the execution of a call that timed
+/// out.
+type Done<'c> = (usize, Outcome, Option<Straggler<'c>>);
+
+/// The running calls of a batch, and those that finished while the loop was busy with another call.
+struct RunningCalls<'c> {
+    running: FuturesUnordered<Running<'c>>,
+    /// In the order they finished.
+    finished: VecDeque<Done<'c>>,
+}
+
+impl<'c> RunningCalls<'c> {
+    /// Polls every call that was woken (a call starts at its first poll: all of them at once), keeping
+    /// each that finished. A call noticed as it finishes is answered by its tool, never by a timer that
+    /// fired later while the loop was busy.
+    fn poll(&mut self, cx: &mut Context<'_>) {
+        while let Poll::Ready(Some(done)) = self.running.poll_next_unpin(cx) {
+            self.finished.push_back(done);
+        }
+    }
+
+    /// Awaits `work` (an app's hook or observer) while the calls run on (SPEC §4: the executions of a
+    /// batch run concurrently; a hook may even wait for another call of its batch).
+    async fn beside<T>(&mut self, work: impl Future<Output = T>) -> T {
+        let mut work = pin!(work);
+        poll_fn(|cx| {
+            self.poll(cx);
+            work.as_mut().poll(cx)
+        })
+        .await
     }
 }
 

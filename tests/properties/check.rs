@@ -1054,6 +1054,21 @@ impl Walk<'_> {
         for (j, &i) in runnable.iter().enumerate() {
             self.execution_of(first + j, &batch.calls[i], last_start)?;
         }
+        // SPEC §4: the executions run concurrently. Each has begun before the loop awaits any app callback
+        // of the batch (an observer of its events, an `afterToolCall`), which may take long, or wait for a
+        // sibling call.
+        let callback = (last_start + 1..self.timeline.len())
+            .find(|&p| matches!(self.timeline[p], Entry::Event(_) | Entry::After(_)));
+        for (j, &i) in runnable.iter().enumerate() {
+            let began = self.position_of(Entry::Began(first + j));
+            ensure!(
+                began.is_some_and(|b| callback.map_or(true, |c| b < c)),
+                "call {} had not begun when the loop awaited {:?}; events {:?}",
+                batch.calls[i].id,
+                callback.map(|c| self.timeline[c]),
+                self.trace()
+            );
+        }
         self.executed += runnable.len();
         let mut ended = vec![false; batch.calls.len()];
         let execution = |i: usize| first + runnable.iter().position(|&r| r == i).unwrap();

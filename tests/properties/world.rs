@@ -190,6 +190,8 @@ pub enum Entry {
     Event(usize),
     /// `executions[n]` began.
     ExecStart(usize),
+    /// `executions[n]`'s future was first polled: its tool began to run.
+    Began(usize),
     /// `executions[n]` settled (its reply or rejection was recorded).
     ExecEnd(usize),
     /// The model was asked for `requests[n]`.
@@ -637,6 +639,7 @@ impl ToolExecutor for Executor {
         let plan = self.outcomes[index % self.outcomes.len()].clone();
         let world = self.world.clone();
         async move {
+            world.entry(Entry::Began(index));
             let reply = match self.kind {
                 ExecutorKind::Registry => {
                     <ToolRegistry as ToolExecutor>::execute(&self.registry, call, context).await
