@@ -285,6 +285,19 @@ describe("errors say one thing one way", () => {
     assert.throws(() => new tp.Agent({ model, toolTimeoutMs: 0 }), { name: "TypeError", message: /^options\.toolTimeoutMs must be a positive integer/ });
     assert.throws(() => new tp.Agent({ model, budget: { maxTokens: -1 } }), { name: "TypeError", message: /^options\.budget\.maxTokens must be a positive number/ });
   });
+
+  test("a budget, retry or compaction that is a Map, a Date or an array is refused, not read as no limit", T, async () => {
+    const model = jsModel(() => stop());
+    for (const field of ["budget", "retry", "compaction"]) {
+      for (const [value, got] of [[new Map([["maxTokens", 100]]), "an object of another class"], [new Date(), "an object of another class"], [[], "array"]]) {
+        const error = { name: "TypeError", message: `options.${field} must be a plain object (got ${got})` };
+        await assert.rejects(tp.runAgentLoop({ context: { messages: [] }, model, [field]: value }), error);
+        assert.throws(() => new tp.Agent({ model, [field]: value }), error);
+      }
+    }
+    const plain = await tp.runAgentLoop({ context: { messages: [] }, model, budget: Object.assign(Object.create(null), { maxTokens: 100 }) });
+    assert.equal(plain.reason, "stop", "an object of no prototype is a plain object");
+  });
 });
 
 describe("readable errors (issue 26, item 8)", () => {

@@ -279,6 +279,34 @@ describe("execution modes", () => {
     await run;
     assert.deepEqual(log, ["start:a", "start:b", "end:b", "end:a"]);
   });
+
+  test("a batch runs on while an app's callback for one call awaits: a hook or an observer may wait for a sibling call", T, async () => {
+    for (const where of ["afterToolCall", "onEvent"]) {
+      const paid = gate();
+      const log = [];
+      const tools = registry(["fast", "pay"], {
+        spec: {
+          fast: { execute: () => ({ content: [text("fast")] }) },
+          pay: { timeoutMs: 60_000, execute: async () => { log.push("pay ran"); paid.open(); return { content: [text("charged")] }; } },
+        },
+      });
+      // The callback for fast (which answers at once) waits until pay's tool has run: before, pay started
+      // only once that callback had answered, so the run never ended.
+      const waitForPay = async (id) => { if (id === "fast") { log.push(`${where} waits`); await paid.promise; } };
+      const model = new tp.ScriptedModel([useTools(toolCall("f", "fast"), toolCall("p", "pay")), stop()]);
+      const result = await tp.runAgentLoop({
+        context: { messages: [userMsg("go")] },
+        model,
+        tools,
+        ...(where === "afterToolCall"
+          ? { afterToolCall: (call) => waitForPay(call.name) }
+          : { onEvent: (e) => e.type === "tool_end" ? waitForPay(e.result.toolName) : undefined }),
+      });
+      assert.equal(result.reason, "stop", where);
+      assert.deepEqual(log.toSorted(), [`${where} waits`, "pay ran"].toSorted(), where);
+      assert.deepEqual(texts(result.messages), ["fast", "charged"], where);
+    }
+  });
 });
 
 describe("timeouts (real setTimeout)", () => {

@@ -6,8 +6,7 @@ use wasm_bindgen::JsValue;
 
 use super::options;
 use crate::approval::{Approvals, PendingCall};
-use crate::wasm::transport::convert::{from_js, frozen_js, get, must_be, type_of};
-use crate::wasm::transport::glue::{is_plain_object_js, prototype_set_js};
+use crate::wasm::transport::convert::{expect_plain, from_js, frozen_js, get};
 
 /// `options.approvals` and `options.startSteps`.
 pub struct RunApprovals {
@@ -38,23 +37,7 @@ pub fn approvals(value: &JsValue, what: &str) -> Result<Approvals, String> {
         return Ok(Approvals::new());
     }
     // A plain object only: a `Map` (or any other class) would read as no decisions at all.
-    if !is_plain_object_js(value) {
-        let object = value.is_object() && !crate::wasm::transport::convert::is_array(value);
-        // `approvals["__proto__"] = decision` (a model may name a call so) sets the prototype.
-        let got = match (object, object && prototype_set_js(value)) {
-            (true, true) => {
-                "an object whose prototype was set, as approvals[\"__proto__\"] = ... does: \
-                 make it with Object.fromEntries"
-            }
-            (true, false) => "an object of another class",
-            (false, _) => &type_of(value),
-        };
-        return Err(must_be(
-            what,
-            "a plain object of decisions by tool call id",
-            got,
-        ));
-    }
+    expect_plain(value, what, "a plain object of decisions by tool call id")?;
     let decisions: Value = from_js(value, what)?;
     Ok(Approvals::from_value(&decisions, what)?)
 }

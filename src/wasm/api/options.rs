@@ -17,8 +17,8 @@ use crate::tools::ExecutionMode;
 use crate::tools::{Clock, ToolDefinition};
 use crate::usage::Budget;
 use crate::wasm::transport::convert::{
-    array_from_js, describe, error_message, expect_object, get, is_object, messages_from_js,
-    must_be, optional_function, optional_string, type_of,
+    array_from_js, describe, error_message, expect_object, expect_plain, get, is_object,
+    messages_from_js, must_be, optional_function, optional_string, type_of,
 };
 use crate::wasm::transport::glue::read_clock_js;
 use crate::wasm::transport::hooks::{JsEstimateTokens, JsShouldRetry, JsSummarize};
@@ -226,13 +226,13 @@ fn number_field(object: &JsValue, name: &'static str, what: &str) -> Result<Opti
     }
 }
 
-/// An option that must be an object when given (`what` names it); `None` when absent.
+/// An option that must be a plain object when given (`what` names it); `None` when absent.
 fn option_object(value: &JsValue, what: &str) -> Result<Option<JsValue>, String> {
-    match value {
-        v if v.is_null_or_undefined() => Ok(None),
-        v if is_object(v) => Ok(Some(v.clone())),
-        v => Err(must_be(what, "an object", type_of(v))),
+    if value.is_null_or_undefined() {
+        return Ok(None);
     }
+    expect_plain(value, what, "a plain object")?;
+    Ok(Some(value.clone()))
 }
 
 /// `options.budget` (SPEC §11): `{ maxTokens?, maxCost? }`, each a positive finite number.

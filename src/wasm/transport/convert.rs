@@ -14,8 +14,8 @@ use serde_json::Value;
 use wasm_bindgen::{JsCast, JsValue};
 
 use super::glue::{
-    is_array_js, json_lines_js, message_of_js, parse_frozen_js, plain_error_js, show_js,
-    type_error_js, unwritable_js,
+    is_array_js, is_plain_object_js, json_lines_js, message_of_js, parse_frozen_js, plain_error_js,
+    prototype_set_js, show_js, type_error_js, unwritable_js,
 };
 use crate::message::AgentMessage;
 use crate::reading::{at, from_json, ReadValue};
@@ -236,6 +236,24 @@ pub fn expect_object(value: &JsValue, what: &str, expected: &str) -> Result<(), 
         true => Ok(()),
         false => Err(must_be(what, expected, type_of(value))),
     }
+}
+
+/// A plain object, else "`what` must be `expected`" (a `Map` or a `Date` would read as no fields at all).
+pub fn expect_plain(value: &JsValue, what: &str, expected: &str) -> Result<(), String> {
+    if is_plain_object_js(value) {
+        return Ok(());
+    }
+    let object = value.is_object() && !is_array(value);
+    // `approvals["__proto__"] = decision` (a model may name a call so) sets the prototype.
+    let got = match (object, object && prototype_set_js(value)) {
+        (true, true) => {
+            "an object whose prototype was set, as approvals[\"__proto__\"] = ... does: \
+             make it with Object.fromEntries"
+        }
+        (true, false) => "an object of another class",
+        (false, _) => &type_of(value),
+    };
+    Err(must_be(what, expected, got))
 }
 
 /// "`what` must be `expected` (got `got`)": how the exports name a bad argument.
