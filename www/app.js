@@ -5,15 +5,15 @@
 // hash; ?embed=1&panels=…&autoplay=1 shows one scenario sized for a lesson's iframe (embed.js).
 
 import { t, tFirst, setLang, getLang, applyI18n, detectLang } from "./i18n.js";
-import { SCENARIOS, scenarioById, cloneDef, localizeDef, validateDefinition, parseTranscript, jsonErrorIndex, lineOfPath, responsesIn } from "./scenarios.js";
+import { SCENARIOS, CASES, scenarioById, cloneDef, localizeDef, validateDefinition, parseTranscript, jsonErrorIndex, lineOfPath, responsesIn, loneSurrogate, loneSurrogates } from "./scenarios.js";
 import { Run, unansweredCalls } from "./runner.js";
-import { whyOf, waitOf, decisionRow, phaseOf, aroundOf, isSequential, awaitsApproval, isPartTwo, isPartThree, toolCalls, callLabel } from "./explain.js";
+import { whyOf, waitOf, decisionRow, phaseOf, aroundOf, isSequential, awaitsApproval, isPartTwo, isPartThree, toolCalls, callLabel, replayDifference } from "./explain.js";
 import { orderTrace, buildLinks } from "./links.js";
 import * as views from "./views.js";
 import { renderInspector, requestForMessage, requestsCarrying, renderDecisionTable, renderApprovals, renderFork, renderCompare, tokensOf, tokensText } from "./panels.js";
 import { transcriptDiff } from "./conformance/check.js";
 import { readEmbed, applyEmbed, reportHeight } from "./embed.js";
-import { encodeScript, decodeScript, stateUrl, readRelease } from "./shareable.js";
+import { encodeHash, decodeHash, stateUrl, readRelease } from "./shareable.js";
 import { wireLoopCheck } from "./loopcheck.js";
 import { wireLive, liveModel, liveReady, diagnoseConnection, LIVE } from "./live.js";
 
@@ -45,8 +45,9 @@ const state = {
   customHash: null, // the hash that carries the custom script (#script=…), once encoded
   raw: false, // the inspector shows the request as raw JSON
   fork: null, // a response being edited: {request, draft: {stopReason, text, calls: [{id, name, args}]}, error}
-  compare: null, // the original run and its fork: {request, def, original, fork, run} (summaries; fork null while it runs)
-  replay: null, // a learner's loop being stepped through: {name, id, run} (what it did on kit case id)
+  compare: null, // the original run and its fork: {request, def, original, fork, run, shared} (summaries; fork null while
+  // it runs; `shared` what a link needs to make the original again: {request, original: its script, order})
+  replay: null, // a learner's loop being stepped through: {name, id, run, difference, hash} (what it did on kit case id)
   decisions: {}, // the learner's decisions on the calls that wait for one (SPEC §8): callId -> {approve, reason}
   continued: null, // the last import: {def (the script it made), base (the script it went on with), scenario (or null)}
 };
@@ -183,13 +184,33 @@ function newRun({ autoRelease = null, releaseRest = false, followOrder = false }
  * its result, recorded in the sandbox): the case's scenario, replayed in the page's views one event at a time.
  */
 function stepThroughLoop(report, name) {
-  const kase = scenarioById(report.id);
-  if (!kase || !report.run) return;
-  chooseScenario(report.id);
-  state.replay = { name, id: report.id, run: report.run };
-  newRun();
+  if (!showReplay({ name, id: report.id, run: report.run })) return;
   $("step").focus();
   $("timeline").scrollIntoView({ block: "nearest" });
+}
+
+/** A recording as the kit makes one (checkCase's `run`): what a replay needs, whatever else it holds. */
+const isRecording = (run) => Boolean(run) && typeof run === "object" && Array.isArray(run.events) && Array.isArray(run.requests);
+
+/**
+ * Show a recorded run of a learner's loop on kit case `id` (from the kit's report, or a shared link's hash), with
+ * where it first went another way than the course's (`difference`, said by the why-line there). The address names
+ * the replay, not the plain scenario: `replay=<id>` and the recording packed in the hash (`hash`, the link's own
+ * when it came from one). False when there is no such case or recording.
+ */
+function showReplay({ name, id, run }, { hash = null } = {}) {
+  const kase = CASES.find((c) => c.id === id);
+  if (!kase || !isRecording(run)) return false;
+  chooseScenario(id);
+  state.replay = { name: String(name), id, run, difference: replayDifference(kase, run), hash };
+  newRun();
+  if (!hash)
+    encodeHash({ name: state.replay.name, run }).then((encoded) => {
+      if (state.replay?.run !== run) return; // another run took its place meanwhile
+      state.replay.hash = `#replay=${encoded}`;
+      syncUrl();
+    });
+  return true;
 }
 
 function chooseScenario(id) {
@@ -279,7 +300,24 @@ function partThreeOf(run, rec) {
   return { retry: run.def.retry ?? null, budget: run.def.budget ?? null, compaction: run.def.compaction ?? null, usage: usageSoFar(run, rec.seq), index: rec.entryIndex ?? "?" };
 }
 
+/** A replay's first difference from the course's run, in words: what the learner's loop did there, what the
+ * correct loop does, and which of the two is missing, repeated or out of order. */
+function differenceText({ key, vars, parts }) {
+  const say = (part) => (part ? t(part.key, part.vars) : "");
+  return t(key, { ...vars, actual: say(parts.actual), expected: say(parts.expected), actualNote: say(parts.actualNote), expectedNote: say(parts.expectedNote) });
+}
+
+/** Where a replay says its first difference: at the event that differs; when the loop's events stopped short of it,
+ * or only the transcript it returned differs, at its last event once the replay is over. */
+function showsDifference(run, rec) {
+  const diff = state.replay?.difference;
+  if (!diff || !run.replay) return false;
+  if (diff.where === "event" && diff.index < run.replay.events.length) return rec.seq === diff.index + 1;
+  return (run.status === "done" || run.status === "failed") && rec.seq === run.events.length;
+}
+
 function explainEvent(run, rec) {
+  if (showsDifference(run, rec)) return differenceText(state.replay.difference);
   // The last request maxSteps allows: after its batch the run ends (it does not ask the model again).
   const last = (run.def.startSteps ?? 0) + rec.request >= (run.def.maxSteps ?? 32);
   const context = { ...batchOf(run, rec), ...partThreeOf(run, rec), last, requestOf: (n) => run.requestOf(n) };
@@ -477,16 +515,20 @@ function render() {
   if (embed.on) reportHeight(state.scenarioId);
 }
 
-/** The address of what is on screen: scenario, language, how far the run went, a custom script in the hash. */
+/** The address of what is on screen: scenario (or the learner's loop replayed on it), language, how far the run
+ * went, a custom script or a replay's recording in the hash. */
 function syncUrl() {
   const run = state.run;
-  const step = !run || state.checked || state.replay ? null : run.status === "done" || run.status === "failed" ? "end" : run.held && run.mode === "step" ? run.hold.seq : null;
+  const replay = state.replay;
+  const step = !run || state.checked ? null : run.status === "done" || run.status === "failed" ? "end" : run.held && run.mode === "step" ? run.hold.seq : null;
   const url = stateUrl(location.href, {
-    scenario: state.scenarioId === "custom" ? null : state.scenarioId,
+    // A replay is not the plain scenario: a link to it never claims to be one (see showReplay).
+    scenario: replay || state.scenarioId === "custom" ? null : state.scenarioId,
+    replay: replay ? replay.id : null,
     lang: getLang(),
     step,
-    release: run?.released.length ? run.released : null,
-    hash: state.scenarioId === "custom" ? state.customHash : null,
+    release: !replay && run?.released.length ? run.released : null,
+    hash: replay ? replay.hash : state.scenarioId === "custom" ? state.customHash : null,
   });
   if (url !== location.href) history.replaceState(null, "", url);
 }
@@ -652,6 +694,18 @@ function summaryOf(run) {
   };
 }
 
+/**
+ * A shared fork's comparison (`shared`: {request, original, order}, what runFork keeps): the original made again
+ * off screen, its summary beside the fork's once the fork (`def`) has run. Null when `shared` is not one.
+ */
+async function sharedCompare(shared, def) {
+  const valid = Boolean(shared) && typeof shared === "object" && Number.isInteger(shared.request) && shared.request > 0 &&
+    Array.isArray(shared.order) && shared.order.every((id) => typeof id === "string") && validateDefinition(shared.original).length === 0;
+  if (!valid) return null;
+  const original = await runOffScreen(shared.original, shared.order);
+  return { request: shared.request, def, original: summaryOf(original), fork: null, run: null, shared };
+}
+
 /** Run a definition to its end off screen (gates opening in `order`, then as they wait): a finished Run. */
 function runOffScreen(def, order) {
   return new Promise((resolve) => {
@@ -721,34 +775,6 @@ function forkedResponse(original, draft) {
   return { response, errors, args: parsed, firstCall: thinking.length + text.length };
 }
 
-/** The first lone surrogate of a string as `\uXXXX`, or null (the package refuses a string that holds one). */
-function loneSurrogate(s) {
-  const m = /\p{Cs}/u.exec(s);
-  return m ? `\\u${m[0].charCodeAt(0).toString(16).padStart(4, "0")}` : null;
-}
-
-/**
- * The first lone surrogate in a parsed JSON value's keys and strings, in the order the JSON text has them, or null.
- * A loop over a stack of its own, not recursion: it is run on arguments whatever their depth (too deep for tiny-pi is
- * refused too, in the same list), and JSON.parse gives values nested deeper than the call stack goes. A parsed value
- * has no cycles, so each key and value is visited once: the loop ends after as many steps as the value has parts.
- */
-function loneSurrogateIn(value) {
-  const stack = [value];
-  while (stack.length) {
-    const v = stack.pop();
-    if (typeof v === "string") {
-      const found = loneSurrogate(v);
-      if (found) return found;
-    } else if (v && typeof v === "object") {
-      // Keys are strings too: an object's [k1, v1, k2, v2, ...], pushed last first so that k1 is looked at first.
-      const parts = Array.isArray(v) ? v : Object.entries(v).flat();
-      for (let i = parts.length - 1; i >= 0; i--) stack.push(parts[i]);
-    }
-  }
-  return null;
-}
-
 /** A call's field's own label in the form, for an error the fork has no sentence of its own for. */
 function forkFieldLabel(field) {
   return t({ id: "fork.callId", name: "fork.callName", args: "fork.callArgs" }[field.key], { n: field.call });
@@ -799,7 +825,8 @@ function forkProblems(run, fork) {
   // this refused script) and it is asked again, so the other problems are listed too (at most once per call).
   const found = [];
   for (;;) {
-    const problems = validateDefinition(def);
+    // A lone surrogate is named below in the form's words, wherever it was typed (in arguments too deep to be read too).
+    const problems = validateDefinition(def).filter((e) => e.code !== "surrogate");
     const mapped = problems.map((e) => forkDefError(e, index, firstCall));
     found.push(...mapped);
     const deep = problems.length === 1 && problems[0].code === "tooDeep" ? mapped[0].field : null;
@@ -813,7 +840,7 @@ function forkProblems(run, fork) {
   fork.draft.calls.forEach((c, i) => {
     const n = i + 1;
     surrogates.push([{ call: n, key: "id" }, "fork.surrogateId", loneSurrogate(c.id)], [{ call: n, key: "name" }, "fork.surrogateName", loneSurrogate(c.name)]);
-    if (args[i] !== undefined) surrogates.push([{ call: n, key: "args" }, "fork.surrogateArgs", loneSurrogateIn(args[i])]);
+    if (args[i] !== undefined) surrogates.push([{ call: n, key: "args" }, "fork.surrogateArgs", loneSurrogates(args[i], { first: true })[0]?.code]);
   });
   for (const [field, key, code] of surrogates) if (code) errors.push({ field, text: t(key, { n: field.call, code }) });
   errors.sort((a, b) => forkFieldRank(a.field) - forkFieldRank(b.field));
@@ -839,7 +866,7 @@ async function runFork() {
   }
   const order = [...new Set([...run.released, ...(run.def.release ?? [])])];
   const original = run.status === "done" ? run : await runOffScreen(run.def, order);
-  state.compare = { request: fork.request, def, original: summaryOf(original), fork: null, run: null };
+  state.compare = { request: fork.request, def, original: summaryOf(original), fork: null, run: null, shared: { request: fork.request, original: run.def, order } };
   setEditorText(def);
   useCustom(def);
   newRun({ autoRelease: order, releaseRest: true });
@@ -991,9 +1018,10 @@ function useCustom(def, { hash = null } = {}) {
   if (!hash) shareCustom(def);
 }
 
-/** Put the custom script into the address (#script=…), once packed. */
+/** Put the custom script into the address (#script=…), once packed, with the comparison a fork shows beside it. */
 function shareCustom(def) {
-  encodeScript({ def, base: state.baseId }).then((encoded) => {
+  const compare = state.compare?.def === def ? state.compare.shared : null;
+  encodeHash({ def, base: state.baseId, ...(compare ? { compare } : {}) }).then((encoded) => {
     if (state.custom !== def) return; // another script took its place meanwhile
     state.customHash = `#script=${encoded}`;
     syncUrl();
@@ -1163,15 +1191,30 @@ function showError(text, kind, state = "error") {
  * earlier visit, else the README one. Returns false (and says why) when the URL names something that is not there.
  */
 async function startScript() {
-  const hash = new URLSearchParams(location.hash.slice(1)).get("script");
+  const packed = new URLSearchParams(location.hash.slice(1));
+  // A learner's loop stepped through: its recording is in the hash; without it the link shows nothing else instead.
+  const replay = params.get("replay");
+  if (replay !== null) {
+    const shared = packed.has("replay") ? await decodeHash(packed.get("replay")).catch(() => null) : null;
+    if (!shared || !showReplay({ name: shared.name, id: replay, run: shared.run }, { hash: location.hash })) {
+      showError(t("url.badReplay", { id: replay }), "bad-replay");
+      return false;
+    }
+    return true;
+  }
+  const hash = packed.get("script");
   if (hash !== null) {
-    const shared = await decodeScript(hash).catch(() => null);
-    if (!shared || validateDefinition(shared.def).length) {
+    const shared = await decodeHash(hash).catch(() => null);
+    const valid = shared && validateDefinition(shared.def).length === 0;
+    // A fork's link brings its comparison back: the original made again, the fork's side once it runs.
+    const compare = valid && shared.compare !== undefined ? await sharedCompare(shared.compare, shared.def) : null;
+    if (!valid || (shared.compare !== undefined && !compare)) {
       showError(t("url.badScript"), "bad-script");
       return false;
     }
     if (scenarioById(shared.base)) state.baseId = shared.base;
     setEditorText(shared.def);
+    state.compare = compare;
     useCustom(shared.def, { hash: location.hash });
     return true;
   }

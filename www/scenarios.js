@@ -248,6 +248,48 @@ function tooDeepPath(root) {
   return null;
 }
 
+/** The first lone surrogate of a string as `\uXXXX`, or null (the package refuses a string that holds one). */
+export function loneSurrogate(s) {
+  const m = /\p{Cs}/u.exec(s);
+  return m ? `\\u${m[0].charCodeAt(0).toString(16).padStart(4, "0")}` : null;
+}
+
+/**
+ * Each lone surrogate in a parsed JSON value's keys and strings, in the order the JSON text has them: [{path, code}],
+ * `path` named as validateDefinition names a field (`script[0].content[1].text`; a key, the path of its value),
+ * `code` as loneSurrogate gives it; with `first`, at most one. A loop over a stack of its own, not recursion: it is
+ * run on values whatever their depth (a fork's arguments), and JSON.parse gives values nested deeper than the call
+ * stack goes. Each part links to its parent and a path is written only for what is found, so a deep value costs
+ * as many steps as it has parts. A parsed value has no cycles: each key and value is visited once.
+ */
+export function loneSurrogates(value, { first = false } = {}) {
+  const found = [];
+  const pathOf = (node) => {
+    const steps = [];
+    for (let n = node; n.up; n = n.up) steps.push(n.step);
+    return steps.reverse().join("").replace(/^\./, "") || "$";
+  };
+  const stack = [{ value, up: null, step: "" }];
+  while (stack.length) {
+    const node = stack.pop();
+    const v = node.value;
+    if (typeof v === "string") {
+      const code = loneSurrogate(v);
+      if (code) {
+        found.push({ path: pathOf(node), code });
+        if (first) break;
+      }
+    } else if (v && typeof v === "object") {
+      // An object's [k1, v1, k2, v2, ...] (a key is a string too, named by its value's path), pushed last first.
+      const parts = Array.isArray(v)
+        ? v.map((x, i) => ({ value: x, up: node, step: `[${i}]` }))
+        : Object.entries(v).flatMap(([k, x]) => [{ value: k, up: node, step: `.${k}` }, { value: x, up: node, step: `.${k}` }]);
+      for (let i = parts.length - 1; i >= 0; i--) stack.push(parts[i]);
+    }
+  }
+  return found;
+}
+
 /**
  * Check an edited definition before it is run. Returns [{path, code, vars?}] (empty when valid); the text of
  * each code is `def.<code>` in i18n.js.
@@ -291,6 +333,8 @@ export function validateDefinition(d) {
     errors.push({ path: "release", code: "stringArray" });
   if (d.abort !== undefined && !["none", "before-start", "during-tool"].includes(d.abort))
     errors.push({ path: "abort", code: "oneOf", vars: { list: '"none", "before-start", "during-tool"' } });
+  // The package refuses a whole script for one lone surrogate in any of its strings or keys: named here, at its field.
+  for (const { path, code } of loneSurrogates(d)) errors.push({ path, code: "surrogate", vars: { code } });
   return errors;
 }
 

@@ -1,13 +1,15 @@
 // The page's address as its state, so a learner can send a link to exactly what they see: the scenario, the
-// language, how far the run went (step), the order tools were released, and a custom script in the hash
-// (#script=<base64url of the deflate-raw JSON {def, base}>, never sent to a server).
+// language, how far the run went (step), the order tools were released, a custom script in the hash
+// (#script=<base64url of the deflate-raw JSON {def, base, compare?}>, `compare` the fork's comparison), and a learner's
+// loop stepped through (replay=<case id>, #replay=<the same packing of {name, run}>, what the kit recorded); a hash is
+// never sent to a server.
 
-const KEYS = ["scenario", "lang", "step", "release"];
+const KEYS = ["scenario", "replay", "lang", "step", "release"];
 
 /** `href` with the state's parameters set (others, such as embed or panels, kept) and its hash. */
-export function stateUrl(href, { scenario, lang, step, release, hash }) {
+export function stateUrl(href, { scenario, replay = null, lang, step, release, hash }) {
   const url = new URL(href);
-  const values = { scenario, lang, step, release: release ? releaseParam(release) : null };
+  const values = { scenario, replay, lang, step, release: release ? releaseParam(release) : null };
   for (const key of KEYS) {
     if (values[key] === null || values[key] === undefined) url.searchParams.delete(key);
     else url.searchParams.set(key, String(values[key]));
@@ -42,13 +44,14 @@ const toBase64Url = (bytes) => {
 };
 const fromBase64Url = (text) => Uint8Array.from(atob(text.replace(/-/g, "+").replace(/_/g, "/")), (c) => c.charCodeAt(0));
 
-export async function encodeScript(value) {
+/** A JSON value packed for the hash (#script=, #replay=): base64url of its deflate-raw JSON. */
+export async function encodeHash(value) {
   return toBase64Url(await pipe(new TextEncoder().encode(JSON.stringify(value)), new CompressionStream("deflate-raw")));
 }
 
-/** The {def, base} a #script= value carries; rejects when it is not one. */
-export async function decodeScript(text) {
+/** The object a hash value packs (a script's {def, base, compare?}, a replay's {name, run}); rejects when it is none. */
+export async function decodeHash(text) {
   const value = JSON.parse(new TextDecoder().decode(await pipe(fromBase64Url(text), new DecompressionStream("deflate-raw"))));
-  if (!value || typeof value !== "object") throw new Error("not a shared script");
+  if (!value || typeof value !== "object") throw new Error("not a shared state");
   return value;
 }

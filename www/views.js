@@ -389,6 +389,9 @@ function kindBadges(kinds, id, inProgress, paused) {
 
 /** One child per row (data-call-id, data-paired, data-state, data-kinds). */
 export function renderPairing(list, rows, { execs, live, paused = null, inProgress, highlight, selected, onSelect }) {
+  // Each call's row is a pair, numbered in transcript order ("pair #n"); the numbers of messages say "message #i", so
+  // that neither reads like a call's number or a step of the run.
+  let pairs = 0;
   const items = rows.map((row) => {
     const token = rowToken(row);
     const pending = row.type === "call" && inProgress.has(`${row.index}:${row.callId}`);
@@ -396,7 +399,7 @@ export function renderPairing(list, rows, { execs, live, paused = null, inProgre
     let label;
     if (row.type === "result") {
       state = "orphan";
-      label = [`#${row.index} ${callLabel(row.name, row.callId)}`];
+      label = [t("pairing.orphanAt", { index: row.index, call: callLabel(row.name, row.callId) })];
     } else if (row.result) {
       const r = row.result;
       state = r.details?.skipped ? "skipped" : r.isError ? "error" : "paired";
@@ -409,7 +412,7 @@ export function renderPairing(list, rows, { execs, live, paused = null, inProgre
       state = exec ? exec.state : pending ? (paused ? "paused" : "pending") : "missing";
       label = [state === "paused" ? pausedText(paused, "pairing", row.callId) : t(`pairing.${state}`)];
     }
-    const callText = row.type === "call" ? `#${row.index} ${callLabel(row.name, row.callId)}` : "?";
+    const callText = row.type === "call" ? t("pairing.key", { n: ++pairs, call: callLabel(row.name, row.callId), index: row.index }) : "?";
     return selectable(
       h(
         "li",

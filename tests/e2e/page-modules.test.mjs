@@ -6,7 +6,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { readFile, readdir } from "node:fs/promises";
 import { createRequire } from "node:module";
-import { SCENARIOS, validateDefinition, jsonErrorIndex, parseTranscript, lineOfPath, responsesIn } from "../../www/scenarios.js";
+import { SCENARIOS, validateDefinition, jsonErrorIndex, parseTranscript, lineOfPath, responsesIn, loneSurrogates } from "../../www/scenarios.js";
 import { detectLang, keysOf, textOf } from "../../www/i18n.js";
 import { messageKeys, eventKey, pairRows } from "../../www/views.js";
 import { DECISION_ROWS, PHASES, decisionRow, whyOf, phaseOf, isSequential } from "../../www/explain.js";
@@ -461,11 +461,32 @@ test("English scenario data: every course string the scenarios hold has its Engl
   for (const s of SCENARIOS) {
     const en = localizeDef(s.def, "en");
     assert.doesNotMatch(JSON.stringify(en), cjk, `${s.id}: a string left in Chinese`);
-    assert.deepEqual(localizeDef(s.def, "zh"), s.def, `${s.id}: zh is the original`);
+    assert.equal(en.systemPrompt, s.def.systemPrompt, `${s.id}: the English system prompt is the original`);
     assert.deepEqual(validateDefinition(en), [], s.id);
     // The same shape: only string values differ.
     const shape = (v) => (typeof v === "string" ? "s" : Array.isArray(v) ? v.map(shape) : v && typeof v === "object" ? Object.fromEntries(Object.entries(v).map(([k, x]) => [k, shape(x)])) : v);
     assert.deepEqual(shape(en), shape(s.def), s.id);
+  }
+});
+
+test("Chinese scenario data: the system prompt and the tool descriptions (written in English) are shown in Chinese; the rest is the original", async () => {
+  // A learner's tryout in zh: the system prompt and tool descriptions showed in English among the course's Chinese.
+  const { localizeDef } = await import("../../www/scenarios.js");
+  const cjk = /[\u3400-\u9fff]/;
+  const english = /[A-Za-z]{3,} [A-Za-z]{3,}/; // an English phrase (names such as tiny-pi, README or agent may stay)
+  for (const s of SCENARIOS) {
+    const zh = localizeDef(s.def, "zh");
+    assert.match(zh.systemPrompt, cjk, `${s.id}: the system prompt in Chinese`);
+    assert.doesNotMatch(zh.systemPrompt, english, `${s.id}: ${zh.systemPrompt}`);
+    for (const [name, tool] of Object.entries(zh.tools)) {
+      if (tool.description === undefined) continue;
+      assert.match(tool.description, cjk, `${s.id}: tool ${name}'s description in Chinese`);
+      assert.doesNotMatch(tool.description, english, `${s.id}: ${tool.description}`);
+    }
+    // Nothing else changes: the course's own words are already Chinese, and the kit checks the originals.
+    const without = (def) => ({ ...def, systemPrompt: null, tools: Object.fromEntries(Object.entries(def.tools).map(([n, b]) => [n, { ...b, description: null }])) });
+    assert.deepEqual(without(zh), without(s.def), `${s.id}: only the system prompt and tool descriptions change`);
+    assert.deepEqual(validateDefinition(zh), [], s.id);
   }
 });
 
@@ -657,6 +678,24 @@ test("a release order round-trips through the address whatever its ids hold; old
   assert.deepEqual(readRelease(""), []);
 });
 
+test("a lone surrogate anywhere in a script is refused at its field (the package would refuse the whole run); the fork's words stay its own", () => {
+  const def = structuredClone(SCENARIOS.find((s) => s.id === "readme").def);
+  def.script[0].content[0].text = "half \ud800";
+  def.tools.read.description = "x\udfff";
+  assert.deepEqual(validateDefinition(def), [
+    { path: "script[0].content[0].text", code: "surrogate", vars: { code: "\\ud800" } },
+    { path: "tools.read.description", code: "surrogate", vars: { code: "\\udfff" } },
+  ]);
+  // A key is named by its value's path, and the line of a path is found in the editor's text.
+  const keyed = { ...structuredClone(SCENARIOS[0].def), tools: { "re\udc00d": {} } };
+  assert.deepEqual(validateDefinition(keyed).filter((e) => e.code === "surrogate").map((e) => e.path), ["tools.re\udc00d"]);
+  const source = JSON.stringify(def, null, 2);
+  assert.equal(source.split("\n")[lineOfPath(source, "script[0].content[0].text") - 1].trim(), '"text": "half \\ud800"');
+  // The walker the fork's form uses: the first, in the order of the JSON text, keys included; a pair is no surrogate.
+  assert.deepEqual(loneSurrogates({ a: ["ok", "\ud83d\ude00"], ["k\udc00"]: "\ud800" }), [{ path: "k\udc00", code: "\\udc00" }, { path: "k\udc00", code: "\\ud800" }]);
+  assert.deepEqual(loneSurrogates({ a: "\ud800", b: "\ud801" }, { first: true }), [{ path: "a", code: "\\ud800" }]);
+});
+
 test("a message that is not an object gets a key, and the views' helpers read it without throwing", () => {
   assert.deepEqual(messageKeys([user, null, 3, "x"], 1), ["in:0", "m:1", "m:2", "m:3"]);
 });
@@ -674,6 +713,57 @@ test("stepping through a learner's loop that emitted something that is no event:
   assert.equal(run.status, "failed");
   assert.deepEqual(run.stopped, { seq: 2, got: "null" });
   assert.equal(run.events.length, 1, "the events before it are kept");
+});
+
+test("a learner's loop stepped through: the why-line at the first difference says what that loop did there and what the correct loop does", async () => {
+  // A learner's tryout: the why-line explained the correct loop only, and the report said only that the transcripts differ.
+  const { checkCase } = await import("../../www/conformance/check.js");
+  const { createLoop } = await import("../conformance/reference-loop.mjs");
+  const { replayDifference } = await import("../../www/explain.js");
+  const { setLang, t } = await import("../../www/i18n.js");
+  globalThis.document ??= { documentElement: {} };
+  const kit = (await import("../../www/conformance/cases.json", { with: { type: "json" } })).default.cases;
+  const say = ({ key, vars, parts }) => {
+    const part = (p) => (p ? t(p.key, p.vars) : "");
+    return t(key, { ...vars, actual: part(parts.actual), expected: part(parts.expected), actualNote: part(parts.actualNote), expectedNote: part(parts.expectedNote) });
+  };
+  const differenceOf = async (id, bug) => {
+    const kase = kit.find((c) => c.id === id);
+    const report = await checkCase(createLoop(bug ? { [bug]: true } : {}), kase, { record: true });
+    return replayDifference(kase, report.run);
+  };
+  const words = async (id, bug) => {
+    const d = await differenceOf(id, bug);
+    setLang("zh");
+    const zh = say(d);
+    setLang("en");
+    return { d, en: say(d), zh };
+  };
+  try {
+    assert.equal(await differenceOf("readme"), null, "the reference loop goes the course's way");
+    // A call run on a length response: the event that differs, what each loop did there, which one is missing.
+    const length = await words("length", "lengthRunsTools");
+    assert.deepEqual([length.d.where, length.d.index], ["event", 8]);
+    assert.equal(length.en, "At event #9 your loop starts read(call-1) (the correct loop never does that); the correct loop emits a skipped result for read(call-1) (reason length) here (your loop never does: it is missing).");
+    assert.equal(length.zh, "第 9 个事件：你的 loop 开始执行 read(call-1)（正确的 loop 从不这样做）；正确的 loop 在这里为 read(call-1) 发出 skipped 结果（reason length）（你的 loop 从没这样做，缺了这一步）。");
+    // Results in completion order: the events agree, the transcript does not; both call ids, out of order.
+    const order = await words("concurrency", "completionOrder");
+    assert.deepEqual([order.d.where, order.d.index], ["message", 2]);
+    assert.equal(order.en, "In the transcript your loop returned, message #2 is the result of fast(fast-call) (the correct transcript has it later, at message #3: out of order); the correct loop's message #2 is the result of slow(slow-call) (yours has it later, at message #3: out of order).");
+    assert.equal(order.zh, "你的 loop 返回的 transcript 里，消息 #2 是调用 fast(fast-call) 的结果（正确的 transcript 到消息 #3 才有它，顺序不对）；正确的 loop 的消息 #2 是调用 slow(slow-call) 的结果（你的 transcript 到消息 #3 才有它，顺序不对）。");
+    // A result appended twice: the duplicate, and where the first one is.
+    const twice = await words("readme", "resultAppendedTwice");
+    assert.match(twice.en, /^In the transcript your loop returned, message #3 is the result of read\(call-1\) \(a second time: message #2 is already it\); the correct loop's message #3 is the model's response \(stopReason stop\)/);
+    assert.match(twice.zh, /消息 #3 是调用 read\(call-1\) 的结果（重复了：消息 #2 已经是它）/);
+    // A loop whose events stop short (a batch run one call at a time never finishes): what it did not do.
+    const short = await words("concurrency", "sequentialBatch");
+    assert.equal(short.en, "At event #10 your loop emits no more events; the correct loop emits the result of fast(fast-call) here (your loop never does: it is missing).");
+    // The same event with other fields: both sides, and which field.
+    const reason = await words("abort-at-max-steps", "noCheckAfterBatch");
+    assert.match(reason.en, /^At event #9 your loop ends the run \(reason maxSteps, steps 1\).*; the correct loop ends the run \(reason aborted, steps 1\) here/);
+  } finally {
+    setLang("en");
+  }
 });
 
 test("the kit's outcome line says the loop still passes only when every required case passed; otherwise it names the required failures", async () => {

@@ -213,7 +213,8 @@ function eventView(event, expected, def) {
   }
 }
 
-const short = (value, max = 400) => {
+/** A value as JSON, cut at `max` characters (a line of evidence, or of the page's words about a loop). */
+export const short = (value, max = 400) => {
   const s = JSON.stringify(value) ?? String(value);
   return s.length > max ? `${s.slice(0, max)}…` : s;
 };
@@ -254,6 +255,27 @@ export function transcriptDiff(expected, actual) {
   return lines;
 }
 
+/**
+ * A loop's events against a case's, each seen through the expected event at its place (what compare checks):
+ * `{index, want, got}` (both lists as compared, `index` the first place they differ), or null when they agree.
+ */
+export function eventDifference(kase, events) {
+  const { def, expect } = kase;
+  const want = expect.events.map((e) => eventView(e, e, def));
+  const got = events.map((e, i) => eventView(e, expect.events[i], def));
+  const index = firstDifference(want, got);
+  return index < 0 ? null : { index, want, got };
+}
+
+/** The same for a loop's transcript against the case's, each message seen through the expected message at its place. */
+export function messageDifference(kase, messages) {
+  const { def, expect } = kase;
+  const want = expect.messages.map((m) => messageView(m, m, def));
+  const got = messages.map((m, i) => messageView(m, expect.messages[i], def));
+  const index = firstDifference(want, got);
+  return index < 0 ? null : { index, want, got };
+}
+
 /** What each model request must have held when it was made: the expected transcript up to the k-th response. */
 function expectedRequests(kase) {
   const { def, expect } = kase;
@@ -275,21 +297,17 @@ function compare(kase, result, seen, input, options) {
   if (result.reason !== expect.reason) problems.push({ code: "reason", vars: { want: expect.reason, got: short(result.reason) } });
   if (result.steps !== expect.steps) problems.push({ code: "steps", vars: { want: expect.steps, got: short(result.steps) } });
 
-  // Events, each seen through the expected event at its place.
-  const want = expect.events.map((e) => eventView(e, e, def));
-  const got = seen.events.map((e, i) => eventView(e, expect.events[i], def));
-  const at = firstDifference(want, got);
-  if (at >= 0) {
-    report.firstEvent = { index: at, expected: want[at], actual: got[at] };
-    problems.push({ code: "events", vars: { at: at + 1, want: want.length, got: got.length } });
+  const events = eventDifference(kase, seen.events);
+  if (events) {
+    const { index, want, got } = events;
+    report.firstEvent = { index, expected: want[index], actual: got[index] };
+    problems.push({ code: "events", vars: { at: index + 1, want: want.length, got: got.length } });
   }
 
-  // The transcript, each message seen through the expected message at its place.
-  const wantMessages = expect.messages.map((m) => messageView(m, m, def));
-  const gotMessages = result.messages.map((m, i) => messageView(m, expect.messages[i], def));
-  if (firstDifference(wantMessages, gotMessages) >= 0) {
-    report.transcriptDiff = transcriptDiff(wantMessages, gotMessages);
-    problems.push({ code: "transcript", vars: { want: wantMessages.length, got: gotMessages.length } });
+  const messages = messageDifference(kase, result.messages);
+  if (messages) {
+    report.transcriptDiff = transcriptDiff(messages.want, messages.got);
+    problems.push({ code: "transcript", vars: { want: messages.want.length, got: messages.got.length } });
   }
 
   // Each model request as the model received it (SPEC §2, and chapter 07's "what the second request sees").
