@@ -751,11 +751,24 @@ struct Settle<M: Model> {
     finished: Rc<RefCell<Vec<ToolResultMessage>>>,
 }
 
-/// The agent's listeners, and a note of each result of the batch in flight as it ends (`tool_end`,
-/// `tool_skipped`; a new response starts the note again): the results a dropped run keeps.
+/// The agent's listeners, and a note of each result of the batch in flight as it ends (its execution's, then
+/// its `tool_end`'s or `tool_skipped`'s; a new response starts the note again): the results a dropped run
+/// keeps.
 struct Keeping<'a, E> {
     listeners: &'a Listeners<E>,
     finished: &'a RefCell<Vec<ToolResultMessage>>,
+}
+
+impl<E> Keeping<'_, E> {
+    /// `result` noted, in place of what was noted of its call before.
+    fn note(&self, result: &ToolResultMessage) {
+        let mut finished = self.finished.borrow_mut();
+        let id = &result.tool_call_id;
+        match finished.iter_mut().find(|noted| noted.tool_call_id == *id) {
+            Some(noted) => *noted = result.clone(),
+            None => finished.push(result.clone()),
+        }
+    }
 }
 
 impl<E> Observer<E> for Keeping<'_, E> {
@@ -763,11 +776,15 @@ impl<E> Observer<E> for Keeping<'_, E> {
         match &event {
             LoopEvent::AssistantMessage { .. } => self.finished.borrow_mut().clear(),
             LoopEvent::ToolEnd { result, .. } | LoopEvent::ToolSkipped { result, .. } => {
-                self.finished.borrow_mut().push((*result).clone())
+                self.note(result)
             }
             _ => {}
         }
         self.listeners.on_event(event)
+    }
+
+    fn on_executed(&self, result: &ToolResultMessage) {
+        self.note(result);
     }
 }
 

@@ -21,8 +21,9 @@
 //! waits go through the [`Timers`] in [`LoopControl::timers`], and the default [`NoTimers`] never fires a
 //! timeout and waits for no retry.
 //!
-//! A check that refuses a value (a tool's registration, a message read from JSON, an option out of range)
-//! answers [`Invalid`], whose text names the field by SPEC's JSON names, as the JS API throws it.
+//! A check that refuses a value (a tool's registration, a message read from JSON, `LoopControl::check`)
+//! answers [`Invalid`], whose text names the field by SPEC's JSON names, as the JS API throws it (an
+//! `Agent`'s checks answer [`AgentError::Input`] with that text).
 
 pub mod agent;
 pub mod agent_loop;

@@ -302,7 +302,7 @@ pub(crate) fn unknown_tag(key: &str, tag: &str, expected: &[&str]) -> String {
     )
 }
 
-/// Implements `ReadValue` through `from_value`.
+/// Implements `ReadValue` and `from_value` through the shape's reader (`read`).
 macro_rules! read_value {
     ($($ty:ty),*) => {$(
         impl ReadValue for $ty {
@@ -310,10 +310,17 @@ macro_rules! read_value {
                 Self::read(value)
             }
         }
+
+        impl $ty {
+            /// Reads the shape from a parsed JSON value; the error names the field by its path from `value`.
+            pub fn from_value(value: Value) -> Result<Self, Invalid> {
+                Self::read(value).map_err(Invalid::from)
+            }
+        }
     )*};
 }
 
-/// Implements `Deserialize` (and `ReadValue`) through `from_value`.
+/// Implements `Deserialize` (and `ReadValue`, `from_value`) through the shape's reader (`read`).
 macro_rules! deserialize_via_value {
     ($($ty:ty),*) => {$(
         impl<'de> serde::Deserialize<'de> for $ty {
@@ -347,11 +354,6 @@ deserialize_via_value!(
 read_value!(ToolDefinition, TraceRecord, RecordedRequest);
 
 impl TextContent {
-    /// Reads the shape from a parsed JSON value; the error names the field by its path from `value`.
-    pub fn from_value(value: Value) -> Result<Self, Invalid> {
-        Self::read(value).map_err(Invalid::from)
-    }
-
     fn read(value: Value) -> Result<Self, String> {
         Self::from_fields(Fields::of(value)?)
     }
@@ -366,11 +368,6 @@ impl TextContent {
 }
 
 impl ThinkingContent {
-    /// Reads the shape from a parsed JSON value; the error names the field by its path from `value`.
-    pub fn from_value(value: Value) -> Result<Self, Invalid> {
-        Self::read(value).map_err(Invalid::from)
-    }
-
     fn read(value: Value) -> Result<Self, String> {
         Self::from_fields(Fields::of(value)?)
     }
@@ -385,11 +382,6 @@ impl ThinkingContent {
 }
 
 impl ImageContent {
-    /// Reads the shape from a parsed JSON value; the error names the field by its path from `value`.
-    pub fn from_value(value: Value) -> Result<Self, Invalid> {
-        Self::read(value).map_err(Invalid::from)
-    }
-
     fn read(value: Value) -> Result<Self, String> {
         Self::from_fields(Fields::of(value)?)
     }
@@ -405,11 +397,6 @@ impl ImageContent {
 }
 
 impl ToolCall {
-    /// Reads the shape from a parsed JSON value; the error names the field by its path from `value`.
-    pub fn from_value(value: Value) -> Result<Self, Invalid> {
-        Self::read(value).map_err(Invalid::from)
-    }
-
     fn read(value: Value) -> Result<Self, String> {
         Self::from_fields(Fields::of(value)?)
     }
@@ -426,11 +413,6 @@ impl ToolCall {
 }
 
 impl MediaBlock {
-    /// Reads the shape from a parsed JSON value; the error names the field by its path from `value`.
-    pub fn from_value(value: Value) -> Result<Self, Invalid> {
-        Self::read(value).map_err(Invalid::from)
-    }
-
     fn read(value: Value) -> Result<Self, String> {
         let f = Fields::of(value)?;
         let read: Read<Self> = match f.variant("type")? {
@@ -443,11 +425,6 @@ impl MediaBlock {
 }
 
 impl AssistantBlock {
-    /// Reads the shape from a parsed JSON value; the error names the field by its path from `value`.
-    pub fn from_value(value: Value) -> Result<Self, Invalid> {
-        Self::read(value).map_err(Invalid::from)
-    }
-
     fn read(value: Value) -> Result<Self, String> {
         let f = Fields::of(value)?;
         let read: Read<Self> = match f.variant("type")? {
@@ -467,11 +444,6 @@ impl AssistantBlock {
 }
 
 impl UserContent {
-    /// Reads the shape from a parsed JSON value; the error names the field by its path from `value`.
-    pub fn from_value(value: Value) -> Result<Self, Invalid> {
-        Self::read(value).map_err(Invalid::from)
-    }
-
     fn read(value: Value) -> Result<Self, String> {
         match value {
             Value::String(text) => Ok(UserContent::Text(text)),
@@ -485,11 +457,6 @@ impl UserContent {
 }
 
 impl UserMessage {
-    /// Reads the shape from a parsed JSON value; the error names the field by its path from `value`.
-    pub fn from_value(value: Value) -> Result<Self, Invalid> {
-        Self::read(value).map_err(Invalid::from)
-    }
-
     fn read(value: Value) -> Result<Self, String> {
         Self::from_fields(Fields::of(value)?)
     }
@@ -508,10 +475,6 @@ impl UserMessage {
 impl AssistantMessage {
     /// A message on its own (a model's final message, a script's): its `role` must be there, as in a
     /// transcript, so that the message stored is the one given (a missing one was filled in).
-    pub fn from_value(value: Value) -> Result<Self, Invalid> {
-        Self::read(value).map_err(Invalid::from)
-    }
-
     fn read(value: Value) -> Result<Self, String> {
         let f = Fields::of(value)?;
         f.variant("role")?;
@@ -541,11 +504,6 @@ impl AssistantMessage {
 }
 
 impl ToolResultMessage {
-    /// Reads the shape from a parsed JSON value; the error names the field by its path from `value`.
-    pub fn from_value(value: Value) -> Result<Self, Invalid> {
-        Self::read(value).map_err(Invalid::from)
-    }
-
     fn read(value: Value) -> Result<Self, String> {
         Self::from_fields(Fields::of(value)?)
     }
@@ -573,10 +531,6 @@ impl ToolResultMessage {
 
 impl AgentMessage {
     /// A message of one of SPEC §1's roles; any other role is an error naming it.
-    pub fn from_value(value: Value) -> Result<Self, Invalid> {
-        Self::read(value).map_err(Invalid::from)
-    }
-
     fn read(value: Value) -> Result<Self, String> {
         Self::read_with_roles(value, &[] as &[&str])
     }
@@ -617,10 +571,6 @@ impl AgentMessage {
 impl CompactionEntry {
     /// `summary` a string and `firstKeptIndex` a non-negative integer (SPEC §13); `timestamp` a number;
     /// `tokensBefore` a number when present (an entry without it is kept without it).
-    pub fn from_value(value: Value) -> Result<Self, Invalid> {
-        Self::read(value).map_err(Invalid::from)
-    }
-
     fn read(value: Value) -> Result<Self, String> {
         Self::from_fields(Fields::of(value)?)
     }
@@ -669,10 +619,6 @@ fn index_of(value: &Value) -> Option<usize> {
 impl CustomMessage {
     /// A message of any role, kept verbatim (whether its role is a custom one is the caller's to check:
     /// `AgentMessage::from_value_with_roles` does).
-    pub fn from_value(value: Value) -> Result<Self, Invalid> {
-        Self::read(value).map_err(Invalid::from)
-    }
-
     fn read(value: Value) -> Result<Self, String> {
         Self::from_fields(Fields::of(value)?)
     }
@@ -690,10 +636,6 @@ impl CustomMessage {
 
 impl ToolOutput {
     /// The known fields moved out of one parsed value.
-    pub fn from_value(value: Value) -> Result<Self, Invalid> {
-        Self::read(value).map_err(Invalid::from)
-    }
-
     fn read(value: Value) -> Result<Self, String> {
         let mut f = Fields::of(value)?;
         Ok(ToolOutput {
@@ -710,10 +652,6 @@ impl ToolOutput {
 
 impl ToolReply {
     /// Known fields out of the map, the rest is `extra`.
-    pub fn from_value(value: Value) -> Result<Self, Invalid> {
-        Self::read(value).map_err(Invalid::from)
-    }
-
     fn read(value: Value) -> Result<Self, String> {
         let mut f = Fields::of(value)?;
         let timestamp = match f.optional_value("timestamp") {
@@ -747,10 +685,6 @@ fn string_if_there(f: &mut Fields, key: &'static str) -> Result<Option<String>, 
 impl ToolDefinition {
     /// `name` a string, `description` a string if there, `parameters` any value if there (else
     /// `{ "type": "object" }`); other fields are dropped.
-    pub fn from_value(value: Value) -> Result<Self, Invalid> {
-        Self::read(value).map_err(Invalid::from)
-    }
-
     fn read(value: Value) -> Result<Self, String> {
         let mut f = Fields::of(value)?;
         Ok(ToolDefinition {
@@ -763,10 +697,6 @@ impl ToolDefinition {
 
 impl RecordedRequest {
     /// A model request as JSON (`systemPrompt`, `messages`, `tools`), owned; other fields are dropped.
-    pub fn from_value(value: Value) -> Result<Self, Invalid> {
-        Self::read(value).map_err(Invalid::from)
-    }
-
     fn read(value: Value) -> Result<Self, String> {
         let mut f = Fields::of(value)?;
         Ok(RecordedRequest {
@@ -781,10 +711,6 @@ impl RecordedRequest {
 
 impl TraceRecord {
     /// One record of a trace (`format_trace`, `validate_trace`); other fields are dropped.
-    pub fn from_value(value: Value) -> Result<Self, Invalid> {
-        Self::read(value).map_err(Invalid::from)
-    }
-
     fn read(value: Value) -> Result<Self, String> {
         let mut f = Fields::of(value)?;
         let seq = match f.take("seq") {

@@ -525,6 +525,75 @@ fn a_resume_dropped_after_a_call_ran_keeps_its_result_and_never_runs_it_again() 
     assert_eq!(*f.gates.started.borrow(), ["a", "b"], "no call ran twice");
 }
 
+/// A listener that holds the run at one call's `tool_end` until the test opens its gate.
+struct HoldsAt {
+    call_id: &'static str,
+    gate: RefCell<Option<futures::channel::oneshot::Receiver<()>>>,
+}
+
+impl Observer<ModelEvent> for HoldsAt {
+    fn on_event(&self, event: LoopEvent<'_, ModelEvent>) -> Observed {
+        let LoopEvent::ToolEnd { result, .. } = event else {
+            return Ok(None);
+        };
+        let gate = (result.tool_call_id == self.call_id)
+            .then(|| self.gate.borrow_mut().take())
+            .flatten();
+        Ok(
+            gate.map(|gate| -> LocalBoxFuture<'static, Result<(), String>> {
+                Box::pin(async move {
+                    let _ = gate.await;
+                    Ok(())
+                })
+            }),
+        )
+    }
+}
+
+/// A call that ran to its end while a listener held the run at another call's `tool_end` keeps its own
+/// result when the run's future is dropped then (it ran: the model must not be told it did not).
+#[test]
+fn a_run_dropped_while_a_listener_waits_keeps_the_result_of_a_call_that_ended_meanwhile() {
+    let f = Fixture::new(vec![
+        tool_use(vec![on("a", "read"), on("b", "read")]),
+        said("done"),
+    ]);
+    f.gates.gate("b");
+    let (_open, gate) = futures::channel::oneshot::channel::<()>();
+    f.agent.subscribe(Rc::new(HoldsAt {
+        call_id: "a",
+        gate: RefCell::new(Some(gate)),
+    }));
+    let mut run = Box::pin(f.agent.prompt_text("read both"));
+    let waker = futures::task::noop_waker();
+    let mut poll = || {
+        let pending = run
+            .as_mut()
+            .poll(&mut std::task::Context::from_waker(&waker))
+            .is_pending();
+        assert!(pending, "the listener holds the run");
+    };
+    poll();
+    f.gates.release("b", Ok("b done"));
+    poll();
+    drop(run);
+    assert_eq!(f.agent.state(), AgentState::Idle);
+    let messages = f.agent.messages();
+    let answered: Vec<_> = results(&messages)
+        .iter()
+        .map(|r| (r.tool_call_id.clone(), r.content.clone(), r.details.clone()))
+        .collect();
+    assert_eq!(
+        answered,
+        [
+            ("a".into(), vec![MediaBlock::text("read ok")], None),
+            ("b".into(), vec![MediaBlock::text("b done")], None)
+        ]
+    );
+    assert!(validate_transcript(&messages).ok);
+    assert_eq!(*f.gates.started.borrow(), ["a", "b"]);
+}
+
 // ---------------------------------------------------------------------------------------------------------
 // Listeners
 

@@ -472,12 +472,16 @@ struct Waiting {
 impl Waiting {
     fn new(log: &Log, on: &str) -> (Self, futures::channel::oneshot::Sender<()>) {
         let (open, gate) = common::control::gate();
-        let waiting = Waiting {
+        (Waiting::on(log, on, gate), open)
+    }
+
+    /// Waiting on `gate`, which something other than the test opens.
+    fn on(log: &Log, on: &str, gate: futures::channel::oneshot::Receiver<()>) -> Self {
+        Waiting {
             log: log.clone(),
             on: on.into(),
             gate: std::cell::RefCell::new(Some(gate)),
-        };
-        (waiting, open)
+        }
     }
 
     /// The gate to await, the first time `what` is the one waited on.
@@ -630,7 +634,34 @@ fn a_call_that_finished_while_an_observer_waited_is_not_answered_timed_out() {
     );
 }
 
-/// A hook may wait for another call of its batch: that call runs meanwhile, so the batch ends.
+/// The registry, telling `ended` once the execution of call `id` has ended.
+struct Telling<'a> {
+    registry: &'a ToolRegistry,
+    id: &'static str,
+    ended: std::cell::RefCell<Option<futures::channel::oneshot::Sender<()>>>,
+}
+
+impl ToolExecutor for Telling<'_> {
+    fn execute<'a>(
+        &'a self,
+        call: &'a ToolCall,
+        context: ExecutionContext,
+    ) -> LocalBoxFuture<'a, Result<ToolReply, String>> {
+        let ended = (call.id == self.id)
+            .then(|| self.ended.borrow_mut().take())
+            .flatten();
+        Box::pin(async move {
+            let reply = ToolExecutor::execute(self.registry, call, context).await;
+            if let Some(ended) = ended {
+                let _ = ended.send(());
+            }
+            reply
+        })
+    }
+}
+
+/// A hook may wait for another call of its batch to have run: that call runs meanwhile (it is polled while
+/// the hook waits), so the batch ends.
 #[test]
 fn an_after_tool_call_that_waits_for_a_sibling_call_does_not_hold_the_batch() {
     let log = Log::default();
@@ -638,18 +669,29 @@ fn an_after_tool_call_that_waits_for_a_sibling_call_does_not_hold_the_batch() {
     let (gates, kept) = (GatedTools::default(), Kept::default());
     gates.gate("b");
     let registry = gated_registry(&gates, &kept, &[spec("read")]);
-    let (after, open) = Waiting::new(&log, "a");
+    let (ended, b_ended) = common::control::gate();
+    let telling = Telling {
+        registry: &registry,
+        id: "b",
+        ended: std::cell::RefCell::new(Some(ended)),
+    };
+    // The hook for a waits until b's execution has ended, as an app's would on a shared promise.
+    let after = Waiting::on(&log, "a", b_ended);
     let timeline = Timeline(log.clone());
     let mut setup = Setup::new(&model, &registry, &timeline);
+    setup.executor = Some(&telling);
     setup.control.after_tool_call = Some(&after);
     let mut run = Driver::new(setup.options());
 
     run.stall();
-    // The hook for a waits for b's tool to have started, as an app's would on a shared promise.
     assert_eq!(*gates.started.borrow(), ["a", "b"]);
+    assert_eq!(lines(&log, &["after", "tool_end"]), ["after:a"]);
     gates.release("b", Ok("b done"));
-    open.send(()).unwrap();
     let result = run.result();
+    assert_eq!(
+        lines(&log, &["after", "tool_end"]),
+        ["after:a", "tool_end:a", "after:b", "tool_end:b"]
+    );
     assert_eq!(result.reason, RunReason::Stop);
     assert!(validate_transcript(&result.messages).ok);
 }

@@ -2,15 +2,16 @@
 //! approval gate let through (SPEC §8) runs in three phases: `prepare_calls` (each call's settings, timeout
 //! and signal) and `screen_calls` (in call order: the denied calls, and `beforeToolCall`); then
 //! `execute_calls` (all at once, or one at a time, a timed-out call settled before the next starts); and
-//! each call, as it ends, through `finish_call` and `after_tool_call` before its `tool_end`. The other rows
+//! each call, as it ends, through `finish_call` and `after_tool_call` before its `tool_end`, one call at a
+//! time in the order they ended, while the other calls run on (`RunningCalls`): an app's callback for one
+//! call may wait for another call's execution, not for its `afterToolCall` or `tool_end`. The other rows
 //! of the table answer every call with a skipped result (`skip`). Either way the results come back in call
 //! order, to be appended once every call is answered.
 
 use std::cell::Cell;
 use std::collections::{BTreeMap, VecDeque};
 use std::future::{poll_fn, Future};
-use std::pin::pin;
-use std::pin::Pin;
+use std::pin::{pin, Pin};
 use std::rc::Rc;
 use std::task::{Context, Poll};
 
@@ -19,7 +20,7 @@ use futures::future::{self, LocalBoxFuture};
 use futures::stream::{FuturesUnordered, StreamExt};
 use futures::FutureExt;
 
-use super::Emitter;
+use super::{Emitter, Observer};
 use crate::control::{AfterToolCall, BeforeToolCall, Block, HookContext, LoopControl, Timers};
 use crate::event::{LoopEvent, SkipReason};
 use crate::message::{AgentMessage, MediaBlock, ToolCall, ToolResultMessage};
@@ -60,8 +61,8 @@ impl Runnable {
 enum Arrival {
     /// A running call reported progress.
     Progress(usize, Vec<MediaBlock>),
-    /// A call finished.
-    Finished(usize, Outcome),
+    /// A call finished: the first of `RunningCalls::ended`.
+    Finished,
 }
 
 /// How an executed call ended.
@@ -70,6 +71,27 @@ enum Outcome {
     Replied(Result<ToolReply, String>),
     /// Its timer fired first, after so many milliseconds.
     TimedOut(u32),
+}
+
+/// A call whose execution ended, waiting for its turn at phase 3: its index, its result and whether it asked
+/// to terminate, and (`keep`) the execution of a call that timed out.
+struct Ended<'c> {
+    index: usize,
+    result: ToolResultMessage,
+    terminate: bool,
+    straggler: Option<Straggler<'c>>,
+}
+
+/// The running calls of a batch, and those that ended while the loop was busy with another call. A call's
+/// result is made as its execution ends (stamped then), and noted to the observer at once
+/// (`Observer::on_executed`), before its turn at `afterToolCall` and `tool_end`.
+struct RunningCalls<'r, 'c, E> {
+    running: FuturesUnordered<Running<'c>>,
+    /// In the order they ended.
+    ended: VecDeque<Ended<'c>>,
+    calls: &'r [&'r ToolCall],
+    clock: &'r Clock,
+    observer: &'r dyn Observer<E>,
 }
 
 /// Where a running call's progress goes: its index in the batch and what it reported.
@@ -267,8 +289,8 @@ impl<E> Batch<'_, '_, E> {
         let _ = future::select(straggler, self.signal.cancelled()).await;
     }
 
-    /// Starts one call: its executor gets the call's signal and a progress sink, and its timer (if it has
-    /// a timeout) starts now. When the timer fires, the call's signal aborts and the call is answered as
+    /// Makes one call's future, which starts the call at its first poll: its executor gets the call's
+    /// signal and a progress sink; its timer (if it has a timeout) starts now. When the timer fires, the call's signal aborts and the call is answered as
     /// timed out; whatever the tool does later (settling, progress) is ignored. With `keep`, the execution
     /// of a call that timed out comes back with its outcome, to be settled; without, it is dropped.
     fn launch<'c>(
@@ -308,7 +330,8 @@ impl<E> Batch<'_, '_, E> {
     /// Waits for the running calls: progress goes out as `tool_progress`; each finished call is finished
     /// (phase 3), announced by `tool_end` and answered in its slot. Whether one asked to terminate, and the
     /// execution of a call that timed out, if one was kept. While the loop awaits an app's callback for one
-    /// call (its `afterToolCall`, an observer of its events), the other calls run on (`Running::beside`).
+    /// call (its `afterToolCall`, an observer of its events), the other calls run on
+    /// (`RunningCalls::beside`).
     async fn collect<'c>(
         &mut self,
         calls: &[&ToolCall],
@@ -320,7 +343,10 @@ impl<E> Batch<'_, '_, E> {
         let mut straggler = None;
         let mut calls_running = RunningCalls {
             running,
-            finished: VecDeque::new(),
+            ended: VecDeque::new(),
+            calls,
+            clock: self.clock,
+            observer: self.emitter.observer,
         };
         loop {
             // The calls are polled before the progress queue, and a call's end held back until the queue is
@@ -331,13 +357,10 @@ impl<E> Batch<'_, '_, E> {
                 if let Poll::Ready(Some((index, content))) = received.poll_next_unpin(cx) {
                     return Poll::Ready(Some(Arrival::Progress(index, content)));
                 }
-                match calls_running.finished.pop_front() {
-                    Some((index, outcome, left)) => {
-                        straggler = left.or(straggler.take());
-                        Poll::Ready(Some(Arrival::Finished(index, outcome)))
-                    }
-                    None if calls_running.running.is_empty() => Poll::Ready(None),
-                    None => Poll::Pending,
+                match calls_running.ended.is_empty() {
+                    false => Poll::Ready(Some(Arrival::Finished)),
+                    true if calls_running.running.is_empty() => Poll::Ready(None),
+                    true => Poll::Pending,
                 }
             })
             .await;
@@ -352,12 +375,22 @@ impl<E> Batch<'_, '_, E> {
                     };
                     calls_running.beside(self.emitter.emit(event)).await;
                 }
-                Some(Arrival::Finished(index, outcome)) => {
+                Some(Arrival::Finished) => {
+                    let Some(Ended {
+                        index,
+                        mut result,
+                        mut terminate,
+                        straggler: left,
+                    }) = calls_running.ended.pop_front()
+                    else {
+                        unreachable!("a call finished");
+                    };
+                    // One call at a time when one is kept (a sequential batch's).
+                    debug_assert!(straggler.is_none() || left.is_none());
+                    straggler = left.or(straggler.take());
                     let Slot::Run(runnable) = &slots[index] else {
                         unreachable!("a call finishes once");
                     };
-                    let (mut result, mut terminate) =
-                        finish_call(calls[index], outcome, self.clock);
                     if let Some(hook) = self.control.after_tool_call.filter(|_| runnable.hooked) {
                         let (call, signal) = (calls[index], runnable.signal(self.signal));
                         let finished = (&mut result, &mut terminate);
@@ -492,29 +525,30 @@ impl<'c> Future for Running<'c> {
     }
 }
 
-/// What a finished call gives back: its index, how it ended, and (`keep`) the execution of a call that timed
+/// What a call's future gives back: its index, how it ended, and (`keep`) the execution of a call that timed
 /// out.
 type Done<'c> = (usize, Outcome, Option<Straggler<'c>>);
 
-/// The running calls of a batch, and those that finished while the loop was busy with another call.
-struct RunningCalls<'c> {
-    running: FuturesUnordered<Running<'c>>,
-    /// In the order they finished.
-    finished: VecDeque<Done<'c>>,
-}
-
-impl<'c> RunningCalls<'c> {
+impl<'c, E> RunningCalls<'_, 'c, E> {
     /// Polls every call that was woken (a call starts at its first poll: all of them at once), keeping
-    /// each that finished. A call noticed as it finishes is answered by its tool, never by a timer that
-    /// fired later while the loop was busy.
+    /// each that ended with its result. A call noticed as it ends is answered by its tool, never by a timer
+    /// that fired later while the loop was busy.
     fn poll(&mut self, cx: &mut Context<'_>) {
-        while let Poll::Ready(Some(done)) = self.running.poll_next_unpin(cx) {
-            self.finished.push_back(done);
+        while let Poll::Ready(Some((index, outcome, straggler))) = self.running.poll_next_unpin(cx)
+        {
+            let (result, terminate) = finish_call(self.calls[index], outcome, self.clock);
+            self.observer.on_executed(&result);
+            self.ended.push_back(Ended {
+                index,
+                result,
+                terminate,
+                straggler,
+            });
         }
     }
 
     /// Awaits `work` (an app's hook or observer) while the calls run on (SPEC §4: the executions of a
-    /// batch run concurrently; a hook may even wait for another call of its batch).
+    /// batch run concurrently; a hook may even wait for another call of its batch to have run).
     async fn beside<T>(&mut self, work: impl Future<Output = T>) -> T {
         let mut work = pin!(work);
         poll_fn(|cx| {

@@ -60,6 +60,14 @@ pub type Observed = Result<Option<LocalBoxFuture<'static, Result<(), String>>>, 
 /// Receives every event of a run, in order.
 pub trait Observer<E> {
     fn on_event(&self, event: LoopEvent<'_, E>) -> Observed;
+
+    /// A call's execution ended with `result`, as it stands before `afterToolCall` and its `tool_end` (which
+    /// wait for their turn while another call's run). Called at once, never awaited, and not an event: a host
+    /// that may drop the run's future keeps it, so that a call that ran is never answered as if it had not
+    /// (the `Agent` does). The default does nothing.
+    fn on_executed(&self, result: &ToolResultMessage) {
+        let _ = result;
+    }
 }
 
 /// A function or closure is an observer: `|event| Ok(None)`.

@@ -297,6 +297,17 @@ describe("errors say one thing one way", () => {
     }
     const plain = await tp.runAgentLoop({ context: { messages: [] }, model, budget: Object.assign(Object.create(null), { maxTokens: 100 }) });
     assert.equal(plain.reason, "stop", "an object of no prototype is a plain object");
+    // Another realm's plain object (an iframe's, a vm context's) is a plain object; its Map is not.
+    const { runInNewContext } = await import("node:vm");
+    const tools = new tp.ToolRegistry();
+    tools.register({ name: "t", execute: () => ({ content: [text("ok")] }) });
+    const spending = jsModel((_, i) => assistantMsg([toolCall(`c${i}`, "t")], "toolUse", { usage: { totalTokens: 500 } }));
+    const other = await tp.runAgentLoop({ context: { messages: [] }, model: spending, tools, budget: runInNewContext("({ maxTokens: 100 })") });
+    assert.deepEqual([other.reason, other.steps], ["budget", 1], "the budget was read");
+    await assert.rejects(tp.runAgentLoop({ context: { messages: [] }, model, budget: runInNewContext("new Map()") }), {
+      name: "TypeError",
+      message: "options.budget must be a plain object (got an object of another class)",
+    });
   });
 });
 
@@ -433,7 +444,7 @@ describe("the eighth attack (2026-12-07)", () => {
     assigned[paused.pending[0].toolCallId] = { approve: true };
     await assert.rejects(tp.runAgentLoop({ context: { messages: paused.messages }, model: model(), tools, approvals: assigned }), {
       name: "TypeError",
-      message: 'options.approvals must be a plain object of decisions by tool call id (got an object whose prototype was set, as approvals["__proto__"] = ... does: make it with Object.fromEntries)',
+      message: 'options.approvals must be a plain object of decisions by tool call id (got an object whose prototype was set, as options.approvals["__proto__"] = ... does: make it with Object.fromEntries)',
     });
     assert.deepEqual(ran, []);
     for (const approvals of [Object.assign(Object.create(null), { ["__proto__"]: { approve: true } }), Object.fromEntries([["__proto__", { approve: true }]])]) {

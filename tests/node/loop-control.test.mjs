@@ -290,8 +290,7 @@ describe("execution modes", () => {
           pay: { timeoutMs: 60_000, execute: async () => { log.push("pay ran"); paid.open(); return { content: [text("charged")] }; } },
         },
       });
-      // The callback for fast (which answers at once) waits until pay's tool has run: before, pay started
-      // only once that callback had answered, so the run never ended.
+      // The callback for fast (which answers at once) waits until pay's tool has run: pay runs while it waits.
       const waitForPay = async (id) => { if (id === "fast") { log.push(`${where} waits`); await paid.promise; } };
       const model = new tp.ScriptedModel([useTools(toolCall("f", "fast"), toolCall("p", "pay")), stop()]);
       const result = await tp.runAgentLoop({
@@ -310,6 +309,26 @@ describe("execution modes", () => {
 });
 
 describe("timeouts (real setTimeout)", () => {
+  test("a call that ended in time keeps its result while another call's afterToolCall outlasts its timeout", T, async () => {
+    const tools = registry(["fast", "pay"], {
+      spec: {
+        fast: { execute: () => ({ content: [text("fast")] }) },
+        pay: { timeoutMs: 20, execute: async () => ({ content: [text("charged")] }) },
+      },
+    });
+    // fast's hook ends only after a timer set later than pay's 20 ms one: pay's timer has fired by then.
+    const outlast = () => new Promise((resolve) => setTimeout(resolve, 40));
+    const model = new tp.ScriptedModel([useTools(toolCall("f", "fast"), toolCall("p", "pay")), stop()]);
+    const result = await tp.runAgentLoop({
+      context: { messages: [userMsg("go")] },
+      model,
+      tools,
+      afterToolCall: (call) => (call.name === "fast" ? outlast() : undefined),
+    });
+    assert.deepEqual(texts(result.messages), ["fast", "charged"]);
+    assert.equal(results(result.messages)[1].details, undefined, "not answered as timed out");
+  });
+
   /** A tool that settles only when its signal aborts (and then, late, with a result that must be ignored). */
   function hangingTool(name, started, spec = {}) {
     return {

@@ -246,12 +246,12 @@ pub fn expect_plain(value: &JsValue, what: &str, expected: &str) -> Result<(), S
     let object = value.is_object() && !is_array(value);
     // `approvals["__proto__"] = decision` (a model may name a call so) sets the prototype.
     let got = match (object, object && prototype_set_js(value)) {
-        (true, true) => {
-            "an object whose prototype was set, as approvals[\"__proto__\"] = ... does: \
-             make it with Object.fromEntries"
-        }
-        (true, false) => "an object of another class",
-        (false, _) => &type_of(value),
+        (true, true) => format!(
+            "an object whose prototype was set, as {what}[\"__proto__\"] = ... does: make it with \
+             Object.fromEntries"
+        ),
+        (true, false) => "an object of another class".into(),
+        (false, _) => type_of(value),
     };
     Err(must_be(what, expected, got))
 }

@@ -377,12 +377,12 @@ export function prototypeSet(value) {
   }
 }
 
-/** Whether `value` is a plain object (of `Object.prototype`, or none). Never throws. */
+/** Whether `value` is a plain object (of an `Object.prototype`, this realm's or another's, or none). Never throws. */
 export function isPlainObject(value) {
   try {
     if (typeof value !== "object" || value === null) return false;
     const prototype = Object.getPrototypeOf(value);
-    return prototype === Object.prototype || prototype === null;
+    return prototype === null || (Object.getPrototypeOf(prototype) === null && Object.prototype.toString.call(value) === "[object Object]");
   } catch {
     return false;
   }
