@@ -696,6 +696,68 @@ fn an_after_tool_call_that_waits_for_a_sibling_call_does_not_hold_the_batch() {
     assert!(validate_transcript(&result.messages).ok);
 }
 
+/// The registry, where call `id`'s tool first works synchronously for `ms` on the manual clock (as a tool
+/// that reads a file with a blocking call would).
+struct Busy<'a> {
+    registry: &'a ToolRegistry,
+    clock: &'a ManualClock,
+    id: &'static str,
+    ms: u64,
+}
+
+impl ToolExecutor for Busy<'_> {
+    fn execute<'a>(
+        &'a self,
+        call: &'a ToolCall,
+        context: ExecutionContext,
+    ) -> LocalBoxFuture<'a, Result<ToolReply, String>> {
+        Box::pin(async move {
+            if call.id == self.id {
+                self.clock.advance(self.ms);
+            }
+            ToolExecutor::execute(self.registry, call, context).await
+        })
+    }
+
+    fn settings(&self, call: &ToolCall) -> CallSettings {
+        self.registry.settings(call)
+    }
+}
+
+/// A call's timeout counts from when it starts: the synchronous work of a call that starts before it in the
+/// batch does not count against it.
+#[test]
+fn a_calls_timeout_counts_from_its_own_start_not_from_its_batchs() {
+    let model = ScriptedModel::new(vec![
+        tool_use(vec![read("a"), call("b", "fetch", json!({"path": "b"}))]),
+        done(),
+    ]);
+    let (gates, kept) = (GatedTools::default(), Kept::default());
+    let fetch = Spec {
+        timeout_ms: Some(200),
+        ..spec("fetch")
+    };
+    let registry = gated_registry(&gates, &kept, &[spec("read"), fetch]);
+    let clock = ManualClock::default();
+    let busy = Busy {
+        registry: &registry,
+        clock: &clock,
+        id: "a",
+        ms: 300,
+    };
+    let mut setup = Setup::new(&model, &registry, &NoObserver);
+    setup.executor = Some(&busy);
+    setup.control.timers = &clock;
+    let result = Driver::new(setup.options()).result();
+    let rs = results(&result.messages);
+    assert_eq!(
+        (text_of(rs[1]).as_str(), rs[1].is_error),
+        ("fetch ok", false),
+        "b ran well within its 200 ms"
+    );
+    assert!(!kept.signals.borrow()["b"].aborted());
+}
+
 #[test]
 fn a_call_that_finishes_in_time_is_answered_by_its_tool_and_its_signal_stays_quiet() {
     let model = ScriptedModel::new(vec![tool_use(vec![read("a")]), done()]);

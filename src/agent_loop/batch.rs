@@ -290,7 +290,8 @@ impl<E> Batch<'_, '_, E> {
     }
 
     /// Makes one call's future, which starts the call at its first poll: its executor gets the call's
-    /// signal and a progress sink; its timer (if it has a timeout) starts now. When the timer fires, the call's signal aborts and the call is answered as
+    /// signal and a progress sink; its timer (if it has a timeout) starts with it, so that no other call's
+    /// work counts against its time. When the timer fires, the call's signal aborts and the call is answered as
     /// timed out; whatever the tool does later (settling, progress) is ignored. With `keep`, the execution
     /// of a call that timed out comes back with its outcome, to be settled; without, it is dropped.
     fn launch<'c>(
@@ -305,8 +306,13 @@ impl<E> Batch<'_, '_, E> {
         Self: 'c,
     {
         let timers = self.control.timers;
-        let timer = (runnable.timeout.as_ref()).map(|timeout| Timer::start(timers, timeout));
-        let open = timer.as_ref().map(|timer| timer.open.clone());
+        let starting = (runnable.timeout.as_ref()).map(|timeout| Starting {
+            timers,
+            ms: timeout.ms,
+            controller: timeout.controller.clone(),
+            open: Rc::new(Cell::new(true)),
+        });
+        let open = starting.as_ref().map(|starting| starting.open.clone());
         let reports = reports.clone();
         let context = ExecutionContext {
             signal: runnable.signal(self.signal).clone(),
@@ -322,7 +328,8 @@ impl<E> Batch<'_, '_, E> {
         Running {
             index,
             execution: Some(self.executor.execute(call, context)),
-            timer,
+            starting,
+            timer: None,
             keep,
         }
     }
@@ -500,6 +507,8 @@ struct Running<'c> {
     index: usize,
     /// Taken out when the call times out (`keep`: to be settled).
     execution: Option<Execution<'c>>,
+    /// With a timeout, until the first poll: what starts the timer.
+    starting: Option<Starting<'c>>,
     timer: Option<Timer>,
     /// Whether a call that timed out gives back its execution.
     keep: bool,
@@ -512,6 +521,9 @@ impl<'c> Future for Running<'c> {
     /// drop the callback unfired never fire.)
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let this = &mut *self;
+        if let Some(starting) = this.starting.take() {
+            this.timer = Some(Timer::start(starting));
+        }
         if let Some(timer) = &mut this.timer {
             if let Poll::Ready(Ok(())) = timer.fired.poll_unpin(cx) {
                 let left = this.execution.take().filter(|_| this.keep);
@@ -563,22 +575,33 @@ impl<'c, E> RunningCalls<'_, 'c, E> {
 struct Timer {
     ms: u32,
     fired: oneshot::Receiver<()>,
-    /// Cleared when the timer fires: progress after that is ignored.
-    open: Rc<Cell<bool>>,
     _registration: Registration,
+}
+
+/// What starts a call's timer when the call starts: the host's timers, the timeout, and what the timer does
+/// when it fires: abort the call's controller, and clear `open`, which its progress sink reads (progress after
+/// that is ignored).
+struct Starting<'c> {
+    timers: &'c dyn Timers,
+    ms: u32,
+    controller: AbortController,
+    open: Rc<Cell<bool>>,
 }
 
 impl Timer {
     /// Starts the timer of a call with a timeout; when it fires, it aborts the call's signal.
-    fn start(timers: &dyn Timers, timeout: &Timeout) -> Timer {
+    fn start(starting: Starting<'_>) -> Timer {
         let (fire, fired) = oneshot::channel();
-        let open = Rc::new(Cell::new(true));
-        let (closing, controller) = (open.clone(), timeout.controller.clone());
-        let ms = timeout.ms;
+        let Starting {
+            timers,
+            ms,
+            controller,
+            open,
+        } = starting;
         let registration = timers.set_timeout(
             ms,
             Box::new(move || {
-                closing.set(false);
+                open.set(false);
                 controller.abort();
                 let _ = fire.send(());
             }),
@@ -586,7 +609,6 @@ impl Timer {
         Timer {
             ms,
             fired,
-            open,
             _registration: registration,
         }
     }

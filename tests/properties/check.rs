@@ -1230,8 +1230,8 @@ impl Walk<'_> {
     ) -> Result<(), String> {
         let call = &batch.calls[i];
         let execution = &self.executions[e];
-        // The timer set right before the execution began is the call's.
-        let start = self.position_of(Entry::ExecStart(e)).unwrap();
+        // The timer set right before the execution began to run is the call's: it starts with the call.
+        let start = self.position_of(Entry::Began(e)).unwrap();
         let timer = match start.checked_sub(1).map(|p| self.timeline[p]) {
             Some(Entry::TimerSet(t)) => Some(t),
             _ => None,
@@ -1445,9 +1445,9 @@ impl Walk<'_> {
         Ok(())
     }
 
-    /// `TimerFired` of the timer set for execution `e`, if it had one.
+    /// `TimerFired` of the timer set for execution `e`, if it had one (set as it began to run).
     fn timer_of(&self, e: usize) -> Option<Entry> {
-        let start = self.position_of(Entry::ExecStart(e))?;
+        let start = self.position_of(Entry::Began(e))?;
         match self.timeline[start.checked_sub(1)?] {
             Entry::TimerSet(t) => Some(Entry::TimerFired(t)),
             _ => None,
@@ -2021,8 +2021,8 @@ impl Tally {
         let fired_at = |t: usize| timeline.iter().position(|e| *e == Entry::TimerFired(t));
         self.late_settles += (timeline.iter().enumerate())
             .filter(|(at, e)| match e {
-                // The timer set right before an execution began is its own.
-                Entry::ExecStart(n) => {
+                // The timer set right before an execution began to run is its own.
+                Entry::Began(n) => {
                     let ended = timeline.iter().position(|e| *e == Entry::ExecEnd(*n));
                     let timer = at.checked_sub(1).and_then(|p| match timeline[p] {
                         Entry::TimerSet(t) => fired_at(t),
