@@ -7,7 +7,8 @@
 import { t, tFirst, setLang, getLang, applyI18n, detectLang } from "./i18n.js";
 import { SCENARIOS, CASES, scenarioById, cloneDef, localizeDef, validateDefinition, parseTranscript, jsonErrorIndex, lineOfPath, responsesIn, loneSurrogate, loneSurrogates } from "./scenarios.js";
 import { Run, unansweredCalls } from "./runner.js";
-import { whyOf, waitOf, decisionRow, phaseOf, aroundOf, isSequential, awaitsApproval, isPartTwo, isPartThree, toolCalls, callLabel, replayDifference } from "./explain.js";
+import { whyOf, waitOf, decisionRow, phaseOf, aroundOf, isSequential, awaitsApproval, isPartTwo, isPartThree, toolCalls, callLabel } from "./explain.js";
+import { replayDifference } from "./replay-difference.js";
 import { orderTrace, buildLinks } from "./links.js";
 import * as views from "./views.js";
 import { renderInspector, requestForMessage, requestsCarrying, renderDecisionTable, renderApprovals, renderFork, renderCompare, tokensOf, tokensText } from "./panels.js";
@@ -184,7 +185,7 @@ function newRun({ autoRelease = null, releaseRest = false, followOrder = false }
  * its result, recorded in the sandbox): the case's scenario, replayed in the page's views one event at a time.
  */
 function stepThroughLoop(report, name) {
-  if (!showReplay({ name, id: report.id, run: report.run })) return;
+  if (!showReplay({ name, id: report.id, run: report.run, failed: report.pass === false })) return;
   $("step").focus();
   $("timeline").scrollIntoView({ block: "nearest" });
 }
@@ -194,18 +195,19 @@ const isRecording = (run) => Boolean(run) && typeof run === "object" && Array.is
 
 /**
  * Show a recorded run of a learner's loop on kit case `id` (from the kit's report, or a shared link's hash), with
- * where it first went another way than the course's (`difference`, said by the why-line there). The address names
- * the replay, not the plain scenario: `replay=<id>` and the recording packed in the hash (`hash`, the link's own
- * when it came from one). False when there is no such case or recording.
+ * where it first went another way than the course's (`difference`, said by the why-line there; `failed`, whether
+ * the kit failed the case, lets it say so when the events and the transcript agree). The address names the replay,
+ * not the plain scenario: `replay=<id>` and the recording packed in the hash with the name and `failed` (`hash`, the
+ * link's own when it came from one). False when there is no such case or recording.
  */
-function showReplay({ name, id, run }, { hash = null } = {}) {
+function showReplay({ name, id, run, failed = false }, { hash = null } = {}) {
   const kase = CASES.find((c) => c.id === id);
   if (!kase || !isRecording(run)) return false;
   chooseScenario(id);
-  state.replay = { name: String(name), id, run, difference: replayDifference(kase, run), hash };
+  state.replay = { name: String(name ?? ""), id, run, difference: replayDifference(kase, run, { failed: failed === true }), hash };
   newRun();
   if (!hash)
-    encodeHash({ name: state.replay.name, run }).then((encoded) => {
+    encodeHash({ name: state.replay.name, run, failed: failed === true }).then((encoded) => {
       if (state.replay?.run !== run) return; // another run took its place meanwhile
       state.replay.hash = `#replay=${encoded}`;
       syncUrl();
@@ -304,7 +306,8 @@ function partThreeOf(run, rec) {
  * correct loop does, and which of the two is missing, repeated or out of order. */
 function differenceText({ key, vars, parts }) {
   const say = (part) => (part ? t(part.key, part.vars) : "");
-  return t(key, { ...vars, actual: say(parts.actual), expected: say(parts.expected), actualNote: say(parts.actualNote), expectedNote: say(parts.expectedNote) });
+  const fields = Array.isArray(vars.fields) ? { fields: vars.fields.join(t("diff.fieldSeparator")) } : {};
+  return t(key, { ...vars, ...fields, actual: say(parts.actual), expected: say(parts.expected), actualNote: say(parts.actualNote), expectedNote: say(parts.expectedNote) });
 }
 
 /** Where a replay says its first difference: at the event that differs; when the loop's events stopped short of it,
@@ -464,7 +467,7 @@ function renderCounters(run) {
   $("about").textContent = checked
     ? t("status.checked")
     : state.replay
-      ? t("replay.about", { name: state.replay.name, id: state.replay.id })
+      ? t(state.replay.name ? "replay.about" : "replay.about.unnamed", { name: state.replay.name, id: state.replay.id })
       : LIVE
         ? t("live.about")
         : scenario
@@ -696,13 +699,15 @@ function summaryOf(run) {
 
 /**
  * A shared fork's comparison (`shared`: {request, original, order}, what runFork keeps): the original made again
- * off screen, its summary beside the fork's once the fork (`def`) has run. Null when `shared` is not one.
+ * off screen, its summary beside the fork's once the fork (`def`) has run. Null when `shared` is not one, or names a
+ * response the original run does not have (its `request` beyond the original's requests).
  */
 async function sharedCompare(shared, def) {
   const valid = Boolean(shared) && typeof shared === "object" && Number.isInteger(shared.request) && shared.request > 0 &&
     Array.isArray(shared.order) && shared.order.every((id) => typeof id === "string") && validateDefinition(shared.original).length === 0;
   if (!valid) return null;
   const original = await runOffScreen(shared.original, shared.order);
+  if (!responseOf(original, shared.request)) return null;
   return { request: shared.request, def, original: summaryOf(original), fork: null, run: null, shared };
 }
 
@@ -1196,7 +1201,7 @@ async function startScript() {
   const replay = params.get("replay");
   if (replay !== null) {
     const shared = packed.has("replay") ? await decodeHash(packed.get("replay")).catch(() => null) : null;
-    if (!shared || !showReplay({ name: shared.name, id: replay, run: shared.run }, { hash: location.hash })) {
+    if (!shared || !showReplay({ name: shared.name, id: replay, run: shared.run, failed: shared.failed }, { hash: location.hash })) {
       showError(t("url.badReplay", { id: replay }), "bad-replay");
       return false;
     }
@@ -1206,12 +1211,14 @@ async function startScript() {
   if (hash !== null) {
     const shared = await decodeHash(hash).catch(() => null);
     const valid = shared && validateDefinition(shared.def).length === 0;
-    // A fork's link brings its comparison back: the original made again, the fork's side once it runs.
-    const compare = valid && shared.compare !== undefined ? await sharedCompare(shared.compare, shared.def) : null;
-    if (!valid || (shared.compare !== undefined && !compare)) {
+    if (!valid) {
       showError(t("url.badScript"), "bad-script");
       return false;
     }
+    // A fork's link brings its comparison back: the original made again, the fork's side once it runs. A comparison
+    // that cannot be made again leaves the script alone: it is shown without it, and the banner says so.
+    const compare = shared.compare !== undefined ? await sharedCompare(shared.compare, shared.def) : null;
+    if (shared.compare !== undefined && !compare) showError(t("url.badCompare"), "bad-compare", "notice");
     if (scenarioById(shared.base)) state.baseId = shared.base;
     setEditorText(shared.def);
     state.compare = compare;

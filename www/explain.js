@@ -3,9 +3,8 @@
 // is one entry in each language there; a §7 phase is one entry in PHASES below.
 //
 // The page does not decide anything the loop decides: the row that fired is read off the response the
-// way the table itself is written (its stopReason and its calls), and the rest comes from the events.
-
-import { canonical, eventDifference, messageDifference, short } from "./conformance/check.js";
+// way the table itself is written (its stopReason and its calls), and the rest comes from the events. Where a
+// learner's loop, stepped through, first went another way than the course's is replay-difference.js's.
 
 /**
  * SPEC §4, one row per line of the table, in its order. `calls` says which responses a row covers:
@@ -201,115 +200,6 @@ export function whyOf(rec, { response, requestOf, sequential = false, approval =
     default:
       return { keys: [`why.${e.type}`, "why.unknown"], vars: { ...vars, type: e.type } };
   }
-}
-
-// --- a learner's loop stepped through: where it first went another way than the course's -----------------------
-
-/** What a list item is, whatever its fields: an event by its type and call (a model event by its own type), a
- * message by its role and call; with how many came before it with the same identity (`#k`), so a second one differs. */
-function identities(list, idOf) {
-  const seen = new Map();
-  return list.map((x) => {
-    const id = idOf(x);
-    const k = seen.get(id) ?? 0;
-    seen.set(id, k + 1);
-    return { id, key: `${id}#${k}`, again: k > 0 };
-  });
-}
-
-const eventIdOf = (e) => {
-  if (!e || typeof e !== "object") return `?${JSON.stringify(e)}`;
-  if (e.type === "model_event") return `model_event:${e.event?.type}`;
-  if (e.type === "tool_start") return `tool_start:${e.call?.id}`;
-  if (e.type === "tool_progress") return `tool_progress:${e.callId}`;
-  if (e.type === "tool_end" || e.type === "tool_skipped") return `${e.type}:${e.result?.toolCallId}`;
-  if (e.type === "turn_end") return `turn_end:${e.reason}`;
-  return String(e.type);
-};
-const messageIdOf = (m) => (m?.role === "toolResult" ? `toolResult:${m.toolCallId}` : `?${m?.role}`);
-
-/** The field of an event that holds what it is about (its call, result, message, model event), or the event. */
-const bodyOf = (e) => (e?.type === "tool_start" ? e.call : e?.type === "tool_end" || e?.type === "tool_skipped" ? e.result : e?.type === "assistant_message" ? e.message : e?.type === "model_event" ? e.event : e);
-
-/** One side of a difference in words: an i18n key under `diff.ev.` or `diff.msg.` and its values. */
-function eventPart(e) {
-  if (e === undefined) return { key: "diff.ev.none", vars: {} };
-  switch (e?.type) {
-    case "model_event":
-      return { key: "diff.ev.model_event", vars: { sub: e.event?.type } };
-    case "assistant_message":
-      return { key: "diff.ev.assistant_message", vars: { stop: e.message?.stopReason } };
-    case "tool_start":
-      return { key: "diff.ev.tool_start", vars: { call: callLabel(e.call?.name, e.call?.id) } };
-    case "tool_progress":
-      return { key: typeof e.callId === "string" ? "diff.ev.tool_progress" : "diff.ev.tool_progress.noId", vars: { id: e.callId } };
-    case "tool_end":
-      return { key: e.result?.isError ? "diff.ev.tool_end.error" : "diff.ev.tool_end", vars: { call: callLabel(e.result?.toolName, e.result?.toolCallId) } };
-    case "tool_skipped":
-      return { key: "diff.ev.tool_skipped", vars: { call: callLabel(e.result?.toolName, e.result?.toolCallId), reason: e.result?.details?.reason } };
-    case "turn_end":
-      return { key: "diff.ev.turn_end", vars: { reason: e.reason, steps: e.steps } };
-    default:
-      return { key: "diff.ev.other", vars: { json: short(e, 80) } };
-  }
-}
-
-function messagePart(m) {
-  if (m === undefined) return { key: "diff.msg.none", vars: {} };
-  if (m?.role === "toolResult") {
-    const call = callLabel(m.toolName, m.toolCallId);
-    return { key: m.details?.skipped ? "diff.msg.skipped" : m.isError ? "diff.msg.error" : "diff.msg.result", vars: { call, reason: m.details?.reason } };
-  }
-  if (m?.role === "assistant") return { key: "diff.msg.assistant", vars: { stop: m.stopReason } };
-  if (m?.role === "user") return { key: "diff.msg.user", vars: {} };
-  return { key: "diff.msg.other", vars: { json: short(m, 80) } };
-}
-
-/**
- * The first place a learner's loop (recorded by the kit: `{events, result}`) went another way than the course's
- * (`kase`, a kit case: its `expect`), as the kit compares them: the events first, then the transcript it returned.
- * Null when both agree. Else `{where: "event" | "message", index, key, vars, parts}`: `key` the sentence
- * (`diff.<where>` or, the same item with other fields, `diff.<where>.changed`), `vars.n` the event's number (from 1)
- * or the message's index (from 0, as the transcript numbers them), and `parts` what each side did there and a note
- * for each ({key, vars} or null): which of the two is missing, duplicated ("again"), out of order ("later" in the
- * other), or never done by the correct loop.
- */
-export function replayDifference(kase, recorded) {
-  const events = eventDifference(kase, recorded?.events ?? []);
-  const messages = events || !Array.isArray(recorded?.result?.messages) ? null : messageDifference(kase, recorded.result.messages);
-  const found = events ?? messages;
-  if (!found) return null;
-  const where = events ? "event" : "message";
-  const { index, want, got } = found;
-  const idOf = events ? eventIdOf : messageIdOf;
-  const part = events ? eventPart : messagePart;
-  const a = got[index];
-  const w = want[index];
-  const wantIds = identities(want, idOf);
-  const gotIds = identities(got, idOf);
-  // Events are numbered from 1 (as the timeline numbers them), messages by their index (as the transcript does).
-  const shown = (x) => x + (events ? 1 : 0);
-  const n = shown(index);
-  if (a !== undefined && w !== undefined && gotIds[index].id === wantIds[index].id) {
-    const [x, y] = [bodyOf(a), bodyOf(w)];
-    const fields = x && y && typeof x === "object" && typeof y === "object" ? [...new Set([...Object.keys(y), ...Object.keys(x)])].filter((k) => canonical(x[k]) !== canonical(y[k])) : [];
-    return { where, index, key: `diff.${where}.changed`, vars: { n, fields: fields.join(", ") || "?" }, parts: { actual: part(a), expected: part(w), actualNote: null, expectedNote: null } };
-  }
-  // Where the same item (its identity, the same how-many-th) stands in the other list, if it does at all.
-  let actualNote = null;
-  if (a !== undefined) {
-    const later = wantIds.findIndex((x) => x.key === gotIds[index].key);
-    const first = gotIds.findIndex((x) => x.id === gotIds[index].id);
-    if (later > index) actualNote = { key: `diff.note.${where}.later`, vars: { n: shown(later) } };
-    else if (gotIds[index].again) actualNote = { key: `diff.note.${where}.again`, vars: { n: shown(first) } };
-    else actualNote = { key: `diff.note.${where}.never`, vars: {} };
-  }
-  let expectedNote = null;
-  if (w !== undefined) {
-    const later = gotIds.findIndex((x) => x.key === wantIds[index].key);
-    expectedNote = later > index ? { key: `diff.note.${where}.yoursLater`, vars: { n: shown(later) } } : { key: `diff.note.${where}.yoursNever`, vars: {} };
-  }
-  return { where, index, key: `diff.${where}`, vars: { n }, parts: { actual: part(a), expected: part(w), actualNote, expectedNote } };
 }
 
 /** What the loop does once a hold on this event is released: the most specific key that has a text. */

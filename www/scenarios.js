@@ -51,8 +51,10 @@ export const SCENARIOS = [
 ].map((c) => ({ id: c.id, spec: c.spec, step: c.step, optional: c.optional === true, part: c.part, title: c.title, about: c.about, rule: c.rule, expect: expectOf(c), def: c.def }));
 
 /**
- * A definition in the page's language: in English, every string of it that the course wrote in Chinese is replaced
- * by its English text (scenario-text.json); keys, ids and anything else stay as they are. A new copy.
+ * A definition in the page's language (`lang`, zh or en), both ways through scenario-text.json's table for that
+ * language, exact string for exact string: in English, every string the course wrote in Chinese (messages, answers,
+ * progress) becomes its English text (`en`); in Chinese, the system prompt and tool descriptions, written in English,
+ * become their Chinese (`zh`). A string the table lacks, keys, ids and anything else stay as they are. A new copy.
  */
 export function localizeDef(def, lang) {
   const table = text[lang];

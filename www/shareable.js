@@ -1,7 +1,8 @@
 // The page's address as its state, so a learner can send a link to exactly what they see: the scenario, the
 // language, how far the run went (step), the order tools were released, a custom script in the hash
 // (#script=<base64url of the deflate-raw JSON {def, base, compare?}>, `compare` the fork's comparison), and a learner's
-// loop stepped through (replay=<case id>, #replay=<the same packing of {name, run}>, what the kit recorded); a hash is
+// loop stepped through (replay=<case id>, #replay=<the same packing of {name, run, failed}>, what the kit recorded and
+// whether it failed the case); a hash is
 // never sent to a server.
 
 const KEYS = ["scenario", "replay", "lang", "step", "release"];
@@ -49,7 +50,7 @@ export async function encodeHash(value) {
   return toBase64Url(await pipe(new TextEncoder().encode(JSON.stringify(value)), new CompressionStream("deflate-raw")));
 }
 
-/** The object a hash value packs (a script's {def, base, compare?}, a replay's {name, run}); rejects when it is none. */
+/** The object a hash value packs (a script's {def, base, compare?}, a replay's {name, run, failed}); rejects when it is none. */
 export async function decodeHash(text) {
   const value = JSON.parse(new TextDecoder().decode(await pipe(fromBase64Url(text), new DecompressionStream("deflate-raw"))));
   if (!value || typeof value !== "object") throw new Error("not a shared state");

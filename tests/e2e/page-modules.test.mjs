@@ -470,7 +470,7 @@ test("English scenario data: every course string the scenarios hold has its Engl
 });
 
 test("Chinese scenario data: the system prompt and the tool descriptions (written in English) are shown in Chinese; the rest is the original", async () => {
-  // A learner's tryout in zh: the system prompt and tool descriptions showed in English among the course's Chinese.
+  // The zh page shows the scenarios' system prompt and tool descriptions in Chinese, like the course's own words.
   const { localizeDef } = await import("../../www/scenarios.js");
   const cjk = /[\u3400-\u9fff]/;
   const english = /[A-Za-z]{3,} [A-Za-z]{3,}/; // an English phrase (names such as tiny-pi, README or agent may stay)
@@ -716,31 +716,35 @@ test("stepping through a learner's loop that emitted something that is no event:
 });
 
 test("a learner's loop stepped through: the why-line at the first difference says what that loop did there and what the correct loop does", async () => {
-  // A learner's tryout: the why-line explained the correct loop only, and the report said only that the transcripts differ.
+  // The why-line at a replayed loop's first difference: what each loop did there, and how the two relate.
   const { checkCase } = await import("../../www/conformance/check.js");
   const { createLoop } = await import("../conformance/reference-loop.mjs");
-  const { replayDifference } = await import("../../www/explain.js");
+  const { replayDifference } = await import("../../www/replay-difference.js");
   const { setLang, t } = await import("../../www/i18n.js");
   globalThis.document ??= { documentElement: {} };
   const kit = (await import("../../www/conformance/cases.json", { with: { type: "json" } })).default.cases;
+  // As the page says it (app.js's differenceText): the fields that differ joined in the language's way.
   const say = ({ key, vars, parts }) => {
     const part = (p) => (p ? t(p.key, p.vars) : "");
-    return t(key, { ...vars, actual: part(parts.actual), expected: part(parts.expected), actualNote: part(parts.actualNote), expectedNote: part(parts.expectedNote) });
+    const fields = Array.isArray(vars.fields) ? { fields: vars.fields.join(t("diff.fieldSeparator")) } : {};
+    return t(key, { ...vars, ...fields, actual: part(parts.actual), expected: part(parts.expected), actualNote: part(parts.actualNote), expectedNote: part(parts.expectedNote) });
   };
   const differenceOf = async (id, bug) => {
     const kase = kit.find((c) => c.id === id);
-    const report = await checkCase(createLoop(bug ? { [bug]: true } : {}), kase, { record: true });
-    return replayDifference(kase, report.run);
+    const loop = typeof bug === "function" ? bug : createLoop(bug ? { [bug]: true } : {});
+    const report = await checkCase(loop, kase, { record: true });
+    return { d: replayDifference(kase, report.run, { failed: !report.pass }), report };
   };
   const words = async (id, bug) => {
-    const d = await differenceOf(id, bug);
+    const { d, report } = await differenceOf(id, bug);
+    assert.ok(d, `${id}: a failing case (${report.pass ? "passed" : "failed"}) shows its difference`);
     setLang("zh");
     const zh = say(d);
     setLang("en");
-    return { d, en: say(d), zh };
+    return { d, en: say(d), zh, report };
   };
   try {
-    assert.equal(await differenceOf("readme"), null, "the reference loop goes the course's way");
+    assert.equal((await differenceOf("readme")).d, null, "the reference loop goes the course's way");
     // A call run on a length response: the event that differs, what each loop did there, which one is missing.
     const length = await words("length", "lengthRunsTools");
     assert.deepEqual([length.d.where, length.d.index], ["event", 8]);
@@ -751,16 +755,117 @@ test("a learner's loop stepped through: the why-line at the first difference say
     assert.deepEqual([order.d.where, order.d.index], ["message", 2]);
     assert.equal(order.en, "In the transcript your loop returned, message #2 is the result of fast(fast-call) (the correct transcript has it later, at message #3: out of order); the correct loop's message #2 is the result of slow(slow-call) (yours has it later, at message #3: out of order).");
     assert.equal(order.zh, "你的 loop 返回的 transcript 里，消息 #2 是调用 fast(fast-call) 的结果（正确的 transcript 到消息 #3 才有它，顺序不对）；正确的 loop 的消息 #2 是调用 slow(slow-call) 的结果（你的 transcript 到消息 #3 才有它，顺序不对）。");
-    // A result appended twice: the duplicate, and where the first one is.
+    // A result appended twice: the duplicate, and where the first one is; the response after it is only moved by it.
     const twice = await words("readme", "resultAppendedTwice");
-    assert.match(twice.en, /^In the transcript your loop returned, message #3 is the result of read\(call-1\) \(a second time: message #2 is already it\); the correct loop's message #3 is the model's response \(stopReason stop\)/);
+    assert.equal(twice.en, "In the transcript your loop returned, message #3 is the result of read(call-1) (a second time: message #2 is already it); the correct loop's message #3 is the model's response (stopReason stop) (yours has it too, but at message #4, after a message the correct transcript does not have).");
     assert.match(twice.zh, /消息 #3 是调用 read\(call-1\) 的结果（重复了：消息 #2 已经是它）/);
     // A loop whose events stop short (a batch run one call at a time never finishes): what it did not do.
     const short = await words("concurrency", "sequentialBatch");
     assert.equal(short.en, "At event #10 your loop emits no more events; the correct loop emits the result of fast(fast-call) here (your loop never does: it is missing).");
     // The same event with other fields: both sides, and which field.
     const reason = await words("abort-at-max-steps", "noCheckAfterBatch");
-    assert.match(reason.en, /^At event #9 your loop ends the run \(reason maxSteps, steps 1\).*; the correct loop ends the run \(reason aborted, steps 1\) here/);
+    assert.equal(reason.en, "At event #9 your loop ends the run (reason maxSteps, steps 1); the correct loop ends the run (reason aborted, steps 1) here: the same event, with another reason.");
+  } finally {
+    setLang("en");
+  }
+});
+
+test("a replayed loop's first difference never calls another message or model event a second time, nor a shifted one out of order", async () => {
+  const { checkCase } = await import("../../www/conformance/check.js");
+  const { createLoop } = await import("../conformance/reference-loop.mjs");
+  const { replayDifference } = await import("../../www/replay-difference.js");
+  const { setLang, t } = await import("../../www/i18n.js");
+  globalThis.document ??= { documentElement: {} };
+  setLang("en");
+  const kit = (await import("../../www/conformance/cases.json", { with: { type: "json" } })).default.cases;
+  const notes = async (id, bug) => {
+    const kase = kit.find((c) => c.id === id);
+    const report = await checkCase(createLoop({ [bug]: true }), kase, { record: true });
+    const d = replayDifference(kase, report.run, { failed: !report.pass });
+    return { d, actual: t(d.parts.actual.key, d.parts.actual.vars), actualNote: d.parts.actualNote?.key, expectedNote: d.parts.expectedNote?.key };
+  };
+  // A made-up final answer is another response than the first: no "a second time".
+  const fabricated = await notes("max-steps-1", "maxStepsFabricates");
+  assert.deepEqual([fabricated.d.where, fabricated.d.index, fabricated.actualNote], ["message", 3, "diff.note.message.never"]);
+  // A second request's start is not the first request's start again; it says which response it belongs to.
+  const again = await notes("tooluse-no-calls", "noCallsContinues");
+  assert.deepEqual([again.d.index, again.actualNote, again.expectedNote], [4, "diff.note.event.never", "diff.note.event.yoursNever"]);
+  assert.equal(again.actual, "passes on the model's start event of response #2");
+  // A skipped result left out: the end of the run comes early, in the same order as the correct loop's (not out of order).
+  const missing = await notes("error", "errorLeavesCallsOpen");
+  assert.deepEqual([missing.d.index, missing.actualNote, missing.expectedNote], [5, "diff.note.event.shifted", "diff.note.event.yoursNever"]);
+  assert.deepEqual(missing.d.parts.actualNote.vars, { n: 7 });
+  // The same lists in another order are out of order, both ways.
+  const swapped = await notes("concurrency", "completionOrder");
+  assert.deepEqual([swapped.actualNote, swapped.expectedNote], ["diff.note.message.later", "diff.note.message.yoursLater"]);
+  // Every broken loop the kit fails says where it first went another way: none is left without a difference.
+  const { BUGS } = await import("../conformance/reference-loop.mjs");
+  for (const bug of BUGS)
+    for (const kase of kit) {
+      const report = await checkCase(createLoop({ [bug]: true }), kase, { record: true });
+      const d = replayDifference(kase, report.run, { failed: !report.pass });
+      assert.equal(d === null, report.pass, `${bug} on ${kase.id}: ${report.pass ? "passed" : "failed"}, difference ${JSON.stringify(d?.key)}`);
+      if (!d || d.where === "run") continue;
+      for (const note of ["actualNote", "expectedNote"]) assert.ok(!d.parts[note] || !/undefined/.test(JSON.stringify(d.parts[note].vars)), `${bug} on ${kase.id}: ${note}`);
+    }
+});
+
+test("a replayed loop the kit failed whose events and transcript agree: the why-line says so and where the difference is instead", async () => {
+  const { checkCase } = await import("../../www/conformance/check.js");
+  const { createLoop } = await import("../conformance/reference-loop.mjs");
+  const { replayDifference } = await import("../../www/replay-difference.js");
+  const { setLang, t } = await import("../../www/i18n.js");
+  globalThis.document ??= { documentElement: {} };
+  const kit = (await import("../../www/conformance/cases.json", { with: { type: "json" } })).default.cases;
+  const readme = kit.find((c) => c.id === "readme");
+  const say = (d, lang) => (setLang(lang), t(d.key, d.vars));
+  try {
+    // The next request goes before the batch's results: the requests differ, the events and the transcript do not.
+    for (const [bug, code] of [["batchNotAwaited", "requestMessages"], ["callRunTwice", "twice"]]) {
+      const report = await checkCase(createLoop({ [bug]: true }), readme, { record: true });
+      assert.equal(report.pass, false);
+      assert.ok(report.evidence.some((e) => e.code === code), `${bug}: ${JSON.stringify(report.evidence)}`);
+      const d = replayDifference(readme, report.run, { failed: true });
+      assert.deepEqual([d.where, d.index, d.key], ["run", report.run.events.length - 1, "diff.run.agree"]);
+      assert.equal(say(d, "en"), "Your loop's events and the transcript it returned agree with the correct loop's; what differs is elsewhere: in the requests its model received, the tool calls it ran, or the input messages it was handed. The evidence is under this case in the report of \"Check your own loop\".");
+      assert.equal(say(d, "zh"), "你的 loop 发出的事件和它返回的 transcript 都与正确的 loop 一致；不同之处在别处：模型收到的请求、执行的工具调用，或传给它的输入消息。证据见“检查你自己的 loop”报告里的这个用例。");
+      // Without the kit's verdict (a passing case), nothing differs.
+      assert.equal(replayDifference(readme, report.run), null);
+    }
+    // A loop that throws once every event was emitted: no transcript, said as such.
+    const reference = createLoop();
+    const late = async (options) => {
+      await reference(options);
+      throw new Error("late");
+    };
+    const report = await checkCase(late, readme, { record: true });
+    const d = replayDifference(readme, report.run, { failed: !report.pass });
+    assert.deepEqual([d.where, d.key], ["run", "diff.run.threw"]);
+    assert.equal(say(d, "en"), "Your loop's events agree with the correct loop's, but it returned no transcript: it threw Error: late. The evidence is under this case in the report of \"Check your own loop\".");
+    assert.equal(say(d, "zh"), "你的 loop 发出的事件与正确的 loop 一致，但它没有返回 transcript，而是抛出了 Error: late。证据见“检查你自己的 loop”报告里的这个用例。");
+  } finally {
+    setLang("en");
+  }
+});
+
+test("a replayed event with other fields names them (the page joins them with 、 in Chinese)", async () => {
+  const { checkCase } = await import("../../www/conformance/check.js");
+  const { createLoop } = await import("../conformance/reference-loop.mjs");
+  const { replayDifference } = await import("../../www/replay-difference.js");
+  const kit = (await import("../../www/conformance/cases.json", { with: { type: "json" } })).default.cases;
+  const readme = kit.find((c) => c.id === "readme");
+  const reference = createLoop();
+  const renamed = (options) => reference({ ...options, onEvent: (e) => options.onEvent(e.type === "tool_start" ? { ...e, call: { ...e.call, name: "other", arguments: {} } } : e) });
+  const report = await checkCase(renamed, readme, { record: true });
+  const d = replayDifference(readme, report.run, { failed: !report.pass });
+  assert.deepEqual([d.where, d.key, d.vars.fields], ["event", "diff.event.changed", ["name", "arguments"]]);
+  const { t, setLang } = await import("../../www/i18n.js");
+  globalThis.document ??= { documentElement: {} };
+  try {
+    setLang("zh");
+    assert.equal(t("diff.fieldSeparator"), "、");
+    setLang("en");
+    assert.equal(t("diff.fieldSeparator"), ", ");
   } finally {
     setLang("en");
   }

@@ -1,10 +1,11 @@
-// A learner's tryout of the page in Chinese left six points; each test here failed before its fix:
-// 1. the scenarios' system prompt and tool descriptions showed in English on the zh page;
-// 2. stepping through the learner's own loop, the why-line explained only the correct loop;
-// 3. during that replay the address named the plain scenario (a shared link opened something else);
-// 4. a shared fork link restored the fork but not the comparison;
-// 5. the pairing rows' numbers (message indices) read like call numbers or steps;
-// 6. the script editor took a lone surrogate, and only the package then refused the run.
+// What the page does for a learner working through it in Chinese or English, one test per point:
+// 1. the scenarios' system prompt and tool descriptions show in the page's language;
+// 2. stepping through the learner's own loop, the why-line at its first difference says what that loop did there and
+//    what the correct loop does (or, when its events and transcript agree, where else the kit found the difference);
+// 3. during that replay the address names the replay (a copied link opens the same loop at the same event);
+// 4. a shared fork link restores the fork and its comparison (a comparison that cannot be made again leaves the fork);
+// 5. the pairing rows say pair #n and message #i;
+// 6. the script editor refuses a lone surrogate in place, naming its line and field.
 // Run: node --test tests/e2e/tryout.test.mjs   (needs dist/ built: node scripts/site.mjs)
 
 import { test } from "node:test";
@@ -13,7 +14,10 @@ import fs from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { pageSuite, waitForDone, stepTo } from "./harness.mjs";
-import { scenarioById, localizeDef } from "../../www/scenarios.js";
+import { scenarioById, localizeDef, CASES } from "../../www/scenarios.js";
+import { checkCase } from "../../www/conformance/check.js";
+import { encodeHash } from "../../www/shareable.js";
+import { createLoop } from "../conformance/reference-loop.mjs";
 
 const ROOT = path.join(path.dirname(fileURLToPath(import.meta.url)), "..", "..");
 const REFERENCE = fs.readFileSync(path.join(ROOT, "tests", "conformance", "reference-loop.mjs"), "utf8");
@@ -99,6 +103,72 @@ test("2. a loop whose transcript alone differs: once the replay is over, the why
       "In the transcript your loop returned, message #2 is the result of fast(fast-call) (the correct transcript has it later, at message #3: out of order); the correct loop's message #2 is the result of slow(slow-call) (yours has it later, at message #3: out of order).",
     );
   });
+});
+
+test("2. a loop the kit fails whose events and transcript agree: once the replay is over, the why-line says the difference is elsewhere, in both languages", async () => {
+  await withPage("?scenario=readme&lang=en", async (page) => {
+    await checkLoop(page, "unawaited.mjs", loopWith({ batchNotAwaited: true }));
+    assert.equal(await page.getAttribute(`${$("kit-cases")} > li[data-case="readme"]`, "data-pass"), "false");
+    await page.click(`${$("kit-cases")} > li[data-case="readme"] ${$("kit-step")}`);
+    await page.click($("run"));
+    await waitForDone(page);
+    assert.equal(
+      await text(page, $("why")),
+      'Your loop\'s events and the transcript it returned agree with the correct loop\'s; what differs is elsewhere: in the requests its model received, the tool calls it ran, or the input messages it was handed. The evidence is under this case in the report of "Check your own loop".',
+    );
+    await page.click($("lang-toggle"));
+    await page.waitForFunction(
+      (want) => document.querySelector('[data-testid="why"]').textContent === want,
+      "你的 loop 发出的事件和它返回的 transcript 都与正确的 loop 一致；不同之处在别处：模型收到的请求、执行的工具调用，或传给它的输入消息。证据见“检查你自己的 loop”报告里的这个用例。",
+    );
+  });
+});
+
+test("2. the same event with other fields: the why-line names the fields, joined with 、 in Chinese", async () => {
+  const renamed = REFERENCE.replace(
+    "export const runAgentLoop = createLoop();",
+    'const inner = createLoop();\nexport const runAgentLoop = (options) => inner({ ...options, onEvent: (e) => options.onEvent(e.type === "tool_start" ? { ...e, call: { ...e.call, name: "other", arguments: {} } } : e) });',
+  );
+  await withPage("?scenario=readme&lang=zh", async (page) => {
+    await checkLoop(page, "renamed.mjs", renamed);
+    await page.click(`${$("kit-cases")} > li[data-case="readme"] ${$("kit-step")}`);
+    await stepTo(page, 7);
+    assert.equal(await text(page, $("why")), "第 7 个事件：你的 loop 开始执行 other(call-1)；正确的 loop 在这里开始执行 read(call-1)：是同一个事件，但 name、arguments 不同。");
+    await page.click($("lang-toggle"));
+    await page.waitForFunction(
+      (want) => document.querySelector('[data-testid="why"]').textContent === want,
+      "At event #7 your loop starts other(call-1); the correct loop starts read(call-1) here: the same event, with another name, arguments.",
+    );
+  });
+});
+
+test("3. a replay link whose recording has no name: the page says what the loop did without naming it", async () => {
+  const kase = CASES.find((c) => c.id === "length");
+  const report = await checkCase(createLoop({ lengthRunsTools: true }), kase, { record: true });
+  const hash = await encodeHash({ run: report.run, failed: !report.pass });
+  await withPage(`?replay=length&lang=en#replay=${hash}`, async (page) => {
+    assert.equal(await page.getAttribute($("about"), "data-replay"), "length");
+    const about = await text(page, $("about"));
+    assert.match(about, /What your loop did on case length:/);
+    assert.doesNotMatch(about, /undefined|\(\)/);
+  });
+});
+
+test("4. a fork link whose comparison cannot be made again shows the forked script without it, and says so", async () => {
+  const def = scenarioById("readme").def;
+  for (const compare of [{ request: 5, original: def, order: [] }, "not a comparison"]) {
+    const hash = await encodeHash({ def, base: "readme", compare });
+    await withPage(`?lang=en#script=${hash}`, async (page) => {
+      assert.equal(await page.getAttribute($("banner"), "data-error"), "bad-compare");
+      assert.equal(await page.getAttribute($("banner"), "data-state"), "notice");
+      assert.match(await text(page, $("banner")), /The comparison in this link cannot be made again/);
+      assert.equal(await page.inputValue($("scenario-select")), "custom");
+      assert.deepEqual(JSON.parse(await page.inputValue($("editor"))).script, def.script);
+      await page.click($("run"));
+      await waitForDone(page);
+      assert.equal(await page.$(`${$("compare")}`), null, "no comparison");
+    });
+  }
 });
 
 test("4. a shared fork link restores the comparison that was shown, not only the fork", async () => {

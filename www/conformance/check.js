@@ -188,12 +188,13 @@ function resultView(result, expected, def) {
   return rest;
 }
 
-function messageView(message, expected, def) {
+/** A message as compared: a tool result through resultView, any other message as it is. */
+export function messageView(message, expected, def) {
   return message?.role === "toolResult" ? resultView(message, expected, def) : message;
 }
 
 /** An event's SPEC §4 fields; anything else the loop adds is not compared. */
-function eventView(event, expected, def) {
+export function eventView(event, expected, def) {
   switch (event?.type) {
     case "model_event":
       return { type: event.type, event: event.event };
@@ -256,22 +257,13 @@ export function transcriptDiff(expected, actual) {
 }
 
 /**
- * A loop's events against a case's, each seen through the expected event at its place (what compare checks):
- * `{index, want, got}` (both lists as compared, `index` the first place they differ), or null when they agree.
+ * A loop's list (its events, or the transcript it returned) against a case's (`expected`), each item seen through
+ * `view` (eventView or messageView) as the expected item at its place sees it (what compare checks): `{index, want,
+ * got}` (both lists as compared, `index` the first place they differ), or null when they agree.
  */
-export function eventDifference(kase, events) {
-  const { def, expect } = kase;
-  const want = expect.events.map((e) => eventView(e, e, def));
-  const got = events.map((e, i) => eventView(e, expect.events[i], def));
-  const index = firstDifference(want, got);
-  return index < 0 ? null : { index, want, got };
-}
-
-/** The same for a loop's transcript against the case's, each message seen through the expected message at its place. */
-export function messageDifference(kase, messages) {
-  const { def, expect } = kase;
-  const want = expect.messages.map((m) => messageView(m, m, def));
-  const got = messages.map((m, i) => messageView(m, expect.messages[i], def));
+export function difference(expected, actual, view, def) {
+  const want = expected.map((x) => view(x, x, def));
+  const got = actual.map((x, i) => view(x, expected[i], def));
   const index = firstDifference(want, got);
   return index < 0 ? null : { index, want, got };
 }
@@ -297,14 +289,14 @@ function compare(kase, result, seen, input, options) {
   if (result.reason !== expect.reason) problems.push({ code: "reason", vars: { want: expect.reason, got: short(result.reason) } });
   if (result.steps !== expect.steps) problems.push({ code: "steps", vars: { want: expect.steps, got: short(result.steps) } });
 
-  const events = eventDifference(kase, seen.events);
+  const events = difference(expect.events, seen.events, eventView, def);
   if (events) {
     const { index, want, got } = events;
     report.firstEvent = { index, expected: want[index], actual: got[index] };
     problems.push({ code: "events", vars: { at: index + 1, want: want.length, got: got.length } });
   }
 
-  const messages = messageDifference(kase, result.messages);
+  const messages = difference(expect.messages, result.messages, messageView, def);
   if (messages) {
     report.transcriptDiff = transcriptDiff(messages.want, messages.got);
     problems.push({ code: "transcript", vars: { want: messages.want.length, got: messages.got.length } });
@@ -318,9 +310,8 @@ function compare(kase, result, seen, input, options) {
     const n = k + 1;
     if (canonical(request?.tools) !== canonical(definitions)) problems.push({ code: "requestTools", vars: { n, got: short(request?.tools, 200) } });
     if (request?.systemPrompt !== def.systemPrompt) problems.push({ code: "requestSystem", vars: { n, got: short(request?.systemPrompt, 120) } });
-    const wantSeen = requests[k].map((m) => messageView(m, m, def));
-    const gotSeen = (Array.isArray(request?.messages) ? request.messages : []).map((m, i) => messageView(m, requests[k][i], def));
-    if (firstDifference(wantSeen, gotSeen) >= 0) problems.push({ code: "requestMessages", vars: { n, diff: transcriptDiff(wantSeen, gotSeen).map((l) => `      ${l}`).join("\n") } });
+    const sent = difference(requests[k], Array.isArray(request?.messages) ? request.messages : [], messageView, def);
+    if (sent) problems.push({ code: "requestMessages", vars: { n, diff: transcriptDiff(sent.want, sent.got).map((l) => `      ${l}`).join("\n") } });
   });
 
   // Which calls ran: the chapter's "executionCount" (none for length, error, aborted, stop with calls).
