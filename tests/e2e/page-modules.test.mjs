@@ -715,14 +715,21 @@ test("stepping through a learner's loop that emitted something that is no event:
   assert.equal(run.events.length, 1, "the events before it are kept");
 });
 
-test("a learner's loop stepped through: the why-line at the first difference says what that loop did there and what the correct loop does", async () => {
-  // The why-line at a replayed loop's first difference: what each loop did there, and how the two relate.
+/** What the replay tests use: the kit (its cases and `checkCase`), the reference loop, the replay's module and the
+ * page's words (with a stand-in `document`, as the page modules need one). */
+async function replayKit() {
   const { checkCase } = await import("../../www/conformance/check.js");
   const { createLoop } = await import("../conformance/reference-loop.mjs");
   const { replayDifference } = await import("../../www/replay-difference.js");
   const { setLang, t } = await import("../../www/i18n.js");
   globalThis.document ??= { documentElement: {} };
   const kit = (await import("../../www/conformance/cases.json", { with: { type: "json" } })).default.cases;
+  return { checkCase, createLoop, replayDifference, setLang, t, kit };
+}
+
+test("a learner's loop stepped through: the why-line at the first difference says what that loop did there and what the correct loop does", async () => {
+  // The why-line at a replayed loop's first difference: what each loop did there, and how the two relate.
+  const { checkCase, createLoop, replayDifference, setLang, t, kit } = await replayKit();
   // As the page says it (app.js's differenceText): the fields that differ joined in the language's way.
   const say = ({ key, vars, parts }) => {
     const part = (p) => (p ? t(p.key, p.vars) : "");
@@ -771,13 +778,8 @@ test("a learner's loop stepped through: the why-line at the first difference say
 });
 
 test("a replayed loop's first difference never calls another message or model event a second time, nor a shifted one out of order", async () => {
-  const { checkCase } = await import("../../www/conformance/check.js");
-  const { createLoop } = await import("../conformance/reference-loop.mjs");
-  const { replayDifference } = await import("../../www/replay-difference.js");
-  const { setLang, t } = await import("../../www/i18n.js");
-  globalThis.document ??= { documentElement: {} };
+  const { checkCase, createLoop, replayDifference, setLang, t, kit } = await replayKit();
   setLang("en");
-  const kit = (await import("../../www/conformance/cases.json", { with: { type: "json" } })).default.cases;
   const notes = async (id, bug) => {
     const kase = kit.find((c) => c.id === id);
     const report = await checkCase(createLoop({ [bug]: true }), kase, { record: true });
@@ -811,12 +813,7 @@ test("a replayed loop's first difference never calls another message or model ev
 });
 
 test("a replayed loop the kit failed whose events and transcript agree: the why-line says so and where the difference is instead", async () => {
-  const { checkCase } = await import("../../www/conformance/check.js");
-  const { createLoop } = await import("../conformance/reference-loop.mjs");
-  const { replayDifference } = await import("../../www/replay-difference.js");
-  const { setLang, t } = await import("../../www/i18n.js");
-  globalThis.document ??= { documentElement: {} };
-  const kit = (await import("../../www/conformance/cases.json", { with: { type: "json" } })).default.cases;
+  const { checkCase, createLoop, replayDifference, setLang, t, kit } = await replayKit();
   const readme = kit.find((c) => c.id === "readme");
   const say = (d, lang) => (setLang(lang), t(d.key, d.vars));
   try {
@@ -849,10 +846,7 @@ test("a replayed loop the kit failed whose events and transcript agree: the why-
 });
 
 test("a replayed event with other fields names them (the page joins them with 、 in Chinese)", async () => {
-  const { checkCase } = await import("../../www/conformance/check.js");
-  const { createLoop } = await import("../conformance/reference-loop.mjs");
-  const { replayDifference } = await import("../../www/replay-difference.js");
-  const kit = (await import("../../www/conformance/cases.json", { with: { type: "json" } })).default.cases;
+  const { checkCase, createLoop, replayDifference, kit } = await replayKit();
   const readme = kit.find((c) => c.id === "readme");
   const reference = createLoop();
   const renamed = (options) => reference({ ...options, onEvent: (e) => options.onEvent(e.type === "tool_start" ? { ...e, call: { ...e.call, name: "other", arguments: {} } } : e) });
