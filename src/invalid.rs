@@ -33,6 +33,12 @@ impl From<String> for Invalid {
     }
 }
 
+impl From<&str> for Invalid {
+    fn from(message: &str) -> Self {
+        Invalid(message.to_owned())
+    }
+}
+
 impl From<Invalid> for String {
     fn from(invalid: Invalid) -> Self {
         invalid.0
@@ -61,11 +67,5 @@ impl PartialEq<&str> for Invalid {
 impl PartialEq<String> for Invalid {
     fn eq(&self, text: &String) -> bool {
         self.0 == *text
-    }
-}
-
-impl From<&str> for Invalid {
-    fn from(message: &str) -> Self {
-        Invalid(message.to_owned())
     }
 }
