@@ -67,11 +67,14 @@
 //! assert_eq!(blocked.details, Some(json!({"skipped": true, "reason": "blocked"})));
 //! ```
 
+use std::cell::Cell;
 use std::future::Future;
 use std::pin::Pin;
+use std::rc::Rc;
 use std::task::{Context, Poll};
 
 use futures::channel::oneshot;
+use futures::future::LocalBoxFuture;
 use futures::FutureExt;
 use serde_json::Value;
 
@@ -266,41 +269,106 @@ where
 /// once when asked for longer. A longer wait is several timers, one after another.
 pub const LONGEST_TIMER_MS: u32 = i32::MAX as u32;
 
-/// The host's timers: per-call timeouts (SPEC §7) and the waits before retries (SPEC §12).
+/// The host's timers: per-call timeouts (SPEC §7) and the waits before retries (SPEC §12). One method, a
+/// wait of so many milliseconds, made from the runtime's own timer future or from a callback timer such
+/// as `setTimeout` (the wasm bridge's). On tokio, `Sleep::new(tokio::time::sleep(duration))`; on any
+/// executor, with the `futures-timer` crate:
+///
+/// ```ignore-wasm32
+/// use std::time::Duration;
+/// use tiny_pi::{Sleep, Timers};
+///
+/// struct RealTime;
+///
+/// impl Timers for RealTime {
+///     fn sleep(&self, ms: u32) -> Sleep {
+///         Sleep::new(futures_timer::Delay::new(Duration::from_millis(ms.into())))
+///     }
+/// }
+///
+/// assert!(futures::executor::block_on(RealTime.sleep(5)));
+/// ```
 pub trait Timers {
-    /// Calls `fire` once, `ms` milliseconds from now, unless the returned registration is dropped first.
-    /// The core never asks for more than `LONGEST_TIMER_MS`.
-    fn set_timeout(&self, ms: u32, fire: Box<dyn FnOnce()>) -> Registration;
+    /// A wait of `ms` milliseconds (the core never asks for more than `LONGEST_TIMER_MS`). It ends with
+    /// `true` when the time has passed, or at once with `false` from timers that never fire (`NoTimers`).
+    /// Dropped before it ends, its timer is cleared.
+    fn sleep(&self, ms: u32) -> Sleep;
+}
 
-    /// A wait of `ms` milliseconds on `set_timeout`: it ends when the timer fires, or at once when the
-    /// timers drop the callback unfired (`NoTimers`). Dropped before it ends, its timer is cleared.
-    fn sleep(&self, ms: u32) -> Sleep {
+/// `Timers::sleep`'s wait: `true` when the time has passed, `false` from timers that never fire.
+#[must_use = "a wait does nothing unless awaited"]
+pub struct Sleep(Waiting);
+
+enum Waiting {
+    Elapsing(LocalBoxFuture<'static, ()>),
+    Called {
+        fired: oneshot::Receiver<()>,
+        /// What `on_elapsed` asks to run in the timer's callback.
+        at_fire: AtFire,
+        _registration: Registration,
+    },
+    Never,
+}
+
+type AtFire = Rc<Cell<Option<Box<dyn FnOnce()>>>>;
+
+impl Sleep {
+    /// A wait that ends when `elapsed` does: a runtime's timer future (`tokio::time::sleep`,
+    /// `futures_timer::Delay`), which stops its timer when dropped.
+    pub fn new(elapsed: impl Future<Output = ()> + 'static) -> Sleep {
+        Sleep(Waiting::Elapsing(elapsed.boxed_local()))
+    }
+
+    /// A wait on a callback timer: `set` arms it to call `fire` once and answers the registration whose
+    /// drop clears it (`Registration::new(gloo_timers::callback::Timeout::new(ms, fire))`). A timer that
+    /// drops `fire` unfired never fires: the wait ends at once with `false`.
+    pub fn on_callback(set: impl FnOnce(Box<dyn FnOnce()>) -> Registration) -> Sleep {
         let (fire, fired) = oneshot::channel();
-        let registration = self.set_timeout(
-            ms,
-            Box::new(move || {
-                let _ = fire.send(());
-            }),
-        );
-        Sleep {
+        let at_fire = AtFire::default();
+        let effect = at_fire.clone();
+        let _registration = set(Box::new(move || {
+            if let Some(effect) = effect.take() {
+                effect();
+            }
+            let _ = fire.send(());
+        }));
+        Sleep(Waiting::Called {
             fired,
-            _registration: registration,
+            at_fire,
+            _registration,
+        })
+    }
+
+    /// A wait from timers that never fire: it ends at once with `false` (a timeout never happens, a retry
+    /// does not wait).
+    pub fn never() -> Sleep {
+        Sleep(Waiting::Never)
+    }
+
+    /// Runs `effect` as the time passes, before the wait ends: in the callback of a callback timer (so
+    /// that nothing runs between the timer and the effect), else as the future ends.
+    pub(crate) fn on_elapsed(self, effect: impl FnOnce() + 'static) -> Sleep {
+        match self.0 {
+            Waiting::Elapsing(elapsed) => Sleep::new(elapsed.map(|()| effect())),
+            Waiting::Called { ref at_fire, .. } => {
+                at_fire.set(Some(Box::new(effect)));
+                self
+            }
+            Waiting::Never => self,
         }
     }
 }
 
-/// `Timers::sleep`'s wait.
-pub struct Sleep {
-    fired: oneshot::Receiver<()>,
-    _registration: Registration,
-}
-
 impl Future for Sleep {
-    /// Whether the timer fired (else its callback was dropped unfired: nothing more to wait for).
+    /// Whether the time has passed (else the timers never fire: nothing to wait for).
     type Output = bool;
 
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<bool> {
-        self.fired.poll_unpin(cx).map(|fired| fired.is_ok())
+        match &mut self.0 {
+            Waiting::Elapsing(elapsed) => elapsed.poll_unpin(cx).map(|()| true),
+            Waiting::Called { fired, .. } => fired.poll_unpin(cx).map(|fired| fired.is_ok()),
+            Waiting::Never => Poll::Ready(false),
+        }
     }
 }
 
@@ -309,9 +377,8 @@ impl Future for Sleep {
 pub struct NoTimers;
 
 impl Timers for NoTimers {
-    fn set_timeout(&self, _ms: u32, fire: Box<dyn FnOnce()>) -> Registration {
-        drop(fire);
-        Registration::none()
+    fn sleep(&self, _ms: u32) -> Sleep {
+        Sleep::never()
     }
 }
 

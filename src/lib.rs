@@ -19,7 +19,7 @@
 //! Two things a host provides. Its executor: the futures are `!Send` (`Rc`, `LocalBoxFuture`), so they run
 //! on one thread (`futures::executor::LocalPool`, or tokio's `LocalSet`). Its time: tool timeouts and retry
 //! waits go through the [`Timers`] in [`LoopControl::timers`], and the default [`NoTimers`] never fires a
-//! timeout and waits for no retry.
+//! timeout and waits for no retry. A runtime's timer is one line: [`Sleep::new`]`(tokio::time::sleep(d))`.
 //!
 //! A check that refuses a value (a tool's registration, a message read from JSON, `LoopControl::check`)
 //! answers [`Invalid`], whose text names the field by SPEC's JSON names, as the JS API throws it (an

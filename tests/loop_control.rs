@@ -758,6 +758,69 @@ fn a_calls_timeout_counts_from_its_own_start_not_from_its_batchs() {
     assert!(!kept.signals.borrow()["b"].aborted());
 }
 
+/// Timers made of futures (`Sleep::new`), as a runtime's are: each wait ends when the test ends it.
+#[derive(Default)]
+struct FutureTimers(std::cell::RefCell<Vec<futures::channel::oneshot::Sender<()>>>);
+
+impl Timers for FutureTimers {
+    fn sleep(&self, _ms: u32) -> Sleep {
+        let (elapse, elapsed) = futures::channel::oneshot::channel();
+        self.0.borrow_mut().push(elapse);
+        Sleep::new(async {
+            let _ = elapsed.await;
+        })
+    }
+}
+
+#[test]
+fn a_runtimes_timer_future_times_a_call_out_and_aborts_its_signal() {
+    let model = ScriptedModel::new(vec![tool_use(vec![read("a"), read("b")]), done()]);
+    let (gates, kept) = (GatedTools::default(), Kept::default());
+    gates.gate("a");
+    gates.gate("b");
+    let registry = gated_registry(&gates, &kept, &[spec("read")]);
+    let timers = FutureTimers::default();
+    let mut setup = Setup::new(&model, &registry, &NoObserver);
+    setup.control.tool_timeout_ms = Some(30);
+    setup.control.timers = &timers;
+    let mut run = Driver::new(setup.options());
+    run.stall();
+    assert_eq!(timers.0.borrow().len(), 2, "a timer for each call");
+    gates.release("b", Ok("b in time"));
+    run.stall();
+    let _ = timers.0.borrow_mut().remove(0).send(());
+    let result = run.result();
+    let rs = results(&result.messages);
+    assert_eq!(text_of(rs[0]), "Tool call timed out after 30 ms.");
+    assert_eq!(text_of(rs[1]), "b in time");
+    assert!(kept.signals.borrow()["a"].aborted());
+    assert!(!kept.signals.borrow()["b"].aborted());
+}
+
+#[test]
+fn a_native_run_on_real_time_times_out_a_call_that_never_ends() {
+    struct RealTime;
+    impl Timers for RealTime {
+        fn sleep(&self, ms: u32) -> Sleep {
+            Sleep::new(futures_timer::Delay::new(std::time::Duration::from_millis(
+                ms.into(),
+            )))
+        }
+    }
+    let model = ScriptedModel::new(vec![tool_use(vec![read("a")]), done()]);
+    let (gates, kept) = (GatedTools::default(), Kept::default());
+    gates.gate("a");
+    let registry = gated_registry(&gates, &kept, &[spec("read")]);
+    let mut setup = Setup::new(&model, &registry, &NoObserver);
+    setup.control.tool_timeout_ms = Some(5);
+    setup.control.timers = &RealTime;
+    let result = futures::executor::block_on(run_agent_loop(setup.options())).unwrap();
+    assert_eq!(result.reason, RunReason::Stop);
+    let rs = results(&result.messages);
+    assert_eq!(text_of(rs[0]), "Tool call timed out after 5 ms.");
+    assert!(kept.signals.borrow()["a"].aborted());
+}
+
 #[test]
 fn a_call_that_finishes_in_time_is_answered_by_its_tool_and_its_signal_stays_quiet() {
     let model = ScriptedModel::new(vec![tool_use(vec![read("a")]), done()]);

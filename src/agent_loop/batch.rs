@@ -15,16 +15,18 @@ use std::pin::{pin, Pin};
 use std::rc::Rc;
 use std::task::{Context, Poll};
 
-use futures::channel::{mpsc, oneshot};
+use futures::channel::mpsc;
 use futures::future::{self, LocalBoxFuture};
 use futures::stream::{FuturesUnordered, StreamExt};
 use futures::FutureExt;
 
 use super::{Emitter, Observer};
-use crate::control::{AfterToolCall, BeforeToolCall, Block, HookContext, LoopControl, Timers};
+use crate::control::{
+    AfterToolCall, BeforeToolCall, Block, HookContext, LoopControl, Sleep, Timers,
+};
 use crate::event::{LoopEvent, SkipReason};
 use crate::message::{AgentMessage, MediaBlock, ToolCall, ToolResultMessage};
-use crate::signal::{AbortController, AbortSignal, Registration};
+use crate::signal::{AbortController, AbortSignal};
 use crate::tools::{Clock, ExecutionContext, ExecutionMode, ToolExecutor, ToolReply};
 
 /// A call of the batch, as phase 1 leaves it.
@@ -525,9 +527,13 @@ impl<'c> Future for Running<'c> {
             this.timer = Some(Timer::start(starting));
         }
         if let Some(timer) = &mut this.timer {
-            if let Poll::Ready(Ok(())) = timer.fired.poll_unpin(cx) {
-                let left = this.execution.take().filter(|_| this.keep);
-                return Poll::Ready((this.index, Outcome::TimedOut(timer.ms), left));
+            match timer.elapsed.poll_unpin(cx) {
+                Poll::Ready(true) => {
+                    let left = this.execution.take().filter(|_| this.keep);
+                    return Poll::Ready((this.index, Outcome::TimedOut(timer.ms), left));
+                }
+                Poll::Ready(false) => this.timer = None,
+                Poll::Pending => {}
             }
         }
         let Some(execution) = &mut this.execution else {
@@ -574,12 +580,11 @@ impl<'c, E> RunningCalls<'_, 'c, E> {
 /// A running call's timer. Dropped (the call finished first), it is cleared.
 struct Timer {
     ms: u32,
-    fired: oneshot::Receiver<()>,
-    _registration: Registration,
+    elapsed: Sleep,
 }
 
 /// What starts a call's timer when the call starts: the host's timers, the timeout, and what the timer does
-/// when it fires: abort the call's controller, and clear `open`, which its progress sink reads (progress after
+/// as it fires: abort the call's controller, and clear `open`, which its progress sink reads (progress after
 /// that is ignored).
 struct Starting<'c> {
     timers: &'c dyn Timers,
@@ -589,27 +594,17 @@ struct Starting<'c> {
 }
 
 impl Timer {
-    /// Starts the timer of a call with a timeout; when it fires, it aborts the call's signal.
     fn start(starting: Starting<'_>) -> Timer {
-        let (fire, fired) = oneshot::channel();
         let Starting {
             timers,
             ms,
             controller,
             open,
         } = starting;
-        let registration = timers.set_timeout(
-            ms,
-            Box::new(move || {
-                open.set(false);
-                controller.abort();
-                let _ = fire.send(());
-            }),
-        );
-        Timer {
-            ms,
-            fired,
-            _registration: registration,
-        }
+        let elapsed = timers.sleep(ms).on_elapsed(move || {
+            open.set(false);
+            controller.abort();
+        });
+        Timer { ms, elapsed }
     }
 }

@@ -258,13 +258,15 @@ impl Drop for Clear {
 }
 
 impl Timers for ManualClock {
-    fn set_timeout(&self, ms: u32, fire: Box<dyn FnOnce()>) -> Registration {
-        let id = self.0.next_id.get();
-        self.0.next_id.set(id + 1);
-        self.0.asked.borrow_mut().push(ms);
-        let deadline = self.0.now.get() + u64::from(ms);
-        self.0.pending.borrow_mut().push((deadline, id, fire));
-        Registration::new(Clear(Rc::downgrade(&self.0), id))
+    fn sleep(&self, ms: u32) -> Sleep {
+        Sleep::on_callback(|fire| {
+            let id = self.0.next_id.get();
+            self.0.next_id.set(id + 1);
+            self.0.asked.borrow_mut().push(ms);
+            let deadline = self.0.now.get() + u64::from(ms);
+            self.0.pending.borrow_mut().push((deadline, id, fire));
+            Registration::new(Clear(Rc::downgrade(&self.0), id))
+        })
     }
 }
 

@@ -1184,16 +1184,18 @@ impl Drop for ClearTimer {
 }
 
 impl Timers for WorldTimers {
-    fn set_timeout(&self, ms: u32, fire: Box<dyn FnOnce()>) -> Registration {
-        let world = &self.0;
-        let index = world.timers.borrow().len();
-        world.timers.borrow_mut().push(TimerLog {
-            ms,
-            due: world.timer_clock.get() + u64::from(ms),
-            fire: Some(fire),
-        });
-        world.entry(Entry::TimerSet(index));
-        Registration::new(ClearTimer(Rc::downgrade(world), index))
+    fn sleep(&self, ms: u32) -> Sleep {
+        Sleep::on_callback(|fire| {
+            let world = &self.0;
+            let index = world.timers.borrow().len();
+            world.timers.borrow_mut().push(TimerLog {
+                ms,
+                due: world.timer_clock.get() + u64::from(ms),
+                fire: Some(fire),
+            });
+            world.entry(Entry::TimerSet(index));
+            Registration::new(ClearTimer(Rc::downgrade(world), index))
+        })
     }
 }
 
