@@ -52,20 +52,21 @@ impl AsRef<str> for Invalid {
 }
 
 /// Compares the text (`assert_eq!(registry.register(tool).unwrap_err(), "tool.name must be ...")`).
-impl PartialEq<str> for Invalid {
-    fn eq(&self, text: &str) -> bool {
-        self.0 == text
-    }
+/// `invalid == text` and `text == invalid`, for each kind of text.
+macro_rules! compare_text {
+    ($($text:ty),*) => {$(
+        impl PartialEq<$text> for Invalid {
+            fn eq(&self, text: &$text) -> bool {
+                self.0 == *text
+            }
+        }
+
+        impl PartialEq<Invalid> for $text {
+            fn eq(&self, invalid: &Invalid) -> bool {
+                invalid == self
+            }
+        }
+    )*};
 }
 
-impl PartialEq<&str> for Invalid {
-    fn eq(&self, text: &&str) -> bool {
-        self.0 == *text
-    }
-}
-
-impl PartialEq<String> for Invalid {
-    fn eq(&self, text: &String) -> bool {
-        self.0 == *text
-    }
-}
+compare_text!(str, &str, String);
