@@ -269,13 +269,20 @@ impl<M> AgentOptions<M> {
         }
     }
 
-    /// The options' values as SPEC asks them to be (a positive budget, non-negative delays, positive
-    /// token limits, custom roles that are none of SPEC's): an error names the field. (`messages` is
-    /// checked as a run checks its input: `Agent::new`.)
+    /// The options' values as SPEC asks them to be (`check_options`: a timeout a timer can wait, a positive
+    /// budget, non-negative delays, positive token limits, custom roles that are none of SPEC's): an error
+    /// names the field. (`messages` is checked as a run checks its input: `Agent::new`.)
     pub fn check(&self) -> Result<(), AgentError> {
         let (retry, compaction) = (self.retry.as_ref(), self.compaction.as_ref());
-        check_options(self.budget.as_ref(), retry, compaction, &self.custom_roles)
-            .map_err(|invalid| AgentError::Input(invalid.into()))
+        let timeout = self.tool_timeout_ms;
+        check_options(
+            timeout,
+            self.budget.as_ref(),
+            retry,
+            compaction,
+            &self.custom_roles,
+        )
+        .map_err(|invalid| AgentError::Input(invalid.into()))
     }
 }
 

@@ -269,6 +269,20 @@ where
 /// once when asked for longer. A longer wait is several timers, one after another.
 pub const LONGEST_TIMER_MS: u32 = i32::MAX as u32;
 
+/// What a timeout is (SPEC §7: `toolTimeoutMs`, a tool's `timeoutMs`): a whole number of milliseconds a
+/// host's timer can wait.
+pub const TIMEOUT_MS_RULE: &str = "a positive integer number of milliseconds, at most 2147483647";
+
+/// A timeout (`what` names it) that is `TIMEOUT_MS_RULE`, or none.
+pub fn check_timeout_ms(ms: Option<u32>, what: &str) -> Result<(), Invalid> {
+    match ms {
+        Some(ms) if ms == 0 || ms > LONGEST_TIMER_MS => Err(Invalid::from(format!(
+            "{what} must be {TIMEOUT_MS_RULE} (got {ms})"
+        ))),
+        _ => Ok(()),
+    }
+}
+
 /// The host's timers: per-call timeouts (SPEC §7) and the waits before retries (SPEC §12). One method, a
 /// wait of so many milliseconds, made from the runtime's own timer future or from a callback timer such
 /// as `setTimeout` (the wasm bridge's). On tokio, `Sleep::new(tokio::time::sleep(duration))`; on any
@@ -445,6 +459,7 @@ impl LoopControl<'_> {
     /// `options`.
     pub fn check(&self) -> Result<(), Invalid> {
         check_options(
+            self.tool_timeout_ms,
             self.budget.as_ref(),
             self.retry,
             self.compaction,
@@ -453,14 +468,17 @@ impl LoopControl<'_> {
     }
 }
 
-/// A positive budget, non-negative finite delays, positive token limits, custom roles that are none of
-/// SPEC's: the first value that is not, naming its field (`options.retry.baseDelayMs must be ...`).
+/// A timeout a host's timer can wait, a positive budget, non-negative finite delays, positive token limits,
+/// custom roles that are none of SPEC's: the first value that is not, naming its field
+/// (`options.retry.baseDelayMs must be ...`).
 pub fn check_options(
+    tool_timeout_ms: Option<u32>,
     budget: Option<&Budget>,
     retry: Option<&RetryPolicy>,
     compaction: Option<&CompactionOptions>,
     custom_roles: &[String],
 ) -> Result<(), Invalid> {
+    check_timeout_ms(tool_timeout_ms, "options.toolTimeoutMs")?;
     budget.map_or(Ok(()), |b| b.check("options.budget"))?;
     retry.map_or(Ok(()), |r| r.check("options.retry"))?;
     compaction.map_or(Ok(()), |c| c.check("options.compaction"))?;

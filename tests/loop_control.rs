@@ -758,6 +758,37 @@ fn a_calls_timeout_counts_from_its_own_start_not_from_its_batchs() {
     assert!(!kept.signals.borrow()["b"].aborted());
 }
 
+#[test]
+fn a_timeout_a_timer_cannot_wait_is_refused_naming_its_field() {
+    let rule = "a positive integer number of milliseconds, at most 2147483647";
+    let model = ScriptedModel::new(vec![done()]);
+    let registry = ToolRegistry::new();
+    for (ms, got) in [(0, "0"), (u32::MAX, "4294967295")] {
+        let mut setup = Setup::new(&model, &registry, &NoObserver);
+        setup.control.tool_timeout_ms = Some(ms);
+        let refused = futures::executor::block_on(run_agent_loop(setup.options())).err();
+        let text = format!("options.toolTimeoutMs must be {rule} (got {got})");
+        assert_eq!(refused, Some(InputError::Options(text.into())));
+
+        let mut registry = ToolRegistry::new();
+        let mut tool = Tool::new(
+            ToolDefinition {
+                name: "slow".into(),
+                description: String::new(),
+                parameters: json!({"type": "object"}),
+            },
+            Rc::new(|_: serde_json::Value, _: ToolCallContext| async { Ok(ToolOutput::default()) }),
+        );
+        tool.timeout_ms = Some(ms);
+        let error = registry.register(tool).unwrap_err();
+        assert_eq!(format!("tool.timeoutMs must be {rule} (got {got})"), error);
+        assert!(registry.get("slow").is_none(), "nothing registered");
+    }
+    let mut setup = Setup::new(&model, &registry, &NoObserver);
+    setup.control.tool_timeout_ms = Some(LONGEST_TIMER_MS);
+    assert!(futures::executor::block_on(run_agent_loop(setup.options())).is_ok());
+}
+
 /// Timers made of futures (`Sleep::new`), as a runtime's are: each wait ends when the test ends it.
 #[derive(Default)]
 struct FutureTimers(std::cell::RefCell<Vec<futures::channel::oneshot::Sender<()>>>);

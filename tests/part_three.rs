@@ -1670,6 +1670,10 @@ fn an_agent_runs_with_part_three_options_and_refuses_bad_values() {
             }),
             "options.compaction.maxContextTokens must be a positive number (got NaN)",
         ),
+        (
+            Box::new(|o| o.tool_timeout_ms = Some(u32::MAX)),
+            "options.toolTimeoutMs must be a positive integer number of milliseconds, at most 2147483647 (got 4294967295)",
+        ),
     ] {
         let mut options =
             AgentOptions::new(ScriptedModel::new(vec![]), readme_registry(), fixed_clock());

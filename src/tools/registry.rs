@@ -16,6 +16,7 @@ use super::executor::{
     ToolExecutor, ToolReply,
 };
 use crate::approval::NeedsApproval;
+use crate::control::check_timeout_ms;
 use crate::invalid::Invalid;
 use crate::message::{Extra, MediaBlock, ToolCall, ToolResultMessage};
 use crate::schema::Schema;
@@ -145,6 +146,7 @@ impl ToolRegistry {
                 "tool.name must be unique (got \"{name}\", already registered)"
             )));
         }
+        check_timeout_ms(tool.timeout_ms, "tool.timeoutMs")?;
         let parameters = tool.definition.compile("tool")?;
         self.any_settings |=
             tool.execution_mode != ExecutionMode::Parallel || tool.timeout_ms.is_some();

@@ -9,6 +9,7 @@ use wasm_bindgen::{JsCast, JsValue};
 
 use crate::agent_loop::{AgentContext, DEFAULT_MAX_STEPS};
 use crate::compaction::CompactionOptions;
+use crate::control::TIMEOUT_MS_RULE;
 use crate::message::{check_custom_roles, AgentMessage};
 use crate::reading::ReadValue;
 use crate::retry::RetryPolicy;
@@ -140,25 +141,17 @@ pub fn execution_mode(value: &JsValue, what: &str) -> Result<ExecutionMode, Stri
     }
 }
 
-/// The most a JS timer can wait, in milliseconds (a longer `setTimeout` fires at once). An integer: an
-/// `f64` in the error message would link Rust's float formatting into the wasm module for it alone.
-const MAX_TIMEOUT_MS: u32 = 2_147_483_647;
-
-/// `options.toolTimeoutMs` or a tool's `timeoutMs` (`what` names it): a positive integer of milliseconds a
-/// JS timer can wait; `None` when absent.
+/// `options.toolTimeoutMs` or a tool's `timeoutMs` (`what` names it) as a whole number of milliseconds
+/// (`None` when absent); which of them are timeouts is the core's rule (`check_timeout_ms`).
 pub fn timeout_ms(value: &JsValue, what: &str) -> Result<Option<u32>, String> {
     if value.is_null_or_undefined() {
         return Ok(None);
     }
     match value.as_f64() {
-        Some(ms) if ms >= 1.0 && ms.fract() == 0.0 && ms <= f64::from(MAX_TIMEOUT_MS) => {
+        Some(ms) if ms.fract() == 0.0 && (0.0..=f64::from(u32::MAX)).contains(&ms) => {
             Ok(Some(ms as u32))
         }
-        _ => Err(must_be(
-            what,
-            &format!("a positive integer number of milliseconds, at most {MAX_TIMEOUT_MS}"),
-            describe(value),
-        )),
+        _ => Err(must_be(what, TIMEOUT_MS_RULE, describe(value))),
     }
 }
 

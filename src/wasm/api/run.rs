@@ -61,7 +61,9 @@ pub fn run_agent_loop_js(options: JsValue) -> Promise {
             },
         })
         .await
-        .map_err(|error| type_error(format!("options.{error}")))?;
+        .map_err(|error| {
+            type_error(error.describe(&|i| format!("options.context.messages[{i}]")))
+        })?;
         let messages = setup.objects.borrow_mut().array(&result.messages);
         Ok(run_result(&result, &messages))
     })
