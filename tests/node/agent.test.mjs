@@ -232,6 +232,33 @@ describe("pause, resume, abort, reset", () => {
     assert.deepEqual(agent.messages.map((m) => m.role), ["user", "assistant", "toolResult"]);
   });
 
+  test("abort while the model streams reaches the model: its stream is given a signal the agent aborts", T, async () => {
+    let opened;
+    const streaming = new Promise((resolve) => (opened = resolve));
+    const model = {
+      stream(request, { signal } = {}) {
+        opened(signal);
+        async function* events() {
+          yield { type: "start", partial: assistantMsg([], "stop") };
+          // As pi-ai does: the request goes on until the signal aborts it.
+          if (signal) await new Promise((resolve) => (signal.aborted ? resolve() : signal.addEventListener("abort", resolve)));
+          yield { type: "error", reason: "aborted", error: assistantMsg([], "aborted") };
+        }
+        return events();
+      },
+    };
+    const agent = new tp.Agent({ model, now: () => 500 });
+    const running = agent.prompt("count to a million");
+    const signal = await streaming;
+    assert.ok(signal instanceof AbortSignal, "the stream is given a signal");
+    assert.equal(signal.aborted, false);
+    agent.abort();
+    assert.equal(signal.aborted, true, "the agent's abort aborts it at once");
+    const result = await running;
+    assert.equal(result.reason, "aborted");
+    assert.equal(agent.isRunning, false);
+  });
+
   test("reset forgets the conversation and the pause", T, async () => {
     const { agent, model } = agentWith([batch(toolCall("c1", "delete", {})), said("fresh")]);
     await agent.prompt("go");

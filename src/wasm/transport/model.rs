@@ -20,10 +20,10 @@ use super::glue::{
     stream_result_js,
 };
 use super::objects::SharedObjects;
-use super::signal::js_signal;
+use super::signal::handed;
 use crate::message::AssistantMessage;
 use crate::model::{Model, ModelRequest, ModelStream, Sources, StreamEvent};
-use crate::signal::AbortSignal;
+use crate::signal::{AbortSignal, Registration};
 use crate::tools::ToolDefinition;
 
 thread_local! {
@@ -131,7 +131,9 @@ impl Model for JsModel {
     type Stream = JsStream;
 
     fn stream(&self, request: ModelRequest<'_>, signal: &AbortSignal) -> Result<JsStream, String> {
-        let signal = js_signal(signal).map_or(JsValue::UNDEFINED, |s| JsValue::from(s.clone()));
+        // The caller's JS signal, else one that follows the run's (an Agent's own controller).
+        let (signal, following) =
+            handed(signal).unwrap_or((JsValue::UNDEFINED, Registration::none()));
         let shown = match request.attempt {
             0 => self.requests.js(&request),
             _ => self.streamed.borrow().clone(),
@@ -144,7 +146,7 @@ impl Model for JsModel {
         let has_result = !js_sys::Reflect::get(&opened, &JsValue::from_str("result"))
             .unwrap_or_default()
             .is_undefined();
-        Ok(JsStream::new(opened, has_result))
+        Ok(JsStream::new(opened, has_result, following))
     }
 }
 
@@ -155,6 +157,8 @@ pub struct JsStream {
     /// Where `glue.js`'s `pull` hands each event (through `deliver`, one function for the stream's life).
     pulled: Rc<RefCell<Pulled>>,
     deliver: Closure<dyn FnMut(JsValue, u32)>,
+    /// Keeps the signal handed to the model following the run's.
+    _following: Registration,
 }
 
 /// The stream's next item, once `pull` handed it over, and who waits for it.
@@ -166,7 +170,7 @@ struct Pulled {
 }
 
 impl JsStream {
-    fn new(opened: JsValue, has_result: bool) -> JsStream {
+    fn new(opened: JsValue, has_result: bool, _following: Registration) -> JsStream {
         let pulled = Rc::new(RefCell::new(Pulled::default()));
         let to = pulled.clone();
         // `glue.js`'s numbers: 0 an event, 1 the end, 2 the text of what went wrong.
@@ -189,6 +193,7 @@ impl JsStream {
             has_result,
             pulled,
             deliver,
+            _following,
         }
     }
 }
