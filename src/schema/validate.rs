@@ -3,7 +3,10 @@
 //! word theirs): `arguments.path must be a string (got integer)`, `arguments.path is missing`,
 //! `arguments.mode must be one of "r", "w" (got "x")`, `arguments.n must be >= 0 (got -1)`.
 
+use std::cell::RefCell;
+use std::collections::HashMap;
 use std::fmt;
+use std::ops::Deref;
 
 use serde_json::{Map, Number, Value};
 
@@ -75,10 +78,33 @@ impl fmt::Display for Plain {
 }
 
 pub(super) fn validate(schema: &Schema, value: &Value, path: &str) -> Result<(), String> {
-    schema.check(schema.entry, value, &Path::Root(path))
+    let validation = Validation {
+        schema,
+        answered: RefCell::default(),
+    };
+    validation.check(schema.entry, value, &Path::Root(path))
 }
 
-impl Schema {
+/// One document checked against a schema, with what each `$ref` answered for it.
+struct Validation<'s> {
+    schema: &'s Schema,
+    /// What a `$ref` answered, by the node it points to and the address of the array or object it was
+    /// checked on. A schema that reaches one node by several ways (`anyOf` branches, two `allOf` mixins,
+    /// `if`/`then`, each through `$ref`) checks each value against it once, not once per way, which grows as
+    /// 2^depth in a recursive schema with a document the model wrote. Only arrays and objects: they stay in
+    /// the document for the whole check (a `propertyNames` string is made for its check and dropped).
+    answered: RefCell<HashMap<(Id, *const Value), Result<(), String>>>,
+}
+
+impl Deref for Validation<'_> {
+    type Target = Schema;
+
+    fn deref(&self) -> &Schema {
+        self.schema
+    }
+}
+
+impl Validation<'_> {
     fn check(&self, id: Id, value: &Value, path: &Path<'_>) -> Result<(), String> {
         for check in &self.nodes[id] {
             self.one(check, value, path)?;
@@ -86,10 +112,24 @@ impl Schema {
         Ok(())
     }
 
+    /// A `$ref`: an array or object is checked against the node once, then answered as it was.
+    fn reference(&self, id: Id, value: &Value, path: &Path<'_>) -> Result<(), String> {
+        if !matches!(value, Value::Array(_) | Value::Object(_)) {
+            return self.check(id, value, path);
+        }
+        let key = (id, value as *const Value);
+        if let Some(answer) = self.answered.borrow().get(&key) {
+            return answer.clone();
+        }
+        let answer = self.check(id, value, path);
+        self.answered.borrow_mut().insert(key, answer.clone());
+        answer
+    }
+
     fn one(&self, check: &Check, value: &Value, path: &Path<'_>) -> Result<(), String> {
         match (check, value) {
             (Check::Never, _) => Err(format!("{path} is not allowed")),
-            (Check::Ref(id), _) => self.check(*id, value, path),
+            (Check::Ref(id), _) => self.reference(*id, value, path),
             (Check::Type(kinds), _) => check_type(kinds, value, path),
             (Check::Enum(Value::Array(options)), _) => {
                 match options.iter().any(|o| equal(o, value)) {
