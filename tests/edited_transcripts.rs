@@ -249,6 +249,37 @@ fn what_a_run_may_start_from_runs_each_waiting_call_once() {
     let result = started.outcome.unwrap();
     assert_eq!(result.reason, RunReason::Error);
     assert!(validate_transcript(&result.messages).ok);
+    // So is one the loop had begun to answer so (a transcript saved before its last result): the table
+    // decides on the whole message, not on the calls still waiting, so `c2` never runs.
+    let skipped = |id: &str| {
+        let AgentMessage::ToolResult(mut result) = answer(id) else {
+            unreachable!()
+        };
+        result.is_error = true;
+        result.details = Some(json!({"skipped": true, "reason": "duplicate-call-id"}));
+        AgentMessage::ToolResult(result)
+    };
+    let saved = vec![user("go"), calls(&["c1", "c2", "c1"]), skipped("c1")];
+    let started = start(saved.clone());
+    assert!(started.ran.is_empty(), "ran {:?}", started.ran);
+    let result = started.outcome.unwrap();
+    assert_eq!(result.reason, RunReason::Error);
+    let AgentMessage::ToolResult(c2) = &result.messages[3] else {
+        panic!("c2 is answered")
+    };
+    assert_eq!(
+        c2.details,
+        Some(json!({"skipped": true, "reason": "duplicate-call-id"}))
+    );
+    assert!(validate_transcript(&result.messages).ok);
+    let ran = Rc::default();
+    let agent = Agent::from_jsonl(
+        &to_jsonl(&saved),
+        AgentOptions::new(ScriptedModel::new(vec![]), registry(&ran), fixed_clock()),
+    )
+    .unwrap();
+    let resumed = futures::executor::block_on(agent.resume(Approvals::new())).unwrap();
+    assert_eq!((resumed.reason, ran.borrow().len()), (RunReason::Error, 0));
 }
 
 // ---------------------------------------------------------------------------------------------------------

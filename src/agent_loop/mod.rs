@@ -345,12 +345,13 @@ impl<M: Model> Run<'_, M> {
             unreachable!("the loop answers assistant messages");
         };
         // The calls are borrowed from the transcript; the batch gets every other part of the run, and the
-        // results are appended once every call is answered (the borrow ended).
+        // results are appended once every call is answered (the borrow ended). The table decides on the
+        // message, every call of it: a message that repeats an id runs none of its calls, whichever of
+        // them a saved transcript has answered already.
         let answered = &messages[at + 1..];
-        let calls: Vec<&ToolCall> = (message.tool_calls())
-            .filter(|call| !answered.iter().any(|m| answers(m, call)))
-            .collect();
+        let mut calls: Vec<&ToolCall> = message.tool_calls().collect();
         let decision = decide(message, &calls);
+        calls.retain(|call| !answered.iter().any(|m| answers(m, call)));
         let gate = match decision {
             Decision::Execute => {
                 let approvals = &mut self.control.approvals;
