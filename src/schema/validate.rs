@@ -85,6 +85,9 @@ pub(super) fn validate(schema: &Schema, value: &Value, path: &str) -> Result<(),
     validation.check(schema.entry, value, &Path::Root(path))
 }
 
+/// What a check answers: nothing, or why the value fails.
+type Answer = Result<(), String>;
+
 /// One document checked against a schema, with what each `$ref` answered for it.
 struct Validation<'s> {
     schema: &'s Schema,
@@ -93,7 +96,7 @@ struct Validation<'s> {
     /// `if`/`then`, each through `$ref`) checks each value against it once, not once per way, which grows as
     /// 2^depth in a recursive schema with a document the model wrote. Only arrays and objects: they stay in
     /// the document for the whole check (a `propertyNames` string is made for its check and dropped).
-    answered: RefCell<HashMap<(Id, *const Value), Result<(), String>>>,
+    answered: RefCell<HashMap<(Id, *const Value), Answer>>,
 }
 
 impl Deref for Validation<'_> {
