@@ -694,3 +694,42 @@ describe("the third and fourth attacks (2026-12-07): compaction entries, and dat
     assert.equal(r.reason, "stop");
   });
 });
+
+describe("the thirteenth attack (2026-12-07)", () => {
+  test("a read-only or getter-only property an app put on Object.prototype (step, signal, reportProgress, closed) does not stop the bridge: the run ends, its call answered", T, async () => {
+    const names = ["step", "signal", "reportProgress", "closed", "callId", "messages"];
+    for (const name of names) {
+      Object.defineProperty(Object.prototype, name, { configurable: true, get: () => true });
+    }
+    let run;
+    const progress = [];
+    try {
+      const tools = new tp.ToolRegistry();
+      tools.register({
+        name: "read",
+        execute: async (_args, { callId, signal, reportProgress }) => {
+          reportProgress([text(`reading for ${callId}`)]);
+          return { content: [text(`read ${signal instanceof AbortSignal}`)] };
+        },
+      });
+      const model = () => jsModel((_r, n) => (n === 0 ? asks(toolCall("c1", "read")) : stop()));
+      const seen = [];
+      const beforeToolCall = (_call, context) => void seen.push(context.step);
+      run = await tp.runAgentLoop({
+        context: { messages: [userMsg("go")] },
+        model: model(),
+        tools,
+        signal: new AbortController().signal,
+        beforeToolCall,
+        onEvent: (e) => void (e.type === "tool_progress" && progress.push(e.content[0].text)),
+      });
+      assert.deepEqual(seen, [1], "the hook's context has its own step");
+    } finally {
+      for (const name of names) delete Object.prototype[name];
+    }
+    assert.equal(run.reason, "stop");
+    assert.deepEqual(progress, ["reading for c1"]);
+    assert.equal(run.messages[2].content[0].text, "read true", "the tool got the run's signal");
+    assert.ok(tp.validateTranscript(run.messages).ok);
+  });
+});

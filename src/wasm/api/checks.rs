@@ -8,6 +8,7 @@ use crate::transcript::{repair_transcript, validate_transcript_with, ValidateOpt
 use crate::wasm::transport::convert::{
     get, must_be, optional_function, to_js, type_error, type_of,
 };
+use crate::wasm::transport::glue::define_key_js;
 
 /// Checks the call/result pairing of a transcript; with `allowPending`, in the paused view (SPEC §8), whose
 /// `pending` lists the calls of the last message that wait for a result. (Declared in `types.d.ts`: its
@@ -35,7 +36,7 @@ pub fn validate_transcript_js(messages: JsValue, options: JsValue) -> Result<JsV
     let validation = to_js(&validate_transcript_with(&messages, view));
     if allow_pending && get(&validation, "pending", "pending").is_ok_and(|p| p.is_undefined()) {
         // The paused view always says what waits, if nothing does (serde leaves an empty list out).
-        let _ = js_sys::Reflect::set(&validation, &"pending".into(), &js_sys::Array::new());
+        define_key_js(&validation, "pending", &js_sys::Array::new());
     }
     Ok(validation)
 }

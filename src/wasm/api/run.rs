@@ -21,6 +21,7 @@ use crate::wasm::transport::convert::{
     expect_object, get, is_object, must_be, optional_function, promise, type_error, type_of,
 };
 use crate::wasm::transport::events::JsObserver;
+use crate::wasm::transport::glue::define_key_js;
 use crate::wasm::transport::hooks::{Hooks, JsHook};
 use crate::wasm::transport::model::{JsModel, Requests};
 use crate::wasm::transport::objects::SharedObjects;
@@ -73,9 +74,7 @@ pub fn run_agent_loop_js(options: JsValue) -> Promise {
 /// transcript's objects.
 pub fn run_result(result: &RunResult, messages: &js_sys::Array) -> JsValue {
     let object = Object::new();
-    let set = |key: &str, value: &JsValue| {
-        let _ = js_sys::Reflect::set(&object, &JsValue::from_str(key), value);
-    };
+    let set = |key: &str, value: &JsValue| define_key_js(&object, key, value);
     set("reason", &JsValue::from_str(result.reason.as_str()));
     set("messages", messages);
     set("steps", &JsValue::from(result.steps));

@@ -168,7 +168,7 @@ export function openStream(model, stream, request, signal) {
       return "model stream iterator has no next() method";
     }
     const result = opened.result;
-    return { stream: opened, iterator, next, result: typeof result === "function" ? result : undefined };
+    return { stream: opened, iterator, next, result: typeof result === "function" ? result : undefined, closed: false };
   } catch (error) {
     return messageOf(error);
   }
@@ -244,8 +244,9 @@ export function argumentsOf(call) {
 }
 
 /** A hook's context (SPEC §7), frozen; its prototype too, so that a hook cannot change what later contexts
- * (or, through Object.prototype, any object) read. */
+ * (or, through Object.prototype, any object) read. Its fields are defined, not assigned (as `defineAt`). */
 class HookContext {
+  signal; step; messages;
   constructor(signal, step, messages) {
     this.signal = signal;
     this.step = step;
@@ -281,17 +282,14 @@ export function closeCalls(sink) {
 }
 
 /**
- * Calls `f.call(self, arg, context)` with a context of `callId` and `signal` (each left out when undefined) and a
+ * Calls `f.call(self, arg, context)` with a context (one literal, as `defineAt`) of `callId` and `signal` (each left out when undefined) and a
  * `reportProgress` that hands each report to `sink` under `token` (throwing what reading it throws); then hands
  * `sink` what `f` returned or resolved with, or what it threw or rejected with: at once for a value, once settled
  * for a promise or thenable (adopted as `await` adopts it). Never throws.
  */
 export function callTool(f, self, arg, callId, signal, sink, token) {
-  const context = callId === undefined ? {} : { callId };
-  if (signal !== undefined) context.signal = signal;
-  context.reportProgress = (content) => {
-    if (!sink.closed) sink.deliver(token, Delivered.Report, content);
-  };
+  const reportProgress = (content) => void (sink.closed || sink.deliver(token, Delivered.Report, content));
+  const context = { ...(callId === undefined ? {} : { callId }), ...(signal === undefined ? {} : { signal }), reportProgress };
   (async () => {
     let kind = Delivered.Returned;
     let value;
@@ -349,7 +347,7 @@ export function readClock(clock) {
   return undefined;
 }
 
-/** `array[index] = value` made a definition: a setter an app put on `Array.prototype` never runs (a hole's set would call it, in the middle of the bridge's work). */
+/** `target[key] = value` made a definition: no setter an app put on a prototype runs mid-work, no read-only one refuses it. */
 export const defineAt = (array, index, value) => Object.defineProperty(array, index, { value, writable: true, enumerable: true, configurable: true });
 
 const toSpliced = Array.prototype.toSpliced;

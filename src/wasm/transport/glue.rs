@@ -140,6 +140,8 @@ extern "C" {
     pub fn is_array_js(value: &JsValue) -> bool;
     #[wasm_bindgen(js_name = defineAt)]
     pub fn define_at_js(array: &js_sys::Array, index: u32, value: &JsValue);
+    #[wasm_bindgen(js_name = defineAt)]
+    pub fn define_key_js(object: &JsValue, key: &str, value: &JsValue);
     #[wasm_bindgen(js_name = prefix)]
     pub fn prefix_js(array: &js_sys::Array, n: u32) -> js_sys::Array;
     #[wasm_bindgen(js_name = isPlainObject)]

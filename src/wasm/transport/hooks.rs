@@ -16,7 +16,7 @@ use super::convert::{
     array_from_js, describe, error_message, from_js, frozen_js, get, is_array, is_object,
     messages_from_js, must_be, settle, string_of,
 };
-use super::glue::{hook_context_js, invoke_js};
+use super::glue::{define_key_js, hook_context_js, invoke_js};
 use super::model::Requests;
 use super::signal::{handed, never};
 use crate::compaction::{EstimateTokens, Summarize};
@@ -278,7 +278,7 @@ impl ShouldRetry for JsShouldRetry {
 fn signal_context(signal: &AbortSignal) -> (JsValue, Registration) {
     let (signal, held) = handed(signal).unwrap_or_else(|| (never(), Registration::none()));
     let context = js_sys::Object::new();
-    let _ = js_sys::Reflect::set(&context, &"signal".into(), &signal);
+    define_key_js(&context, "signal", &signal);
     (context.into(), held)
 }
 
