@@ -340,6 +340,56 @@ fn a_rejecting_executor_becomes_an_error_result_and_the_batch_completes() {
 }
 
 #[test]
+fn a_registered_handler_that_panics_has_thrown_its_call_is_answered_and_the_run_goes_on() {
+    let model = ScriptedModel::new(vec![
+        assistant(
+            vec![
+                call("now", "explode", json!({"when": "at once"})),
+                call("later", "explode", json!({"when": "while running"})),
+                call("fine", "explode", json!({})),
+            ],
+            StopReason::ToolUse,
+        ),
+        assistant(vec![text("done")], StopReason::Stop),
+    ]);
+    let mut registry = ToolRegistry::new();
+    let definition = ToolDefinition {
+        name: "explode".into(),
+        description: String::new(),
+        parameters: json!({"type": "object"}),
+    };
+    let handler = |args: serde_json::Value, _: ToolCallContext| {
+        if args["when"] == "at once" {
+            panic!("no disk");
+        }
+        async move {
+            if args["when"] == "while running" {
+                let disk: Option<&str> = None;
+                disk.expect("a disk");
+            }
+            Ok(ToolOutput::default())
+        }
+    };
+    registry
+        .register(Tool::new(definition, Rc::new(handler)))
+        .unwrap();
+    let result = Setup::new(&model, &registry, &NoObserver).run();
+    let rs = results(&result.messages);
+    let answers: Vec<(&MediaBlock, bool)> = rs[..2]
+        .iter()
+        .map(|r| (&r.content[0], r.is_error))
+        .collect();
+    let (no_disk, a_disk) = (
+        MediaBlock::text("panicked: no disk"),
+        MediaBlock::text("panicked: a disk"),
+    );
+    assert_eq!(answers, [(&no_disk, true), (&a_disk, true)]);
+    assert!(!rs[2].is_error);
+    assert_eq!(result.reason, RunReason::Stop);
+    assert!(validate_transcript(&result.messages).ok);
+}
+
+#[test]
 fn abort_before_start_makes_no_request() {
     let model = ScriptedModel::new(readme_script());
     let registry = readme_registry();

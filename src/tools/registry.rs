@@ -3,10 +3,13 @@
 //! batch (SPEC §7), and have its calls wait for a decision (SPEC §8), which a caller's own executor still
 //! asks the registry about (`RegistryApprovals`).
 
+use std::any::Any;
 use std::ops::Deref;
+use std::panic::AssertUnwindSafe;
 use std::rc::Rc;
 
 use futures::future::LocalBoxFuture;
+use futures::FutureExt;
 use serde::Serialize;
 use serde_json::Value;
 
@@ -221,10 +224,16 @@ impl ToolRegistry {
     }
 
     /// The tool's output, or why there is none: no such tool, arguments that fail its schema, or the
-    /// tool's own failure.
+    /// tool's own failure. A handler that panics (where panics unwind: natively) has thrown (SPEC §3): its
+    /// call is answered with the panic's message, and the run goes on.
     async fn run(&self, call: &ToolCall, context: ToolCallContext) -> Result<ToolOutput, String> {
         let tool = self.check(call)?;
-        tool.handler.call(call.arguments_or_empty(), context).await
+        let start = AssertUnwindSafe(|| tool.handler.call(call.arguments_or_empty(), context));
+        let running = std::panic::catch_unwind(start).map_err(panicked)?;
+        AssertUnwindSafe(running)
+            .catch_unwind()
+            .await
+            .map_err(panicked)?
     }
 
     /// The tool that will run `call`, or why none will: no such tool, or arguments that fail its schema.
@@ -319,4 +328,14 @@ where
     fn needs_approval<'b>(&'b self, call: &'b ToolCall) -> Option<HookFuture<'b, bool>> {
         self.registry.needs_approval(call)
     }
+}
+
+/// A handler's panic as the text of its error result: `panicked: ` and its message.
+fn panicked(payload: Box<dyn Any + Send>) -> String {
+    let message = (payload.downcast_ref::<&str>().copied())
+        .or_else(|| payload.downcast_ref::<String>().map(String::as_str));
+    format!(
+        "panicked: {}",
+        message.unwrap_or("(a value that is not text)")
+    )
 }
