@@ -70,7 +70,18 @@ pub trait Observer<E> {
     }
 }
 
-/// A function or closure is an observer: `|event| Ok(None)`.
+/// A function or closure is an observer. A closure names its argument's type, so that it takes an event of
+/// any lifetime, with the event type of the run's model (`ScriptedModel`'s and pi-ai's is `ModelEvent`):
+///
+/// ```ignore-wasm32
+/// use tiny_pi::{LoopEvent, ModelEvent, Observed, Observer};
+///
+/// let observer = |event: LoopEvent<'_, ModelEvent>| -> Observed {
+///     println!("{}", event.kind());
+///     Ok(None)
+/// };
+/// let _lent: &dyn Observer<ModelEvent> = &observer; // as `LoopOptions::observer` takes it
+/// ```
 impl<E, F> Observer<E> for F
 where
     F: Fn(LoopEvent<'_, E>) -> Observed,
