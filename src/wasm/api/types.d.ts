@@ -345,12 +345,23 @@ export interface RunOptions<A extends AssistantMessage = AssistantMessage, R ext
   now?: () => number;
 }
 
-export interface RunResult<A extends AssistantMessage = AssistantMessage, R extends string = never> {
+/** What a run answers: `RunFields`, and what its `reason` decides (`error` with reason `error`, `pending`
+ * with reason `paused`, and only then), so that testing the reason narrows them. */
+export type RunResult<A extends AssistantMessage = AssistantMessage, R extends string = never> = RunFields<A, R> &
+  (
+    | { reason: "error"; error: string; pending?: never }
+    | { reason: "paused"; error?: never; pending: readonly PendingCall[] }
+    | { reason: Exclude<RunReason, "error" | "paused">; error?: never; pending?: never }
+  );
+
+/** The fields of every `RunResult`, whatever its reason. */
+export interface RunFields<A extends AssistantMessage = AssistantMessage, R extends string = never> {
   reason: RunReason;
   /** Your array; the messages in it are frozen. */
   messages: (AgentMessage<A> | CustomMessage<R>)[];
   /** The number of model requests made. */
   steps: number;
+  /** With reason `error` (and only then): what ended the run. */
   error?: string;
   /** The first error `onEvent` threw or rejected with. */
   observerError?: string;
@@ -426,9 +437,9 @@ export interface RunOptions<A extends AssistantMessage = AssistantMessage, R ext
   startSteps?: number;
 }
 
-export interface RunResult<A extends AssistantMessage = AssistantMessage, R extends string = never> {
-  /** With reason `paused`: the calls of the last message, frozen. Run again from `messages` with
-   * `approvals` (and `startSteps: steps`) to go on. */
+export interface RunFields<A extends AssistantMessage = AssistantMessage, R extends string = never> {
+  /** With reason `paused` (and only then): the calls of the last message, frozen. Run again from `messages`
+   * with `approvals` (and `startSteps: steps`) to go on. */
   pending?: readonly PendingCall[];
 }
 
@@ -509,7 +520,7 @@ export interface RunOptions<A extends AssistantMessage = AssistantMessage, R ext
   compaction?: CompactionOptions<A>;
 }
 
-export interface RunResult<A extends AssistantMessage = AssistantMessage, R extends string = never> {
+export interface RunFields<A extends AssistantMessage = AssistantMessage, R extends string = never> {
   /** What the model reported using in this run (zeros when nothing). */
   usage: RunUsage;
   /** How many retries the run made (0 when none). */

@@ -3,7 +3,7 @@
 // as pi-agent-core users write it (`Type` from pi-ai; TypeBox's Static), and no schema at all. An annotation
 // still decides. Each `same<A, B>(true)` compiles only when the two types are the same type, not merely
 // assignable; the files in typed-tools-fail/ must not compile (tests/node/typed-tools.test.mjs).
-import { ToolRegistry, type ToolArguments, type ToolSpec } from "tiny-pi";
+import { ToolRegistry, type PendingCall, type RunResult, type ToolArguments, type ToolSpec } from "tiny-pi";
 import { Type } from "@mariozechner/pi-ai";
 
 /** `true` when X and Y are the same type. */
@@ -106,3 +106,10 @@ tools.register({
 });
 
 export { tools };
+
+// A run's result: testing its reason narrows what the reason decides (`pending` with `paused`, `error` with
+// `error`, and only then).
+declare const result: RunResult;
+if (result.reason === "paused") same<typeof result.pending, readonly PendingCall[]>(true);
+if (result.reason === "error") same<typeof result.error, string>(true);
+if (result.reason === "stop") same<typeof result.pending | typeof result.error, undefined>(true);
