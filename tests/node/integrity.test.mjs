@@ -732,4 +732,18 @@ describe("the thirteenth attack (2026-12-07)", () => {
     assert.equal(run.messages[2].content[0].text, "read true", "the tool got the run's signal");
     assert.ok(tp.validateTranscript(run.messages).ok);
   });
+
+  test("a tool's parameters must be a plain object: a Map (read as {}, a schema that checks nothing) is a TypeError naming tool.parameters", () => {
+    const tools = new tp.ToolRegistry();
+    const execute = async () => ({ content: [] });
+    for (const [parameters, got] of [[new Map([["type", "object"]]), "an object of another class"], [["type"], "array"]]) {
+      assert.throws(() => tools.register({ name: "read", parameters, execute }), {
+        name: "TypeError",
+        message: `tool.parameters must be a JSON Schema object (got ${got})`,
+      });
+    }
+    tools.register({ name: "read", parameters: { type: "object", properties: { path: { type: "string" } } }, execute });
+    tools.register({ name: "free", parameters: Object.assign(Object.create(null), { type: "object" }), execute });
+    assert.deepEqual(tools.definitions().map((d) => d.name), ["read", "free"]);
+  });
 });

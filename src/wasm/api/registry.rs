@@ -20,8 +20,8 @@ use crate::signal::AbortSignal;
 use crate::tools::{ExecutionContext, Tool, ToolDefinition, ToolRegistry};
 use crate::wasm::transport::approval::JsApprovalCheck;
 use crate::wasm::transport::convert::{
-    expect_object, from_js, get, is_object, must_be, optional_function, optional_string, promise,
-    string_of, to_js, type_error, type_of,
+    expect_object, expect_plain, from_js, get, is_object, must_be, optional_function,
+    optional_string, promise, string_of, to_js, type_error, type_of,
 };
 use crate::wasm::transport::tools::JsTool;
 
@@ -145,6 +145,10 @@ fn parse_tool(tool: &JsValue) -> Result<Tool, String> {
         .ok_or_else(|| "tool.name must be a non-empty string".to_string())?;
     let description = optional_string(tool, "description", "tool.description")?.unwrap_or_default();
     let parameters = get(tool, "parameters", "tool.parameters")?;
+    // A Map or a class's object would be read as JSON writes it: `{}`, a schema that checks nothing.
+    if parameters.is_object() {
+        expect_plain(&parameters, "tool.parameters", "a JSON Schema object")?;
+    }
     let parameters = match parameters.is_undefined() {
         true => crate::tools::any_object(),
         false => from_js(&parameters, "tool.parameters")?,

@@ -18,7 +18,7 @@ use crate::signal::AbortSignal;
 use crate::tools::{Clock, ExecutionMode, ToolDefinition, ToolRegistry};
 use crate::usage::Budget;
 use crate::wasm::transport::convert::{
-    expect_object, get, is_object, must_be, optional_function, promise, type_error, type_of,
+    expect_object, get, is_object, must_be, optional_function, promise, to_js, type_error, type_of,
 };
 use crate::wasm::transport::events::JsObserver;
 use crate::wasm::transport::glue::define_key_js;
@@ -78,10 +78,7 @@ pub fn run_result(result: &RunResult, messages: &js_sys::Array) -> JsValue {
     set("reason", &JsValue::from_str(result.reason.as_str()));
     set("messages", messages);
     set("steps", &JsValue::from(result.steps));
-    set(
-        "usage",
-        &crate::wasm::transport::convert::to_js(&result.usage),
-    );
+    set("usage", &to_js(&result.usage));
     set("retries", &JsValue::from(result.retries));
     if let Some(error) = &result.error {
         set("error", &JsValue::from_str(error));

@@ -1,7 +1,6 @@
-// The bridge's only JavaScript: what Rust cannot do in one call through wasm-bindgen. No rule of the loop
-// lives here. `glue.rs` declares each function; the sections follow the modules that call them. It imports
-// nothing (wasm-bindgen's JS snippets cannot), and scripts/build.mjs turns its `export`s into
-// `module.exports` for the CommonJS (Node) build.
+// The bridge's only JavaScript: what Rust cannot do in one call through wasm-bindgen; no rule of the loop lives
+// here. `glue.rs` declares each function; the sections follow the modules that call them. It imports nothing (JS
+// snippets cannot), and scripts/build.mjs turns its `export`s into `module.exports` for the CommonJS (Node) build.
 
 // ---- convert.rs: values across, and errors ---------------------------------------------------------------
 
