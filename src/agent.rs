@@ -432,16 +432,13 @@ impl<M: Model + 'static> Agent<M> {
         &self,
         input: Vec<AgentMessage>,
     ) -> impl Future<Output = Result<RunResult, AgentError>> + 'static {
-        self.prompt_with(input, true)
+        refused_later(self.prompt_with(input, true))
     }
 
     /// `prompt`; the result's `messages` a copy of the conversation when `copy` says so, else left empty
-    /// (a host that reads the conversation in place, `with_messages`, copies nothing: the wasm bridge).
-    pub(crate) fn prompt_with(
-        &self,
-        input: Vec<AgentMessage>,
-        copy: bool,
-    ) -> impl Future<Output = Result<RunResult, AgentError>> + 'static {
+    /// (a host that reads the conversation in place, `with_messages`, copies nothing: the wasm bridge). A
+    /// refusal comes at once, not from the run's future (the bridge throws it with the caller's stack).
+    pub(crate) fn prompt_with(&self, input: Vec<AgentMessage>, copy: bool) -> Starting {
         let started = self
             .check_input(&input, None)
             .and_then(|()| self.start(AgentAction::Prompt, input));
@@ -464,15 +461,11 @@ impl<M: Model + 'static> Agent<M> {
         &self,
         approvals: Approvals,
     ) -> impl Future<Output = Result<RunResult, AgentError>> + 'static {
-        self.resume_with(approvals, true)
+        refused_later(self.resume_with(approvals, true))
     }
 
-    /// `resume`, the result's `messages` as `prompt_with` says.
-    pub(crate) fn resume_with(
-        &self,
-        approvals: Approvals,
-        copy: bool,
-    ) -> impl Future<Output = Result<RunResult, AgentError>> + 'static {
+    /// `resume`, the result's `messages` and a refusal as `prompt_with` says.
+    pub(crate) fn resume_with(&self, approvals: Approvals, copy: bool) -> Starting {
         let started = self.start(AgentAction::Resume, Vec::new());
         self.run(started, approvals, copy)
     }
@@ -664,24 +657,16 @@ impl<M: Model + 'static> Agent<M> {
     /// The run itself, as a future that owns what it needs. Over the conversation's transcript, in place:
     /// the result's `messages` are a copy of it when `copy` says so, else left empty (`with_messages` reads
     /// them).
-    fn run(
-        &self,
-        start: Result<Start, AgentError>,
-        approvals: Approvals,
-        copy: bool,
-    ) -> LocalBoxFuture<'static, Result<RunResult, AgentError>> {
+    fn run(&self, start: Result<Start, AgentError>, approvals: Approvals, copy: bool) -> Starting {
         let inner = self.inner.clone();
+        let start = start?;
         // The settling made now, not at the first poll: a future dropped unpolled settles its run too.
-        let started = start.map(|start| {
-            let settle = Settle {
-                inner: inner.clone(),
-                ended: false,
-                finished: Rc::default(),
-            };
-            (start, settle)
-        });
-        Box::pin(async move {
-            let (start, mut settle) = started?;
+        let mut settle = Settle {
+            inner: inner.clone(),
+            ended: false,
+            finished: Rc::default(),
+        };
+        Ok(Box::pin(async move {
             let options = &inner.options;
             let observer = Keeping {
                 listeners: &inner.listeners,
@@ -732,8 +717,17 @@ impl<M: Model + 'static> Agent<M> {
                 // The agent's transcripts are whole by construction; kept for the type's sake.
                 Err(error) => Err(AgentError::Input(error.to_string())),
             }
-        })
+        }))
     }
+}
+
+/// A run the agent started, or why it did not start (`AgentError::Running`, `NotPaused`, bad input).
+pub(crate) type Starting =
+    Result<LocalBoxFuture<'static, Result<RunResult, AgentError>>, AgentError>;
+
+/// A start's refusal as the run's answer, for Rust callers (a future, refusing when awaited).
+fn refused_later(start: Starting) -> LocalBoxFuture<'static, Result<RunResult, AgentError>> {
+    start.unwrap_or_else(|refused| Box::pin(std::future::ready(Err(refused))))
 }
 
 /// What a run starts from.

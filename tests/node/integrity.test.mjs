@@ -339,6 +339,23 @@ describe("readable errors (issue 26, item 8)", () => {
       assert.ok(!/wasm/.test(error.stack), `no wasm frame: ${error.stack}`);
     }
   });
+
+  test("an Agent's refusal (a prompt while it runs, a resume while not paused) rejects with the app's line first", T, async () => {
+    const here = new URL(import.meta.url).pathname;
+    const open = gate();
+    const model = { stream: () => (async function* () { await open.promise; yield { type: "done", reason: "stop", message: stop() }; })() };
+    const agent = new tp.Agent({ model });
+    const running = agent.prompt("go");
+    const refused = await Promise.allSettled([agent.prompt("again"), agent.resume({})]);
+    open.open();
+    assert.equal((await running).reason, "stop");
+    for (const { status, reason: error } of refused) {
+      assert.equal(status, "rejected");
+      assert.ok(error instanceof Error && !(error instanceof TypeError), String(error));
+      const [first] = frames(error);
+      assert.ok(first?.includes(here), `the first frame is the app's: ${error.stack}`);
+    }
+  });
   test("making its error leaves the app's Error.stackTraceLimit as it was, and honours 0 (stacks off)", T, () => {
     const before = Error.stackTraceLimit;
     try {

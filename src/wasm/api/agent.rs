@@ -137,11 +137,8 @@ impl JsAgent {
 
     /// Appends the input (a string is a user message) and runs.
     pub fn prompt(&self, input: JsValue) -> Promise {
-        let input = match self.input(&input) {
-            Ok(input) => input,
-            Err(error) => return Promise::reject(&type_error(error)),
-        };
-        self.settle(self.agent.prompt_with(input, false))
+        let input = self.input(&input).map_err(AgentError::Input);
+        self.settle(input.and_then(|input| self.agent.prompt_with(input, false)))
     }
 
     /// Goes on from a pause with these decisions.
@@ -149,10 +146,8 @@ impl JsAgent {
         if self.agent.state() == AgentState::Paused {
             (self.agent).with_messages(|messages| self.objects.borrow_mut().resuming(messages));
         }
-        match approvals(&decisions, "approvals") {
-            Ok(decisions) => self.settle(self.agent.resume_with(decisions, false)),
-            Err(error) => Promise::reject(&type_error(error)),
-        }
+        let decisions = approvals(&decisions, "approvals").map_err(AgentError::Input);
+        self.settle(decisions.and_then(|decisions| self.agent.resume_with(decisions, false)))
     }
 
     pub fn steer(&self, message: JsValue) -> Result<(), JsValue> {
@@ -252,10 +247,13 @@ impl JsAgent {
     /// A run's promise: its result object (its messages the conversation's, read in place), or the agent's
     /// refusal. It holds the agent until the run settles, so an agent freed while it runs still answers
     /// with its whole transcript.
-    fn settle(
-        &self,
-        run: impl std::future::Future<Output = Result<crate::event::RunResult, AgentError>> + 'static,
-    ) -> Promise {
+    /// A refusal (bad input, a state that does not allow it) rejects at once, its error made now: its stack
+    /// starts at the app's line (made in the run's future, it would hold only the host's microtask frames).
+    fn settle(&self, run: crate::agent::Starting) -> Promise {
+        let run = match run {
+            Ok(run) => run,
+            Err(refused) => return Promise::reject(&agent_error(refused)),
+        };
         let (objects, agent) = (self.objects.clone(), self.agent.clone());
         promise(async move {
             let result = run.await.map_err(agent_error)?;
