@@ -38,7 +38,10 @@ impl fmt::Display for JsonlError {
 
 impl std::error::Error for JsonlError {}
 
-/// `messages` as JSON Lines: one message per line, each line ending with `\n` (`""` for no messages).
+/// `messages` as JSON Lines: one message per line, each line ending with `\n` (`""` for no messages). A
+/// number is written as JS writes it, so a float with no fraction (`json!(12.0)`) reads back as the integer
+/// `12` (`parse_jsonl`): in JS terms the same message, in Rust's `==` on `serde_json::Value` another one; compare
+/// such numbers by value (`as_f64`).
 pub fn to_jsonl(messages: &[AgentMessage]) -> String {
     let mut out = String::new();
     for message in messages {
