@@ -317,14 +317,22 @@ enum Waiting {
     Elapsing(LocalBoxFuture<'static, ()>),
     Called {
         fired: oneshot::Receiver<()>,
-        /// What `on_elapsed` asks to run in the timer's callback.
-        at_fire: AtFire,
+        /// What `on_elapsed` asks to run in the timer's callback, or that the callback has run.
+        at_fire: Rc<Cell<AtFire>>,
         _registration: Registration,
     },
     Never,
 }
 
-type AtFire = Rc<Cell<Option<Box<dyn FnOnce()>>>>;
+/// A callback timer's part in `on_elapsed`.
+#[derive(Default)]
+enum AtFire {
+    #[default]
+    Nothing,
+    Effect(Box<dyn FnOnce()>),
+    /// The timer fired (perhaps inside its own `set`), before any effect was asked for.
+    Fired,
+}
 
 impl Sleep {
     /// A wait that ends when `elapsed` does: a runtime's timer future (`tokio::time::sleep`,
@@ -338,11 +346,14 @@ impl Sleep {
     /// drops `fire` unfired never fires: the wait ends at once with `false`.
     pub fn on_callback(set: impl FnOnce(Box<dyn FnOnce()>) -> Registration) -> Sleep {
         let (fire, fired) = oneshot::channel();
-        let at_fire = AtFire::default();
-        let effect = at_fire.clone();
+        let at_fire = Rc::new(Cell::new(AtFire::Nothing));
+        // Weak: a wait dropped (its timer cleared, or a host that does not clear it) runs no effect.
+        let effect = Rc::downgrade(&at_fire);
         let _registration = set(Box::new(move || {
-            if let Some(effect) = effect.take() {
-                effect();
+            if let Some(at_fire) = effect.upgrade() {
+                if let AtFire::Effect(effect) = at_fire.replace(AtFire::Fired) {
+                    effect();
+                }
             }
             let _ = fire.send(());
         }));
@@ -365,7 +376,13 @@ impl Sleep {
         match self.0 {
             Waiting::Elapsing(elapsed) => Sleep::new(elapsed.map(|()| effect())),
             Waiting::Called { ref at_fire, .. } => {
-                at_fire.set(Some(Box::new(effect)));
+                match at_fire.take() {
+                    AtFire::Fired => {
+                        at_fire.set(AtFire::Fired);
+                        effect();
+                    }
+                    _ => at_fire.set(AtFire::Effect(Box::new(effect))),
+                }
                 self
             }
             Waiting::Never => self,

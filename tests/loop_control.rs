@@ -829,6 +829,38 @@ fn a_runtimes_timer_future_times_a_call_out_and_aborts_its_signal() {
 }
 
 #[test]
+fn a_callback_timer_that_fires_as_it_is_set_still_aborts_the_calls_signal() {
+    /// Timers with no time: each fires inside its own `set`.
+    struct AtOnce;
+    impl Timers for AtOnce {
+        fn sleep(&self, _ms: u32) -> Sleep {
+            Sleep::on_callback(|fire| {
+                fire();
+                Registration::none()
+            })
+        }
+    }
+    let model = ScriptedModel::new(vec![tool_use(vec![read("a")]), done()]);
+    let (gates, kept) = (GatedTools::default(), Kept::default());
+    gates.gate("a");
+    let registry = gated_registry(&gates, &kept, &[spec("read")]);
+    let mut setup = Setup::new(&model, &registry, &NoObserver);
+    setup.control.tool_timeout_ms = Some(30);
+    setup.control.tool_execution = ExecutionMode::Sequential;
+    setup.control.timers = &AtOnce;
+    let mut run = Driver::new(setup.options());
+    run.stall();
+    // Timed out before it started; a sequential batch still lets it settle, with its signal aborted.
+    assert!(kept.signals.borrow()["a"].aborted());
+    gates.release("a", Ok("too late"));
+    let result = run.result();
+    assert_eq!(
+        text_of(results(&result.messages)[0]),
+        "Tool call timed out after 30 ms."
+    );
+}
+
+#[test]
 fn a_native_run_on_real_time_times_out_a_call_that_never_ends() {
     struct RealTime;
     impl Timers for RealTime {
