@@ -438,7 +438,7 @@ impl<M: Model + 'static> Agent<M> {
     /// `prompt`; the result's `messages` a copy of the conversation when `copy` says so, else left empty
     /// (a host that reads the conversation in place, `with_messages`, copies nothing: the wasm bridge). A
     /// refusal comes at once, not from the run's future (the bridge throws it with the caller's stack).
-    pub(crate) fn prompt_with(&self, input: Vec<AgentMessage>, copy: bool) -> Starting {
+    pub(crate) fn prompt_with(&self, input: Vec<AgentMessage>, copy: bool) -> RunStart {
         let started = self
             .check_input(&input, None)
             .and_then(|()| self.start(AgentAction::Prompt, input));
@@ -465,7 +465,7 @@ impl<M: Model + 'static> Agent<M> {
     }
 
     /// `resume`, the result's `messages` and a refusal as `prompt_with` says.
-    pub(crate) fn resume_with(&self, approvals: Approvals, copy: bool) -> Starting {
+    pub(crate) fn resume_with(&self, approvals: Approvals, copy: bool) -> RunStart {
         let started = self.start(AgentAction::Resume, Vec::new());
         self.run(started, approvals, copy)
     }
@@ -657,7 +657,7 @@ impl<M: Model + 'static> Agent<M> {
     /// The run itself, as a future that owns what it needs. Over the conversation's transcript, in place:
     /// the result's `messages` are a copy of it when `copy` says so, else left empty (`with_messages` reads
     /// them).
-    fn run(&self, start: Result<Start, AgentError>, approvals: Approvals, copy: bool) -> Starting {
+    fn run(&self, start: Result<Start, AgentError>, approvals: Approvals, copy: bool) -> RunStart {
         let inner = self.inner.clone();
         let start = start?;
         // The settling made now, not at the first poll: a future dropped unpolled settles its run too.
@@ -722,11 +722,11 @@ impl<M: Model + 'static> Agent<M> {
 }
 
 /// A run the agent started, or why it did not start (`AgentError::Running`, `NotPaused`, bad input).
-pub(crate) type Starting =
+pub(crate) type RunStart =
     Result<LocalBoxFuture<'static, Result<RunResult, AgentError>>, AgentError>;
 
 /// A start's refusal as the run's answer, for Rust callers (a future, refusing when awaited).
-fn refused_later(start: Starting) -> LocalBoxFuture<'static, Result<RunResult, AgentError>> {
+fn refused_later(start: RunStart) -> LocalBoxFuture<'static, Result<RunResult, AgentError>> {
     start.unwrap_or_else(|refused| Box::pin(std::future::ready(Err(refused))))
 }
 

@@ -249,7 +249,7 @@ impl JsAgent {
     /// with its whole transcript.
     /// A refusal (bad input, a state that does not allow it) rejects at once, its error made now: its stack
     /// starts at the app's line (made in the run's future, it would hold only the host's microtask frames).
-    fn settle(&self, run: crate::agent::Starting) -> Promise {
+    fn settle(&self, run: crate::agent::RunStart) -> Promise {
         let run = match run {
             Ok(run) => run,
             Err(refused) => return Promise::reject(&agent_error(refused)),
