@@ -713,13 +713,15 @@ describe("the third and fourth attacks (2026-12-07): compaction entries, and dat
 });
 
 describe("the thirteenth attack (2026-12-07)", () => {
-  test("a read-only or getter-only property an app put on Object.prototype (step, signal, reportProgress, closed) does not stop the bridge: the run ends, its call answered", T, async () => {
-    const names = ["step", "signal", "reportProgress", "closed", "callId", "messages"];
+  test("a read-only or getter-only property an app put on Object.prototype (step, signal, reportProgress, closed, pending) does not stop the bridge: the run ends, its call answered, each context has its own fields", T, async () => {
+    const names = ["step", "signal", "reportProgress", "closed", "callId", "messages", "pending"];
     for (const name of names) {
-      Object.defineProperty(Object.prototype, name, { configurable: true, get: () => true });
+      // `pending` reads as absent, so the bridge's paused view makes its own (an empty list).
+      Object.defineProperty(Object.prototype, name, { configurable: true, get: () => (name === "pending" ? undefined : true) });
     }
-    let run;
+    let run, retried, validation;
     const progress = [];
+    const retrySignals = [];
     try {
       const tools = new tp.ToolRegistry();
       tools.register({
@@ -741,6 +743,10 @@ describe("the thirteenth attack (2026-12-07)", () => {
         onEvent: (e) => void (e.type === "tool_progress" && progress.push(e.content[0].text)),
       });
       assert.deepEqual(seen, [1], "the hook's context has its own step");
+      const failing = jsModel((_r, n) => (n === 0 ? assistantMsg([], "error") : stop()));
+      const shouldRetry = (_failure, context) => (retrySignals.push(context.signal instanceof AbortSignal), true);
+      retried = await tp.runAgentLoop({ context: { messages: [userMsg("go")] }, model: failing, signal: new AbortController().signal, retry: { maxRetries: 1, baseDelayMs: 0, shouldRetry } });
+      validation = tp.validateTranscript([userMsg("go")], { allowPending: true });
     } finally {
       for (const name of names) delete Object.prototype[name];
     }
@@ -748,6 +754,8 @@ describe("the thirteenth attack (2026-12-07)", () => {
     assert.deepEqual(progress, ["reading for c1"]);
     assert.equal(run.messages[2].content[0].text, "read true", "the tool got the run's signal");
     assert.ok(tp.validateTranscript(run.messages).ok);
+    assert.deepEqual([retried.reason, retried.retries, retrySignals], ["stop", 1, [true]], "shouldRetry's context has its own signal");
+    assert.deepEqual(Object.getOwnPropertyDescriptor(validation, "pending")?.value, [], "the paused view's own pending");
   });
 
   test("a tool's parameters must be a plain object: a Map (read as {}, a schema that checks nothing) is a TypeError naming tool.parameters", () => {
