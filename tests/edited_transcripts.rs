@@ -54,6 +54,16 @@ fn answer(id: &str) -> AgentMessage {
     })
 }
 
+/// The result the loop writes for a call of a message that repeats an id: skipped, none of them run.
+fn skipped(id: &str) -> AgentMessage {
+    let AgentMessage::ToolResult(mut result) = answer(id) else {
+        unreachable!()
+    };
+    result.is_error = true;
+    result.details = Some(json!({"skipped": true, "reason": "duplicate-call-id"}));
+    AgentMessage::ToolResult(result)
+}
+
 /// What starting from a transcript did: the run's outcome, the calls the tool ran, the requests made and
 /// the events emitted.
 struct Started {
@@ -251,14 +261,6 @@ fn what_a_run_may_start_from_runs_each_waiting_call_once() {
     assert!(validate_transcript(&result.messages).ok);
     // So is one the loop had begun to answer so (a transcript saved before its last result): the table
     // decides on the whole message, not on the calls still waiting, so `c2` never runs.
-    let skipped = |id: &str| {
-        let AgentMessage::ToolResult(mut result) = answer(id) else {
-            unreachable!()
-        };
-        result.is_error = true;
-        result.details = Some(json!({"skipped": true, "reason": "duplicate-call-id"}));
-        AgentMessage::ToolResult(result)
-    };
     let saved = vec![user("go"), calls(&["c1", "c2", "c1"]), skipped("c1")];
     let started = start(saved.clone());
     assert!(started.ran.is_empty(), "ran {:?}", started.ran);
@@ -399,13 +401,16 @@ fn conversation(plan: &EditedPlan) -> Vec<AgentMessage> {
             StopReason::ToolUse,
         )));
         // One result per distinct id (a repeated id is answered once, as the loop skips it), in the turn's
-        // order.
+        // order. A message that repeats an id has the loop's own skipped results when it is the last (a run
+        // may start from them, saved part way: it runs none of the message's calls), and half the time
+        // before it, else plain ones (refused).
         let mut distinct: Vec<&String> = Vec::new();
         for id in &ids {
             if !distinct.contains(&id) {
                 distinct.push(id);
             }
         }
+        let as_the_loop = distinct.len() < ids.len() && (k == last || turn.order[0] % 2 == 0);
         let mut order: Vec<usize> = (0..distinct.len()).collect();
         order.sort_by_key(|&i| turn.order[i % turn.order.len()]);
         if k == last {
@@ -414,7 +419,10 @@ fn conversation(plan: &EditedPlan) -> Vec<AgentMessage> {
             }
         }
         for i in order {
-            messages.push(answer(distinct[i]));
+            messages.push(match as_the_loop {
+                true => skipped(distinct[i]),
+                false => answer(distinct[i]),
+            });
         }
         if turn.note {
             messages.push(note("between"));
@@ -505,7 +513,7 @@ fn entries_cut_where_a_run_could(messages: &[AgentMessage], waiting: &[String]) 
 /// The oracle's own pairing rule, independent of `validate_transcript`: each assistant message's calls (one
 /// per distinct id) have exactly one result each among the results after it and before the next assistant
 /// message; every result answers a call of the assistant message before it; an id used twice in one message
-/// may only be answered by a skipped result (none is here). Only the last assistant message's calls may lack
+/// may only be answered by a skipped result (the loop's). Only the last assistant message's calls may lack
 /// results, when nothing but results and notes follow it. The calls that wait, if the transcript is one a
 /// run may start from.
 fn may_start_from(messages: &[AgentMessage]) -> Option<Vec<String>> {
@@ -532,7 +540,8 @@ fn may_start_from(messages: &[AgentMessage]) -> Option<Vec<String>> {
             AgentMessage::ToolResult(r) => {
                 let (_, n, repeated) = window.iter_mut().find(|(id, ..)| *id == r.tool_call_id)?;
                 *n += 1;
-                if *n > 1 || *repeated {
+                let skip = r.details.as_ref().and_then(|d| d.get("skipped")) == Some(&json!(true));
+                if *n > 1 || (*repeated && !skip) {
                     return None;
                 }
             }
@@ -549,6 +558,17 @@ fn may_start_from(messages: &[AgentMessage]) -> Option<Vec<String>> {
         (true, true) => None,
         _ => Some(waiting),
     }
+}
+
+/// Whether the last assistant message uses a call id twice.
+fn repeats_an_id(messages: &[AgentMessage]) -> bool {
+    let last = messages.iter().rev().find_map(|m| match m {
+        AgentMessage::Assistant(a) => {
+            Some(a.tool_calls().map(|c| c.id.as_str()).collect::<Vec<_>>())
+        }
+        _ => None,
+    });
+    last.is_some_and(|ids| (1..ids.len()).any(|i| ids[..i].contains(&ids[i])))
 }
 
 /// A transcript in short, for failure messages: `user A[c0-0 c0-1] R(c0-0) note`.
@@ -626,6 +646,8 @@ struct EditedTally {
     cases: usize,
     refused: std::collections::BTreeMap<&'static str, usize>,
     accepted_with_waiting_calls: usize,
+    /// Of those, the waiting calls of a message that repeats an id: none may run.
+    accepted_waiting_in_a_repeating_message: usize,
     accepted_edited: usize,
     accepted_with_an_entry: usize,
 }
@@ -692,6 +714,8 @@ fn an_edited_transcript_is_refused_or_runs_each_waiting_call_once() {
             }
             (Some(waiting), Ok(result)) => {
                 tally.accepted_with_waiting_calls += usize::from(!waiting.is_empty());
+                tally.accepted_waiting_in_a_repeating_message +=
+                    usize::from(!waiting.is_empty() && repeats_an_id(&messages));
                 tally.accepted_edited += usize::from(!plan.edits.is_empty());
                 tally.accepted_with_an_entry += usize::from(plan.entry.is_some());
                 ran_each_waiting_call_once(&messages, &result.messages, waiting, &ran.borrow())?;
