@@ -323,6 +323,9 @@ struct EditedPlan {
     turns: Vec<Turn>,
     /// The last assistant message's results cut to this many (a paused run, or one saved mid-batch).
     keep_last: Option<u8>,
+    /// The last assistant message repeats an id, and has the loop's skipped results (saved part way with
+    /// `keep_last`: none of its calls may run).
+    loop_skips_last: bool,
     edits: Vec<Edit>,
     /// A compaction entry's line put in after the edits: (where, its `firstKeptIndex`), each taken modulo a
     /// little more than the message count (so some cut past the entry).
@@ -357,13 +360,17 @@ fn edited_plan() -> impl Strategy<Value = EditedPlan> {
         prop::option::weighted(0.4, 0u8..4),
         prop::collection::vec(edit, 0..3),
         prop::option::weighted(0.3, (any::<usize>(), any::<usize>())),
+        prop::bool::weighted(0.15),
     )
-        .prop_map(|(turns, keep_last, edits, entry)| EditedPlan {
-            turns,
-            keep_last,
-            edits,
-            entry,
-        })
+        .prop_map(
+            |(turns, keep_last, edits, entry, loop_skips_last)| EditedPlan {
+                turns,
+                keep_last,
+                loop_skips_last,
+                edits,
+                entry,
+            },
+        )
 }
 
 fn note(text: &str) -> AgentMessage {
@@ -387,30 +394,35 @@ fn conversation(plan: &EditedPlan) -> Vec<AgentMessage> {
             messages.push(user(&format!("question {k}")));
             continue;
         };
-        let ids: Vec<String> = (calls.iter().enumerate())
+        let mut ids: Vec<String> = (calls.iter().enumerate())
             .map(|(i, (id, _))| match id {
                 IdKind::Fresh => format!("c{k}-{i}"),
                 IdKind::Pooled(p) => format!("p{p}"),
             })
             .collect();
-        let blocks = (ids.iter().zip(calls))
-            .map(|(id, (_, write))| call(id, if *write { "write" } else { "read" }, json!({})))
+        let mut writes: Vec<bool> = calls.iter().map(|(_, write)| *write).collect();
+        // The last message made to repeat its first id, answered as the loop answers it.
+        let as_the_loop = plan.loop_skips_last && k == last;
+        if as_the_loop {
+            ids.push(ids[0].clone());
+            writes.push(writes[0]);
+        }
+        let blocks = (ids.iter().zip(&writes))
+            .map(|(id, write)| call(id, if *write { "write" } else { "read" }, json!({})))
             .collect();
         messages.push(AgentMessage::Assistant(assistant(
             blocks,
             StopReason::ToolUse,
         )));
         // One result per distinct id (a repeated id is answered once, as the loop skips it), in the turn's
-        // order. A message that repeats an id has the loop's own skipped results when it is the last (a run
-        // may start from them, saved part way: it runs none of the message's calls), and half the time
-        // before it, else plain ones (refused).
+        // order: plain ones (a message that repeats an id is then refused), or the loop's skipped ones (a run
+        // may start from them saved part way, and runs none of the message's calls).
         let mut distinct: Vec<&String> = Vec::new();
         for id in &ids {
             if !distinct.contains(&id) {
                 distinct.push(id);
             }
         }
-        let as_the_loop = distinct.len() < ids.len() && (k == last || turn.order[0] % 2 == 0);
         let mut order: Vec<usize> = (0..distinct.len()).collect();
         order.sort_by_key(|&i| turn.order[i % turn.order.len()]);
         if k == last {
