@@ -116,7 +116,7 @@ impl Validation<'_> {
     }
 
     /// A `$ref`: an array or object is checked against the node once, then answered as it was.
-    fn reference(&self, id: Id, value: &Value, path: &Path<'_>) -> Result<(), String> {
+    fn reference(&self, id: Id, value: &Value, path: &Path<'_>) -> Answer {
         if !matches!(value, Value::Array(_) | Value::Object(_)) {
             return self.check(id, value, path);
         }

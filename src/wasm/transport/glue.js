@@ -288,7 +288,7 @@ export function closeCalls(sink) {
  */
 export function callTool(f, self, arg, callId, signal, sink, token) {
   const reportProgress = (content) => void (sink.closed || sink.deliver(token, Delivered.Report, content));
-  const context = { ...(callId === undefined ? {} : { callId }), ...(signal === undefined ? {} : { signal }), reportProgress };
+  const context = callId === undefined ? (signal === undefined ? { reportProgress } : { signal, reportProgress }) : signal === undefined ? { callId, reportProgress } : { callId, signal, reportProgress };
   (async () => {
     let kind = Delivered.Returned;
     let value;
