@@ -832,6 +832,11 @@ export const REGRESSIONS = [
   // A promise where SPEC wants a value: not awaited, and its rejection must not reach the host unhandled.
   ["options.now is an async function that throws", "runAgentLoop(options)", [["options", "now"], "async function that throws", () => async () => { throw new Error("garbage function threw"); }]],
   ["options.model.stream is an async function that throws", "runAgentLoop(options)", [["options", "model", "stream"], "async function that throws", () => async () => { throw new Error("garbage function threw"); }]],
+  // An app's code that calls the package while the package reads it, without end: ~300 deep, the wasm stack ran out.
+  ["validateTranscript([a message whose toJSON validates it again])", "validateTranscript(messages)", [["messages", 0], "message whose toJSON calls validateTranscript on it", ({ tp }) => {
+    const message = { toJSON: () => (tp.validateTranscript([message]), { role: "user", content: "go", timestamp: 1 }) };
+    return message;
+  }]],
   ["tool parameters: anyOf nested 40 deep, arguments failing at the bottom", "ToolRegistry.register(tool) + execute", [["tool", "parameters"], "anyOf nested 40 deep", () => nestedSchema("anyOf", 40)]],
   ["tool parameters: oneOf nested 40 deep, arguments failing at the bottom", "ToolRegistry.register(tool) + execute", [["tool", "parameters"], "oneOf nested 40 deep", () => nestedSchema("oneOf", 40)]],
 ];

@@ -758,6 +758,45 @@ describe("the thirteenth attack (2026-12-07)", () => {
     assert.deepEqual(Object.getOwnPropertyDescriptor(validation, "pending")?.value, [], "the paused view's own pending");
   });
 
+  test("an app's getter, toJSON or now that calls the package inside itself is refused 16 levels deep with an Error, and the instance goes on (~300 deep, the wasm stack ran out: the instance trapped for every later call)", T, async () => {
+    /** Calls `call(again)` and `again` inside it until the package refuses: how deep it went, how often refused. */
+    const recurse = async (call) => {
+      let depth = 0;
+      let deepest = 0;
+      const errors = [];
+      const settled = [];
+      const again = () => {
+        deepest = Math.max(deepest, ++depth);
+        try {
+          const out = call(again);
+          if (out instanceof Promise) settled.push(out.catch((error) => void errors.push(error.message)));
+        } catch (error) {
+          errors.push(error.message);
+        }
+        depth -= 1;
+      };
+      again();
+      await Promise.all(settled);
+      return { deepest, refused: errors.filter((m) => m.startsWith("tiny-pi was called from inside itself 16 levels deep")).length };
+    };
+    const model = () => jsModel(() => stop());
+    const agent = new tp.Agent({ model: model() });
+    let clock = null;
+    const clocked = new tp.Agent({ model: model(), now: () => (clock?.(), 5) });
+    const cases = {
+      "Agent.prompt, a getter of its input": (again) => agent.prompt({ role: "user", get content() { again(); return "go"; }, timestamp: 1 }),
+      "runAgentLoop, a getter of its context": (again) => tp.runAgentLoop({ model: model(), get context() { again(); return { messages: [userMsg("go")] }; } }),
+      "validateTranscript, a message's toJSON": (again) => tp.validateTranscript([{ toJSON() { again(); return userMsg("go"); } }]),
+      "ToolRegistry.register, a getter of the tool's name": (again) => new tp.ToolRegistry().register({ get name() { again(); return "read"; }, execute: () => ({ content: [] }) }),
+      "Agent.steer, the agent's now": (again) => ((clock = again), clocked.steer("go")),
+    };
+    for (const [name, call] of Object.entries(cases)) assert.deepEqual(await recurse(call), { deepest: 17, refused: 1 }, name);
+    clock = null;
+    assert.equal(tp.validateTranscript([{ toJSON: () => (tp.validateTranscript([userMsg("inner")]), userMsg("go")) }]).ok, true, "two levels are nothing");
+    assert.equal((await tp.runAgentLoop({ context: { messages: [userMsg("go")] }, model: model() })).reason, "stop");
+    assert.deepEqual([(await agent.prompt("again")).reason, (await clocked.prompt("again")).reason], ["stop", "stop"]);
+  });
+
   test("a tool's parameters must be a plain object: a Map (read as {}, a schema that checks nothing) is a TypeError naming tool.parameters", () => {
     const tools = new tp.ToolRegistry();
     const execute = async () => ({ content: [] });

@@ -36,6 +36,7 @@ impl JsAgent {
     /// Throws a `TypeError` naming a malformed option, or a transcript problem in `options.messages`.
     #[wasm_bindgen(constructor)]
     pub fn new(options: JsValue) -> Result<JsAgent, JsValue> {
+        let _entered = super::enter()?;
         let start = |mut made: AgentOptions<JsModel>| -> Result<_, String> {
             let messages = get(&options, "messages", "options.messages")?;
             if !messages.is_null_or_undefined() {
@@ -50,6 +51,7 @@ impl JsAgent {
     /// An agent over `toJSONL`'s text; paused when its last message has unanswered calls.
     #[wasm_bindgen(js_name = fromJSONL)]
     pub fn from_jsonl(text: JsValue, options: JsValue) -> Result<JsAgent, JsValue> {
+        let _entered = super::enter()?;
         let start = |made: AgentOptions<JsModel>| -> Result<_, String> {
             let text = string_of(&text, "text")?
                 .ok_or_else(|| must_be("text", "a string", type_of(&text)))?;
@@ -137,26 +139,32 @@ impl JsAgent {
 
     /// Appends the input (a string is a user message) and runs.
     pub fn prompt(&self, input: JsValue) -> Promise {
-        let input = self.input(&input).map_err(AgentError::Input);
-        self.settle(input.and_then(|input| self.agent.prompt_with(input, false)))
+        super::entered(|| {
+            let input = self.input(&input).map_err(AgentError::Input);
+            self.settle(input.and_then(|input| self.agent.prompt_with(input, false)))
+        })
     }
 
     /// Goes on from a pause with these decisions.
     pub fn resume(&self, decisions: JsValue) -> Promise {
-        if self.agent.state() == AgentState::Paused {
-            (self.agent).with_messages(|messages| self.objects.borrow_mut().resuming(messages));
-        }
-        let decisions = approvals(&decisions, "approvals").map_err(AgentError::Input);
-        self.settle(decisions.and_then(|decisions| self.agent.resume_with(decisions, false)))
+        super::entered(|| {
+            if self.agent.state() == AgentState::Paused {
+                (self.agent).with_messages(|messages| self.objects.borrow_mut().resuming(messages));
+            }
+            let decisions = approvals(&decisions, "approvals").map_err(AgentError::Input);
+            self.settle(decisions.and_then(|decisions| self.agent.resume_with(decisions, false)))
+        })
     }
 
     pub fn steer(&self, message: JsValue) -> Result<(), JsValue> {
+        let _entered = super::enter()?;
         let message = self.one(&message)?;
         self.agent.steer(message).map_err(agent_error)
     }
 
     #[wasm_bindgen(js_name = followUp)]
     pub fn follow_up(&self, message: JsValue) -> Result<(), JsValue> {
+        let _entered = super::enter()?;
         let message = self.one(&message)?;
         self.agent.follow_up(message).map_err(agent_error)
     }

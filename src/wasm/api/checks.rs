@@ -15,6 +15,7 @@ use crate::wasm::transport::glue::define_key_js;
 /// options are optional.)
 #[wasm_bindgen(js_name = validateTranscript, skip_typescript)]
 pub fn validate_transcript_js(messages: JsValue, options: JsValue) -> Result<JsValue, JsValue> {
+    let _entered = super::enter()?;
     let read = || -> Result<_, String> {
         let options = options::TranscriptOptions::read(&options)?;
         let allow = get(&options.object, "allowPending", "options.allowPending")?;
@@ -46,6 +47,7 @@ pub fn validate_transcript_js(messages: JsValue, options: JsValue) -> Result<JsV
 /// (Declared in `types.d.ts`.)
 #[wasm_bindgen(js_name = repairTranscript, skip_typescript)]
 pub fn repair_transcript_js(messages: JsValue, options: JsValue) -> Result<JsValue, JsValue> {
+    let _entered = super::enter()?;
     let read = || -> Result<_, String> {
         let options = options::TranscriptOptions::read(&options)?;
         let now = optional_function(&options.object, "now", "options.now")?;

@@ -16,6 +16,7 @@ use crate::wasm::transport::glue::json_lines_js;
 /// names the custom roles). (Declared in `types.d.ts`.)
 #[wasm_bindgen(js_name = toJSONL, skip_typescript)]
 pub fn to_jsonl_js(messages: JsValue, options: JsValue) -> Result<JsValue, JsValue> {
+    let _entered = super::enter()?;
     let write = || -> Result<String, String> {
         let options = TranscriptOptions::read(&options)?;
         if !crate::wasm::transport::convert::is_array(&messages) {
@@ -41,6 +42,7 @@ pub fn to_jsonl_js(messages: JsValue, options: JsValue) -> Result<JsValue, JsVal
 /// (`line 3: message.content[0].id must be a string (got number)`). (Declared in `types.d.ts`.)
 #[wasm_bindgen(js_name = parseJSONL, skip_typescript)]
 pub fn parse_jsonl_js(text: JsValue, options: JsValue) -> Result<Array, JsValue> {
+    let _entered = super::enter()?;
     let read = || -> Result<_, String> {
         let options = TranscriptOptions::read(&options)?;
         let text =

@@ -69,6 +69,7 @@ impl JsToolRegistry {
     /// tool's `parameters`, from which it types `execute`'s arguments.)
     #[wasm_bindgen(skip_typescript)]
     pub fn register(&self, tool: JsValue) -> Result<(), JsValue> {
+        let _entered = super::enter()?;
         let tool = parse_tool(&tool).map_err(type_error)?;
         let mut registry = self
             .registry
@@ -103,9 +104,10 @@ impl JsToolRegistry {
             let call: ToolCall = from_js(&call, "call")?;
             Ok((Rc::clone(&registry), call, execution_context(&context)?))
         };
-        let (registry, call, context) = match read() {
-            Ok(read) => read,
-            Err(error) => return Promise::reject(&type_error(error)),
+        let (registry, call, context) = match super::enter().map(|_entered| read()) {
+            Ok(Ok(read)) => read,
+            Ok(Err(error)) => return Promise::reject(&type_error(error)),
+            Err(deep) => return Promise::reject(&deep),
         };
         promise(async move {
             // Not the loop's: the caller's to change (SPEC §10 freezes what a run hands out).

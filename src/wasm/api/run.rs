@@ -34,9 +34,10 @@ use crate::wasm::transport::tools::{JsExecutor, RunExecutor};
 #[wasm_bindgen(js_name = runAgentLoop, skip_typescript)]
 pub fn run_agent_loop_js(options: JsValue) -> Promise {
     // Read now, while the caller's frame is on the stack: a `TypeError` names the caller's line.
-    let run = match RunInput::parse(&options) {
-        Ok(run) => run,
-        Err(error) => return Promise::reject(&type_error(error)),
+    let run = match super::enter().map(|_entered| RunInput::parse(&options)) {
+        Ok(Ok(run)) => run,
+        Ok(Err(error)) => return Promise::reject(&type_error(error)),
+        Err(deep) => return Promise::reject(&deep),
     };
     promise(async move {
         let RunInput {

@@ -25,6 +25,7 @@ impl JsScriptedModel {
         #[wasm_bindgen(unchecked_param_type = "AssistantMessage[]")] messages: JsValue,
         #[wasm_bindgen(unchecked_optional_param_type = "ScriptedModelOptions")] options: JsValue,
     ) -> Result<JsScriptedModel, JsValue> {
+        let _entered = super::enter()?;
         let script: Vec<AssistantMessage> = array_from_js(
             &messages,
             "ScriptedModel: messages",
@@ -44,6 +45,7 @@ impl JsScriptedModel {
         #[wasm_bindgen(unchecked_param_type = "ModelRequest")] request: JsValue,
         #[wasm_bindgen(unchecked_param_type = "{ signal?: AbortSignal }")] options: JsValue,
     ) -> Result<JsValue, JsValue> {
+        let _entered = super::enter()?;
         let request: RecordedRequest = from_js(&request, "request").map_err(type_error)?;
         let signal = match is_object(&options) {
             true => options::signal(

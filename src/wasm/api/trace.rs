@@ -14,6 +14,7 @@ pub fn prologue_trace_js(
     #[wasm_bindgen(unchecked_param_type = "readonly TranscriptMessage[]")] messages: JsValue,
     #[wasm_bindgen(unchecked_optional_param_type = "TranscriptOptions")] options: Option<JsValue>,
 ) -> Result<JsValue, JsValue> {
+    let _entered = super::enter()?;
     let read = |options: &JsValue| options::TranscriptOptions::read(options)?.messages(&messages);
     let messages = read(&options.unwrap_or_default()).map_err(type_error)?;
     Ok(to_js(&crate::trace::prologue_trace(&messages)))
@@ -39,5 +40,6 @@ pub fn validate_trace_js(
 }
 
 fn records_arg(records: &JsValue) -> Result<Vec<TraceRecord>, JsValue> {
+    let _entered = super::enter()?;
     options::array(records, "records").map_err(type_error)
 }
