@@ -222,17 +222,13 @@ impl JsAgent {
     /// What `prompt` is given: one message (as `message` reads it) or an array of messages, each a user
     /// message or one of a custom role (the core's `read_input`).
     fn input(&self, input: &JsValue) -> Result<Vec<AgentMessage>, String> {
-        match is_array(input) {
-            true => each_from_js(input, "input", |value| {
+        if is_array(input) {
+            return each_from_js(input, "input", |value| {
                 read_input(value, &self.custom_roles)
-            }),
-            false => (self.message(
-                input,
-                "input",
-                "a string, a message or an array of messages",
-            ))
-            .map(|message| vec![message]),
+            });
         }
+        let expected = "a string, a message or an array of messages";
+        Ok(vec![self.message(input, "input", expected)?])
     }
 
     /// What `steer` and `followUp` are given: one message.

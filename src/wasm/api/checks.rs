@@ -18,17 +18,12 @@ pub fn validate_transcript_js(messages: JsValue, options: JsValue) -> Result<JsV
     let _entered = super::enter()?;
     let read = || -> Result<_, String> {
         let options = options::TranscriptOptions::read(&options)?;
-        let allow = get(&options.object, "allowPending", "options.allowPending")?;
+        let what = "options.allowPending";
+        let allow = get(&options.object, "allowPending", what)?;
         let allow_pending = match allow.as_bool() {
             Some(allow) => allow,
             None if allow.is_null_or_undefined() => false,
-            None => {
-                return Err(must_be(
-                    "options.allowPending",
-                    "a boolean",
-                    type_of(&allow),
-                ))
-            }
+            None => return Err(must_be(what, "a boolean", type_of(&allow))),
         };
         Ok((options.messages(&messages)?, allow_pending))
     };

@@ -28,11 +28,8 @@ use crate::wasm::transport::signal::JsSignal;
 /// `options.context`: the system prompt, and the messages deep-copied (converting is the copy: the caller's
 /// array and objects are never touched again), read with the run's custom roles.
 pub fn context(context: &JsValue, custom_roles: &[String]) -> Result<AgentContext, String> {
-    expect_object(
-        context,
-        "options.context",
-        "an object with a messages array",
-    )?;
+    let expected = "an object with a messages array";
+    expect_object(context, "options.context", expected)?;
     let system_prompt = optional_string(context, "systemPrompt", "options.context.systemPrompt")?;
     let messages = get(context, "messages", "options.context.messages")?;
     Ok(AgentContext {
@@ -167,16 +164,11 @@ pub fn custom_roles(value: &JsValue) -> Result<Vec<String>, String> {
     };
     let mut roles = Vec::with_capacity(listed.len());
     for (index, role) in listed.into_iter().enumerate() {
-        match role {
-            Value::String(role) => roles.push(role),
-            other => {
-                return Err(must_be(
-                    &format!("{WHAT}[{index}]"),
-                    "a non-empty string",
-                    other,
-                ))
-            }
-        }
+        let Value::String(role) = role else {
+            let what = format!("{WHAT}[{index}]");
+            return Err(must_be(&what, "a non-empty string", role));
+        };
+        roles.push(role);
     }
     check_custom_roles(&roles, WHAT)?;
     Ok(roles)
@@ -267,28 +259,22 @@ pub fn retry(value: &JsValue) -> Result<Option<RetryPolicy>, String> {
 pub fn compaction(value: &JsValue) -> Result<Option<CompactionOptions>, String> {
     const WHAT: &str = "options.compaction";
     const MAX: &str = "options.compaction.maxContextTokens";
+    const KEEP: &str = "options.compaction.keepRecentTokens";
     const SUMMARIZE: &str = "options.compaction.summarize";
+    const ESTIMATE: &str = "options.compaction.estimateTokens";
     let Some(object) = option_object(value, WHAT)? else {
         return Ok(None);
     };
     let options = CompactionOptions {
         max_context_tokens: number_field(&object, "maxContextTokens", MAX)?
             .ok_or_else(|| format!("{MAX} is missing"))?,
-        keep_recent_tokens: number_field(
-            &object,
-            "keepRecentTokens",
-            "options.compaction.keepRecentTokens",
-        )?,
+        keep_recent_tokens: number_field(&object, "keepRecentTokens", KEEP)?,
         summarize: Rc::new(JsSummarize(
             optional_function(&object, "summarize", SUMMARIZE)?
                 .ok_or_else(|| format!("{SUMMARIZE} is missing"))?,
         )),
-        estimate_tokens: optional_function(
-            &object,
-            "estimateTokens",
-            "options.compaction.estimateTokens",
-        )?
-        .map(|f| Rc::new(JsEstimateTokens(f)) as _),
+        estimate_tokens: optional_function(&object, "estimateTokens", ESTIMATE)?
+            .map(|f| Rc::new(JsEstimateTokens(f)) as _),
     };
     options.check(WHAT)?;
     Ok(Some(options))

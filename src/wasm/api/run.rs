@@ -243,13 +243,8 @@ fn tools_option(tools: &JsValue, what: &str) -> Result<ToolsInput, String> {
     if tools.is_null_or_undefined() {
         return Ok(registry_input(Rc::default()));
     }
-    let refused = || {
-        must_be(
-            what,
-            "a ToolRegistry or an object with definitions() and execute(call, context)",
-            type_of(tools),
-        )
-    };
+    let expected = "a ToolRegistry or an object with definitions() and execute(call, context)";
+    let refused = || must_be(what, expected, type_of(tools));
     if !is_object(tools) {
         return Err(refused());
     }
@@ -263,14 +258,11 @@ fn tools_option(tools: &JsValue, what: &str) -> Result<ToolsInput, String> {
         return snapshot.map(registry_input).ok_or_else(gone);
     }
     let (definitions, execute) = options::tool_source(tools)?.ok_or_else(refused)?;
+    let executor = JsExecutor::new(execute, tools.clone(), "options.tools.execute");
     Ok(ToolsInput {
         registry: Rc::default(),
         definitions,
-        executor: Some(JsExecutor::new(
-            execute,
-            tools.clone(),
-            "options.tools.execute",
-        )),
+        executor: Some(executor),
     })
 }
 

@@ -48,11 +48,9 @@ impl JsScriptedModel {
         let _entered = super::enter()?;
         let request: RecordedRequest = from_js(&request, "request").map_err(type_error)?;
         let signal = match is_object(&options) {
-            true => options::signal(
-                &get(&options, "signal", "options.signal").map_err(type_error)?,
-                "options.signal",
-            )
-            .map_err(type_error)?,
+            true => get(&options, "signal", "options.signal")
+                .and_then(|signal| options::signal(&signal, "options.signal"))
+                .map_err(type_error)?,
             false => AbortSignal::none(),
         };
         let borrowed = ModelRequest {
@@ -83,24 +81,19 @@ impl JsScriptedModel {
 
 /// `{ events?: "compact" | "pi-ai" }`, absent meaning the compact grammar.
 fn grammar_option(options: &JsValue) -> Result<EventGrammar, String> {
+    const EVENTS: &str = "ScriptedModel: options.events";
     if options.is_null_or_undefined() {
         return Ok(EventGrammar::default());
     }
     expect_object(options, "ScriptedModel: options", "an object")?;
-    let events = get(options, "events", "ScriptedModel: options.events")?;
+    let events = get(options, "events", EVENTS)?;
     if events.is_undefined() {
         return Ok(EventGrammar::default());
     }
     events
         .as_string()
         .and_then(|name| EventGrammar::parse(&name))
-        .ok_or_else(|| {
-            must_be(
-                "ScriptedModel: options.events",
-                "\"compact\" or \"pi-ai\"",
-                describe(&events),
-            )
-        })
+        .ok_or_else(|| must_be(EVENTS, "\"compact\" or \"pi-ai\"", describe(&events)))
 }
 
 /// One scripted response: an async iterator of model events with `result()`.

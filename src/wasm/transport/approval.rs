@@ -42,16 +42,12 @@ impl ApprovalCheck for JsApprovalCheck {
         Box::pin(async move {
             let none = JsValue::UNDEFINED;
             let called = invoke_js(&parts.check, &parts.spec, &arguments, &none, &none);
+            let what = &parts.what;
             let answer = settle(called)
                 .await
-                .map_err(|e| format!("{} failed: {}", parts.what, error_message(&e)))?;
-            answer.as_bool().ok_or_else(|| {
-                format!(
-                    "{} answered {}, not a boolean",
-                    parts.what,
-                    show_js(&answer)
-                )
-            })
+                .map_err(|e| format!("{what} failed: {}", error_message(&e)))?;
+            let not_boolean = || format!("{what} answered {}, not a boolean", show_js(&answer));
+            answer.as_bool().ok_or_else(not_boolean)
         })
     }
 }

@@ -14,7 +14,7 @@ use wasm_bindgen::JsValue;
 
 use super::convert::{
     array_from_js, describe, error_message, from_js, frozen_js, get, is_array, is_object,
-    messages_from_js, must_be, settle, string_of,
+    messages_from_js, must_be, optional_string, settle, string_of,
 };
 use super::glue::{define_key_js, hook_context_js, invoke_js};
 use super::model::Requests;
@@ -60,31 +60,32 @@ impl Hooks {
             hooks: self.clone(),
         }
     }
+}
 
-    /// Calls `function` with `a` and `b` (a queue: with nothing) and, for a hook, the context made of
+impl JsHook {
+    /// Calls `function` with `args` (a queue: with nothing) and, for a hook, the context made of
     /// `context`: what it returned, awaited, or the message of what it threw.
     async fn call(
         &self,
-        function: &Function,
         args: (&JsValue, &JsValue),
         context: Option<HookContext<'_>>,
     ) -> Result<JsValue, String> {
-        let none = JsValue::UNDEFINED;
+        let (hooks, none) = (&self.hooks, JsValue::UNDEFINED);
         let (context, held) = match context {
             None => (none.clone(), Registration::none()),
             Some(context) => {
                 let (signal, held) = handed(context.signal).unwrap_or_else(|| {
-                    (self.never.get_or_init(never).clone(), Registration::none())
+                    (hooks.never.get_or_init(never).clone(), Registration::none())
                 });
-                let messages = self.requests.objects.borrow_mut().view(context.messages);
+                let messages = hooks.requests.objects.borrow_mut().view(context.messages);
                 (hook_context_js(&signal, context.step, &messages), held)
             }
         };
         // The context goes after the arguments the hook takes: `f(call, ctx)`, `f(call, result, ctx)`.
         let called = match (args.0.is_undefined(), args.1.is_undefined()) {
-            (true, _) => invoke_js(function, &none, &none, &none, &none),
-            (false, true) => invoke_js(function, &none, args.0, &context, &none),
-            (false, false) => invoke_js(function, &none, args.0, args.1, &context),
+            (true, _) => invoke_js(&self.function, &none, &none, &none, &none),
+            (false, true) => invoke_js(&self.function, &none, args.0, &context, &none),
+            (false, false) => invoke_js(&self.function, &none, args.0, args.1, &context),
         };
         let outcome = settle(called).await;
         drop(held);
@@ -101,9 +102,7 @@ impl BeforeToolCall for JsHook {
         Box::pin(async move {
             let call = self.hooks.requests.objects.borrow().call(call);
             let none = JsValue::UNDEFINED;
-            let returned = (self.hooks)
-                .call(&self.function, (&call, &none), Some(context))
-                .await?;
+            let returned = self.call((&call, &none), Some(context)).await?;
             read_block(&returned)
         })
     }
@@ -121,9 +120,7 @@ impl AfterToolCall for JsHook {
                 let mut objects = self.hooks.requests.objects.borrow_mut();
                 (objects.call(call), objects.shown_result(result))
             };
-            let returned = (self.hooks)
-                .call(&self.function, (&call, &result), Some(context))
-                .await?;
+            let returned = self.call((&call, &result), Some(context)).await?;
             read_result_patch(&returned)
         })
     }
@@ -138,9 +135,7 @@ impl PrepareRequest for JsHook {
         Box::pin(async move {
             let shown = self.hooks.requests.js(&request);
             let none = JsValue::UNDEFINED;
-            let returned = (self.hooks)
-                .call(&self.function, (&shown, &none), Some(context))
-                .await?;
+            let returned = self.call((&shown, &none), Some(context)).await?;
             read_request_patch(&returned, &self.hooks.custom_roles)
         })
     }
@@ -150,10 +145,7 @@ impl MessageQueue for JsHook {
     fn take_messages(&self) -> HookFuture<'_, Vec<AgentMessage>> {
         Box::pin(async move {
             let none = JsValue::UNDEFINED;
-            let returned = self
-                .hooks
-                .call(&self.function, (&none, &none), None)
-                .await?;
+            let returned = self.call((&none, &none), None).await?;
             if returned.is_null_or_undefined() {
                 return Ok(Vec::new());
             }
@@ -234,14 +226,7 @@ fn field(answer: &JsValue, name: &'static str) -> Result<Option<JsValue>, String
 
 /// An optional string field.
 fn string(answer: &JsValue, name: &'static str) -> Result<Option<String>, String> {
-    let what = format!("returned {name}");
-    match field(answer, name)? {
-        None => Ok(None),
-        Some(value) => match string_of(&value, &what)? {
-            Some(text) => Ok(Some(text)),
-            None => Err(must_be(&what, "a string", describe(&value))),
-        },
-    }
+    optional_string(answer, name, &format!("returned {name}"))
 }
 
 /// An optional boolean field.
@@ -261,11 +246,7 @@ impl ShouldRetry for JsShouldRetry {
     fn should_retry<'a>(&'a self, failure: Failure<'a>) -> HookFuture<'a, bool> {
         let asked = failure_js(&failure);
         Box::pin(async move {
-            let (context, held) = signal_context(failure.signal);
-            let none = JsValue::UNDEFINED;
-            let answer = settle(invoke_js(&self.0, &none, &asked, &context, &none)).await;
-            drop(held);
-            let answer = answer.map_err(|e| error_message(&e))?;
+            let answer = call_with_signal(&self.0, &asked, failure.signal).await?;
             let got = || describe(&answer);
             answer
                 .as_bool()
@@ -274,12 +255,20 @@ impl ShouldRetry for JsShouldRetry {
     }
 }
 
-/// `{ signal }`, the second argument of part three's hooks, and what keeps the signal's link to the run's.
-fn signal_context(signal: &AbortSignal) -> (JsValue, Registration) {
+/// Calls one of part three's hooks as `f(arg, { signal })`, the signal following the run's until it settles:
+/// what it returned, awaited, or the message of what it threw.
+async fn call_with_signal(
+    f: &Function,
+    arg: &JsValue,
+    signal: &AbortSignal,
+) -> Result<JsValue, String> {
     let (signal, held) = handed(signal).unwrap_or_else(|| (never(), Registration::none()));
     let context = js_sys::Object::new();
     define_key_js(&context, "signal", &signal);
-    (context.into(), held)
+    let none = JsValue::UNDEFINED;
+    let answer = settle(invoke_js(f, &none, arg, &context, &none)).await;
+    drop(held);
+    answer.map_err(|e| error_message(&e))
 }
 
 /// What `shouldRetry` is shown, frozen: `{ error, message?, attempt }`.
@@ -309,11 +298,7 @@ impl Summarize for JsSummarize {
     ) -> HookFuture<'a, String> {
         Box::pin(async move {
             let shown = frozen_js(messages);
-            let (context, held) = signal_context(signal);
-            let none = JsValue::UNDEFINED;
-            let answer = settle(invoke_js(&self.0, &none, &shown, &context, &none)).await;
-            drop(held);
-            let answer = answer.map_err(|e| error_message(&e))?;
+            let answer = call_with_signal(&self.0, &shown, signal).await?;
             let what = "summarize's answer";
             string_of(&answer, what)?.ok_or_else(|| must_be(what, "a string", describe(&answer)))
         })

@@ -233,7 +233,7 @@ impl ModelStream for JsStream {
         let message = JsFuture::from(promise)
             .await
             .map_err(|e| error_message(&e))?;
-        read_final(&message, "model stream result()")
+        from_js(&message, "model stream result()")
     }
 }
 
@@ -247,14 +247,9 @@ impl StreamEvent for JsEvent {
             Ok(found) => {
                 let found: js_sys::Array = found.unchecked_into();
                 let field = found.get(1).as_string().unwrap_or_default();
-                Some(read_final(&found.get(0), &format!("model event {field}")))
+                Some(from_js(&found.get(0), &format!("model event {field}")))
             }
             Err(thrown) => Some(Err(format!("model event: {}", error_message(&thrown)))),
         }
     }
-}
-
-/// A model's final message, read once as data: the JSON of it, read by the core's reader.
-fn read_final(message: &JsValue, what: &str) -> Result<AssistantMessage, String> {
-    from_js(message, what)
 }

@@ -21,8 +21,8 @@ use super::signal::handed;
 use crate::message::ToolCall;
 use crate::signal::AbortSignal;
 use crate::tools::{
-    CallSettings, ExecutionContext, HookFuture, ProgressSink, RegistryApprovals, ToolCallContext,
-    ToolExecutor, ToolHandler, ToolOutput, ToolRegistry, ToolReply,
+    CallSettings, ExecutionContext, HookFuture, HostValue, ProgressSink, RegistryApprovals,
+    ToolCallContext, ToolExecutor, ToolHandler, ToolOutput, ToolRegistry, ToolReply,
 };
 
 /// Calls `calls`' function with `arg` and a context of `call_id`, `signal` and a `reportProgress` that
@@ -45,16 +45,18 @@ async fn call_js(
     outcome.map_err(|e| error_message(&e))
 }
 
+/// The run's JS object of a call, which `RunExecutor` attaches to the call's context.
+fn host_object(host: &Option<HostValue>) -> Option<&JsValue> {
+    host.as_ref()?.downcast_ref::<JsValue>()
+}
+
 /// A tool registered from JS: its `execute`, called with the object given to `register` as `this`.
 pub struct JsTool(Rc<JsCalls>);
 
 impl JsTool {
     pub fn new(name: &str, spec: JsValue, execute: Function) -> Self {
-        JsTool(JsCalls::new(
-            execute,
-            spec,
-            format!("tool \"{name}\"").into(),
-        ))
+        let what = format!("tool \"{name}\"");
+        JsTool(JsCalls::new(execute, spec, what.into()))
     }
 }
 
@@ -66,11 +68,7 @@ impl ToolHandler for JsTool {
     ) -> LocalBoxFuture<'static, Result<ToolOutput, String>> {
         // Made now, so the future keeps no borrow of the arguments: a copy of the run's call object's
         // arguments, or (outside a run) of the validated arguments themselves.
-        let arg = match context
-            .host
-            .as_ref()
-            .and_then(|h| h.downcast_ref::<JsValue>())
-        {
+        let arg = match host_object(&context.host) {
             Some(call) => arguments_of_js(call),
             None => to_js(arguments),
         };
@@ -83,8 +81,7 @@ impl ToolHandler for JsTool {
                 ..
             } = context;
             let output = call_js(&calls, &arg, Some(call_id), &signal, progress).await?;
-            let what = format!("{} result", calls.what);
-            from_js(&output, &what)
+            from_js(&output, &format!("{} result", calls.what))
         })
     }
 }
@@ -108,17 +105,12 @@ impl ToolExecutor for JsExecutor {
         context: ExecutionContext,
     ) -> LocalBoxFuture<'a, Result<ToolReply, String>> {
         Box::pin(async move {
-            let object = match context
-                .host
-                .as_ref()
-                .and_then(|h| h.downcast_ref::<JsValue>())
-            {
+            let object = match host_object(&context.host) {
                 Some(object) => object.clone(),
                 None => frozen_js(&call.tagged()),
             };
             let reply = call_js(&self.0, &object, None, &context.signal, context.progress).await?;
-            let what = format!("{} result", self.0.what);
-            from_js(&reply, &what)
+            from_js(&reply, &format!("{} result", self.0.what))
         })
     }
 }
