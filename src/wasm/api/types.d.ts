@@ -235,7 +235,10 @@ export type SkipReason = "length" | "error" | "aborted" | "unexpected-stop" | "d
 export type RunReason = "stop" | "length" | "error" | "aborted" | "maxSteps" | "terminated" | "paused" | "budget";
 
 /** A result the loop wrote for a call it did not run. */
-export type SkippedToolResult = ToolResultMessage<{ skipped: true; reason: SkipReason }> & { isError: true };
+export type SkippedToolResult = ToolResultMessage<{ skipped: true; reason: SkipReason }> & {
+  isError: true;
+  details: { skipped: true; reason: SkipReason };
+};
 
 /** Messages, calls and results the loop hands out are frozen, deeply (`Object.isFrozen`); model events are
  * the model's own objects, untouched. */
@@ -314,7 +317,8 @@ export interface LoopControlOptions<A extends AssistantMessage = AssistantMessag
    * nothing ends the run with `"stop"`. */
   getFollowUpMessages?: () => readonly QueuedMessage<R>[] | void | Promise<readonly QueuedMessage<R>[] | void>;
   /** The roles of your own messages (not `user`, `assistant` or `toolResult`): kept in the transcript,
-   * ignored by the pairing rules, never sent unless `prepareRequest` puts them back. */
+   * ignored by the pairing rules, never sent unless `prepareRequest` puts them back. Write them inline or
+   * `as const`: from a `string[]`, `R` is `string`, and a message no longer narrows by its `role`. */
   customRoles?: readonly R[];
 }
 
@@ -322,7 +326,7 @@ export interface RunOptions<A extends AssistantMessage = AssistantMessage, R ext
   context: {
     systemPrompt?: string;
     /** Copied at the start; the caller's array and objects are never changed (nor frozen). */
-    messages: InputMessage<A, R>[];
+    messages: readonly InputMessage<A, R>[];
     /** Not read: every request carries the definitions of `options.tools`, the registry that runs them.
      * Typed `undefined` so that tools left here (a pi-ai `Context`'s, say), which the model would never see,
      * do not compile. */
@@ -582,7 +586,7 @@ export interface AgentOptions<A extends AssistantMessage = AssistantMessage, R e
   extends Omit<RunOptions<A, R>, "context" | "signal" | "onEvent" | "approvals" | "startSteps" | "getSteeringMessages" | "getFollowUpMessages"> {
   systemPrompt?: string;
   /** The conversation to start from (copied); paused when its last message has unanswered calls. */
-  messages?: InputMessage<A, R>[];
+  messages?: readonly InputMessage<A, R>[];
   /** For a conversation that starts paused: the steps its paused run had made (that run's `result.steps`,
    * saved beside the JSONL, which holds messages only), so that `resume` counts on from them and `maxSteps`
    * spans the whole run. Default 0; an agent that starts idle ignores it (each `prompt` is a run of its own,
@@ -620,4 +624,8 @@ export declare class Agent<A extends AssistantMessage = AssistantMessage, R exte
   /** Forgets the conversation, the queues and the pause. Throws while running. */
   reset(): void;
   toJSONL(): string;
+  /** Frees the agent's memory in the wasm instance now (a later call is a `TypeError` saying so); otherwise it is
+   * freed when the object is garbage-collected. */
+  free(): void;
+  [Symbol.dispose](): void;
 }

@@ -74,7 +74,7 @@ function describe(e: LoopEvent): string {
       return r.toolCallId + e.call.id;
     }
     case "tool_skipped":
-      return e.result.toolCallId;
+      return e.result.toolCallId + e.result.details.reason;
     case "queued_message": {
       const queue: "steering" | "followUp" = e.queue;
       const user: UserMessage = e.message;
@@ -297,6 +297,10 @@ const conversation: readonly (AgentMessage | CustomMessage<"note">)[] = agent.me
 
 // @ts-expect-error messages is a frozen snapshot
 agent.messages.push(input[0]);
+// A frozen transcript goes on as it is: a run and an agent copy what they are given.
+await runAgentLoop({ model, context: { messages: agent.messages }, customRoles: ["note"] });
+new Agent({ model, messages: conversation, customRoles: ["note"] }).free();
+const dispose: () => void = agent[Symbol.dispose];
 
 // @ts-expect-error the agent's runs have their own onEvent: use subscribe
 new Agent({ model, onEvent: () => {} });
