@@ -797,6 +797,35 @@ describe("the thirteenth attack (2026-12-07)", () => {
     assert.deepEqual([(await agent.prompt("again")).reason, (await clocked.prompt("again")).reason], ["stop", "stop"]);
   });
 
+  test("an app's Error.prepareStackTrace that throws: the package's TypeError is made all the same, and nothing is left behind (it escaped through wasm, and 16 of them refused every later call)", T, () => {
+    const saved = Error.prepareStackTrace;
+    Error.prepareStackTrace = () => {
+      throw new Error("the app's prepareStackTrace failed");
+    };
+    try {
+      for (let i = 0; i < 20; i += 1) assert.throws(() => tp.validateTranscript(42), { name: "TypeError", message: "messages must be an array (got number)" });
+    } finally {
+      Error.prepareStackTrace = saved;
+    }
+    assert.equal(tp.validateTranscript([userMsg("go")]).ok, true, "the same turn: nothing counted");
+  });
+
+  test("a host's stack overflow that unwinds through the package mid-call leaves no count behind past the turn: the next turn's calls are not refused as nested", T, async () => {
+    const probe = () => {
+      try {
+        probe();
+      } catch {}
+      try {
+        tp.validateTranscript([userMsg("a")]);
+      } catch {}
+    };
+    probe();
+    probe();
+    await null;
+    assert.equal(tp.validateTranscript([userMsg("go")]).ok, true);
+    assert.equal((await tp.runAgentLoop({ context: { messages: [userMsg("go")] }, model: jsModel(() => stop()) })).reason, "stop");
+  });
+
   test("a tool's parameters must be a plain object: a Map (read as {}, a schema that checks nothing) is a TypeError naming tool.parameters", () => {
     const tools = new tp.ToolRegistry();
     const execute = async () => ({ content: [] });

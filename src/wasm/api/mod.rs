@@ -29,8 +29,10 @@ const TYPES: &'static str = include_str!("types.d.ts");
 const DEEPEST: u8 = 16;
 
 std::thread_local! {
-    /// The exports running now, one inside another (0 whenever a microtask or the app's own code starts).
-    static ENTERED: std::cell::Cell<u8> = const { std::cell::Cell::new(0) };
+    /// The exports running now, one inside another, and the JS turn they run in (`glue.js`'s `currentTurn`): a
+    /// count from an earlier turn was left by an exception that unwound through wasm (a host's stack overflow),
+    /// and restarts at 0.
+    static ENTERED: std::cell::Cell<(i32, u8)> = const { std::cell::Cell::new((0, 0)) };
 }
 
 /// Held by an export while it reads what JS hands it and runs the app's code it calls.
@@ -38,13 +40,16 @@ pub struct Entered(());
 
 /// Enters an export, or refuses with an `Error` `DEEPEST` levels deep.
 pub fn enter() -> Result<Entered, wasm_bindgen::JsValue> {
-    if ENTERED.get() == DEEPEST {
+    let turn = crate::wasm::transport::glue::current_turn_js();
+    let (at, level) = ENTERED.get();
+    let level = if at == turn { level } else { 0 };
+    if level == DEEPEST {
         return Err(crate::wasm::transport::convert::plain_error(format_args!(
             "tiny-pi was called from inside itself {DEEPEST} levels deep (a getter, toJSON, proxy or now \
              that calls tiny-pi while it reads them): refused before the wasm stack runs out"
         )));
     }
-    ENTERED.set(ENTERED.get() + 1);
+    ENTERED.set((turn, level + 1));
     Ok(Entered(()))
 }
 
@@ -55,6 +60,7 @@ pub fn entered(run: impl FnOnce() -> js_sys::Promise) -> js_sys::Promise {
 
 impl Drop for Entered {
     fn drop(&mut self) {
-        ENTERED.set(ENTERED.get() - 1);
+        let (turn, level) = ENTERED.get();
+        ENTERED.set((turn, level.saturating_sub(1)));
     }
 }

@@ -72,19 +72,18 @@ const ownFrames = (() => {
   return cut >= 0 ? at[0].slice(0, cut + 1) : null;
 })();
 
+/** Never throws: an app's `Error.prepareStackTrace` that throws, or a host whose stack cannot be replaced, keeps its own. */
 function fromApp(error) {
-  const stack = error.stack;
-  if (typeof stack !== "string") return error;
-  const lines = stack.split("\n");
-  // V8 writes "Name: message" first, then "    at ..." frames; Firefox and Safari write frames only.
-  const head = /^\s*at |@/.test(lines[0]) ? [] : [lines.shift()];
-  const own = (line) => /wasm-function|wasm:\/\/|\.wasm:/.test(line) || (ownFrames !== null && line.includes(ownFrames));
-  const frames = lines.filter((line) => line.trim() !== "" && !own(line));
   try {
+    const stack = error.stack;
+    if (typeof stack !== "string") return error;
+    const lines = stack.split("\n");
+    // V8 writes "Name: message" first, then "    at ..." frames; Firefox and Safari write frames only.
+    const head = /^\s*at |@/.test(lines[0]) ? [] : [lines.shift()];
+    const own = (line) => /wasm-function|wasm:\/\/|\.wasm:/.test(line) || (ownFrames !== null && line.includes(ownFrames));
+    const frames = lines.filter((line) => line.trim() !== "" && !own(line));
     Object.defineProperty(error, "stack", { value: [...head, ...frames].join("\n"), writable: true, configurable: true });
-  } catch {
-    // a host whose stack cannot be replaced keeps its own
-  }
+  } catch {}
   return error;
 }
 
@@ -332,7 +331,17 @@ async function adopt(value) {
   return await value;
 }
 
-// ---- the API layer: the caller's clock, a scripted stream's steps, JSON Lines ------------------------------
+// ---- the API layer: its exports' turn, the caller's clock, a scripted stream's steps, JSON Lines -----------
+
+let turn = 0;
+let turning = false;
+/** A number that changes once the code running now returns to the host (a microtask later): every export nested
+ * in another sees the same one, so a count an exception left behind is known for stale at the next turn. */
+export function currentTurn() {
+  if (!turning) queueMicrotask(() => ((turning = false), (turn = (turn + 1) | 0)));
+  turning = true;
+  return turn;
+}
 
 /** What `clock()` (the caller's `now`) gives, if it is a finite number; else undefined. Never throws. */
 export function readClock(clock) {
