@@ -184,6 +184,15 @@ export type ToolArguments<S> = [S] extends [never]
         ? FromSchema<S>
         : Record<string, unknown>;
 
+/** The properties an annotation of `execute`'s arguments and `parameters` both name, where the annotated type is
+ * not one of the schema's: an annotation may narrow what the schema gives, never contradict it. */
+type Contradicted<TArgs, Args> = {
+  [K in keyof TArgs & keyof Args]-?: [TArgs[K]] extends [Args[K]] ? never : K;
+}[keyof TArgs & keyof Args];
+type Agrees<TArgs, Args> = [Contradicted<TArgs, Args>] extends [never]
+  ? unknown
+  : { execute: { "its arguments' annotation contradicts parameters at": Contradicted<TArgs, Args> } };
+
 export interface ToolSpec<TArgs = any, TDetails = unknown, TParameters extends ToolParameters = JSONSchema> {
   /** Unique in the registry, and what every provider accepts: `^[a-zA-Z0-9_-]{1,64}$` (checked by `register`). */
   name: string;
@@ -208,8 +217,11 @@ export interface ToolRegistry {
   /** Adds a tool; throws a `TypeError` naming the bad field. `execute`'s arguments are typed from `parameters`
    * (`ToolArguments`: a JSON Schema literal through json-schema-to-ts, a TypeBox schema through TypeBox's
    * `Static`, `Record<string, unknown>` without one); an annotation of `execute`'s (or `needsApproval`'s)
-   * arguments, or a `ToolSpec<Args>` passed whole, decides instead. */
-  register<const S extends ToolParameters = never, TArgs = ToolArguments<S>, TDetails = unknown>(tool: ToolSpec<TArgs, TDetails, S>): void;
+   * arguments, or a `ToolSpec<Args>` passed whole, decides instead: it may narrow a property's type, not
+   * contradict it. */
+  register<const S extends ToolParameters = never, TArgs = ToolArguments<S>, TDetails = unknown>(
+    tool: ToolSpec<TArgs, TDetails, S> & Agrees<TArgs, ToolArguments<S>>,
+  ): void;
 }
 
 /** What a call is run with beside the call: its signal, and where its progress goes (`tool_progress`). The

@@ -81,7 +81,8 @@ tools.register({
   },
 });
 
-// An annotation still decides: on `execute`'s arguments, or a ToolSpec typed whole.
+// An annotation still decides: on `execute`'s arguments (narrowing what the schema says, never contradicting it;
+// typed-tools-fail/annotation-contradicts.ts), or a ToolSpec typed whole.
 interface MoveArgs {
   from: string;
   to: string;
@@ -90,6 +91,11 @@ tools.register({
   name: "move",
   parameters: { type: "object" },
   execute: async (args: MoveArgs) => ({ content: [{ type: "text", text: `${args.from} -> ${args.to}` }] }),
+});
+tools.register({
+  name: "mode",
+  parameters: { type: "object", properties: { mode: { type: "string" }, limit: { type: "integer" } }, required: ["mode"] },
+  execute: async (args: { mode: "fast" | "slow"; limit?: number }) => ({ content: [{ type: "text", text: `${args.mode} ${args.limit}` }] }),
 });
 const remove: ToolSpec<{ path: string }> = {
   name: "remove",
