@@ -110,23 +110,17 @@ function made(Kind, message) {
 }
 
 /** A `TypeError` with this message, its stack starting at the app's line. */
-export function typeError(message) {
-  return fromApp(made(TypeError, message));
-}
+export const typeError = (message) => fromApp(made(TypeError, message));
 
 /** An `Error` with this message, its stack starting at the app's line. */
-export function plainError(message) {
-  return fromApp(made(Error, message));
-}
+export const plainError = (message) => fromApp(made(Error, message));
 
 // ---- model.rs: a model stream ----------------------------------------------------------------------------
 
 /** What `finalOf` answers for an event that is not terminal. */
 const END = Object.freeze({});
 
-export function endMarker() {
-  return END;
-}
+export const endMarker = () => END;
 
 /**
  * Calls `model.stream(request, options)` and opens its iterator: `{ stream, iterator, next, result }` (`result` the stream's
@@ -210,9 +204,7 @@ export function closeStream(opened) {
 }
 
 /** `opened.result()`, as a promise. */
-export async function streamResult(opened) {
-  return opened.result.call(opened.stream);
-}
+export const streamResult = async (opened) => opened.result.call(opened.stream);
 
 /** The final message a terminal event carries and where (`done`: `message`, `error`: `error`), as
  * `[message, "done.message"]`, or `END` for any other event. Throws what a getter throws. */
@@ -254,15 +246,11 @@ class HookContext {
 }
 Object.freeze(HookContext.prototype);
 
-export function hookContext(signal, step, messages) {
-  return new HookContext(signal, step, messages);
-}
+export const hookContext = (signal, step, messages) => new HookContext(signal, step, messages);
 
 /** The request a model or `prepareRequest` is shown, frozen: `{ systemPrompt, messages, tools }`, the system
  * prompt left out when undefined. */
-export function request(systemPrompt, messages, tools) {
-  return Object.freeze(systemPrompt === undefined ? { messages, tools } : { systemPrompt, messages, tools });
-}
+export const request = (systemPrompt, messages, tools) => Object.freeze(systemPrompt === undefined ? { messages, tools } : { systemPrompt, messages, tools });
 
 // ---- calls.rs: a JS tool's calls in flight -----------------------------------------------------------------
 
@@ -270,9 +258,7 @@ export function request(systemPrompt, messages, tools) {
 const Delivered = Object.freeze({ Report: 0, Returned: 1, Threw: 2 });
 
 /** Where the calls of one tool (or executor) deliver: `deliver(token, Delivered.*, value)`, until `closeCalls`. */
-export function callSink(deliver) {
-  return { deliver, closed: false };
-}
+export const callSink = (deliver) => ({ deliver, closed: false });
 
 /** Ends a sink's deliveries (its calls' reader is gone). */
 export function closeCalls(sink) {
@@ -395,9 +381,7 @@ export function isPlainObject(value) {
 }
 
 /** `{ value, done: false }`, or `{ done: true }` for no value: one step of a scripted stream's iterator. */
-export function iteratorResult(value) {
-  return value === undefined ? { done: true } : { value, done: false };
-}
+export const iteratorResult = (value) => (value === undefined ? { done: true } : { value, done: false });
 
 /** Each message's JSON on a line of its own (JS's writer keeps field order and numbers exactly), `null` for
  * one JSON has no text for (as `JSON.stringify` writes it in an array); throws what `JSON.stringify` throws. */
@@ -417,9 +401,7 @@ function isThenable(value) {
   }
 }
 
-function typeName(value) {
-  return value === null ? "null" : Array.isArray(value) ? "array" : typeof value;
-}
+const typeName = (value) => (value === null ? "null" : Array.isArray(value) ? "array" : typeof value);
 
 /** The message of a thrown value, for an error text: its `message` when that is a string (read once), a
  * string as it is, else `show(error)`. Never throws, whatever `message` is or does. A message with a lone

@@ -40,10 +40,15 @@ pub type SharedObjects = Rc<RefCell<Objects>>;
 impl Objects {
     /// The object for `message`, at `index` of the transcript: made now unless it was.
     pub fn message(&mut self, index: usize, message: &AgentMessage) -> JsValue {
+        self.made_or(index, |_| frozen_js(message))
+    }
+
+    /// The object at `index` if one is made; else the one `make` makes now, kept there.
+    fn made_or(&mut self, index: usize, make: impl FnOnce(&mut Self) -> JsValue) -> JsValue {
         if self.filled.get(index) == Some(&true) {
             return self.made.get(index as u32);
         }
-        let made = frozen_js(message);
+        let made = make(self);
         self.keep(index, made.clone());
         made
     }
@@ -51,14 +56,7 @@ impl Objects {
     /// The object for the assistant message at `index` whose calls are answered next (the model's latest
     /// response, or the last message of a transcript a run resumes): its calls' objects are its blocks.
     pub fn answering(&mut self, index: usize, message: &AssistantMessage) -> JsValue {
-        let made = match self.filled.get(index) {
-            Some(true) => self.made.get(index as u32),
-            _ => {
-                let made = frozen_js(&message.tagged());
-                self.keep(index, made.clone());
-                made
-            }
-        };
+        let made = self.made_or(index, |_| frozen_js(&message.tagged()));
         self.calls.clear();
         self.shown.clear();
         let content = js_sys::Reflect::get(&made, &JsValue::from_str("content"))
@@ -103,15 +101,12 @@ impl Objects {
     /// The object for a result at `index` of the transcript (where the batch will append it): the one
     /// `afterToolCall` was shown if it holds exactly this result.
     pub fn result(&mut self, index: usize, result: &ToolResultMessage) -> JsValue {
-        if self.filled.get(index) == Some(&true) {
-            return self.made.get(index as u32);
-        }
-        let made = match self.shown.iter().position(|(shown, _)| shown == result) {
-            Some(at) => self.shown.swap_remove(at).1,
-            None => frozen_js(&result.tagged()),
-        };
-        self.keep(index, made.clone());
-        made
+        self.made_or(index, |objects| {
+            match objects.shown.iter().position(|(shown, _)| shown == result) {
+                Some(at) => objects.shown.swap_remove(at).1,
+                None => frozen_js(&result.tagged()),
+            }
+        })
     }
 
     /// The object for a compaction entry at `index` of the transcript.
