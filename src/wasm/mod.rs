@@ -56,6 +56,7 @@
 //! - A new option of `runAgentLoop` or `Agent`: read in `api/run.rs` (`Setup`), checked in `api/options.rs`,
 //!   typed in `api/types.d.ts`.
 //! - What is frozen (SPEC §10): `transport/objects.rs` and `convert::frozen_js` (its JS half is `parseFrozen`).
+//! - How deep the exports may call one another through the app's code: `transport::enter` (`transport/mod.rs`).
 //! - What the `Agent` does in each state: the core's `AgentState::on` (`src/agent.rs`).
 
 // The package builds two modules from this crate: the app's (feature `js`) and the lesson entry's (`lesson`,

@@ -790,7 +790,16 @@ describe("the thirteenth attack (2026-12-07)", () => {
       "ToolRegistry.register, a getter of the tool's name": (again) => new tp.ToolRegistry().register({ get name() { again(); return "read"; }, execute: () => ({ content: [] }) }),
       "Agent.steer, the agent's now": (again) => ((clock = again), clocked.steer("go")),
     };
+    // A tool's reportProgress, while its call runs.
+    const [running, release] = [gate(), gate()];
+    const tools = new tp.ToolRegistry();
+    tools.register({ name: "read", execute: async (_args, { reportProgress }) => (running.open(reportProgress), await release.promise, { content: [text("read")] }) });
+    const progressed = tp.runAgentLoop({ model: jsModel((_r, n) => (n === 0 ? asks(toolCall("c1", "read")) : stop())), tools, context: { messages: [userMsg("go")] } });
+    const report = await running.promise;
+    cases["reportProgress, a getter of the content it reports"] = (again) => report([{ type: "text", get text() { again(); return "p"; } }]);
     for (const [name, call] of Object.entries(cases)) assert.deepEqual(await recurse(call), { deepest: 17, refused: 1 }, name);
+    release.open();
+    assert.equal((await progressed).reason, "stop");
     clock = null;
     assert.equal(tp.validateTranscript([{ toJSON: () => (tp.validateTranscript([userMsg("inner")]), userMsg("go")) }]).ok, true, "two levels are nothing");
     assert.equal((await tp.runAgentLoop({ context: { messages: [userMsg("go")] }, model: model() })).reason, "stop");

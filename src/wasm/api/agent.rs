@@ -169,13 +169,15 @@ impl JsAgent {
         self.agent.follow_up(message).map_err(agent_error)
     }
 
-    pub fn abort(&self) {
+    pub fn abort(&self) -> Result<(), JsValue> {
+        let _entered = super::enter()?;
         let paused = self.agent.state() == AgentState::Paused;
         self.agent.abort();
         if paused {
             // The pending calls were answered in place: the transcript changed other than by growing.
             self.objects.borrow_mut().clear();
         }
+        Ok(())
     }
 
     #[wasm_bindgen(js_name = waitForIdle)]

@@ -184,14 +184,20 @@ export type ToolArguments<S> = [S] extends [never]
         ? FromSchema<S>
         : Record<string, unknown>;
 
-/** The properties an annotation of `execute`'s arguments and `parameters` both name, where the annotated type is
- * not one of the schema's: an annotation may narrow what the schema gives, never contradict it. */
+/** The properties an annotation of `execute`'s arguments and `parameters` both name, where neither type holds the
+ * other: an annotation may narrow or widen what the schema gives, never contradict it. Arguments typed as the
+ * schema's (a wrapper generic over it included), or a schema that says nothing of them (`Record<string, unknown>`),
+ * agree. */
 type Contradicted<TArgs, Args> = {
-  [K in keyof TArgs & keyof Args]-?: [TArgs[K]] extends [Args[K]] ? never : K;
+  [K in keyof TArgs & keyof Args]-?: [TArgs[K]] extends [Args[K]] ? never : [Args[K]] extends [TArgs[K]] ? never : K;
 }[keyof TArgs & keyof Args];
-type Agrees<TArgs, Args> = [Contradicted<TArgs, Args>] extends [never]
+type Agrees<TArgs, Args> = [TArgs] extends [Args]
   ? unknown
-  : { execute: { "its arguments' annotation contradicts parameters at": Contradicted<TArgs, Args> } };
+  : Record<string, unknown> extends Args
+    ? unknown
+    : [Contradicted<TArgs, Args>] extends [never]
+      ? unknown
+      : { execute: { "its arguments' annotation contradicts parameters at": Contradicted<TArgs, Args> } };
 
 export interface ToolSpec<TArgs = any, TDetails = unknown, TParameters extends ToolParameters = JSONSchema> {
   /** Unique in the registry, and what every provider accepts: `^[a-zA-Z0-9_-]{1,64}$` (checked by `register`). */
@@ -217,8 +223,8 @@ export interface ToolRegistry {
   /** Adds a tool; throws a `TypeError` naming the bad field. `execute`'s arguments are typed from `parameters`
    * (`ToolArguments`: a JSON Schema literal through json-schema-to-ts, a TypeBox schema through TypeBox's
    * `Static`, `Record<string, unknown>` without one); an annotation of `execute`'s (or `needsApproval`'s)
-   * arguments, or a `ToolSpec<Args>` passed whole, decides instead: it may narrow a property's type, not
-   * contradict it. */
+   * arguments, or a `ToolSpec<Args>` passed whole, decides instead; an annotation beside a schema literal may
+   * narrow or widen a property's type, not contradict it. */
   register<const S extends ToolParameters = never, TArgs = ToolArguments<S>, TDetails = unknown>(
     tool: ToolSpec<TArgs, TDetails, S> & Agrees<TArgs, ToolArguments<S>>,
   ): void;

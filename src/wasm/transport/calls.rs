@@ -129,6 +129,7 @@ fn deliver(
         let progress = call.progress.clone();
         // Reading the content runs the caller's code (getters, `toJSON`): no borrow is held.
         drop(borrowed);
+        let _entered = super::enter()?;
         let content: Vec<MediaBlock> = from_js(&value, what).map_err(type_error)?;
         progress(content);
         return Ok(());

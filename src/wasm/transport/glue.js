@@ -320,12 +320,14 @@ async function adopt(value) {
 // ---- the API layer: its exports' turn, the caller's clock, a scripted stream's steps, JSON Lines -----------
 
 let turn = 0;
-let turning = false;
-/** A number that changes once the code running now returns to the host (a microtask later): every export nested
- * in another sees the same one, so a count an exception left behind is known for stale at the next turn. */
-export function currentTurn() {
-  if (!turning) queueMicrotask(() => ((turning = false), (turn = (turn + 1) | 0)));
-  turning = true;
+let ending = false;
+const resolved = Promise.resolve();
+const then = Promise.prototype.then; // an app's fake timers or patched `then` do not hold the turn
+/** A number that changes once the code running now returns to the host (a promise job later, when `end` asks
+ * for it): every export nested in another sees the same one, so a count an exception left is stale after it. */
+export function currentTurn(end) {
+  if (end && !ending) then.call(resolved, () => ((ending = false), (turn = (turn + 1) | 0)));
+  ending ||= end;
   return turn;
 }
 

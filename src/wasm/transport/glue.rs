@@ -137,7 +137,7 @@ extern "C" {
     // ---- the API layer
 
     #[wasm_bindgen(js_name = currentTurn)]
-    pub fn current_turn_js() -> i32;
+    pub fn current_turn_js(ending: bool) -> i32;
     #[wasm_bindgen(js_name = isArray)]
     pub fn is_array_js(value: &JsValue) -> bool;
     #[wasm_bindgen(js_name = defineAt)]

@@ -20,3 +20,47 @@ pub mod tools;
 
 pub mod events;
 pub mod hooks;
+
+/// How many exports may run one inside another: an app's getter, `toJSON`, proxy trap or `now` that calls the
+/// package while the package reads it. Each level holds a few KB of the wasm stack and of the host's; at ~300
+/// one of them runs out inside wasm, which leaves the instance broken for every later call.
+const DEEPEST: u8 = 16;
+
+std::thread_local! {
+    /// The exports running now, one inside another, and the JS turn they run in (`glue.js`'s `currentTurn`): a
+    /// count from an earlier turn was left by an exception that unwound through wasm (a host's stack overflow),
+    /// and restarts at 0.
+    static ENTERED: std::cell::Cell<(i32, u8)> = const { std::cell::Cell::new((0, 0)) };
+}
+
+/// Held by an export (or a function the package hands the app, such as `reportProgress`) while it reads what
+/// JS hands it and runs the app's code it calls.
+pub struct Entered(());
+
+/// Enters an export, or refuses with an `Error` `DEEPEST` levels deep. Only a call that finds others entered
+/// asks for the turn to end (a microtask); a call from the top asks nothing of the host.
+pub fn enter() -> Result<Entered, wasm_bindgen::JsValue> {
+    let (at, level) = ENTERED.get();
+    let turn = glue::current_turn_js(level > 0);
+    let level = if at == turn { level } else { 0 };
+    if level == DEEPEST {
+        return Err(convert::plain_error(format_args!(
+            "tiny-pi was called from inside itself {DEEPEST} levels deep (a getter, toJSON, proxy or now \
+             that calls tiny-pi while it reads them): refused before the wasm stack runs out"
+        )));
+    }
+    ENTERED.set((turn, level + 1));
+    Ok(Entered(()))
+}
+
+/// An export that answers a promise: `run` inside `enter`, or its refusal as a rejected promise.
+pub fn entered(run: impl FnOnce() -> js_sys::Promise) -> js_sys::Promise {
+    enter().map_or_else(|deep| js_sys::Promise::reject(&deep), |_entered| run())
+}
+
+impl Drop for Entered {
+    fn drop(&mut self) {
+        let (turn, level) = ENTERED.get();
+        ENTERED.set((turn, level.saturating_sub(1)));
+    }
+}

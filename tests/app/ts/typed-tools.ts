@@ -3,7 +3,7 @@
 // as pi-agent-core users write it (`Type` from pi-ai; TypeBox's Static), and no schema at all. An annotation
 // still decides. Each `same<A, B>(true)` compiles only when the two types are the same type, not merely
 // assignable; the files in typed-tools-fail/ must not compile (tests/node/typed-tools.test.mjs).
-import { ToolRegistry, type PendingCall, type RunResult, type ToolArguments, type ToolSpec } from "tiny-pi";
+import { ToolRegistry, type PendingCall, type RunResult, type ToolArguments, type ToolParameters, type ToolSpec } from "tiny-pi";
 import { Type } from "@mariozechner/pi-ai";
 
 /** `true` when X and Y are the same type. */
@@ -97,6 +97,18 @@ tools.register({
   parameters: { type: "object", properties: { mode: { type: "string" }, limit: { type: "integer" } }, required: ["mode"] },
   execute: async (args: { mode: "fast" | "slow"; limit?: number }) => ({ content: [{ type: "text", text: `${args.mode} ${args.limit}` }] }),
 });
+tools.register({
+  name: "widen",
+  parameters: { type: "object", properties: { q: { type: "string" }, xs: { type: "array", items: { type: "string" } } }, required: ["q", "xs"] },
+  execute: async (args: { q: string | number; xs: readonly string[]; limit?: number }) => ({ content: [{ type: "text", text: `${args.q} ${args.xs.length}` }] }),
+});
+// Wrappers that pass a ToolSpec on, generic over its arguments or over its schema.
+export function registerSpec<T>(spec: ToolSpec<T>): void {
+  tools.register(spec);
+}
+export function registerTyped<const S extends ToolParameters>(spec: ToolSpec<ToolArguments<S>, unknown, S>): void {
+  tools.register(spec);
+}
 const remove: ToolSpec<{ path: string }> = {
   name: "remove",
   parameters: { type: "object", properties: { path: { type: "string" } }, required: ["path"] },
