@@ -33,6 +33,20 @@ test("register refuses a name outside ^[a-zA-Z0-9_-]{1,64}$ with a TypeError; th
   tools.free();
 });
 
+test("a schema under another library's name (MCP's and the AI SDK's inputSchema, Anthropic's input_schema) is a TypeError pointing to parameters, not a tool whose arguments nothing checks", T, () => {
+  const tools = new tp.ToolRegistry();
+  const schema = { type: "object", properties: { path: { type: "string" } }, required: ["path"] };
+  for (const key of ["inputSchema", "input_schema"]) {
+    assert.throws(() => tools.register({ name: "read", [key]: schema, execute }), {
+      name: "TypeError",
+      message: `tool.${key} is not read: give the tool's JSON Schema as tool.parameters`,
+    });
+  }
+  tools.register({ name: "read", parameters: schema, inputSchema: schema, execute });
+  assert.deepEqual(tools.definitions()[0].parameters, schema, "parameters given: the other name is left alone");
+  tools.free();
+});
+
 test("a thrown object reads as its JSON, else its tag, at most 200 characters; an Error-like object by its message", T, async () => {
   const cycle = { name: "loop" };
   cycle.self = cycle;

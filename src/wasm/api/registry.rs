@@ -152,7 +152,7 @@ fn parse_tool(tool: &JsValue) -> Result<Tool, String> {
         expect_plain(&parameters, "tool.parameters", "a JSON Schema object")?;
     }
     let parameters = match parameters.is_undefined() {
-        true => crate::tools::any_object(),
+        true => no_parameters(tool)?,
         false => from_js(&parameters, "tool.parameters")?,
     };
     let execute = optional_function(tool, "execute", "tool.execute")?
@@ -174,6 +174,19 @@ fn parse_tool(tool: &JsValue) -> Result<Tool, String> {
     registered.timeout_ms = options::timeout_ms(&timeout, "tool.timeoutMs")?;
     registered.needs_approval = needs_approval;
     Ok(registered)
+}
+
+/// A tool without `parameters` takes any object, unless it gives its schema under another library's name (MCP's
+/// and the AI SDK's `inputSchema`, Anthropic's `input_schema`): read as none, nothing would check its arguments.
+fn no_parameters(tool: &JsValue) -> Result<serde_json::Value, String> {
+    for other in ["inputSchema", "input_schema"] {
+        if !get(tool, other, &format!("tool.{other}"))?.is_undefined() {
+            return Err(format!(
+                "tool.{other} is not read: give the tool's JSON Schema as tool.parameters"
+            ));
+        }
+    }
+    Ok(crate::tools::any_object())
 }
 
 /// `tool.needsApproval` (SPEC §8): a boolean, or a function of the arguments that may answer with a promise.
