@@ -104,10 +104,10 @@ impl JsToolRegistry {
             let call: ToolCall = from_js(&call, "call")?;
             Ok((Rc::clone(&registry), call, execution_context(&context)?))
         };
-        let (registry, call, context) = match super::enter().map(|_entered| read()) {
-            Ok(Ok(read)) => read,
-            Ok(Err(error)) => return Promise::reject(&type_error(error)),
-            Err(deep) => return Promise::reject(&deep),
+        let read = super::enter().and_then(|_entered| read().map_err(type_error));
+        let (registry, call, context) = match read {
+            Ok(read) => read,
+            Err(error) => return Promise::reject(&error),
         };
         promise(async move {
             // Not the loop's: the caller's to change (SPEC §10 freezes what a run hands out).

@@ -34,10 +34,10 @@ use crate::wasm::transport::tools::{JsExecutor, RunExecutor};
 #[wasm_bindgen(js_name = runAgentLoop, skip_typescript)]
 pub fn run_agent_loop_js(options: JsValue) -> Promise {
     // Read now, while the caller's frame is on the stack: a `TypeError` names the caller's line.
-    let run = match super::enter().map(|_entered| RunInput::parse(&options)) {
-        Ok(Ok(run)) => run,
-        Ok(Err(error)) => return Promise::reject(&type_error(error)),
-        Err(deep) => return Promise::reject(&deep),
+    let read = |_entered| RunInput::parse(&options).map_err(type_error);
+    let run = match super::enter().and_then(read) {
+        Ok(run) => run,
+        Err(error) => return Promise::reject(&error),
     };
     promise(async move {
         let RunInput {
