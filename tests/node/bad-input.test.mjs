@@ -221,7 +221,7 @@ const cases = [
   ["afterToolCall returns content with a bad block", () => hookFails({ afterToolCall: () => ({ content: [{ type: "video" }] }) }, /^afterToolCall failed: returned content\[0\]/)],
   ["afterToolCall returns a cyclic details", () => hookFails({ afterToolCall: () => { const d = {}; d.d = d; return { details: d }; } }, /^afterToolCall failed: returned details: /)],
   ["afterToolCall returns a thenable that throws", () => hookFails({ afterToolCall: () => ({ then() { throw new Error("bad then"); } }) }, /^afterToolCall failed: bad then$/)],
-  ["prepareRequest returns messages with a BigInt", () => runErrors({ model: new tp.ScriptedModel([okMsg]), prepareRequest: () => ({ messages: [{ role: "user", content: "x", timestamp: 1n }] }) }, /^prepareRequest failed: returned messages: /)],
+  ["prepareRequest returns messages with a BigInt", () => runErrors({ model: new tp.ScriptedModel([okMsg]), prepareRequest: () => ({ messages: [{ role: "user", content: "x", timestamp: 1n }] }) }, /^prepareRequest failed: returned messages\[0\]\.timestamp: .*BigInt/i)],
   ["getFollowUpMessages returns a revoked array", () => hookRunErrors({ getFollowUpMessages: () => revoked([]) }, /^getFollowUpMessages failed: returned messages must be an array/)],
 
   // ScriptedModel
@@ -261,6 +261,9 @@ const cases = [
   ["validateTranscript(string)", () => rejects(() => tp.validateTranscript("garbage"), /messages/)],
   ["validateTranscript({length: 3})", () => rejects(() => tp.validateTranscript({ length: 3 }), /messages/)],
   ["validateTranscript([42])", () => rejects(() => tp.validateTranscript([42]), /messages/)],
+  // a BigInt JSON cannot write: the error names where it is, after the app's toJSON (the path JSON.stringify took)
+  ["validateTranscript with a BigInt timestamp", () => rejects(() => tp.validateTranscript([userMsg("a"), { ...userMsg("b"), timestamp: 3n }]), /^messages\[1\]\.timestamp: .*BigInt/i)],
+  ["validateTranscript with a BigInt behind toJSON", () => rejects(() => tp.validateTranscript([{ toJSON: () => ({ ...userMsg("a"), content: [{ type: "text", text: "x", n: [0, 1n] }] }) }]), /^messages\[0\]\.content\[0\]\.n\[1\]: .*BigInt/i)],
   ["validateTranscript([bad role])", () => rejects(() => tp.validateTranscript([{ role: "robot" }]), /role/)],
   ["prologueTrace(null)", () => rejects(() => tp.prologueTrace(null), /messages/)],
   ["formatTrace(string)", () => rejects(() => tp.formatTrace("x"), /records/)],
@@ -306,6 +309,7 @@ const cases = [
   ["a tool returns null", () => toolFails(() => null, /result|content/)],
   ["a tool returns undefined", () => toolFails(() => undefined, /result|content/)],
   ["a tool returns content as a string", () => toolFails(() => ({ content: "str" }), /content/)],
+  ["a tool returns a BigInt in its details", () => toolFails(() => ({ content: [text("x")], details: { rows: [{ id: 7n }] } }), /^tool "bad" result\.details\.rows\[0\]\.id: .*BigInt/i)],
   ["a tool returns an unknown content block", () => toolFails(() => ({ content: [{ type: "video", url: "x" }] }), /content|type/)],
   ["a tool rejects with a non-Error", () => toolFails(() => Promise.reject(42), /42/)],
 

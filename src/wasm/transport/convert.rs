@@ -14,8 +14,8 @@ use serde_json::Value;
 use wasm_bindgen::{JsCast, JsValue};
 
 use super::glue::{
-    is_array_js, is_plain_object_js, json_lines_js, message_of_js, parse_frozen_js, plain_error_js,
-    prototype_set_js, show_js, type_error_js, unwritable_js,
+    bigint_at_js, is_array_js, is_plain_object_js, json_lines_js, message_of_js, parse_frozen_js,
+    plain_error_js, prototype_set_js, show_js, type_error_js, unwritable_js,
 };
 use crate::message::AgentMessage;
 use crate::reading::{at, from_json, ReadValue};
@@ -58,13 +58,18 @@ pub fn array_from_js<T: ReadValue>(
     from_js(value, what)
 }
 
-/// `JSON.stringify(value)`: what it threw, or that there is no JSON (a function, undefined), is the error.
+/// `JSON.stringify(value)`: what it threw (at the bigint's path, if one), or that there is no JSON (a
+/// function, undefined), is the error.
 fn json_text(value: &JsValue, what: &str) -> Result<String, String> {
-    let text =
-        js_sys::JSON::stringify(value).map_err(|e| format!("{what}: {}", error_message(&e)))?;
+    let text = js_sys::JSON::stringify(value).map_err(|e| unwritten(value, what, &e))?;
     // JSON.stringify writes a lone surrogate as an escape: its text is always well formed.
     text.as_string()
         .ok_or_else(|| must_be(what, "a JSON value", type_of(value)))
+}
+
+/// What `JSON.stringify(value)` threw (`error`), at the path of the bigint it met, if one.
+fn unwritten(value: &JsValue, what: &str, error: &JsValue) -> String {
+    format!("{what}{}: {}", bigint_at_js(value), error_message(error))
 }
 
 /// What went wrong reading JSON `text` (written from `value`, named `what`): a lone surrogate named as
@@ -210,7 +215,7 @@ pub fn each_from_js<T>(
     // Each message read on its own, from its own JSON text (`glue.js`'s `jsonLines`): as deep as the loop
     // read it when it made it (a model's message, a tool's output), so a transcript it stored is never too
     // deep to read back (serde_json's limit of 128 levels counts from the text's root).
-    let text = json_lines_js(value).map_err(|e| format!("{what}: {}", error_message(&e)))?;
+    let text = json_lines_js(value).map_err(|e| unwritten(value, what, &e))?;
     let mut items = Vec::new();
     for (index, line) in text.split_terminator('\n').enumerate() {
         items.push(from_json(line).and_then(&read).map_err(|error| {

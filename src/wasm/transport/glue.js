@@ -60,6 +60,24 @@ export function unwritable(value) {
   }
 }
 
+/** The path (`.details.n`, `[2]`) to the first bigint `JSON.stringify(value)` meets after `toJSON`s, or "".
+ * Reads `value` again, so only after the first read threw. Never throws. */
+export function bigintAt(value) {
+  const paths = new Map();
+  const found = { path: "" };
+  try {
+    JSON.stringify(value, function (key, v) {
+      const path = paths.has(this) ? `${paths.get(this)}${Array.isArray(this) ? `[${key}]` : `.${key}`}` : "";
+      if (typeof v === "bigint") throw Object.assign(found, { path });
+      if (typeof v === "object" && v !== null) paths.set(v, path);
+      return v;
+    });
+  } catch {
+    // found, or the app's own throw before any bigint
+  }
+  return found.path;
+}
+
 // Errors the package throws start their stack at the app's line: the frames of the package's own files
 // (its JS and its wasm) are left out, so the first frame is the caller's.
 const ownFrames = (() => {

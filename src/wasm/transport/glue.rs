@@ -23,6 +23,8 @@ extern "C" {
     pub fn message_of_js(error: &JsValue) -> String;
     #[wasm_bindgen(js_name = unwritable)]
     pub fn unwritable_js(value: &JsValue) -> Option<String>;
+    #[wasm_bindgen(js_name = bigintAt)]
+    pub fn bigint_at_js(value: &JsValue) -> String;
     #[wasm_bindgen(js_name = typeError)]
     pub fn type_error_js(message: &str) -> JsValue;
     #[wasm_bindgen(js_name = plainError)]
