@@ -18,7 +18,7 @@ use wasm_bindgen::closure::Closure;
 use wasm_bindgen::{JsCast, JsValue};
 
 use super::convert::{from_js, type_error};
-use super::glue::{call_sink_js, call_tool_js, close_calls_js};
+use super::glue::{call_sink_js, call_tool_js, close_delivery_js};
 use crate::message::MediaBlock;
 use crate::tools::ProgressSink;
 
@@ -33,7 +33,7 @@ pub struct JsCalls {
     open: Rc<RefCell<Open>>,
     /// `{ deliver, closed }`, as `glue.js`'s `callSink` made it.
     sink: JsValue,
-    /// What the sink's `deliver` calls; dropped after `closeCalls` (a late outcome never calls it).
+    /// What the sink's `deliver` calls; dropped after `closeDelivery` (a late outcome never calls it).
     _deliver: Closure<dyn Fn(u32, u32, JsValue) -> Result<(), JsValue>>,
 }
 
@@ -105,7 +105,7 @@ impl JsCalls {
 
 impl Drop for JsCalls {
     fn drop(&mut self) {
-        close_calls_js(&self.sink);
+        close_delivery_js(&self.sink);
     }
 }
 

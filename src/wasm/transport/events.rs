@@ -10,7 +10,7 @@ use wasm_bindgen_futures::JsFuture;
 use super::convert::{error_message, to_js};
 use super::glue::{
     emit_assistant_js, emit_compaction_js, emit_model_event_js, emit_progress_js, emit_queued_js,
-    emit_result_js, emit_retry_js, emit_tool_start_js, emit_turn_end_js, Emitted,
+    emit_result_js, emit_retry_js, emit_tool_start_js, emit_turn_end_js, Wait,
 };
 use super::model::JsEvent;
 use super::objects::SharedObjects;
@@ -77,7 +77,7 @@ impl JsObserver {
 }
 
 /// What a listener's call gave: what it threw, or the promise it returned, to await.
-fn hand(returned: Emitted) -> Observed {
+fn hand(returned: Result<Wait, JsValue>) -> Observed {
     let Some(promise) = returned.map_err(|e| error_message(&e))? else {
         return Ok(None);
     };

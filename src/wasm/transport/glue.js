@@ -135,11 +135,6 @@ export const plainError = (message) => fromApp(made(Error, message));
 
 // ---- model.rs: a model stream ----------------------------------------------------------------------------
 
-/** What `finalOf` answers for an event that is not terminal. */
-const END = Object.freeze({});
-
-export const endMarker = () => END;
-
 /**
  * Calls `model.stream(request, options)` and opens its iterator: `{ stream, iterator, next, result }` (`result` the stream's
  * `result` function, if it has one), or the text of what went wrong: what the app's code threw is its message as it
@@ -188,9 +183,9 @@ export function openStream(model, stream, request, signal) {
  * Pulls the next event of an opened stream and hands it to `deliver(value, Pulled.*)`: the event, the end, or
  * the text of what went wrong (what `next()` threw, or a `next()` that gives no iterator result). One
  * `deliver` serves a stream's every pull (no function made per event); nothing is handed over once the
- * stream is closed (`closeStream`). Never throws, never rejects. A speed path: a promise and two closures per
- * event cost `full` 3.8 -> 2.5 and `compact` 4.5 -> 3.1 tiny/pi (bench/RESULTS.md, "A turn", the paragraph on
- * `transport/calls.rs`).
+ * stream is closed (`closeDelivery`). Never throws, never rejects. A speed path: a promise and two closures
+ * per event cost `full` 3.8 -> 2.5 and `compact` 4.5 -> 3.1 tiny/pi (bench/RESULTS.md, "A turn", the paragraph
+ * on `transport/calls.rs`).
  */
 export function pull(opened, deliver) {
   (async () => {
@@ -216,19 +211,19 @@ export function pull(opened, deliver) {
 /** What `pull` hands over (`model.rs` reads the same numbers). */
 const Pulled = Object.freeze({ Event: 0, End: 1, Threw: 2 });
 
-/** Ends a stream's deliveries (its reader is gone). */
-export function closeStream(opened) {
-  opened.closed = true;
+/** Ends the deliveries of a stream (`pull`) or of a tool's calls (`callTool`): their reader is gone. */
+export function closeDelivery(source) {
+  source.closed = true;
 }
 
 /** `opened.result()`, as a promise. */
 export const streamResult = async (opened) => opened.result.call(opened.stream);
 
 /** The final message a terminal event carries and where (`done`: `message`, `error`: `error`), as
- * `[message, "done.message"]`, or `END` for any other event. Throws what a getter throws. */
+ * `[message, "done.message"]`, or undefined for any other event. Throws what a getter throws. */
 export function finalOf(event) {
   const type = event?.type;
-  return type === "done" ? [event.message, "done.message"] : type === "error" ? [event.error, "error.error"] : END;
+  return type === "done" ? [event.message, "done.message"] : type === "error" ? [event.error, "error.error"] : undefined;
 }
 
 // ---- hooks.rs, approval.rs, tools.rs: calls into the app --------------------------------------------------
@@ -275,13 +270,8 @@ export const request = (systemPrompt, messages, tools) => Object.freeze(systemPr
 /** What `callTool` hands a sink (`calls.rs` reads the same numbers). */
 const Delivered = Object.freeze({ Report: 0, Returned: 1, Threw: 2 });
 
-/** Where the calls of one tool (or executor) deliver: `deliver(token, Delivered.*, value)`, until `closeCalls`. */
+/** Where the calls of one tool (or executor) deliver: `deliver(token, Delivered.*, value)`, until `closeDelivery`. */
 export const callSink = (deliver) => ({ deliver, closed: false });
-
-/** Ends a sink's deliveries (its calls' reader is gone). */
-export function closeCalls(sink) {
-  sink.closed = true;
-}
 
 /**
  * Calls `f.call(self, arg, context)` with a context (one literal, as `defineAt`) of `callId` and `signal` (each left out when undefined) and a

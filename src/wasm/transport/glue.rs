@@ -8,8 +8,9 @@ use js_sys::{Function, Promise};
 use wasm_bindgen::prelude::wasm_bindgen;
 use wasm_bindgen::JsValue;
 
-/// What an `emit*` call answers: the listener's promise to await (none for anything else), or what it threw.
-pub type Emitted = Result<Option<Promise>, JsValue>;
+/// What an `emit*` call answers when the listener does not throw: the promise it returned, to await (none
+/// for anything else).
+pub type Wait = Option<Promise>;
 
 #[wasm_bindgen(module = "/src/wasm/transport/glue.js")]
 extern "C" {
@@ -32,8 +33,6 @@ extern "C" {
 
     // ---- model.rs
 
-    #[wasm_bindgen(js_name = endMarker)]
-    pub fn end_marker_js() -> JsValue;
     #[wasm_bindgen(js_name = openStream)]
     pub fn open_stream_js(
         model: &JsValue,
@@ -43,12 +42,12 @@ extern "C" {
     ) -> JsValue;
     #[wasm_bindgen(js_name = pull)]
     pub fn pull_js(opened: &JsValue, deliver: &Function);
-    #[wasm_bindgen(js_name = closeStream)]
-    pub fn close_stream_js(opened: &JsValue);
+    #[wasm_bindgen(js_name = closeDelivery)]
+    pub fn close_delivery_js(source: &JsValue);
     #[wasm_bindgen(js_name = streamResult)]
     pub fn stream_result_js(opened: &JsValue) -> Promise;
     #[wasm_bindgen(catch, js_name = finalOf)]
-    pub fn final_of_js(event: &JsValue) -> Result<JsValue, JsValue>;
+    pub fn final_of_js(event: &JsValue) -> Result<Option<js_sys::Array>, JsValue>;
 
     // ---- hooks.rs, approval.rs, tools.rs
 
@@ -81,8 +80,6 @@ extern "C" {
 
     #[wasm_bindgen(js_name = callSink)]
     pub fn call_sink_js(deliver: &Function) -> JsValue;
-    #[wasm_bindgen(js_name = closeCalls)]
-    pub fn close_calls_js(sink: &JsValue);
     #[wasm_bindgen(js_name = callTool)]
     pub fn call_tool_js(
         f: &Function,
@@ -97,44 +94,28 @@ extern "C" {
     // ---- events.rs
 
     #[wasm_bindgen(catch, js_name = emitModelEvent)]
-    pub fn emit_model_event_js(f: &Function, event: &JsValue) -> Result<Option<Promise>, JsValue>;
+    pub fn emit_model_event_js(f: &Function, event: &JsValue) -> Result<Wait, JsValue>;
     #[wasm_bindgen(catch, js_name = emitAssistant)]
-    pub fn emit_assistant_js(f: &Function, message: &JsValue) -> Result<Option<Promise>, JsValue>;
+    pub fn emit_assistant_js(f: &Function, message: &JsValue) -> Result<Wait, JsValue>;
     #[wasm_bindgen(catch, js_name = emitToolStart)]
-    pub fn emit_tool_start_js(f: &Function, call: &JsValue) -> Result<Option<Promise>, JsValue>;
+    pub fn emit_tool_start_js(f: &Function, call: &JsValue) -> Result<Wait, JsValue>;
     #[wasm_bindgen(catch, js_name = emitProgress)]
-    pub fn emit_progress_js(
-        f: &Function,
-        id: &str,
-        content: &JsValue,
-    ) -> Result<Option<Promise>, JsValue>;
+    pub fn emit_progress_js(f: &Function, id: &str, content: &JsValue) -> Result<Wait, JsValue>;
     #[wasm_bindgen(catch, js_name = emitResult)]
-    pub fn emit_result_js(
-        f: &Function,
-        skipped: bool,
-        result: &JsValue,
-    ) -> Result<Option<Promise>, JsValue>;
+    pub fn emit_result_js(f: &Function, skipped: bool, result: &JsValue) -> Result<Wait, JsValue>;
     #[wasm_bindgen(catch, js_name = emitQueued)]
-    pub fn emit_queued_js(
-        f: &Function,
-        message: &JsValue,
-        steering: bool,
-    ) -> Result<Option<Promise>, JsValue>;
+    pub fn emit_queued_js(f: &Function, queued: &JsValue, steering: bool) -> Result<Wait, JsValue>;
     #[wasm_bindgen(catch, js_name = emitRetry)]
     pub fn emit_retry_js(
         f: &Function,
         attempt: u32,
         delay_ms: f64,
         error: &str,
-    ) -> Result<Option<Promise>, JsValue>;
+    ) -> Result<Wait, JsValue>;
     #[wasm_bindgen(catch, js_name = emitCompaction)]
-    pub fn emit_compaction_js(f: &Function, entry: &JsValue) -> Result<Option<Promise>, JsValue>;
+    pub fn emit_compaction_js(f: &Function, entry: &JsValue) -> Result<Wait, JsValue>;
     #[wasm_bindgen(catch, js_name = emitTurnEnd)]
-    pub fn emit_turn_end_js(
-        f: &Function,
-        reason: &str,
-        steps: u32,
-    ) -> Result<Option<Promise>, JsValue>;
+    pub fn emit_turn_end_js(f: &Function, reason: &str, steps: u32) -> Result<Wait, JsValue>;
 
     // ---- the API layer
 

@@ -16,7 +16,7 @@ use wasm_bindgen_futures::JsFuture;
 
 use super::convert::{error_message, from_js, frozen_js};
 use super::glue::{
-    close_stream_js, define_at_js, end_marker_js, final_of_js, open_stream_js, pull_js, request_js,
+    close_delivery_js, define_at_js, final_of_js, open_stream_js, pull_js, request_js,
     stream_result_js,
 };
 use super::objects::SharedObjects;
@@ -25,11 +25,6 @@ use crate::message::AssistantMessage;
 use crate::model::{Model, ModelRequest, ModelStream, Sources, StreamEvent};
 use crate::signal::{AbortSignal, Registration};
 use crate::tools::ToolDefinition;
-
-thread_local! {
-    /// `glue.js`'s end marker: what `finalOf` answers for an event that is not terminal.
-    static END: JsValue = end_marker_js();
-}
 
 pub struct JsModel {
     pub model: JsValue,
@@ -200,7 +195,7 @@ impl JsStream {
 
 impl Drop for JsStream {
     fn drop(&mut self) {
-        close_stream_js(&self.opened);
+        close_delivery_js(&self.opened);
     }
 }
 
@@ -243,9 +238,8 @@ pub struct JsEvent(pub JsValue);
 impl StreamEvent for JsEvent {
     fn final_message(&self) -> Option<Result<AssistantMessage, String>> {
         match final_of_js(&self.0) {
-            Ok(found) if END.with(|end| *end == found) => None,
-            Ok(found) => {
-                let found: js_sys::Array = found.unchecked_into();
+            Ok(None) => None,
+            Ok(Some(found)) => {
                 let field = found.get(1).as_string().unwrap_or_default();
                 Some(from_js(&found.get(0), &format!("model event {field}")))
             }
