@@ -113,14 +113,7 @@ pub fn count(value: &JsValue, what: &str, default: u32) -> Result<u32, String> {
 
 /// `options.now`, falling back to `Date.now()` when absent or when it does not give a finite number.
 pub fn clock(now: Option<Function>) -> Clock {
-    Rc::new(move || time(now.as_ref()))
-}
-
-/// The time `clock(now)` gives.
-pub fn time(now: Option<&Function>) -> f64 {
-    now.and_then(read_clock_js)
-        .filter(|t| t.is_finite())
-        .unwrap_or_else(js_sys::Date::now)
+    Rc::new(move || (now.as_ref().and_then(read_clock_js)).unwrap_or_else(js_sys::Date::now))
 }
 
 /// `options.toolExecution` or a tool's `executionMode` (`what` names it): `"parallel"` (the default) or

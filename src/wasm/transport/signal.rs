@@ -58,22 +58,12 @@ impl Drop for Listening {
     }
 }
 
-/// The JS signal behind a core signal, for handing on to JS code.
-pub fn js_signal(signal: &AbortSignal) -> Option<&web_sys::AbortSignal> {
-    signal
-        .source()?
-        .as_any()
-        .downcast_ref::<JsSignal>()
-        .map(|s| &s.0)
-}
-
 /// The JS `AbortSignal` to hand JS code for `signal`, with what keeps it following `signal` (hold it for as
 /// long as the JS code may look): the caller's own object; for a call's own signal, a new JS controller's
 /// signal, aborted when the call's is (at once, if it already is). `None` for a signal that never aborts.
 pub fn handed(signal: &AbortSignal) -> Option<(JsValue, Registration)> {
-    signal.source()?;
-    if let Some(js) = js_signal(signal) {
-        return Some((js.clone().into(), Registration::none()));
+    if let Some(js) = signal.source()?.as_any().downcast_ref::<JsSignal>() {
+        return Some((js.0.clone().into(), Registration::none()));
     }
     let controller = web_sys::AbortController::new().ok()?;
     let handed = controller.signal().into();
