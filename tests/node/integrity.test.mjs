@@ -806,6 +806,26 @@ describe("the thirteenth attack (2026-12-07)", () => {
     assert.deepEqual([(await agent.prompt("again")).reason, (await clocked.prompt("again")).reason], ["stop", "stop"]);
   });
 
+  test("a BigInt's path is found by reading the value again, sealed: a toJSON that calls the package there is refused at once, so 16 nested levels cost 2 reads each, not 2^16 (the second read nested again at every level)", T, () => {
+    let reads = 0;
+    const message = {
+      toJSON() {
+        reads += 1;
+        try {
+          tp.validateTranscript([message]);
+        } catch {}
+        return { ...userMsg("go"), n: [1, 2n] };
+      },
+    };
+    assert.throws(() => tp.validateTranscript([message]), { name: "TypeError", message: /^messages\[0\]\.n\[1\]: .*BigInt/ });
+    assert.ok(reads <= 2 * 17, `${reads} reads of toJSON for 17 levels`);
+    reads = 0;
+    const refusing = { toJSON: () => (reads++, tp.validateTranscript([refusing]), userMsg("go")) };
+    assert.throws(() => tp.validateTranscript([refusing]), { message: /^(messages: )+tiny-pi was called from inside itself 16 levels deep/ });
+    assert.equal(reads, 16, "an error without a BigInt is not read again: one read a level, the 17th call refused before it reads");
+    assert.equal(tp.validateTranscript([userMsg("go")]).ok, true, "the same turn: nothing left sealed");
+  });
+
   test("an app's Error.prepareStackTrace that throws: the package's TypeError is made all the same, and nothing is left behind (it escaped through wasm, and 16 of them refused every later call)", T, () => {
     const saved = Error.prepareStackTrace;
     Error.prepareStackTrace = () => {

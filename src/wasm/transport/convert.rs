@@ -67,9 +67,16 @@ fn json_text(value: &JsValue, what: &str) -> Result<String, String> {
         .ok_or_else(|| must_be(what, "a JSON value", type_of(value)))
 }
 
-/// What `JSON.stringify(value)` threw (`error`), at the path of the bigint it met, if one.
+/// What `JSON.stringify(value)` threw (`error`), at the path of the bigint it met, if that was its error (a
+/// second read, sealed: a `toJSON` that calls tiny-pi is refused, so it never doubles a nested read's cost).
 fn unwritten(value: &JsValue, what: &str, error: &JsValue) -> String {
-    format!("{what}{}: {}", bigint_at_js(value), error_message(error))
+    let message = error_message(error);
+    let at = if message.contains("BigInt") {
+        super::sealed(|| bigint_at_js(value))
+    } else {
+        String::new()
+    };
+    format!("{what}{at}: {message}")
 }
 
 /// What went wrong reading JSON `text` (written from `value`, named `what`): a lone surrogate named as

@@ -53,6 +53,15 @@ pub fn enter() -> Result<Entered, wasm_bindgen::JsValue> {
     Ok(Entered(()))
 }
 
+/// Runs `read` as if `DEEPEST` levels were entered: app code it runs that calls tiny-pi is refused at once. For a
+/// second read of an app's value, only for an error's text, which must not cost a nested run again.
+pub fn sealed<T>(read: impl FnOnce() -> T) -> T {
+    let before = ENTERED.replace((glue::current_turn_js(true), DEEPEST));
+    let out = read();
+    ENTERED.set(before);
+    out
+}
+
 /// An export that answers a promise: `run` inside `enter`, or its refusal as a rejected promise.
 pub fn entered(run: impl FnOnce() -> js_sys::Promise) -> js_sys::Promise {
     enter().map_or_else(|deep| js_sys::Promise::reject(&deep), |_entered| run())
