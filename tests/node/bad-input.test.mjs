@@ -263,6 +263,9 @@ const cases = [
   ["validateTranscript([42])", () => rejects(() => tp.validateTranscript([42]), /messages/)],
   // a BigInt JSON cannot write: the error names where it is, after the app's toJSON (the path JSON.stringify took)
   ["validateTranscript with a BigInt timestamp", () => rejects(() => tp.validateTranscript([userMsg("a"), { ...userMsg("b"), timestamp: 3n }]), /^messages\[1\]\.timestamp: .*BigInt/i)],
+  ["a BigInt under a key that is no identifier, and a BigInt object", () => rejects(() => tp.validateTranscript([{ ...userMsg("a"), meta: { "a.b": [0, { "": Object(2n) }] } }]), /^messages\[0\]\.meta\["a\.b"\]\[1\]\[""\]: .*BigInt/i)],
+  ["a message's toJSON asked with its key as jsonLines asks it (\"\"), not as an array's element", () => rejects(() => tp.validateTranscript([{ toJSON: (key) => (key === "" ? { ...userMsg("a"), timestamp: 1n } : { ...userMsg("a"), other: 1n }) }]), /^messages\[0\]\.timestamp: .*BigInt/i)],
+  ["a BigInt 2,000 levels deep: the path is cut at 200 characters", () => rejects(() => { const root = {}; let at = root; for (let i = 0; i < 2000; i += 1) at = at.a = {}; at.n = 1n; return tp.validateTranscript([{ ...userMsg("a"), deep: root }]); }, /^messages\[0\]\.deep(\.a)+\.?…: .*BigInt/i)],
   ["validateTranscript with a BigInt behind toJSON", () => rejects(() => tp.validateTranscript([{ toJSON: () => ({ ...userMsg("a"), content: [{ type: "text", text: "x", n: [0, 1n] }] }) }]), /^messages\[0\]\.content\[0\]\.n\[1\]: .*BigInt/i)],
   ["validateTranscript([bad role])", () => rejects(() => tp.validateTranscript([{ role: "robot" }]), /role/)],
   ["prologueTrace(null)", () => rejects(() => tp.prologueTrace(null), /messages/)],

@@ -808,20 +808,34 @@ describe("the thirteenth attack (2026-12-07)", () => {
 
   test("a BigInt's path is found by reading the value again, sealed: a toJSON that calls the package there is refused at once, so 16 nested levels cost 2 reads each, not 2^16 (the second read nested again at every level)", T, () => {
     let reads = 0;
+    const refusals = new Set();
     const message = {
       toJSON() {
         reads += 1;
         try {
           tp.validateTranscript([message]);
-        } catch {}
+        } catch (error) {
+          if (!error.message.startsWith("messages")) refusals.add(error.message);
+        }
         return { ...userMsg("go"), n: [1, 2n] };
       },
     };
     assert.throws(() => tp.validateTranscript([message]), { name: "TypeError", message: /^messages\[0\]\.n\[1\]: .*BigInt/ });
     assert.ok(reads <= 2 * 17, `${reads} reads of toJSON for 17 levels`);
+    assert.deepEqual([...refusals].sort(), ["tiny-pi was called from inside itself 16 levels deep (a getter, toJSON, proxy or now that calls tiny-pi while it reads them): refused before the wasm stack runs out", "tiny-pi was called while it read a value again to name the field in an error: refused"]);
+    const { Map } = globalThis;
+    globalThis.Map = function () {
+      throw new Error("an app's Map that throws");
+    };
+    try {
+      assert.throws(() => tp.validateTranscript([{ ...userMsg("go"), n: 1n }]), { name: "TypeError", message: /^messages\[0\]: .*BigInt/ });
+    } finally {
+      globalThis.Map = Map;
+    }
+    assert.equal(tp.validateTranscript([userMsg("go")]).ok, true, "a second read that fails leaves nothing sealed");
     reads = 0;
     const refusing = { toJSON: () => (reads++, tp.validateTranscript([refusing]), userMsg("go")) };
-    assert.throws(() => tp.validateTranscript([refusing]), { message: /^(messages: )+tiny-pi was called from inside itself 16 levels deep/ });
+    assert.throws(() => tp.validateTranscript([refusing]), { message: /^(messages\[0\]: )+tiny-pi was called from inside itself 16 levels deep/ });
     assert.equal(reads, 16, "an error without a BigInt is not read again: one read a level, the 17th call refused before it reads");
     assert.equal(tp.validateTranscript([userMsg("go")]).ok, true, "the same turn: nothing left sealed");
   });

@@ -151,6 +151,7 @@ describe("toJSONL / parseJSONL", () => {
     assert.throws(() => tp.toJSONL("x"), { name: "TypeError", message: "messages must be an array (got string)" });
     assert.throws(() => tp.toJSONL([{ role: "user", content: 5, timestamp: 1 }]), { name: "TypeError", message: /^messages\[0\]\.content must be a string or an array \(got integer\)/ });
     assert.throws(() => tp.toJSONL([], 3), { name: "TypeError", message: "options must be an object (got number)" });
+    assert.throws(() => tp.toJSONL([{ role: "user", content: "a", timestamp: 1 }, { role: "user", content: "b", timestamp: 2n }]), { name: "TypeError", message: /^messages\[1\]\.timestamp: .*BigInt/ });
   });
 });
 

@@ -8,8 +8,7 @@ use wasm_bindgen::prelude::*;
 
 use super::options::TranscriptOptions;
 use crate::session::{jsonl_lines, parse_jsonl_with_roles};
-use crate::wasm::transport::convert::{error_message, must_be, string_of, type_error, type_of};
-use crate::wasm::transport::glue::json_lines_js;
+use crate::wasm::transport::convert::{json_lines, must_be, string_of, type_error, type_of};
 
 /// `messages` as JSON Lines: one `JSON.stringify`'d message per line, each ending with `\n`. Each message
 /// is read once, as that JSON, and the lines are checked as `parseJSONL` reads them (`options.customRoles`
@@ -22,8 +21,7 @@ pub fn to_jsonl_js(messages: JsValue, options: JsValue) -> Result<JsValue, JsVal
         if !crate::wasm::transport::convert::is_array(&messages) {
             return Err(must_be("messages", "an array", type_of(&messages)));
         }
-        let text =
-            json_lines_js(&messages).map_err(|e| format!("messages: {}", error_message(&e)))?;
+        let text = json_lines(&messages, "messages")?;
         // One message per line, none blank: line n holds messages[n - 1].
         parse_jsonl_with_roles(&text, &options.custom_roles).map_err(|e| {
             let at = format!("messages[{}]", e.line - 1);

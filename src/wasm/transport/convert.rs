@@ -1,5 +1,5 @@
-//! Values across the boundary, one way each: JS to Rust as the JSON text `JSON.stringify` writes (read once:
-//! a getter or `toJSON` runs once; the core's readers decide on that text), Rust to JS as JSON text parsed
+//! Values across the boundary, one way each: JS to Rust as the JSON text `JSON.stringify` writes (read once,
+//! again only to name a BigInt in an error; the core's readers decide on that text), Rust to JS as JSON text parsed
 //! in JS (frozen when the loop hands it out). And the small reads every module makes of a JS value: a
 //! field, a string, a type name, an error's message, and the errors the exports throw.
 //!
@@ -67,16 +67,27 @@ fn json_text(value: &JsValue, what: &str) -> Result<String, String> {
         .ok_or_else(|| must_be(what, "a JSON value", type_of(value)))
 }
 
-/// What `JSON.stringify(value)` threw (`error`), at the path of the bigint it met, if that was its error (a
-/// second read, sealed: a `toJSON` that calls tiny-pi is refused, so it never doubles a nested read's cost).
+/// What `JSON.stringify(value)` threw (`error`), at the path of the bigint it met if that was its error: found by
+/// a second read, sealed (a `toJSON` there that calls tiny-pi is refused, so a nested read's cost never doubles).
 fn unwritten(value: &JsValue, what: &str, error: &JsValue) -> String {
     let message = error_message(error);
-    let at = if message.contains("BigInt") {
-        super::sealed(|| bigint_at_js(value))
-    } else {
-        String::new()
+    let at = match message.contains("BigInt") {
+        true => super::sealed(|| bigint_at_js(value).unwrap_or_default()),
+        false => String::new(),
     };
     format!("{what}{at}: {message}")
+}
+
+/// `glue.js`'s `jsonLines(messages)`: each message's JSON text on a line of its own; an error names the
+/// message JSON could not write (`what[index]`, and the bigint in it).
+pub fn json_lines(messages: &JsValue, what: &str) -> Result<String, String> {
+    let lines = json_lines_js(messages).map_err(|e| format!("{what}: {}", error_message(&e)))?;
+    if let Some(text) = lines.as_string() {
+        return Ok(text);
+    }
+    let failed = lines.unchecked_into::<js_sys::Array>(); // [index, the message read, what was thrown]
+    let at = format!("{what}[{}]", failed.get(0).as_f64().unwrap_or_default());
+    Err(unwritten(&failed.get(1), &at, &failed.get(2)))
 }
 
 /// What went wrong reading JSON `text` (written from `value`, named `what`): a lone surrogate named as
@@ -222,7 +233,7 @@ pub fn each_from_js<T>(
     // Each message read on its own, from its own JSON text (`glue.js`'s `jsonLines`): as deep as the loop
     // read it when it made it (a model's message, a tool's output), so a transcript it stored is never too
     // deep to read back (serde_json's limit of 128 levels counts from the text's root).
-    let text = json_lines_js(value).map_err(|e| unwritten(value, what, &e))?;
+    let text = json_lines(value, what)?;
     let mut items = Vec::new();
     for (index, line) in text.split_terminator('\n').enumerate() {
         items.push(from_json(line).and_then(&read).map_err(|error| {

@@ -21,6 +21,9 @@ function deepFreeze(value) {
 // A thrown object's text is cut here (before it crosses into wasm): an error result is read by a model.
 const SHOWN = 200;
 
+/** `text` cut to `SHOWN` characters, never between the halves of a surrogate pair. */
+const cut = (text) => (text.length <= SHOWN ? text : `${text.slice(0, /[\uD800-\uDBFF]/.test(text[SHOWN - 1]) ? SHOWN - 1 : SHOWN)}…`);
+
 /**
  * A thrown value that is not an `Error`, as text: a primitive as `String(value)` writes it, an object as its
  * JSON or its `Object.prototype.toString` tag, cut to `SHOWN` characters. Never throws.
@@ -34,10 +37,7 @@ export function show(value) {
     } catch {
       // no JSON: the tag below
     }
-    if (typeof text !== "string") text = Object.prototype.toString.call(value);
-    if (text.length <= SHOWN) return text;
-    const end = /[\uD800-\uDBFF]/.test(text[SHOWN - 1]) ? SHOWN - 1 : SHOWN;
-    return `${text.slice(0, end)}…`;
+    return cut(typeof text === "string" ? text : Object.prototype.toString.call(value));
   } catch {
     return typeof value;
   }
@@ -60,22 +60,23 @@ export function unwritable(value) {
   }
 }
 
-/** The path (`.details.n`, `[2]`) to the first bigint `JSON.stringify(value)` meets after `toJSON`s, or "".
- * Reads `value` again, so only after the first read threw. Never throws. */
+/** The path (`.details.n`, `[2]`, `["a b"]`) to the first bigint `JSON.stringify(value)` meets after `toJSON`s,
+ * cut to `SHOWN` characters, or "". Reads `value` again: only to name the field in an error. */
 export function bigintAt(value) {
-  const paths = new Map();
-  const found = { path: "" };
+  let found = "";
   try {
+    const paths = new Map();
     JSON.stringify(value, function (key, v) {
-      const path = paths.has(this) ? `${paths.get(this)}${Array.isArray(this) ? `[${key}]` : `.${key}`}` : "";
-      if (typeof v === "bigint") throw Object.assign(found, { path });
+      const step = Array.isArray(this) ? `[${key}]` : /^[A-Za-z_$][\w$]*$/.test(key) ? `.${key}` : `[${JSON.stringify(key)}]`;
+      const path = paths.has(this) ? `${paths.get(this)}${step}` : "";
+      if (typeof v === "bigint" || Object.prototype.toString.call(v) === "[object BigInt]") throw (found = path);
       if (typeof v === "object" && v !== null) paths.set(v, path);
       return v;
     });
   } catch {
     // found, or the app's own throw before any bigint
   }
-  return found.path;
+  return cut(found);
 }
 
 // Errors the package throws start their stack at the app's line: the frames of the package's own files
@@ -394,10 +395,18 @@ export function isPlainObject(value) {
 export const iteratorResult = (value) => (value === undefined ? { done: true } : { value, done: false });
 
 /** Each message's JSON on a line of its own (JS's writer keeps field order and numbers exactly), `null` for
- * one JSON has no text for (as `JSON.stringify` writes it in an array); throws what `JSON.stringify` throws. */
+ * one JSON has no text for (as `JSON.stringify` writes it in an array); or, where `JSON.stringify` threw,
+ * `[index, the message it read, what it threw]`. */
 export function jsonLines(messages) {
   let text = "";
-  for (let i = 0; i < messages.length; i += 1) text += `${JSON.stringify(messages[i]) ?? "null"}\n`;
+  for (let i = 0; i < messages.length; i += 1) {
+    const message = messages[i];
+    try {
+      text += `${JSON.stringify(message) ?? "null"}\n`;
+    } catch (error) {
+      return [i, message, error];
+    }
+  }
   return text;
 }
 

@@ -24,8 +24,8 @@ extern "C" {
     pub fn message_of_js(error: &JsValue) -> String;
     #[wasm_bindgen(js_name = unwritable)]
     pub fn unwritable_js(value: &JsValue) -> Option<String>;
-    #[wasm_bindgen(js_name = bigintAt)]
-    pub fn bigint_at_js(value: &JsValue) -> String;
+    #[wasm_bindgen(catch, js_name = bigintAt)]
+    pub fn bigint_at_js(value: &JsValue) -> Result<String, JsValue>;
     #[wasm_bindgen(js_name = typeError)]
     pub fn type_error_js(message: &str) -> JsValue;
     #[wasm_bindgen(js_name = plainError)]
@@ -138,5 +138,5 @@ extern "C" {
     #[wasm_bindgen(js_name = iteratorResult)]
     pub fn iterator_result_js(value: &JsValue) -> JsValue;
     #[wasm_bindgen(catch, js_name = jsonLines)]
-    pub fn json_lines_js(messages: &JsValue) -> Result<String, JsValue>;
+    pub fn json_lines_js(messages: &JsValue) -> Result<JsValue, JsValue>;
 }

@@ -43,6 +43,11 @@ pub fn enter() -> Result<Entered, wasm_bindgen::JsValue> {
     let (at, level) = ENTERED.get();
     let turn = glue::current_turn_js(level > 0);
     let level = if at == turn { level } else { 0 };
+    if level > DEEPEST {
+        return Err(convert::plain_error(format_args!(
+            "tiny-pi was called while it read a value again to name the field in an error: refused"
+        )));
+    }
     if level == DEEPEST {
         return Err(convert::plain_error(format_args!(
             "tiny-pi was called from inside itself {DEEPEST} levels deep (a getter, toJSON, proxy or now \
@@ -53,10 +58,10 @@ pub fn enter() -> Result<Entered, wasm_bindgen::JsValue> {
     Ok(Entered(()))
 }
 
-/// Runs `read` as if `DEEPEST` levels were entered: app code it runs that calls tiny-pi is refused at once. For a
-/// second read of an app's value, only for an error's text, which must not cost a nested run again.
+/// Runs `read` with every export refused: app code it runs that calls tiny-pi is refused at once. For a second
+/// read of an app's value, only to name the field in an error, which must not cost a nested run again.
 pub fn sealed<T>(read: impl FnOnce() -> T) -> T {
-    let before = ENTERED.replace((glue::current_turn_js(true), DEEPEST));
+    let before = ENTERED.replace((glue::current_turn_js(true), DEEPEST + 1));
     let out = read();
     ENTERED.set(before);
     out
