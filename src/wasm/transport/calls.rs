@@ -134,10 +134,9 @@ fn deliver(
         progress(content);
         return Ok(());
     }
-    call.outcome = Some(if kind == RETURNED {
-        Ok(value)
-    } else {
-        Err(value)
+    call.outcome = Some(match kind {
+        RETURNED => Ok(value),
+        _ => Err(value),
     });
     let waker = call.waker.take();
     drop(borrowed);

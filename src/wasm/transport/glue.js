@@ -318,12 +318,8 @@ export const emitTurnEnd = (onEvent, reason, steps) => settled(onEvent({ type: "
  * awaiting it from Rust cannot throw (a promise with a throwing own `then`, or an object made from
  * `Promise.prototype`, rejects instead). */
 function settled(value) {
-  return isThenable(value) ? adopt(value) : undefined;
-}
-
-async function adopt(value) {
   // As `await` adopts it: a native promise by the engine itself (its own `then`, patched or not, is not asked).
-  return await value;
+  return isThenable(value) ? (async () => await value)() : undefined;
 }
 
 // ---- the API layer: its exports' turn, the caller's clock, a scripted stream's steps, JSON Lines -----------

@@ -63,11 +63,11 @@ impl Hooks {
 }
 
 impl JsHook {
-    /// Calls `function` with `args` (a queue: with nothing) and, for a hook, the context made of
-    /// `context`: what it returned, awaited, or the message of what it threw.
+    /// Calls `function` with `args` (a queue: with none) and, for a hook, the context made of `context`:
+    /// what it returned, awaited, or the message of what it threw.
     async fn call(
         &self,
-        args: (&JsValue, &JsValue),
+        args: &[&JsValue],
         context: Option<HookContext<'_>>,
     ) -> Result<JsValue, String> {
         let (hooks, none) = (&self.hooks, JsValue::UNDEFINED);
@@ -82,10 +82,10 @@ impl JsHook {
             }
         };
         // The context goes after the arguments the hook takes: `f(call, ctx)`, `f(call, result, ctx)`.
-        let called = match (args.0.is_undefined(), args.1.is_undefined()) {
-            (true, _) => invoke_js(&self.function, &none, &none, &none, &none),
-            (false, true) => invoke_js(&self.function, &none, args.0, &context, &none),
-            (false, false) => invoke_js(&self.function, &none, args.0, args.1, &context),
+        let called = match args {
+            [a, b] => invoke_js(&self.function, &none, a, b, &context),
+            [a] => invoke_js(&self.function, &none, a, &context, &none),
+            _ => invoke_js(&self.function, &none, &none, &none, &none),
         };
         let outcome = settle(called).await;
         drop(held);
@@ -101,8 +101,7 @@ impl BeforeToolCall for JsHook {
     ) -> HookFuture<'a, Option<Block>> {
         Box::pin(async move {
             let call = self.hooks.requests.objects.borrow().call(call);
-            let none = JsValue::UNDEFINED;
-            let returned = self.call((&call, &none), Some(context)).await?;
+            let returned = self.call(&[&call], Some(context)).await?;
             read_block(&returned)
         })
     }
@@ -120,7 +119,7 @@ impl AfterToolCall for JsHook {
                 let mut objects = self.hooks.requests.objects.borrow_mut();
                 (objects.call(call), objects.shown_result(result))
             };
-            let returned = self.call((&call, &result), Some(context)).await?;
+            let returned = self.call(&[&call, &result], Some(context)).await?;
             read_result_patch(&returned)
         })
     }
@@ -134,8 +133,7 @@ impl PrepareRequest for JsHook {
     ) -> HookFuture<'a, Option<RequestPatch>> {
         Box::pin(async move {
             let shown = self.hooks.requests.js(&request);
-            let none = JsValue::UNDEFINED;
-            let returned = self.call((&shown, &none), Some(context)).await?;
+            let returned = self.call(&[&shown], Some(context)).await?;
             read_request_patch(&returned, &self.hooks.custom_roles)
         })
     }
@@ -144,8 +142,7 @@ impl PrepareRequest for JsHook {
 impl MessageQueue for JsHook {
     fn take_messages(&self) -> HookFuture<'_, Vec<AgentMessage>> {
         Box::pin(async move {
-            let none = JsValue::UNDEFINED;
-            let returned = self.call((&none, &none), None).await?;
+            let returned = self.call(&[], None).await?;
             if returned.is_null_or_undefined() {
                 return Ok(Vec::new());
             }
@@ -162,7 +159,7 @@ fn read_block(returned: &JsValue) -> Result<Option<Block>, String> {
     let block = get(answer, "block", "returned block")?;
     match block.as_bool() {
         Some(true) => Ok(Some(Block {
-            reason: string(answer, "reason")?,
+            reason: optional_string(answer, "reason", "returned reason")?,
         })),
         Some(false) => Ok(None),
         None => Err(must_be("returned block", "true or false", describe(&block))),
@@ -199,7 +196,7 @@ fn read_request_patch(
     let tools = field(answer, "tools")?;
     let definitions = "an array of tool definitions";
     Ok(Some(RequestPatch {
-        system_prompt: string(answer, "systemPrompt")?,
+        system_prompt: optional_string(answer, "systemPrompt", "returned systemPrompt")?,
         messages: (messages.map(|m| messages_from_js(&m, "returned messages", custom_roles)))
             .transpose()?,
         tools: (tools.map(|t| array_from_js(&t, "returned tools", definitions))).transpose()?,
@@ -224,11 +221,6 @@ fn field(answer: &JsValue, name: &'static str) -> Result<Option<JsValue>, String
     Ok((!value.is_null_or_undefined()).then_some(value))
 }
 
-/// An optional string field.
-fn string(answer: &JsValue, name: &'static str) -> Result<Option<String>, String> {
-    optional_string(answer, name, &format!("returned {name}"))
-}
-
 /// An optional boolean field.
 fn boolean(answer: &JsValue, name: &'static str) -> Result<Option<bool>, String> {
     match field(answer, name)? {
@@ -247,10 +239,8 @@ impl ShouldRetry for JsShouldRetry {
         let asked = failure_js(&failure);
         Box::pin(async move {
             let answer = call_with_signal(&self.0, &asked, failure.signal).await?;
-            let got = || describe(&answer);
-            answer
-                .as_bool()
-                .ok_or_else(|| must_be("shouldRetry's answer", "a boolean", got()))
+            (answer.as_bool())
+                .ok_or_else(|| must_be("shouldRetry's answer", "a boolean", describe(&answer)))
         })
     }
 }
@@ -315,9 +305,7 @@ impl EstimateTokens for JsEstimateTokens {
             .0
             .call1(&JsValue::UNDEFINED, &shown)
             .map_err(|e| error_message(&e))?;
-        let got = || describe(&answer);
-        answer
-            .as_f64()
-            .ok_or_else(|| must_be("estimateTokens's answer", "a number", got()))
+        (answer.as_f64())
+            .ok_or_else(|| must_be("estimateTokens's answer", "a number", describe(&answer)))
     }
 }

@@ -49,7 +49,11 @@ impl Objects {
             return self.made.get(index as u32);
         }
         let made = make(self);
-        self.keep(index, made.clone());
+        if index >= self.filled.len() {
+            self.filled.resize(index + 1, false);
+        }
+        self.filled[index] = true;
+        define_at_js(&self.made, index as u32, &made);
         made
     }
 
@@ -68,24 +72,6 @@ impl Objects {
             }
         }
         made
-    }
-
-    /// Keeps `object` as the object of the message at `index` (one made elsewhere: a prompt's input).
-    pub fn keep(&mut self, index: usize, object: JsValue) {
-        if index >= self.filled.len() {
-            self.filled.resize(index + 1, false);
-        }
-        self.filled[index] = true;
-        define_at_js(&self.made, index as u32, &object);
-    }
-
-    /// Makes the objects of `messages[..]` (a prefix of the transcript) that are not made yet.
-    fn fill(&mut self, messages: &[AgentMessage]) {
-        for (index, message) in messages.iter().enumerate() {
-            if self.filled.get(index) != Some(&true) {
-                self.message(index, message);
-            }
-        }
     }
 
     /// The object of a call of the message being answered (the block of its message's object); a frozen
@@ -137,9 +123,13 @@ impl Objects {
         }
     }
 
-    /// The objects of `messages` (the transcript, or the first part of it), in a new array.
+    /// The objects of `messages` (the transcript, or the first part of it), in a new array, made if not yet.
     pub fn array(&mut self, messages: &[AgentMessage]) -> Array {
-        self.fill(messages);
+        for (index, message) in messages.iter().enumerate() {
+            if self.filled.get(index) != Some(&true) {
+                self.message(index, message);
+            }
+        }
         prefix_js(&self.made, messages.len() as u32)
     }
 

@@ -19,7 +19,7 @@ use super::glue::arguments_of_js;
 use super::objects::SharedObjects;
 use super::signal::handed;
 use crate::message::ToolCall;
-use crate::signal::AbortSignal;
+use crate::signal::{AbortSignal, Registration};
 use crate::tools::{
     CallSettings, ExecutionContext, HookFuture, HostValue, ProgressSink, RegistryApprovals,
     ToolCallContext, ToolExecutor, ToolHandler, ToolOutput, ToolRegistry, ToolReply,
@@ -36,12 +36,9 @@ async fn call_js(
     progress: ProgressSink,
 ) -> Result<JsValue, String> {
     // A call with a timeout has its own signal: a JS one follows it while the call runs.
-    let handed = handed(signal);
-    let signal = handed
-        .as_ref()
-        .map_or(JsValue::UNDEFINED, |(s, _)| s.clone());
+    let (signal, held) = handed(signal).unwrap_or((JsValue::UNDEFINED, Registration::none()));
     let outcome = calls.call(arg, call_id, &signal, progress).await;
-    drop(handed);
+    drop(held);
     outcome.map_err(|e| error_message(&e))
 }
 
