@@ -19,7 +19,7 @@
 //! | `api/registry.rs` | `ToolRegistry`: `register` and its checks of a tool, `definitions`, `execute`, the table of live registries a run looks its registry up in |
 //! | `api/scripted.rs` | lesson entry: `ScriptedModel` (its options: the event grammar) and the stream its `stream()` returns |
 //! | `api/trace.rs` | lesson entry: `prologueTrace`, `formatTrace`, `validateTrace` |
-//! | `api/approvals.rs` | SPEC §8 in a run: `approvals` and `startSteps` read, `result.pending` made |
+//! | `api/approvals.rs` | SPEC §8 in a run: `approvals` and `startSteps` read |
 //! | `api/run.rs` | `runAgentLoop`: its options read (`Setup`, shared with `Agent`), the core's loop run, the result object made |
 //! | `api/agent.rs` | `Agent` (SPEC §9): the core's `Agent` as a JS class |
 //! | `api/types.d.ts` | the TypeScript types of every export, event and message |

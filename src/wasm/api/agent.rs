@@ -8,13 +8,13 @@ use js_sys::Promise;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 
-use super::approvals::{approvals, pending_js};
+use super::approvals::approvals;
 use super::options;
 use super::run::{run_result, Setup};
 use crate::agent::{read_input, Agent, AgentError, AgentOptions, AgentState};
 use crate::message::AgentMessage;
 use crate::wasm::transport::convert::{
-    each_from_js, expect_object, get, is_array, is_object, messages_from_js, must_be,
+    each_from_js, expect_object, frozen_js, get, is_array, is_object, messages_from_js, must_be,
     optional_string, plain_error, promise, read_js, string_of, type_error, type_of,
 };
 use crate::wasm::transport::events::JsObserver;
@@ -134,7 +134,7 @@ impl JsAgent {
     pub fn pending(&self) -> JsValue {
         self.agent
             .pending()
-            .map_or(JsValue::UNDEFINED, |pending| pending_js(&pending))
+            .map_or(JsValue::UNDEFINED, |pending| frozen_js(&pending))
     }
 
     /// Appends the input (a string is a user message) and runs.

@@ -1,12 +1,11 @@
-//! SPEC §8 in `runAgentLoop`: its options `approvals` and `startSteps` read and checked, and the pending calls
-//! made as JS (`result.pending`).
+//! SPEC §8 in `runAgentLoop`: its options `approvals` and `startSteps` read and checked.
 
 use serde_json::Value;
 use wasm_bindgen::JsValue;
 
 use super::options;
-use crate::approval::{Approvals, PendingCall};
-use crate::wasm::transport::convert::{expect_plain, from_js, frozen_js, get};
+use crate::approval::Approvals;
+use crate::wasm::transport::convert::{expect_plain, from_js, get};
 
 /// `options.approvals` and `options.startSteps`.
 pub struct RunApprovals {
@@ -40,9 +39,4 @@ pub fn approvals(value: &JsValue, what: &str) -> Result<Approvals, String> {
     expect_plain(value, what, "a plain object of decisions by tool call id")?;
     let decisions: Value = from_js(value, what)?;
     Ok(Approvals::from_value(&decisions, what)?)
-}
-
-/// `result.pending`: the calls of a paused run's last batch, as frozen objects in a frozen array.
-pub fn pending_js(pending: &[PendingCall]) -> JsValue {
-    frozen_js(pending)
 }

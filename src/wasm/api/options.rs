@@ -11,7 +11,6 @@ use crate::agent_loop::{AgentContext, DEFAULT_MAX_STEPS};
 use crate::compaction::CompactionOptions;
 use crate::control::TIMEOUT_MS_RULE;
 use crate::message::{check_custom_roles, AgentMessage};
-use crate::reading::ReadValue;
 use crate::retry::RetryPolicy;
 use crate::signal::AbortSignal;
 use crate::tools::ExecutionMode;
@@ -65,11 +64,6 @@ pub fn tool_source(tools: &JsValue) -> Result<Option<(Vec<ToolDefinition>, Funct
     // Checked as `register` checks a tool: what a source offers reaches the model.
     crate::tools::check_definitions(&definitions, what)?;
     Ok(Some((definitions, execute)))
-}
-
-/// An array argument; `what` names it.
-pub fn array<T: ReadValue>(value: &JsValue, what: &str) -> Result<T, String> {
-    array_from_js(value, what, "an array")
 }
 
 /// An optional `AbortSignal`; `what` names it.

@@ -194,22 +194,14 @@ fn needs_approval(tool: &JsValue, name: &str) -> Result<NeedsApproval, String> {
     let value = get(tool, "needsApproval", "tool.needsApproval")?;
     match value.as_bool() {
         Some(true) => return Ok(NeedsApproval::Always),
-        Some(false) => return Ok(NeedsApproval::Never),
-        None if value.is_null_or_undefined() => return Ok(NeedsApproval::Never),
-        None => {}
+        None if !value.is_null_or_undefined() => {}
+        _ => return Ok(NeedsApproval::Never),
     }
-    match value.dyn_into::<Function>() {
-        Ok(check) => Ok(NeedsApproval::Ask(Rc::new(JsApprovalCheck::new(
-            name,
-            tool.clone(),
-            check,
-        )))),
-        Err(value) => Err(must_be(
-            "tool.needsApproval",
-            "a boolean or a function of the arguments",
-            type_of(&value),
-        )),
-    }
+    let expected = "a boolean or a function of the arguments";
+    let check = (value.dyn_into::<Function>())
+        .map_err(|value| must_be("tool.needsApproval", expected, type_of(&value)))?;
+    let check = JsApprovalCheck::new(name, tool.clone(), check);
+    Ok(NeedsApproval::Ask(Rc::new(check)))
 }
 
 /// `execute`'s context: its signal, and `reportProgress` called with each report's content.

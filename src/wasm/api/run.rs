@@ -6,7 +6,7 @@ use std::rc::Rc;
 use js_sys::{Object, Promise};
 use wasm_bindgen::prelude::*;
 
-use super::approvals::{pending_js, RunApprovals};
+use super::approvals::RunApprovals;
 use super::options;
 use super::registry::registry_snapshot;
 use crate::agent_loop::{run_agent_loop, AgentContext, LoopOptions};
@@ -18,7 +18,8 @@ use crate::signal::AbortSignal;
 use crate::tools::{Clock, ExecutionMode, ToolDefinition, ToolRegistry};
 use crate::usage::Budget;
 use crate::wasm::transport::convert::{
-    expect_object, get, is_object, must_be, optional_function, promise, to_js, type_error, type_of,
+    expect_object, frozen_js, get, is_object, must_be, optional_function, promise, to_js,
+    type_error, type_of,
 };
 use crate::wasm::transport::events::JsObserver;
 use crate::wasm::transport::glue::define_key_js;
@@ -88,7 +89,8 @@ pub fn run_result(result: &RunResult, messages: &js_sys::Array) -> JsValue {
         set("observerError", &JsValue::from_str(error));
     }
     if let Some(pending) = &result.pending {
-        set("pending", &pending_js(pending));
+        // The calls of a paused run's last batch, as frozen objects in a frozen array.
+        set("pending", &frozen_js(pending));
     }
     object.into()
 }

@@ -5,7 +5,7 @@ use wasm_bindgen::prelude::*;
 
 use super::options;
 use crate::trace::TraceRecord;
-use crate::wasm::transport::convert::{to_js, type_error};
+use crate::wasm::transport::convert::{array_from_js, to_js, type_error};
 
 /// The chapter-00 milestones of a transcript, each with its owner; with `customRoles`, messages of those roles
 /// are read and make no record, as compaction entries make none.
@@ -41,5 +41,5 @@ pub fn validate_trace_js(
 
 fn records_arg(records: &JsValue) -> Result<Vec<TraceRecord>, JsValue> {
     let _entered = super::enter()?;
-    options::array(records, "records").map_err(type_error)
+    array_from_js(records, "records", "an array").map_err(type_error)
 }
