@@ -1,8 +1,8 @@
 // The playground page: loads the tiny-pi wasm package, runs a scenario with the real runAgentLoop (runner.js)
 // and keeps every view in step with it: timeline, transcript, pairing, request inspector, decision table and
 // trace, each step explained (explain.js), and a selection in one view highlighted in the others (links.js).
-// The URL follows the state (shareable.js): ?scenario=<id>&lang=zh|en&step=<n>|end&speed=…, a custom script in the
-// hash; ?embed=1&panels=…&autoplay=1 shows one scenario sized for a lesson's iframe (embed.js).
+// The URL follows the state (shareable.js): ?scenario=<id>&lang=zh|en&step=<n>|end&wait=tools&release=…&speed=…, a
+// custom script in the hash; ?embed=1&panels=…&autoplay=1 shows one scenario sized for a lesson's iframe (embed.js).
 
 import { t, tFirst, setLang, getLang, applyI18n, detectLang } from "./i18n.js";
 import { SCENARIOS, CASES, scenarioById, cloneDef, localizeDef, validateDefinition, parseTranscript, jsonErrorIndex, lineOfPath, responsesIn, loneSurrogate, loneSurrogates } from "./scenarios.js";
@@ -113,7 +113,8 @@ function switchLang() {
 
 /**
  * A course scenario in the other language: its words change (localizeDef), and the run is made again to the point it
- * had reached (held at the same event, or run out), gated tools opening in the order the learner opened them.
+ * had reached, as its address says it (runPoint): held at the same event, waiting there for the same gates, or run
+ * out, gated tools opening in the order the learner opened them.
  */
 function relocalize() {
   const run = state.run;
@@ -124,19 +125,17 @@ function relocalize() {
   state.def = localizeDef(scenario.def, getLang());
   if (edited) readEditor();
   else setEditorText(state.def);
-  const released = [...run.released];
-  const held = run.held && run.mode === "step" ? run.hold.seq : null;
-  const over = run.status === "done" || run.status === "failed";
+  const point = runPoint(run);
+  const order = run.released.length ? [...run.released] : null;
   // The run is made again to the same point: the decisions taken on its calls (and reasons typed) stay too.
   const decisions = state.decisions;
-  newRun(run.status === "ready" ? {} : { autoRelease: released.length ? released : (state.def.release ?? null) });
-  state.decisions = decisions;
-  if (run.status === "ready") return;
-  if (held) state.run.stepTo(held);
-  else if (over) {
-    state.run.setPace(0);
+  if (run.status === "ready") newRun();
+  else if (point.step !== null) restoreRun({ ...point, order });
+  else {
+    newRun({ autoRelease: order ?? state.def.release ?? null });
     state.run.run();
-  } else state.run.run();
+  }
+  state.decisions = decisions;
 }
 
 function scenarioTitle(s) {
@@ -154,7 +153,7 @@ function fillScenarioSelect() {
 // --- runs ------------------------------------------------------------------------------------------
 
 /** A fresh run of the current script; `autoRelease` opens its gates by themselves (autoplay, a shared step). */
-function newRun({ autoRelease = null, releaseRest = false, followOrder = false } = {}) {
+function newRun({ autoRelease = null, releaseRest = false, followOrder = false, releaseToTarget = false } = {}) {
   state.run?.dispose();
   state.fork = null;
   // A comparison stays while the fork's script is the one that runs (a Reset runs the fork again).
@@ -175,7 +174,7 @@ function newRun({ autoRelease = null, releaseRest = false, followOrder = false }
         },
       })
     : null;
-  state.run = new Run(state.api, def, { onUpdate: render, pace: SPEEDS[state.speed], model, autoRelease, releaseRest, followOrder, replay });
+  state.run = new Run(state.api, def, { onUpdate: render, pace: SPEEDS[state.speed], model, autoRelease, releaseRest, followOrder, releaseToTarget, replay });
   if (state.compare) Object.assign(state.compare, { run: state.run, fork: null });
   render();
 }
@@ -453,7 +452,10 @@ function renderControls(run) {
   // The live page runs nothing until its endpoint is set up (a base URL and a model saved).
   const unset = LIVE && !state.replay && !liveReady() && run.status === "ready";
   $("run").disabled = unset || (!checked && !(run.status === "ready" || (active && (run.mode === "step" || run.held))));
-  $("step").disabled = unset || (!checked && !(run.status === "ready" || active));
+  // While only gates wait, the loop emits nothing until the learner releases one: Step has no event to go to.
+  const gated = !checked && run.waitsForRelease;
+  $("step").disabled = unset || gated || (!checked && !(run.status === "ready" || active));
+  $("step").title = gated ? t("step.waitsForRelease") : "";
   $("pause").disabled = checked || !(active && run.mode === "run");
   $("reset").disabled = false;
   $("abort").disabled = checked || !active || run.controller.signal.aborted;
@@ -523,17 +525,32 @@ function render() {
 function syncUrl() {
   const run = state.run;
   const replay = state.replay;
-  const step = !run || state.checked ? null : run.status === "done" || run.status === "failed" ? "end" : run.held && run.mode === "step" ? run.hold.seq : null;
+  const point = !run || state.checked ? { step: null, wait: false } : runPoint(run);
   const url = stateUrl(location.href, {
     // A replay is not the plain scenario: a link to it never claims to be one (see showReplay).
     scenario: replay || state.scenarioId === "custom" ? null : state.scenarioId,
     replay: replay ? replay.id : null,
     lang: getLang(),
-    step,
+    step: point.step,
+    wait: point.wait ? "tools" : null,
     release: !replay && run?.released.length ? run.released : null,
     hash: replay ? replay.hash : state.scenarioId === "custom" ? state.customHash : null,
   });
   if (url !== location.href) history.replaceState(null, "", url);
+}
+
+/**
+ * Where a run stands, as the address says it: `step` the event it is held right after ("end" once it is over), with
+ * `wait` when the loop went on past that event and its tools wait at their gates for the learner; a link's run on
+ * its way stands where the link says. `step` null while it runs between events, and before it starts.
+ */
+function runPoint(run) {
+  if (run.status === "done" || run.status === "failed") return { step: "end", wait: false };
+  if (run.status !== "active") return { step: null, wait: false };
+  if (run.target !== null) return { step: run.target, wait: run.passTarget };
+  if (run.held && run.mode === "step") return { step: run.hold.seq, wait: false };
+  if (run.waitsForRelease && run.events.length > 0) return { step: run.events.length, wait: true };
+  return { step: null, wait: false };
 }
 
 function renderViews(run) {
@@ -1167,15 +1184,17 @@ function wire() {
     download("events.json", `${JSON.stringify(state.run.events.map((r) => r.event), null, 2)}\n`, "application/json");
   });
 
-  // Keyboard: space = step, r = run, Esc = pause; never while typing in a field.
+  // Keyboard: space = step, r = run, Esc = pause; never while typing in a field, and a key does nothing while its
+  // button is disabled (Step while the tools wait for a release, Run before the live model is set up).
   const typing = (target) => target instanceof HTMLElement && (target.isContentEditable || ["INPUT", "TEXTAREA", "SELECT"].includes(target.tagName));
+  const press = (name) => $(name).disabled || actions[name]();
   document.addEventListener("keydown", (ev) => {
     if (ev.ctrlKey || ev.metaKey || ev.altKey || typing(ev.target) || !state.run) return;
     if (ev.key === " ") {
       ev.preventDefault(); // no page scroll, and no click of a focused button on top of the step
-      actions.step();
-    } else if (ev.key === "r" || ev.key === "R") actions.run();
-    else if (ev.key === "Escape") actions.pause();
+      press("step");
+    } else if (ev.key === "r" || ev.key === "R") press("run");
+    else if (ev.key === "Escape") press("pause");
   });
   window.addEventListener("resize", markOverflow);
   document.addEventListener("keyup", (ev) => {
@@ -1262,23 +1281,35 @@ function dropSaved(error) {
   showError(t("storage.dropped", { error }), "dropped-script", "notice");
 }
 
-/** Where the URL says the run was: `step=<n>` holds after event n, `step=end` runs it out; gates open in the order
- * the URL's `release` (or the script's own `release`) gives. `autoplay=1` runs it at the chosen speed. */
+/** Where the URL says the run was (`step`, `wait`, `release`; see restoreRun). `autoplay=1` runs it at the chosen
+ * speed, gates opening in the script's release order. */
 function resumeFromUrl() {
   const step = params.get("step");
   const release = params.get("release");
-  const order = release !== null ? readRelease(release) : (state.def.release ?? null);
-  // A link's run gets where the link says by its order alone: an order it cannot follow is said in the status.
+  const order = release !== null ? readRelease(release) : null;
+  if (step === "end" || /^[1-9]\d*$/.test(step ?? "")) restoreRun({ step: step === "end" ? "end" : Number(step), wait: params.get("wait") === "tools", order });
+  else if (embed.autoplay) {
+    newRun({ autoRelease: order ?? state.def.release ?? null });
+    state.run.run();
+  }
+}
+
+/**
+ * Make the run again to a point (runPoint's, or an address's): `step` "end" runs it out; `step` n holds it right
+ * after event n or, with `wait`, lets the loop go on past it so that its tools wait at their gates. Gates open in
+ * `order` (the gates the learner opened, in order), all of it; without one, in the script's own `release` order,
+ * which `step=end` follows to the end but `step` n only on the way to event n: from there every gate that waits is
+ * the learner's to release. A run gets there by its order alone: an order it cannot follow is said in the status.
+ */
+function restoreRun({ step, wait = false, order = null }) {
+  const autoRelease = order ?? state.def.release ?? null;
   if (step === "end") {
-    newRun({ autoRelease: order, followOrder: true });
+    newRun({ autoRelease, followOrder: true });
     state.run.setPace(0);
     state.run.run();
-  } else if (/^[1-9]\d*$/.test(step ?? "")) {
-    newRun({ autoRelease: order, followOrder: true });
-    state.run.stepTo(Number(step));
-  } else if (embed.autoplay) {
-    newRun({ autoRelease: order });
-    state.run.run();
+  } else {
+    newRun({ autoRelease, followOrder: true, releaseToTarget: order === null });
+    state.run.stepTo(step, { wait });
   }
 }
 

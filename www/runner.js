@@ -88,9 +88,12 @@ export class Run {
    *   model: a model to use instead of replaying def.script (the live model),
    *   autoRelease: call ids whose gates open by themselves, in this order, once all of them are waiting,
    *   followOrder: the run must get where it is going (its end, or stepTo's event) by autoRelease's order alone (a
-   *   shared link): when the order cannot open any of the gates that wait, `stuck` says so}
+   *   shared link): when the order cannot open any of the gates that wait, `stuck` says so; once stepTo's event is
+   *   reached the run is the learner's,
+   *   releaseToTarget: autoRelease opens gates only on the way to stepTo's event (the script's own order, when a link
+   *   names none): from that event on, every gate waits for the learner}
    */
-  constructor(api, def, { onUpdate = () => {}, pace = 0, model = null, autoRelease = null, releaseRest = false, replay = null, followOrder = false } = {}) {
+  constructor(api, def, { onUpdate = () => {}, pace = 0, model = null, autoRelease = null, releaseRest = false, replay = null, followOrder = false, releaseToTarget = false } = {}) {
     this.api = api;
     this.def = def;
     this.onUpdate = onUpdate;
@@ -102,10 +105,12 @@ export class Run {
     this.autoRelease = autoRelease;
     this.releaseRest = releaseRest; // after autoRelease's order, any other gate opens once it waits (a run that must end)
     this.followOrder = followOrder;
+    this.releaseToTarget = releaseToTarget;
     this.stuck = null; // {next}: the order's next call id (undefined when it has no more) is not among the gates that wait
     this.stopped = null; // {seq, got}: a replayed loop emitted something that is no event, as event seq
     this.released = []; // call ids in the order their gates were opened (by hand or by autoRelease)
     this.target = null; // stepTo(n): run without holding until event n, then hold there
+    this.passTarget = false; // stepTo(n, {wait}): at event n, go on without holding (its tools then wait at their gates)
     this.status = "ready"; // ready | active | done | failed
     this.mode = "step"; // step: hold every event; run: hold `pace` ms then go on
     this.events = []; // {seq, type, event, request, attempt?, dropped?, callId, batchDone?}
@@ -165,6 +170,15 @@ export class Run {
   /** Executions still waiting for their gate or running. */
   get pendingTools() {
     return this.execs.filter((x) => x.state === "running" || x.state === "gated");
+  }
+
+  /** The loop is not held and nothing happens until the learner releases a gate: every tool still out waits at
+   * its gate (none running, no retry timer), and autoRelease opens none of them. */
+  get waitsForRelease() {
+    const pending = this.pendingTools;
+    if (this.status !== "active" || this.held || this.retrying || !pending.length || pending.some((x) => x.state !== "gated")) return false;
+    const next = (this.autoRelease ?? []).find((id) => !this.released.includes(id));
+    return !this.releaseRest && !pending.some((x) => x.callId === next);
   }
 
   start(mode) {
@@ -288,9 +302,11 @@ export class Run {
     this.releaseHold();
   }
 
-  /** Run without holding until event n has been emitted, then hold right after it (a shared link's step). */
-  stepTo(n) {
+  /** Run without holding until event n has been emitted, then hold right after it (a shared link's step); with
+   * `wait`, go on past it as a Step there does, so the tools the loop starts next wait at their gates. */
+  stepTo(n, { wait = false } = {}) {
     this.target = n;
+    this.passTarget = wait;
     this.step();
   }
 
@@ -332,13 +348,13 @@ export class Run {
    * its way to its gate (in a parallel batch every call of the order waits first; in a sequential one, the one
    * running). One macrotask apart, so each tool_end is emitted before the next call finishes. */
   async releaseInOrder() {
-    const order = this.autoRelease ?? [];
-    if (this.releasing || (order.length === 0 && !this.releaseRest && !this.followOrder)) return;
+    if (this.releasing || ((this.autoRelease ?? []).length === 0 && !this.releaseRest && !this.followOrder)) return;
     this.releasing = true;
     const macrotask = () => new Promise((resolve) => setTimeout(resolve, 0));
     await macrotask(); // the calls of a parallel batch all start in the same turn
     for (;;) {
-      const next = order.find((id) => !this.released.includes(id));
+      // Read each time: reaching stepTo's event may end the order (releaseToTarget).
+      const next = (this.autoRelease ?? []).find((id) => !this.released.includes(id));
       const exec = next !== undefined ? this.execs.find((x) => x.callId === next && x.state === "gated") : this.releaseRest ? this.execs.find((x) => x.state === "gated") : undefined;
       if (!exec || this.pendingTools.some((x) => x.state === "running")) {
         // Only gates wait (none that times out), none of them the order's next: nothing opens them but the learner.
@@ -387,8 +403,12 @@ export class Run {
         this.onUpdate();
         return undefined;
       }
-      this.target = null;
-      this.mode = "step";
+      this.reachTarget();
+      if (this.passTarget) {
+        this.passTarget = false;
+        this.onUpdate();
+        return undefined;
+      }
     }
     if (this.mode === "run" && this.pace === 0) {
       this.onUpdate();
@@ -400,6 +420,15 @@ export class Run {
       if (this.mode === "run") this.timer = setTimeout(() => this.releaseHold(), this.pace);
       this.onUpdate();
     });
+  }
+
+  /** stepTo's event is in: the run is the learner's from here, in step mode; gates open only in an order a link gave. */
+  reachTarget() {
+    this.target = null;
+    this.mode = "step";
+    this.followOrder = false;
+    this.stuck = null;
+    if (this.releaseToTarget) this.autoRelease = null;
   }
 
   /** ms since the run began. */

@@ -1,0 +1,145 @@
+// A learner's second tryout of the page, one test per point, each written once and run in Chromium (playwright-core)
+// and in Firefox (firefox-esr through geckodriver) through the shared page API:
+// 1. while the concurrency scenario's tools wait for a release by hand, the address keeps the run where it is (the
+//    event, the gates released so far, in order), and the language switch, a reload and the link restore that wait;
+// 2. a step= link opens gates in its release= order, or without one in the script's own order only on its way to the
+//    step: from there the gates that wait show their Release buttons;
+// 3. while the run waits for a release, Step is disabled and says why;
+// Run: node --test tests/e2e/tryout-two.test.mjs   (needs dist/ built; E2E_BROWSERS=chromium or firefox runs one)
+
+import { test, describe } from "node:test";
+import assert from "node:assert/strict";
+import { BROWSERS, browserSuite } from "./browsers.mjs";
+
+const $ = (id) => `[data-testid="${id}"]`;
+
+/** The address's parameters, as an object. */
+const params = (P) => P.evaluate(() => Object.fromEntries(new URLSearchParams(location.search)));
+
+/** The address of the page as it stands, relative to the server (what a learner copies). */
+const addressOf = (P) => P.evaluate(() => location.search + location.hash);
+
+/** Wait until the run stands after event n, not held, its tools waiting at their gates: exactly `gates` (call ids)
+ * have a Release button. */
+const waitingAt = (P, n, gates) =>
+  P.waitUntil(
+    (n, gates) => {
+      const shown = [...document.querySelectorAll('[data-testid^="release-"]')].map((b) => b.dataset.testid.slice("release-".length)).sort();
+      return (
+        document.querySelector('[data-testid="status"]').dataset.run === "active" &&
+        document.querySelectorAll('[data-testid="timeline"] > li').length === n &&
+        !document.querySelector('[data-testid="timeline"] > li.held') &&
+        JSON.stringify(shown) === JSON.stringify([...gates].sort())
+      );
+    },
+    n,
+    gates,
+  );
+
+/** Wait until the run is held right after event n. */
+const heldAt = (P, n) => P.waitFor(`${$("timeline")} > li.held[data-seq="${n}"]`);
+
+/** The call ids of the tool_end events so far, in order. */
+const toolEnds = (P) => P.attrs(`${$("timeline")} > li[data-type="tool_end"]`, "data-call-id");
+
+for (const browser of BROWSERS) {
+  describe(browser, () => {
+    const suite = browserSuite(browser);
+    const open = (query, fn, options) => suite.open(query, fn, options);
+
+    test("1. tools waiting for a release by hand: the address keeps the event and the gates released so far; the language switch, a reload and the link restore the wait", () =>
+      open("?scenario=concurrency&lang=zh&speed=instant", async (P) => {
+        await P.stepTo(9);
+        await P.tap("step");
+        await waitingAt(P, 9, ["slow-call", "fast-call"]);
+        await P.waitUntil(() => new URLSearchParams(location.search).get("step") === "9");
+        assert.equal((await params(P)).release, undefined, "nothing released yet");
+        await P.tap("release-fast-call");
+        await heldAt(P, 10);
+        await P.tap("step");
+        await waitingAt(P, 10, ["slow-call"]);
+        await P.waitUntil(() => new URLSearchParams(location.search).get("step") === "10");
+        const link = await addressOf(P);
+        assert.deepEqual(await params(P), { scenario: "concurrency", lang: "zh", speed: "instant", step: "10", wait: "tools", release: "fast-call" });
+
+        // The other language: the same wait, slow's gate still closed, in English.
+        await P.tap("lang-toggle");
+        await P.waitUntil(() => document.documentElement.lang === "en");
+        await waitingAt(P, 10, ["slow-call"]);
+        assert.match(await P.text($("status")), /^The loop is waiting for tools: slow\(slow-call\)\./);
+        assert.deepEqual(await toolEnds(P), ["fast-call"]);
+        assert.equal((await params(P)).step, "10");
+
+        // A reload: the same again.
+        await P.reload();
+        await P.waitUntil(() => document.body.dataset.ready === "true");
+        await waitingAt(P, 10, ["slow-call"]);
+        assert.deepEqual(await toolEnds(P), ["fast-call"]);
+        assert.deepEqual(await params(P), { scenario: "concurrency", lang: "en", speed: "instant", step: "10", wait: "tools", release: "fast-call" });
+
+        // The link, opened: the same wait in Chinese; the learner releases slow, and the run goes on from there.
+        await P.open(link);
+        await waitingAt(P, 10, ["slow-call"]);
+        assert.match(await P.text($("status")), /^loop 正在等待工具：slow\(slow-call\)/);
+        await P.tap("release-slow-call");
+        await heldAt(P, 11);
+        assert.deepEqual(await toolEnds(P), ["fast-call", "slow-call"]);
+        await P.waitUntil(() => new URLSearchParams(location.search).get("release") === "fast-call,slow-call");
+        await P.tap("run");
+        await P.waitForDone();
+        assert.equal(await P.text($("reason")), "stop");
+      }));
+
+    test("2. a step= link: without release= the gates that wait at its step show their Release buttons; with release= it follows that order", async () => {
+      // Held after event 9 (both tool_start): one Step, and both tools wait for the learner, none opened by the script.
+      await open("?scenario=concurrency&lang=en&step=9", async (P) => {
+        await heldAt(P, 9);
+        await P.tap("step");
+        await waitingAt(P, 9, ["slow-call", "fast-call"]);
+        assert.deepEqual(await toolEnds(P), []);
+      });
+      // To event 10 the script's own order opens fast; from there slow waits, its button shown.
+      await open("?scenario=concurrency&lang=en&step=10", async (P) => {
+        await heldAt(P, 10);
+        await P.waitFor($("release-slow-call"));
+        await P.tap("step");
+        await waitingAt(P, 10, ["slow-call"]);
+        assert.deepEqual(await toolEnds(P), ["fast-call"]);
+        assert.equal((await params(P)).release, "fast-call", "the address says which gate the script's order opened");
+      });
+      // The link's own order: slow first, then fast waits.
+      await open("?scenario=concurrency&lang=en&step=10&release=slow-call", async (P) => {
+        await heldAt(P, 10);
+        await P.tap("step");
+        await waitingAt(P, 10, ["fast-call"]);
+        assert.deepEqual(await toolEnds(P), ["slow-call"]);
+      });
+      // A step past both gates still gets there, in the script's order.
+      await open("?scenario=concurrency&lang=en&step=12", async (P) => {
+        await heldAt(P, 12);
+        assert.deepEqual(await toolEnds(P), ["fast-call", "slow-call"]);
+      });
+    });
+
+    test("3. while the run waits for a release, Step is disabled and its title says why, in both languages", () =>
+      open("?scenario=concurrency&lang=en&step=9", async (P) => {
+        await heldAt(P, 9);
+        assert.equal(await P.evaluate(() => document.querySelector('[data-testid="step"]').disabled), false);
+        await P.tap("step");
+        await waitingAt(P, 9, ["slow-call", "fast-call"]);
+        assert.equal(await P.evaluate(() => document.querySelector('[data-testid="step"]').disabled), true);
+        assert.match(await P.attr($("step"), "title"), /release one in the Tools bar/i);
+        await P.tap("lang-toggle");
+        await P.waitUntil(() => document.documentElement.lang === "zh-CN");
+        await waitingAt(P, 9, ["slow-call", "fast-call"]);
+        assert.match(await P.attr($("step"), "title"), /放行/);
+        assert.equal(await P.evaluate(() => document.querySelector('[data-testid="step"]').disabled), true);
+        // Released: the loop emits the next event and Step steps again.
+        await P.tap("release-fast-call");
+        await heldAt(P, 10);
+        assert.equal(await P.evaluate(() => document.querySelector('[data-testid="step"]').disabled), false);
+        assert.equal(await P.attr($("step"), "title"), "");
+      }));
+
+  });
+}
