@@ -584,7 +584,7 @@ function renderViews(run) {
       select(`e:${seq}`, { toggle });
     },
   });
-  views.renderTranscript($("transcript"), d.messages, d.keys, { highlight, selected: d.selection, problems: d.problems, inProgress: d.inProgress, paused: d.paused, onSelect, onFork: checked || LIVE || state.replay ? null : openFork });
+  views.renderTranscript($("transcript"), d.messages, d.keys, { highlight, selected: d.selection, problems: d.problems, inProgress: d.inProgress, paused: d.paused, onSelect, onFork: checked || LIVE || state.replay || !panelShown("fork") ? null : openFork });
   views.renderPairing($("pairing"), d.rows, { execs: checked ? [] : run.execs, live: d.live, paused: d.paused, inProgress: d.inProgress, highlight, selected: d.selection, onSelect });
   views.renderFindings($("findings"), d.validation, { inProgress: d.inProgress, paused: d.paused });
   renderApprovalPanel(run);
@@ -652,6 +652,12 @@ function renderViews(run) {
 function runningAt(run, n) {
   const rec = run.events.find((r) => r.type === "assistant_message" && r.request === n);
   return rec ? usageSoFar(run, rec.seq) : null;
+}
+
+/** Whether the page shows a panel: every one, or, embedded, the ones the lesson named (a button that opens a panel
+ * not shown would do nothing). */
+function panelShown(name) {
+  return !embed.on || embed.panels.includes(name);
 }
 
 /** A table wider than its box is marked (a shadow at its edge) and its hint shown: its last columns are to the right. */
@@ -901,7 +907,7 @@ async function runFork() {
 function renderApprovalPanel(run) {
   const pending = pendingCalls(run);
   const section = $("approvals-panel");
-  section.hidden = pending.length === 0 || (embed.on && !embed.panels.includes("approvals"));
+  section.hidden = pending.length === 0 || !panelShown("approvals");
   if (section.hidden) {
     $("approvals").replaceChildren();
     return;

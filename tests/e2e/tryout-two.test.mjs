@@ -5,6 +5,7 @@
 // 2. a step= link opens gates in its release= order, or without one in the script's own order only on its way to the
 //    step: from there the gates that wait show their Release buttons;
 // 3. while the run waits for a release, Step is disabled and says why;
+// 5. an embed without the fork panel has no fork buttons;
 // Run: node --test tests/e2e/tryout-two.test.mjs   (needs dist/ built; E2E_BROWSERS=chromium or firefox runs one)
 
 import { test, describe } from "node:test";
@@ -140,6 +141,22 @@ for (const browser of BROWSERS) {
         assert.equal(await P.evaluate(() => document.querySelector('[data-testid="step"]').disabled), false);
         assert.equal(await P.attr($("step"), "title"), "");
       }));
+
+    test("5. an embed without the fork panel shows no fork button; with it, the button opens the fork editor", async () => {
+      const ended = (P) => P.waitFor('[data-testid="status"][data-run="done"]');
+      await open("?embed=1&scenario=readme&panels=timeline,transcript&autoplay=1&lang=zh", async (P) => {
+        await ended(P);
+        assert.equal(await P.count(`${$("transcript")} > li`), 4);
+        assert.equal(await P.count(`${$("transcript")} ${$("fork")}`), 0);
+      });
+      await open("?embed=1&scenario=readme&panels=transcript,fork&autoplay=1&lang=en", async (P) => {
+        await ended(P);
+        assert.equal(await P.count(`${$("transcript")} ${$("fork")}`), 2);
+        await P.click(`${$("transcript")} ${$("fork")}[data-request="1"]`);
+        await P.waitFor($("fork-stop-reason"));
+        assert.equal(await P.visible($("fork-stop-reason")), true);
+      });
+    });
 
   });
 }
