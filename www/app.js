@@ -203,7 +203,7 @@ function showReplay({ name, id, run, failed = false }, { hash = null } = {}) {
   const kase = CASES.find((c) => c.id === id);
   if (!kase || !isRecording(run)) return false;
   chooseScenario(id);
-  state.replay = { name: String(name ?? ""), id, run, difference: replayDifference(kase, run, { failed: failed === true }), hash };
+  state.replay = { name: String(name ?? ""), id, run, failed: failed === true, difference: replayDifference(kase, run, { failed: failed === true }), hash };
   newRun();
   if (!hash)
     encodeHash({ name: state.replay.name, run, failed: failed === true }).then((encoded) => {
@@ -486,12 +486,19 @@ function renderCounters(run) {
   $("executions").textContent = String(run.executions);
   $("steps").textContent = run.steps ?? "–";
   $("reason").textContent = run.reason ?? "–";
+  const compared = [];
   for (const id of ["requests", "executions", "steps", "reason"]) {
     const node = $(id);
     // A run aborted by hand is not the course's run: its counts are not compared.
-    if (scenario && run.status === "done" && !checked && !byHand) node.dataset.match = String(String(scenario.expect[id]) === node.textContent);
+    if (scenario && run.status === "done" && !checked && !byHand) compared.push((node.dataset.match = String(String(scenario.expect[id]) === node.textContent)));
     else delete node.dataset.match;
   }
+  // A learner's loop on a case the kit failed: a count equal to the course's is no pass (marked =, not ✓), and when
+  // every count is equal, a note says where the difference is instead.
+  const failedCase = !checked && state.replay?.failed === true;
+  document.querySelector('[data-panel="counters"]').dataset.verdict = failedCase ? "failed" : "";
+  $("counts-note").hidden = !(failedCase && compared.length > 0 && compared.every((m) => m === "true"));
+  $("counts-note").textContent = $("counts-note").hidden ? "" : t("counters.failedCase");
   const notes = [];
   if (!checked && run.result?.error) notes.push(t("result.error", { error: run.result.error }));
   if (!checked && run.result?.observerError) notes.push(t("result.observerError", { error: run.result.observerError }));

@@ -6,13 +6,23 @@
 //    step: from there the gates that wait show their Release buttons;
 // 3. while the run waits for a release, Step is disabled and says why;
 // 5. an embed without the fork panel has no fork buttons;
+// 6. stepping through a case the kit failed, counters equal to the course's do not read as a pass.
 // Run: node --test tests/e2e/tryout-two.test.mjs   (needs dist/ built; E2E_BROWSERS=chromium or firefox runs one)
 
 import { test, describe } from "node:test";
 import assert from "node:assert/strict";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
 import { BROWSERS, browserSuite } from "./browsers.mjs";
 
+const ROOT = path.join(path.dirname(fileURLToPath(import.meta.url)), "..", "..");
+const REFERENCE = fs.readFileSync(path.join(ROOT, "tests", "conformance", "reference-loop.mjs"), "utf8");
 const $ = (id) => `[data-testid="${id}"]`;
+
+/** The reference loop (written from chapter 07) with some of its bugs switched on, as a module's text. */
+const loopWith = (bugs) => REFERENCE.replace("export const runAgentLoop = createLoop();", `export const runAgentLoop = createLoop(${JSON.stringify(bugs)});`);
 
 /** The address's parameters, as an object. */
 const params = (P) => P.evaluate(() => Object.fromEntries(new URLSearchParams(location.search)));
@@ -42,6 +52,28 @@ const heldAt = (P, n) => P.waitFor(`${$("timeline")} > li.held[data-seq="${n}"]`
 
 /** The call ids of the tool_end events so far, in order. */
 const toolEnds = (P) => P.attrs(`${$("timeline")} > li[data-type="tool_end"]`, "data-call-id");
+
+/** Files in a fresh temp folder: their paths, in the order given. */
+function tempFiles(files) {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "tiny-pi-tryout-"));
+  return Object.entries(files).map(([name, text]) => {
+    const file = path.join(dir, name);
+    fs.writeFileSync(file, text);
+    return file;
+  });
+}
+
+/** Pick loop files in "Check your own loop", check them, and wait for the outcome. */
+async function checkLoop(P, files) {
+  await P.evaluate(() => (document.querySelector('details[data-panel="loop"]').open = true));
+  await P.setFiles($("loop-file"), tempFiles(files));
+  await P.waitUntil(() => !document.querySelector('[data-testid="loop-check"]').disabled);
+  await P.tap("loop-check");
+  return P.waitUntil(() => {
+    const s = document.querySelector('[data-testid="loop-status"]');
+    return ["passed", "failed", "error"].includes(s.dataset.state) && s.dataset.state;
+  });
+}
 
 for (const browser of BROWSERS) {
   describe(browser, () => {
@@ -158,5 +190,28 @@ for (const browser of BROWSERS) {
       });
     });
 
+    test("6. stepping through a case the kit failed: counters equal to the course's do not read as a pass", () =>
+      open("?scenario=readme&lang=en", async (P) => {
+        assert.equal(await checkLoop(P, { "order.mjs": loopWith({ completionOrder: true }) }), "failed");
+        assert.equal(await P.attr(`${$("kit-cases")} > li[data-case="concurrency"]`, "data-pass"), "false");
+        await P.click(`${$("kit-cases")} > li[data-case="concurrency"] ${$("kit-step")}`);
+        await P.tap("run");
+        await P.waitForDone();
+        // Every count is the course's (the loop only appended the results in another order), yet the case failed.
+        for (const id of ["requests", "executions", "steps", "reason"]) {
+          const mark = await P.evaluate((id) => getComputedStyle(document.querySelector(`[data-testid="${id}"]`), "::after").content, id);
+          assert.doesNotMatch(mark, /✓/, `${id}: no check mark beside a failed case`);
+        }
+        assert.match(await P.text($("counts-note")), /The counts are the course's, but the kit failed this case/);
+        await P.tap("lang-toggle");
+        await P.waitUntil(() => /计数与课程一致，但检查没有通过这个用例/.test(document.querySelector('[data-testid="counts-note"]')?.textContent ?? ""));
+        // A case the loop passed keeps its check marks.
+        await P.click(`${$("kit-cases")} > li[data-case="readme"] ${$("kit-step")}`);
+        await P.tap("run");
+        await P.waitForDone();
+        const mark = await P.evaluate(() => getComputedStyle(document.querySelector('[data-testid="steps"]'), "::after").content);
+        assert.match(mark, /✓/);
+        assert.equal(await P.visible($("counts-note")), false);
+      }));
   });
 }
