@@ -22,7 +22,7 @@ import { wireLive, liveModel, liveReady, diagnoseConnection, LIVE } from "./live
 // ScriptedModel and the trace checks, in one .wasm), at any path.
 const PKG_URL = new URL("./pkg/lesson/tiny_pi_lesson.js", import.meta.url).href;
 const SPEEDS = { instant: 0, normal: 350, slow: 1000 };
-const CUSTOM_KEY = "tiny-pi-custom"; // localStorage: {def, base} of the last edited or imported script
+const CUSTOM_KEY = "tiny-pi-custom"; // localStorage: {def, base, origin?} of the last edited or imported script
 const params = new URLSearchParams(location.search);
 const embed = readEmbed(params);
 
@@ -35,6 +35,7 @@ const state = {
   baseId: "readme", // the scenario an edited script started from (what Revert goes back to)
   def: null, // the definition the next run uses
   custom: null, // the edited/imported definition, kept while other scenarios are tried
+  origin: null, // how the page made `custom` from the base scenario's run (readOrigin): a resume, a fork, or null
   run: null,
   selection: null, // a link token (links.js) the learner clicked, or null: then the held event is the selection
   inspect: null, // the request the inspector shows when the learner picked one
@@ -142,10 +143,29 @@ function scenarioTitle(s) {
   return s.title[getLang()] ?? s.title.en;
 }
 
+/**
+ * How the page made a custom script, as the address and storage keep it: `{kind: "resume"}` (a paused run resumed
+ * with the learner's decisions) or `{kind: "fork", request}` (response `request` of the run edited); null for any
+ * other value (a script edited or imported).
+ */
+function readOrigin(value) {
+  if (value?.kind === "resume") return { kind: "resume" };
+  if (value?.kind === "fork" && Number.isInteger(value.request) && value.request > 0) return { kind: "fork", request: value.request };
+  return null;
+}
+
+/** The custom script's name (`scenario.*`) or its about line (`about.*`): a resume or a fork of a course scenario
+ * keeps that scenario's name and says how the page made it; any other is the edited script. */
+function customText(family, def) {
+  const base = scenarioById(state.baseId);
+  if (!state.origin || !base || !def) return t("scenario.custom");
+  return t(`${family}.${state.origin.kind}`, { title: scenarioTitle(base), n: state.origin.request, steps: def.startSteps ?? 0 });
+}
+
 function fillScenarioSelect() {
   const select = $("scenario-select");
   const options = SCENARIOS.map((s) => views.h("option", { value: s.id }, scenarioTitle(s)));
-  if (state.custom) options.push(views.h("option", { value: "custom" }, t("scenario.custom")));
+  if (state.custom) options.push(views.h("option", { value: "custom" }, customText("scenario", state.custom)));
   select.replaceChildren(...options);
   select.value = state.scenarioId;
 }
@@ -474,9 +494,11 @@ function renderCounters(run) {
         ? t("live.about")
         : scenario
           ? scenario.about[getLang()]
-          : t("scenario.custom");
+          : customText("about", run.def);
   $("about").dataset.replay = state.replay ? state.replay.id : "";
-  const step = checked ? null : scenario ? scenario.step : isPartTwo(run.def) ? "two" : null;
+  // A resume or a fork of a course scenario teaches what that scenario teaches.
+  const from = scenario ?? (state.scenarioId === "custom" && state.origin && !LIVE ? scenarioById(state.baseId) : null);
+  const step = checked ? null : from ? from.step : isPartTwo(run.def) ? "two" : null;
   $("chapter-step").hidden = step === null;
   $("chapter-step").dataset.step = step ?? "";
   $("chapter-step").textContent = step === null ? "" : `${t("step.label")} ${t(`step.${step}`)}`;
@@ -903,7 +925,7 @@ async function runFork() {
   const original = run.status === "done" ? run : await runOffScreen(run.def, order);
   state.compare = { request: fork.request, def, original: summaryOf(original), fork: null, run: null, shared: { request: fork.request, original: run.def, order } };
   setEditorText(def);
-  useCustom(def);
+  useCustom(def, { origin: { kind: "fork", request: fork.request } });
   newRun({ autoRelease: order, releaseRest: true });
   state.run.setPace(0);
   state.run.run();
@@ -951,7 +973,7 @@ function resume(run, pending) {
   if (run.status === "done") Object.assign(def, { messages: cloneDef(run.transcript), script: def.script.slice(run.calls.length), startSteps: run.steps });
   def.approvals = approvals;
   setEditorText(def);
-  useCustom(def);
+  useCustom(def, { origin: { kind: "resume" } });
   state.run.run();
 }
 
@@ -1040,14 +1062,16 @@ function readEditor() {
   return { executor: "registry", maxSteps: 32, abort: "none", ...def };
 }
 
-/** Make an edited or imported definition the page's script, and keep it for the next visit and in the URL. */
-function useCustom(def, { hash = null } = {}) {
+/** Make an edited or imported definition the page's script (`origin`: how the page made it, readOrigin's), and keep
+ * it for the next visit and in the URL. */
+function useCustom(def, { hash = null, origin = null } = {}) {
   state.replay = null;
   state.scenarioId = "custom";
   state.def = def;
   state.custom = def;
+  state.origin = origin;
   state.customHash = hash;
-  save(CUSTOM_KEY, { def, base: state.baseId });
+  save(CUSTOM_KEY, { def, base: state.baseId, ...(origin ? { origin } : {}) });
   fillScenarioSelect();
   newRun();
   if (!hash) shareCustom(def);
@@ -1056,7 +1080,8 @@ function useCustom(def, { hash = null } = {}) {
 /** Put the custom script into the address (#script=…), once packed, with the comparison a fork shows beside it. */
 function shareCustom(def) {
   const compare = state.compare?.def === def ? state.compare.shared : null;
-  encodeHash({ def, base: state.baseId, ...(compare ? { compare } : {}) }).then((encoded) => {
+  const origin = state.custom === def ? state.origin : null;
+  encodeHash({ def, base: state.baseId, ...(compare ? { compare } : {}), ...(origin ? { origin } : {}) }).then((encoded) => {
     if (state.custom !== def) return; // another script took its place meanwhile
     state.customHash = `#script=${encoded}`;
     syncUrl();
@@ -1150,7 +1175,7 @@ function wire() {
     if (ev.target.value !== "custom") chooseScenario(ev.target.value);
     else if (state.custom) {
       setEditorText(state.custom);
-      useCustom(state.custom);
+      useCustom(state.custom, { origin: state.origin });
     }
   });
   for (const name of Object.keys(actions)) $(name).addEventListener("click", actions[name]);
@@ -1254,7 +1279,7 @@ async function startScript() {
     if (scenarioById(shared.base)) state.baseId = shared.base;
     setEditorText(shared.def);
     state.compare = compare;
-    useCustom(shared.def, { hash: location.hash });
+    useCustom(shared.def, { hash: location.hash, origin: readOrigin(shared.origin) });
     return true;
   }
   const wanted = params.get("scenario");
@@ -1268,6 +1293,7 @@ async function startScript() {
   if (saved !== null && !valid) dropSaved(defError(problems[0]));
   if (valid) {
     state.custom = saved.def;
+    state.origin = readOrigin(saved.origin);
     if (scenarioById(saved.base)) state.baseId = saved.base;
   }
   if (wanted || !valid || embed.on) return chooseScenario(wanted ?? "readme"), true;
@@ -1291,6 +1317,7 @@ async function startScript() {
 function dropSaved(error) {
   forget(CUSTOM_KEY);
   state.custom = null;
+  state.origin = null;
   showError(t("storage.dropped", { error }), "dropped-script", "notice");
 }
 

@@ -5,6 +5,7 @@
 // 2. a step= link opens gates in its release= order, or without one in the script's own order only on its way to the
 //    step: from there the gates that wait show their Release buttons;
 // 3. while the run waits for a release, Step is disabled and says why;
+// 4. a resumed approval and a fork keep the scenario's name;
 // 5. an embed without the fork panel has no fork buttons;
 // 6. stepping through a case the kit failed, counters equal to the course's do not read as a pass.
 // Run: node --test tests/e2e/tryout-two.test.mjs   (needs dist/ built; E2E_BROWSERS=chromium or firefox runs one)
@@ -172,6 +173,60 @@ for (const browser of BROWSERS) {
         await heldAt(P, 10);
         assert.equal(await P.evaluate(() => document.querySelector('[data-testid="step"]').disabled), false);
         assert.equal(await P.attr($("step"), "title"), "");
+      }));
+
+    /** Run the approval scenario to its pause, approve call-1, deny call-2 and resume, to the end. */
+    async function resumeApproval(P) {
+      await P.tap("run");
+      await P.waitForDone();
+      await P.tap("approve-call-1");
+      await P.tap("deny-call-2");
+      await P.waitFor(`${$("approvals-list")} > li[data-call-id="call-2"][data-decision="deny"]`);
+      await P.tap("resume");
+      await P.waitUntil(() => document.querySelector('[data-testid="status"]').dataset.run === "done" && document.querySelector('[data-testid="reason"]').textContent === "stop");
+    }
+
+    test("4. a resumed approval keeps the scenario's name, in both languages and after a reload", () =>
+      open("?scenario=approval&lang=en&speed=instant", async (P) => {
+        const title = "Approvals: the run pauses, and resumes with your decisions (needsApproval)";
+        await resumeApproval(P);
+        const named = async () => {
+          assert.equal(await P.evaluate(() => document.querySelector('[data-testid="scenario-select"]').value), "custom");
+          assert.equal(await P.evaluate(() => document.querySelector('[data-testid="scenario-select"]').selectedOptions[0].textContent), `${title} (resumed with your decisions)`);
+          assert.match(await P.text($("about")), /^“Approvals: .*”, resumed with your decisions: .*steps go on from the 1 before/);
+          assert.equal(await P.attr($("chapter-step"), "data-step"), "two");
+        };
+        await named();
+        // The address holds the resumed script and step=end: the reloaded page runs it out at once.
+        await P.waitUntil(() => location.hash.startsWith("#script="));
+        await P.reload();
+        await P.waitUntil(() => document.body.dataset.ready === "true");
+        await P.waitForDone();
+        await named();
+        await P.tap("lang-toggle");
+        await P.waitUntil(() => document.querySelector('[data-testid="scenario-select"]').selectedOptions[0].textContent === "批准：运行暂停，决定后继续（needsApproval）（按你的决定继续）");
+      }));
+
+    test("4. a fork keeps the scenario's name: the fork of it, and which response was edited; so does its link", () =>
+      open("?scenario=readme&lang=en&speed=instant", async (P) => {
+        await P.tap("run");
+        await P.waitForDone();
+        await P.click(`${$("transcript")} ${$("fork")}[data-request="2"]`);
+        await P.fill($("fork-text"), "A different answer.");
+        await P.tap("fork-run");
+        await P.waitFor(`${$("compare")}[data-state="done"]`);
+        const named = async () => {
+          assert.equal(await P.evaluate(() => document.querySelector('[data-testid="scenario-select"]').selectedOptions[0].textContent), "Fork of README round trip (two model requests) (the response to model request 2 edited)");
+          assert.match(await P.text($("about")), /^A fork of “README round trip \(two model requests\)”: the response to model request 2 as you edited it/);
+          assert.equal(await P.attr($("chapter-step"), "data-step"), "2");
+        };
+        await named();
+        await P.waitUntil(() => location.hash.startsWith("#script="));
+        const link = await addressOf(P);
+        await P.evaluate(() => localStorage.clear()); // the link alone carries it
+        await P.open(link);
+        await P.waitFor(`${$("compare")}[data-state="done"]`);
+        await named();
       }));
 
     test("5. an embed without the fork panel shows no fork button; with it, the button opens the fork editor", async () => {
