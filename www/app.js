@@ -159,7 +159,9 @@ function readOrigin(value) {
 function customText(family, def) {
   const base = scenarioById(state.baseId);
   if (!state.origin || !base || !def) return t("scenario.custom");
-  return t(`${family}.${state.origin.kind}`, { title: scenarioTitle(base), n: state.origin.request, steps: def.startSteps ?? 0 });
+  const steps = def.startSteps ?? 0;
+  // A fork's request is numbered as the page numbers it: after the requests its transcript already holds.
+  return t(`${family}.${state.origin.kind}`, { title: scenarioTitle(base), n: (state.origin.request ?? 0) + steps, steps });
 }
 
 function fillScenarioSelect() {
@@ -295,6 +297,12 @@ function responseOf(run, n) {
   return run.events.find((r) => r.type === "assistant_message" && r.request === n)?.event.message;
 }
 
+/** The requests a run's transcript already holds (a resumed or continued run's `startSteps`): the page numbers the
+ * run's own requests after them, as `steps` counts them. */
+function requestsBefore(run) {
+  return run.def.startSteps ?? 0;
+}
+
 /** What the explanations need about the batch an event belongs to (its response's calls, or those a run starts
  * from): whether it runs one call at a time, whether it pauses for a decision. */
 function batchOf(run, rec) {
@@ -341,8 +349,8 @@ function showsDifference(run, rec) {
 function explainEvent(run, rec) {
   if (showsDifference(run, rec)) return differenceText(state.replay.difference);
   // The last request maxSteps allows: after its batch the run ends (it does not ask the model again).
-  const last = (run.def.startSteps ?? 0) + rec.request >= (run.def.maxSteps ?? 32);
-  const context = { ...batchOf(run, rec), ...partThreeOf(run, rec), last, requestOf: (n) => run.requestOf(n) };
+  const last = requestsBefore(run) + rec.request >= (run.def.maxSteps ?? 32);
+  const context = { ...batchOf(run, rec), ...partThreeOf(run, rec), last, requestOf: (n) => run.requestOf(n), requestsBefore: requestsBefore(run) };
   const why = whyOf(rec, context);
   return tFirst(why.keys, why.vars);
 }
@@ -449,11 +457,11 @@ function statusText(run) {
         return t("status.abortWaiting", { seq: run.aborted.seq, names: names(run.pendingTools.map((x) => callLabel(x.name, x.callId))) });
       if (run.held && run.mode === "step") {
         const rec = run.events[run.hold.seq - 1];
-        const wait = waitOf(rec, { ...batchOf(run, rec), retry: run.def.retry ?? null });
+        const wait = waitOf(rec, { ...batchOf(run, rec), retry: run.def.retry ?? null, requestsBefore: requestsBefore(run) });
         return t("status.held", { seq: rec.seq, label: views.eventLabel(rec), wait: tFirst(wait.keys, wait.vars) });
       }
       // Between a retry and the next call of the model the loop waits on a timer.
-      if (run.retrying) return t("status.retryWait", { ms: run.events[run.retrying.seq - 1].event.delayMs, n: run.request });
+      if (run.retrying) return t("status.retryWait", { ms: run.events[run.retrying.seq - 1].event.delayMs, n: requestsBefore(run) + run.request });
       const gated = run.execs.filter((x) => x.state === "gated");
       // A link's release order that names a call not waiting (or none) while others wait: the run cannot go on by itself.
       if (run.stuck && gated.length) {
@@ -505,6 +513,9 @@ function renderCounters(run) {
   $("expected").textContent = checked || !scenario ? "–" : byHand ? t("expected.abortedByHand", { seq: run.aborted.seq }) : t("expected.line", scenario.expect);
   $("expected").dataset.state = byHand && !checked ? "aborted-by-hand" : "";
   $("requests").textContent = String(run.requests);
+  // A resumed or continued run counts its own requests; steps count those its transcript held too.
+  $("requests-before").hidden = checked || requestsBefore(run) === 0;
+  $("requests-before").textContent = $("requests-before").hidden ? "" : t("counters.requestsBefore", { n: requestsBefore(run), next: requestsBefore(run) + 1 });
   $("executions").textContent = String(run.executions);
   $("steps").textContent = run.steps ?? "–";
   $("reason").textContent = run.reason ?? "–";
@@ -528,12 +539,13 @@ function renderCounters(run) {
   $("result-note").textContent = notes.join(" · ");
 }
 
-/** The rows of the decision table that fired for this run's responses (or a pasted transcript's), by request. */
+/** The rows of the decision table that fired for this run's responses (or a pasted transcript's), by request, each
+ * numbered as the page numbers it (after the requests the run's transcript already holds). */
 function firedRows(run, d) {
   const fired = new Map();
   const responses = state.checked
     ? d.messages.filter((m) => m?.role === "assistant").map((message, i) => ({ message, n: i + 1 }))
-    : run.events.filter((r) => r.type === "assistant_message").map((r) => ({ message: r.event.message, n: r.request }));
+    : run.events.filter((r) => r.type === "assistant_message").map((r) => ({ message: r.event.message, n: requestsBefore(run) + r.request }));
   for (const { message, n } of responses) {
     const row = decisionRow(message)?.id;
     if (row) fired.set(row, [...(fired.get(row) ?? []), n]);
@@ -608,12 +620,13 @@ function renderViews(run) {
     activeSeq: d.selectedSeq ?? d.heldSeq ?? d.events.at(-1)?.seq,
     highlight,
     aborted: checked ? null : run.aborted,
+    requestsBefore: requestsBefore(run),
     onSelect: (seq, { toggle = false, focus = false } = {}) => {
       if (focus) state.focusNext = `e:${seq}`;
       select(`e:${seq}`, { toggle });
     },
   });
-  views.renderTranscript($("transcript"), d.messages, d.keys, { highlight, selected: d.selection, problems: d.problems, inProgress: d.inProgress, paused: d.paused, onSelect, onFork: checked || LIVE || state.replay || !panelShown("fork") ? null : openFork });
+  views.renderTranscript($("transcript"), d.messages, d.keys, { highlight, selected: d.selection, problems: d.problems, inProgress: d.inProgress, paused: d.paused, onSelect, onFork: checked || LIVE || state.replay || !panelShown("fork") ? null : openFork, requestsBefore: requestsBefore(run) });
   views.renderPairing($("pairing"), d.rows, { execs: checked ? [] : run.execs, live: d.live, paused: d.paused, inProgress: d.inProgress, highlight, selected: d.selection, onSelect });
   views.renderFindings($("findings"), d.validation, { inProgress: d.inProgress, paused: d.paused });
   renderApprovalPanel(run);
@@ -643,6 +656,7 @@ function renderViews(run) {
     // The tokens so far once this request's response is in, against the budget.
     running: checked ? null : runningAt(run, open),
     budget: run.def.budget ?? null,
+    requestsBefore: requestsBefore(run),
     onPick: (n) => {
       state.inspect = n;
       state.uncarried = null;
@@ -658,9 +672,10 @@ function renderViews(run) {
   views.renderTrace($("trace"), d.trace, { highlight, selected: d.selection, inProgressIds: d.inProgressIds, paused: d.paused, problems: d.problems, onSelect });
 
   if (LIVE) diagnoseLive(run);
-  views.renderWaterfall($("waterfall-box"), waterfall, { tokensOf, tokensText, budget: checked ? null : (run.def.budget ?? null), usage: checked ? null : (run.result?.usage ?? null) });
+  views.renderWaterfall($("waterfall-box"), waterfall, { tokensOf, tokensText, budget: checked ? null : (run.def.budget ?? null), usage: checked ? null : (run.result?.usage ?? null), requestsBefore: requestsBefore(run) });
   renderFork($("fork-box"), checked ? null : state.fork, {
     tools: Object.keys(run.def.tools ?? {}),
+    requestsBefore: requestsBefore(run),
     onChange: render,
     onRun: runFork,
     onCancel: () => {

@@ -137,11 +137,12 @@ export const callLabel = (name, id) => `${name}(${id})`;
  * `context` gives what the event alone does not say: the response of this request, the run's requests, whether the
  * batch runs one call at a time or waits for approval, whether this request is the last maxSteps allows, and part
  * three's options (`retry`, `budget`, `compaction`), the run's usage so far and where a compaction entry stands.
+ * A request is named by its number after the `requestsBefore` requests the run's transcript already holds.
  */
-export function whyOf(rec, { response, requestOf, sequential = false, approval = false, last = false, retry = null, usage = null, budget = null, compaction = null, index = "?" } = {}) {
+export function whyOf(rec, { response, requestOf, sequential = false, approval = false, last = false, retry = null, usage = null, budget = null, compaction = null, index = "?", requestsBefore = 0 } = {}) {
   const e = rec.event;
   const row = response ? decisionRow(response) : null;
-  const vars = { n: rec.request, row: row?.id ?? "?" };
+  const vars = { n: requestsBefore + rec.request, row: row?.id ?? "?" };
   switch (e.type) {
     case "model_event": {
       const m = e.event ?? {};
@@ -165,7 +166,7 @@ export function whyOf(rec, { response, requestOf, sequential = false, approval =
       const entry = e.entry ?? {};
       const max = compaction?.maxContextTokens ?? "?";
       const keep = compaction?.keepRecentTokens ?? (typeof max === "number" ? max / 2 : "?");
-      return { keys: ["why.compaction"], vars: { ...vars, n: rec.request + 1, k: entry.firstKeptIndex, index, tokensBefore: entry.tokensBefore, max, keep } };
+      return { keys: ["why.compaction"], vars: { ...vars, n: requestsBefore + rec.request + 1, k: entry.firstKeptIndex, index, tokensBefore: entry.tokensBefore, max, keep } };
     }
     case "assistant_message": {
       const variant = approval ? "approval" : sequential ? "sequential" : last ? "last" : budget ? "budget" : null;
@@ -202,8 +203,9 @@ export function whyOf(rec, { response, requestOf, sequential = false, approval =
   }
 }
 
-/** What the loop does once a hold on this event is released: the most specific key that has a text. */
-export function waitOf(rec, { response, sequential = false, approval = false, retry = null } = {}) {
+/** What the loop does once a hold on this event is released: the most specific key that has a text (a request
+ * numbered as whyOf numbers it). */
+export function waitOf(rec, { response, sequential = false, approval = false, retry = null, requestsBefore = 0 } = {}) {
   const e = rec.event;
   const row = response ? decisionRow(response) : null;
   const sub = e.type === "model_event" ? e.event?.type : undefined;
@@ -217,5 +219,5 @@ export function waitOf(rec, { response, sequential = false, approval = false, re
           `wait.${e.type}.${row?.id}`,
           `wait.${e.type}`,
         ].filter(Boolean);
-  return { keys: [...keys, "wait.unknown"], vars: { row: row?.id ?? "?", n: e.type === "compaction" ? rec.request + 1 : rec.request, delayMs: e.delayMs ?? "?" } };
+  return { keys: [...keys, "wait.unknown"], vars: { row: row?.id ?? "?", n: requestsBefore + (e.type === "compaction" ? rec.request + 1 : rec.request), delayMs: e.delayMs ?? "?" } };
 }

@@ -122,9 +122,12 @@ export function requestForMessage(sent, message, shown) {
 
 /**
  * The request inspector. `uncarried` ({id, ended}): the tool result the learner picked that no request carried
- * (`ended`: the run is over, so none ever will), said above the request shown (`inspector-uncarried`).
+ * (`ended`: the run is over, so none ever will), said above the request shown (`inspector-uncarried`). `open` and
+ * `data-request` count this run's requests; their labels number them after the `requestsBefore` requests the run's
+ * transcript already holds (a resumed run's startSteps).
  */
-export function renderInspector(box, sent, open, { onPick, context = null, customRoles = [], raw = false, onRaw = () => {}, response = null, payload = undefined, retries = [], running = null, budget = null, uncarried = null }) {
+export function renderInspector(box, sent, open, { onPick, context = null, customRoles = [], raw = false, onRaw = () => {}, response = null, payload = undefined, retries = [], running = null, budget = null, uncarried = null, requestsBefore = 0 }) {
+  const label = (n) => requestsBefore + n;
   const note = uncarried ? h("p", { class: "note", role: "note", "data-testid": "inspector-uncarried", "data-call": uncarried.id }, t(uncarried.ended ? "inspector.uncarriedEnded" : "inspector.uncarriedYet", { id: uncarried.id })) : null;
   if (!sent.length || !sent[open - 1]) {
     box.replaceChildren(...(note ? [note] : []), h("p", { class: "empty" }, t("inspector.empty")));
@@ -136,7 +139,7 @@ export function renderInspector(box, sent, open, { onPick, context = null, custo
     "div",
     { class: "picks", role: "group", "aria-label": t("inspector.pick") },
     ...sent.map((_, i) =>
-      h("button", { type: "button", "aria-pressed": String(i + 1 === open), "data-request": i + 1, "data-focus-key": `req:${i + 1}`, onclick: () => onPick(i + 1) }, t("inspector.request", { n: i + 1 })),
+      h("button", { type: "button", "aria-pressed": String(i + 1 === open), "data-request": i + 1, "data-focus-key": `req:${i + 1}`, onclick: () => onPick(i + 1) }, t("inspector.request", { n: label(i + 1) })),
     ),
     h("button", { type: "button", class: "raw-toggle", "data-testid": "request-raw", "aria-pressed": String(raw), "data-focus-key": "req:raw", onclick: () => onRaw(!raw) }, t("inspector.raw")),
   );
@@ -189,7 +192,7 @@ export function renderInspector(box, sent, open, { onPick, context = null, custo
   const tokens = tokensOf(response);
   const attempts = retries.length
     ? [
-        h("h3", {}, t("inspector.attempts", { n: open, count: retries.length + 1 })),
+        h("h3", {}, t("inspector.attempts", { n: label(open), count: retries.length + 1 })),
         h(
           "ol",
           { "data-testid": "request-attempts", class: "attempts" },
@@ -206,7 +209,7 @@ export function renderInspector(box, sent, open, { onPick, context = null, custo
     : [];
   const answer = response
     ? [
-        h("h3", {}, t("inspector.response", { n: open })),
+        h("h3", {}, t("inspector.response", { n: label(open) })),
         h(
           "div",
           { "data-testid": "request-response", class: "response" },
@@ -232,11 +235,11 @@ export function renderInspector(box, sent, open, { onPick, context = null, custo
       "div",
       { "data-testid": "request-inspector", "data-request": open, class: "request" },
       raw
-        ? h("div", { class: "raw" }, h("p", { class: "help" }, t("inspector.rawHelp", { n: open })), h("pre", { "data-testid": "request-raw-json", tabindex: "0", "aria-label": t("inspector.raw") }, JSON.stringify(request, null, 2)))
+        ? h("div", { class: "raw" }, h("p", { class: "help" }, t("inspector.rawHelp", { n: label(open) })), h("pre", { "data-testid": "request-raw-json", tabindex: "0", "aria-label": t("inspector.raw") }, JSON.stringify(request, null, 2)))
         : null,
       h("h3", {}, t("inspector.system"), mark(diff.system) ? h("span", { class: "badge new" }, mark(diff.system)) : null),
       h("pre", { class: "system", tabindex: "0" }, request.systemPrompt ?? t("inspector.noSystem")),
-      h("h3", {}, open === 1 ? t("inspector.messagesFirst", { count: messages.length }) : t("inspector.messages", { count: messages.length, fresh, prev: open - 1 })),
+      h("h3", {}, open === 1 ? t("inspector.messagesFirst", { count: messages.length }) : t("inspector.messages", { count: messages.length, fresh, prev: label(open - 1) })),
       h("ol", { class: "request-messages" }, ...messages),
       ...against,
       h("h3", {}, t("inspector.tools", { count: tools.length }), mark(diff.tools) ? h("span", { class: "badge new" }, mark(diff.tools)) : null),
@@ -389,9 +392,10 @@ const STOP_REASONS = ["stop", "length", "toolUse", "error", "aborted"];
 /**
  * The fork editor for response `request` of the run: its stop reason (`fork-stop-reason`), its text (`fork-text`) and
  * its calls (`fork-call` rows: id, name, arguments as JSON), then `fork-run`. `draft` is edited in place as the
- * learner types; `onChange()` asks for a render (a call added or removed).
+ * learner types; `onChange()` asks for a render (a call added or removed). The request is numbered after the
+ * `requestsBefore` requests the run's transcript already holds.
  */
-export function renderFork(box, fork, { tools = [], onChange, onRun, onCancel }) {
+export function renderFork(box, fork, { tools = [], onChange, onRun, onCancel, requestsBefore = 0 }) {
   if (!fork) {
     box.replaceChildren(h("p", { class: "help" }, t("fork.help")));
     return;
@@ -427,7 +431,7 @@ export function renderFork(box, fork, { tools = [], onChange, onRun, onCancel })
     );
   });
   box.replaceChildren(
-    h("p", { class: "help" }, t("fork.editing", { n: fork.request })),
+    h("p", { class: "help" }, t("fork.editing", { n: requestsBefore + fork.request })),
     h("div", { class: "row" }, h("label", { for: "fork-stop-reason" }, "stopReason"), select),
     h("label", { for: "fork-text", class: "block-label" }, t("fork.text")),
     text,
@@ -439,7 +443,7 @@ export function renderFork(box, fork, { tools = [], onChange, onRun, onCancel })
     h(
       "div",
       { class: "row" },
-      h("button", { type: "button", class: "primary", "data-testid": "fork-run", onclick: onRun }, t("fork.run", { n: fork.request })),
+      h("button", { type: "button", class: "primary", "data-testid": "fork-run", onclick: onRun }, t("fork.run", { n: requestsBefore + fork.request })),
       h("button", { type: "button", "data-testid": "fork-cancel", onclick: onCancel }, t("fork.cancel")),
     ),
   );

@@ -165,12 +165,13 @@ function retryWait(rec, waits) {
 }
 
 /**
- * One child per event (role option, data-type); model events carry their request number and the first one of a
- * request is labelled (with its attempt, when it was retried). A retry shows the wait that follows it, and the events
+ * One child per event (role option, data-type); model events carry their request number (`data-request`, of this
+ * run) and the first one of a request is labelled (with its attempt, when it was retried), numbered after the
+ * `requestsBefore` requests the run's transcript already holds (a resumed run's startSteps). A retry shows the wait that follows it, and the events
  * of the failed attempt it dropped are marked (`data-dropped`). One tab stop (`active`); the arrows, Home and End move
  * it and select as they go.
  */
-export function renderTimeline(list, records, { heldSeq, selectedSeq, activeSeq, highlight, aborted, onSelect, waits = [] }) {
+export function renderTimeline(list, records, { heldSeq, selectedSeq, activeSeq, highlight, aborted, onSelect, waits = [], requestsBefore = 0 }) {
   const items = records.map((rec, i) => {
     const isModel = rec.type === "model_event";
     const sub = isModel ? rec.event.event?.type : null;
@@ -204,7 +205,7 @@ export function renderTimeline(list, records, { heldSeq, selectedSeq, activeSeq,
         tabindex: rec.seq === activeSeq ? "0" : "-1",
         "aria-current": rec.seq === heldSeq ? "step" : undefined,
       },
-      isModel && sub === "start" ? h("span", { class: "request-label" }, rec.attempt > 1 ? t("timeline.requestAttempt", { n: rec.request, attempt: rec.attempt }) : t("timeline.request", { n: rec.request })) : null,
+      isModel && sub === "start" ? h("span", { class: "request-label" }, rec.attempt > 1 ? t("timeline.requestAttempt", { n: requestsBefore + rec.request, attempt: rec.attempt }) : t("timeline.request", { n: requestsBefore + rec.request })) : null,
       h("span", { class: "seq" }, String(rec.seq).padStart(2, "0")),
       h("span", { class: "kind" }, rec.type),
       sub ? h("span", { class: "sub" }, sub) : null,
@@ -279,7 +280,7 @@ export function lastCompaction(messages) {
  * compaction entry shows its summary and its cut; a message before the last entry's cut is marked as summarised
  * (`data-compacted`: the entry's index): it stays in the transcript, and requests carry the summary instead.
  */
-export function renderTranscript(list, messages, keys, { highlight, selected, problems, inProgress = new Set(), paused = null, onSelect, onFork = null }) {
+export function renderTranscript(list, messages, keys, { highlight, selected, problems, inProgress = new Set(), paused = null, onSelect, onFork = null, requestsBefore = 0 }) {
   const last = lastCompaction(messages);
   // Only messages before the entry can be summarised by it, whatever its cut says.
   const cut = last >= 0 ? Math.min(messages[last].firstKeptIndex, last) : -1;
@@ -316,9 +317,10 @@ export function renderTranscript(list, messages, keys, { highlight, selected, pr
         { class: "message-head" },
         h("button", { type: "button", class: "link", "data-focus-key": token, "aria-pressed": String(selected === token) }, h("span", { class: "index" }, `#${i}`), " ", h("span", { class: "role" }, String(role))),
         ...badges,
-        // A response of this run (request k made it) can be edited and the run made again from there.
+        // A response of this run (request k made it) can be edited and the run made again from there; its label
+        // numbers it after the requests the run's transcript already holds.
         onFork && role === "assistant" && keys[i]?.startsWith("a:")
-          ? h("button", { type: "button", class: "fork-button", "data-testid": "fork", "data-select": "fork", "data-request": keys[i].slice(2), "data-focus-key": `fork:${i}`, "aria-label": t("fork.button", { n: keys[i].slice(2) }), onclick: () => onFork(Number(keys[i].slice(2))) }, t("fork.short"))
+          ? h("button", { type: "button", class: "fork-button", "data-testid": "fork", "data-select": "fork", "data-request": keys[i].slice(2), "data-focus-key": `fork:${i}`, "aria-label": t("fork.button", { n: requestsBefore + Number(keys[i].slice(2)) }), onclick: () => onFork(Number(keys[i].slice(2))) }, t("fork.short"))
           : null,
       ),
       ...(role === "compaction"
@@ -613,8 +615,8 @@ export function waterfallRows(events, times, now, goneOn = times) {
  * since the run began), one `[data-request]` bar per call of the model, with its tokens when its response has usage and
  * the run's total so far (`data-running`, against `budget.maxTokens` when the run has a budget), and one `[data-wait]`
  * bar per wait before a retry. Under it, the tokens the page added up and, once the run is over, the package's own
- * `result.usage` (`usage`). */
-export function renderWaterfall(box, rows, { tokensOf, tokensText, budget = null, usage = null }) {
+ * `result.usage` (`usage`). A request's label numbers it after the `requestsBefore` the run's transcript holds. */
+export function renderWaterfall(box, rows, { tokensOf, tokensText, budget = null, usage = null, requestsBefore = 0 }) {
   if (!rows.length) {
     box.replaceChildren(h("p", { class: "empty" }, t("waterfall.empty")));
     return;
@@ -633,7 +635,7 @@ export function renderWaterfall(box, rows, { tokensOf, tokensText, budget = null
     if (r.kind === "request") {
       const tokens = tokensOf({ usage: r.usage });
       if (tokens?.totalTokens !== undefined) running += tokens.totalTokens;
-      const label = r.attempt > 1 || r.failed ? t("waterfall.requestAttempt", { n: r.request, attempt: r.attempt }) : t("waterfall.request", { n: r.request });
+      const label = r.attempt > 1 || r.failed ? t("waterfall.requestAttempt", { n: requestsBefore + r.request, attempt: r.attempt }) : t("waterfall.request", { n: requestsBefore + r.request });
       const total = tokens?.totalTokens !== undefined ? h("span", { class: "running", "data-testid": "tokens-running" }, budget?.maxTokens ? t("waterfall.runningBudget", { n: running, max: budget.maxTokens }) : t("waterfall.runningTotal", { n: running })) : null;
       return h(
         "li",
@@ -656,7 +658,7 @@ export function renderWaterfall(box, rows, { tokensOf, tokensText, budget = null
       return h(
         "li",
         { class: `wf wait${r.open ? " open" : ""}`, "data-wait": r.attempt, "data-request": r.request, "data-delay": r.delay, "data-start": Math.round(r.start), "data-end": Math.round(r.end), "data-open": r.open ? "true" : undefined },
-        h("span", { class: "wf-label" }, t("waterfall.wait", { attempt: r.attempt, n: r.request })),
+        h("span", { class: "wf-label" }, t("waterfall.wait", { attempt: r.attempt, n: requestsBefore + r.request })),
         bar(r),
         h("span", { class: "wf-time" }, time, " · ", t("waterfall.waitDelay", { ms: r.delay })),
       );

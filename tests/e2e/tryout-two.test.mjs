@@ -5,7 +5,8 @@
 // 2. a step= link opens gates in its release= order, or without one in the script's own order only on its way to the
 //    step: from there the gates that wait show their Release buttons;
 // 3. while the run waits for a release, Step is disabled and says why;
-// 4. a resumed approval and a fork keep the scenario's name;
+// 4. a resumed approval and a fork keep the scenario's name, and a resumed run numbers its requests after the ones
+//    its transcript already holds;
 // 5. an embed without the fork panel has no fork buttons;
 // 6. stepping through a case the kit failed, counters equal to the course's do not read as a pass.
 // Run: node --test tests/e2e/tryout-two.test.mjs   (needs dist/ built; E2E_BROWSERS=chromium or firefox runs one)
@@ -205,6 +206,25 @@ for (const browser of BROWSERS) {
         await named();
         await P.tap("lang-toggle");
         await P.waitUntil(() => document.querySelector('[data-testid="scenario-select"]').selectedOptions[0].textContent === "批准：运行暂停，决定后继续（needsApproval）（按你的决定继续）");
+      }));
+
+    test("4. a resumed run numbers its request after the paused run's, as steps counts it, in every view", () =>
+      open("?scenario=approval&lang=en&speed=instant", async (P) => {
+        await resumeApproval(P);
+        // steps = 2: the paused run's request and this run's, which is request 2 wherever it is named.
+        assert.equal(await P.text($("steps")), "2");
+        assert.deepEqual(await P.texts(`${$("timeline")} .request-label`), ["Model request 2"]);
+        assert.equal(await P.text($("requests")), "1", "one request in this run");
+        assert.match(await P.text($("requests-before")), /1 before it, so they are numbered from 2/);
+        assert.deepEqual(await P.texts(`${$("inspector")} .picks button[data-request]`), ["Request 2"]);
+        assert.equal(await P.text(`${$("waterfall")} > li[data-request="1"] .wf-label`), "Model request 2");
+        assert.match(await P.text(`${$("decision")} tr[data-row="stop"] th`), /request 2/);
+        assert.equal(await P.attr(`${$("transcript")} ${$("fork")}`, "aria-label"), "fork from the response to model request 2");
+        await P.click(`${$("timeline")} > li[data-event="start"]`);
+        assert.match(await P.text($("why")), /^Model request 2 begins: /);
+        await P.tap("lang-toggle");
+        await P.waitUntil(() => document.querySelector('[data-testid="timeline"] .request-label')?.textContent === "模型请求 2");
+        assert.match(await P.text($("requests-before")), /之前已有 1 次，所以编号从 2 开始/);
       }));
 
     test("4. a fork keeps the scenario's name: the fork of it, and which response was edited; so does its link", () =>
