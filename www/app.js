@@ -940,7 +940,7 @@ async function runFork() {
   const original = run.status === "done" ? run : await runOffScreen(run.def, order);
   state.compare = { request: fork.request, def, original: summaryOf(original), fork: null, run: null, shared: { request: fork.request, original: run.def, order } };
   setEditorText(def);
-  useCustom(def, { origin: { kind: "fork", request: fork.request } });
+  useCustom(def, { origin: keptOrigin({ kind: "fork", request: fork.request }) });
   newRun({ autoRelease: order, releaseRest: true });
   state.run.setPace(0);
   state.run.run();
@@ -972,6 +972,12 @@ function renderApprovalPanel(run) {
   });
 }
 
+/** How a resume or a fork is named (useCustom's `origin`): after the course scenario only when the run it was made
+ * from is that scenario's or a script that already bears its name; of an edited or imported script, it stays one. */
+function keptOrigin(origin) {
+  return state.scenarioId !== "custom" || state.origin ? origin : null;
+}
+
 /**
  * Resume with the learner's decisions: runAgentLoop from the paused transcript with `approvals`, `steps` going on
  * from the paused run's (`startSteps`), the script going on after the responses the paused run used. A run that is
@@ -988,7 +994,7 @@ function resume(run, pending) {
   if (run.status === "done") Object.assign(def, { messages: cloneDef(run.transcript), script: def.script.slice(run.calls.length), startSteps: run.steps });
   def.approvals = approvals;
   setEditorText(def);
-  useCustom(def, { origin: { kind: "resume" } });
+  useCustom(def, { origin: keptOrigin({ kind: "resume" }) });
   state.run.run();
 }
 

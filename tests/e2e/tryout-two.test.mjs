@@ -8,7 +8,9 @@
 // 4. a resumed approval and a fork keep the scenario's name, and a resumed run numbers its requests after the ones
 //    its transcript already holds;
 // 5. an embed without the fork panel has no fork buttons;
-// 6. stepping through a case the kit failed, counters equal to the course's do not read as a pass.
+// 6. stepping through a case the kit failed, counters equal to the course's do not read as a pass;
+// 7. a fork or a resume of an edited script stays "Edited script" (only the course scenario's, or a script that
+//    already has its name, keeps the scenario's name).
 // Run: node --test tests/e2e/tryout-two.test.mjs   (needs dist/ built; E2E_BROWSERS=chromium or firefox runs one)
 
 import { test, describe } from "node:test";
@@ -287,6 +289,58 @@ for (const browser of BROWSERS) {
         const mark = await P.evaluate(() => getComputedStyle(document.querySelector('[data-testid="steps"]'), "::after").content);
         assert.match(mark, /✓/);
         assert.equal(await P.visible($("counts-note")), false);
+      }));
+    /** Open the editor, put `edit` of its script there and apply it; the run is over once this returns. */
+    async function applyEdited(P, edit) {
+      await P.evaluate(() => (document.querySelector('details[data-panel="editor"]').open = true));
+      const def = JSON.parse(await P.evaluate(() => document.querySelector('[data-testid="editor"]').value));
+      edit(def);
+      await P.fill($("editor"), JSON.stringify(def, null, 2));
+      await P.tap("editor-apply");
+      await P.waitUntil(() => document.querySelector('[data-testid="scenario-select"]').value === "custom");
+    }
+
+    /** The page names the run as an edited script: the picker, the about line, the chapter badge its own (`step`:
+     * "two" for a script with part two's options, none for the README's). */
+    async function namedEdited(P, step = "") {
+      assert.equal(await P.evaluate(() => document.querySelector('[data-testid="scenario-select"]').selectedOptions[0].textContent), "Edited script");
+      assert.doesNotMatch(await P.text($("about")), /fork|resumed/i);
+      assert.equal(await P.attr($("chapter-step"), "data-step"), step);
+    }
+
+    test("7. a fork of an edited script is not named after the course scenario", () =>
+      open("?scenario=readme&lang=en&speed=instant", async (P) => {
+        await applyEdited(P, (def) => {
+          def.script.at(-1).content = [{ type: "text", text: "Edited: not the course's answer." }];
+        });
+        await P.waitForDone();
+        await namedEdited(P);
+        await P.click(`${$("transcript")} ${$("fork")}[data-request="2"]`);
+        await P.fill($("fork-text"), "A different answer.");
+        await P.tap("fork-run");
+        await P.waitFor(`${$("compare")}[data-state="done"]`);
+        await namedEdited(P);
+        // A fork of that fork: still the edited script.
+        await P.click(`${$("transcript")} ${$("fork")}[data-request="2"]`);
+        await P.fill($("fork-text"), "Yet another answer.");
+        await P.tap("fork-run");
+        await P.waitUntil(() => document.querySelector('[data-testid="compare"]')?.dataset.state === "done" && /Yet another/.test(document.querySelector('[data-testid="transcript"]').textContent));
+        await namedEdited(P);
+      }));
+
+    test("7. a resume of an edited script is not named after the course scenario", () =>
+      open("?scenario=approval&lang=en&speed=instant", async (P) => {
+        await applyEdited(P, (def) => {
+          def.script.at(-1).content = [{ type: "text", text: "Edited: not the course's answer." }];
+        });
+        await P.waitForDone();
+        await namedEdited(P, "two");
+        await P.tap("approve-call-1");
+        await P.tap("deny-call-2");
+        await P.waitFor(`${$("approvals-list")} > li[data-call-id="call-2"][data-decision="deny"]`);
+        await P.tap("resume");
+        await P.waitUntil(() => document.querySelector('[data-testid="status"]').dataset.run === "done" && document.querySelector('[data-testid="reason"]').textContent === "stop");
+        await namedEdited(P, "two");
       }));
   });
 }
