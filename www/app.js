@@ -684,7 +684,10 @@ function renderViews(run) {
     },
   });
   if (state.compare && state.compare.run === run && run.status === "done" && !state.compare.fork) state.compare.fork = summaryOf(run);
-  renderCompare($("compare-box"), checked ? null : state.compare, { diff: (a, b) => transcriptDiff(withoutResultTimes(a), withoutResultTimes(b)) });
+  renderCompare($("compare-box"), checked ? null : state.compare, {
+    diff: (a, b) => transcriptDiff(withoutResultTimes(a), withoutResultTimes(b)),
+    requestsBefore: state.compare?.def.startSteps ?? 0, // the fork's own transcript's, whatever run is shown
+  });
 
   markOverflow();
 

@@ -452,9 +452,10 @@ export function renderFork(box, fork, { tools = [], onChange, onRun, onCancel, r
 /**
  * The original run and the fork side by side (`compare`): reason, steps, tools executed and rows fired, one row each
  * (`[data-field]`, a cell per side `[data-side=original|fork]`), then the transcript difference (`compare-diff`, one
- * line per message: `data-op` same | removed | added).
+ * line per message: `data-op` same | removed | added). The fork's request is numbered after the `requestsBefore` its
+ * transcript already holds (a resumed run's), as the rest of the page numbers it.
  */
-export function renderCompare(box, compare, { diff }) {
+export function renderCompare(box, compare, { diff, requestsBefore = 0 }) {
   if (!compare) {
     box.replaceChildren();
     return;
@@ -476,15 +477,16 @@ export function renderCompare(box, compare, { diff }) {
   });
   const lines = fork ? diff(original.transcript, fork.transcript) : [];
   const op = (line) => (line.startsWith("- ") ? "removed" : line.startsWith("+ ") ? "added" : "same");
+  const n = requestsBefore + compare.request;
   box.replaceChildren(
     h(
       "div",
       { "data-testid": "compare", "data-state": fork ? "done" : "running", class: "compare" },
-      h("h3", {}, t("compare.title", { n: compare.request })),
+      h("h3", {}, t("compare.title", { n })),
       h(
         "div",
-        { class: "table-wrap", tabindex: "0", role: "region", "aria-label": t("compare.title", { n: compare.request }) },
-        h("table", { class: "decision compare-table" }, h("thead", {}, h("tr", {}, h("th", { scope: "col" }, ""), h("th", { scope: "col" }, t("compare.original")), h("th", { scope: "col" }, t("compare.fork", { n: compare.request })))), h("tbody", {}, ...rows)),
+        { class: "table-wrap", tabindex: "0", role: "region", "aria-label": t("compare.title", { n }) },
+        h("table", { class: "decision compare-table" }, h("thead", {}, h("tr", {}, h("th", { scope: "col" }, ""), h("th", { scope: "col" }, t("compare.original")), h("th", { scope: "col" }, t("compare.fork", { n })))), h("tbody", {}, ...rows)),
       ),
       fork ? h("h3", {}, t("compare.diff")) : null,
       fork ? h("p", { class: "help" }, t("compare.diffHelp")) : null,

@@ -10,7 +10,8 @@
 // 5. an embed without the fork panel has no fork buttons;
 // 6. stepping through a case the kit failed, counters equal to the course's do not read as a pass;
 // 7. a fork or a resume of an edited script stays "Edited script" (only the course scenario's, or a script that
-//    already has its name, keeps the scenario's name).
+//    already has its name, keeps the scenario's name);
+// 8. after a resume, the comparison of a fork numbers its request as the rest of the page does.
 // Run: node --test tests/e2e/tryout-two.test.mjs   (needs dist/ built; E2E_BROWSERS=chromium or firefox runs one)
 
 import { test, describe } from "node:test";
@@ -290,7 +291,8 @@ for (const browser of BROWSERS) {
         assert.match(mark, /✓/);
         assert.equal(await P.visible($("counts-note")), false);
       }));
-    /** Open the editor, put `edit` of its script there and apply it; the run is over once this returns. */
+
+    /** Open the editor, put `edit` of its script there and apply it (the picker then says "custom"; the run goes on). */
     async function applyEdited(P, edit) {
       await P.evaluate(() => (document.querySelector('details[data-panel="editor"]').open = true));
       const def = JSON.parse(await P.evaluate(() => document.querySelector('[data-testid="editor"]').value));
@@ -341,6 +343,22 @@ for (const browser of BROWSERS) {
         await P.tap("resume");
         await P.waitUntil(() => document.querySelector('[data-testid="status"]').dataset.run === "done" && document.querySelector('[data-testid="reason"]').textContent === "stop");
         await namedEdited(P, "two");
+      }));
+
+    test("8. after a resume, the comparison of a fork numbers its request after the paused run's", () =>
+      open("?scenario=approval&lang=en&speed=instant", async (P) => {
+        await resumeApproval(P);
+        assert.equal(await P.attr(`${$("transcript")} ${$("fork")}`, "aria-label"), "fork from the response to model request 2");
+        await P.click(`${$("transcript")} ${$("fork")}`);
+        await P.fill($("fork-text"), "A different answer.");
+        await P.tap("fork-run");
+        await P.waitFor(`${$("compare")}[data-state="done"]`);
+        assert.equal(await P.text(`${$("compare")} > h3`), "The original run and the fork from request 2");
+        assert.equal(await P.text(`${$("compare")} thead th:last-child`), "fork (request 2 edited)");
+        assert.match(await P.text(`${$("compare")} tr[data-field="rows"] td[data-side="fork"]`), /\(request 2\)/, "the rows fired, numbered the same way");
+        assert.equal(await P.evaluate(() => document.querySelector('[data-testid="scenario-select"]').selectedOptions[0].textContent), "Fork of Approvals: the run pauses, and resumes with your decisions (needsApproval) (the response to model request 2 edited)");
+        await P.tap("lang-toggle");
+        await P.waitUntil(() => document.querySelector('[data-testid="compare"] > h3')?.textContent === "原来的运行与从请求 2 分叉的运行");
       }));
   });
 }
