@@ -480,7 +480,8 @@ function renderControls(run) {
   // The live page runs nothing until its endpoint is set up (a base URL and a model saved).
   const unset = LIVE && !state.replay && !liveReady() && run.status === "ready";
   $("run").disabled = unset || (!checked && !(run.status === "ready" || (active && (run.mode === "step" || run.held))));
-  // While only gates wait, the loop emits nothing until the learner releases one: Step has no event to go to.
+  // While only gates wait (none a timeout answers), the loop emits nothing until the learner releases one: Step has
+  // no event to go to.
   const gated = !checked && run.waitsForRelease;
   $("step").disabled = unset || gated || (!checked && !(run.status === "ready" || active));
   $("step").title = gated ? t("step.waitsForRelease") : "";

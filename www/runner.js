@@ -172,11 +172,17 @@ export class Run {
     return this.execs.filter((x) => x.state === "running" || x.state === "gated");
   }
 
+  /** A call only the learner's release ends: it waits at its gate, and no timeout (its tool's timeoutMs or the
+   * run's toolTimeoutMs, SPEC §7) will answer it. */
+  waitsOnlyForRelease(exec) {
+    return exec.state === "gated" && (this.def.tools[exec.name]?.timeoutMs ?? this.def.toolTimeoutMs) === undefined;
+  }
+
   /** The loop is not held and nothing happens until the learner releases a gate: every tool still out waits at
-   * its gate (none running, no retry timer), and autoRelease opens none of them. */
+   * its gate with no timeout to answer it (none running, no retry timer), and autoRelease opens none of them. */
   get waitsForRelease() {
     const pending = this.pendingTools;
-    if (this.status !== "active" || this.held || this.retrying || !pending.length || pending.some((x) => x.state !== "gated")) return false;
+    if (this.status !== "active" || this.held || this.retrying || !pending.length || !pending.every((x) => this.waitsOnlyForRelease(x))) return false;
     const next = (this.autoRelease ?? []).find((id) => !this.released.includes(id));
     return !this.releaseRest && !pending.some((x) => x.callId === next);
   }
@@ -358,9 +364,8 @@ export class Run {
       const exec = next !== undefined ? this.execs.find((x) => x.callId === next && x.state === "gated") : this.releaseRest ? this.execs.find((x) => x.state === "gated") : undefined;
       if (!exec || this.pendingTools.some((x) => x.state === "running")) {
         // Only gates wait (none that times out), none of them the order's next: nothing opens them but the learner.
-        const timed = (x) => (this.def.tools[x.name]?.timeoutMs ?? this.def.toolTimeoutMs) !== undefined;
         const pending = this.pendingTools;
-        const gated = !exec && pending.length > 0 && pending.every((x) => x.state === "gated" && !timed(x));
+        const gated = !exec && pending.length > 0 && pending.every((x) => this.waitsOnlyForRelease(x));
         if (gated && this.followOrder && (this.target !== null || this.mode === "run") && !this.disposed) {
           this.stuck = { next };
           this.onUpdate();

@@ -11,7 +11,8 @@
 // 6. stepping through a case the kit failed, counters equal to the course's do not read as a pass;
 // 7. a fork or a resume of an edited script stays "Edited script" (only the course scenario's, or a script that
 //    already has its name, keeps the scenario's name);
-// 8. after a resume, the comparison of a fork numbers its request as the rest of the page does.
+// 8. after a resume, the comparison of a fork numbers its request as the rest of the page does;
+// 9. while a gate with a timeout waits, Step stays enabled (the timeout answers it) and the address says no wait.
 // Run: node --test tests/e2e/tryout-two.test.mjs   (needs dist/ built; E2E_BROWSERS=chromium or firefox runs one)
 
 import { test, describe } from "node:test";
@@ -359,6 +360,24 @@ for (const browser of BROWSERS) {
         assert.equal(await P.evaluate(() => document.querySelector('[data-testid="scenario-select"]').selectedOptions[0].textContent), "Fork of Approvals: the run pauses, and resumes with your decisions (needsApproval) (the response to model request 2 edited)");
         await P.tap("lang-toggle");
         await P.waitUntil(() => document.querySelector('[data-testid="compare"] > h3')?.textContent === "原来的运行与从请求 2 分叉的运行");
+      }));
+
+    test("9. the timeout scenario: while slow waits for its timeout, Step stays enabled and the address says no wait; Step goes on when the timeout answers it", () =>
+      open("?scenario=timeout&lang=en", async (P) => {
+        await P.stepTo(10);
+        await P.tap("step");
+        // Past event 10, only slow is out, at its gate: its 2 s timeout will answer it, no release needed.
+        await P.waitUntil(() => document.querySelector('[data-testid="status"]').dataset.run === "active" && !document.querySelector('[data-testid="timeline"] > li.held') && document.querySelector('[data-testid="release-call-1"]') !== null);
+        assert.equal(await P.evaluate(() => document.querySelector('[data-testid="step"]').disabled), false);
+        assert.equal(await P.attr($("step"), "title"), "");
+        assert.notEqual((await params(P)).wait, "tools");
+        // The timeout fires: the loop answers slow and the run is held at the next event.
+        await heldAt(P, 11);
+        assert.equal((await params(P)).wait, undefined);
+        assert.deepEqual(await toolEnds(P), ["call-2", "call-1"]);
+        await P.tap("run");
+        await P.waitForDone();
+        assert.equal(await P.text($("reason")), "stop");
       }));
   });
 }
