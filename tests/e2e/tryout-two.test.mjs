@@ -280,6 +280,7 @@ for (const browser of BROWSERS) {
         for (const id of ["requests", "executions", "steps", "reason"]) {
           const mark = await P.evaluate((id) => getComputedStyle(document.querySelector(`[data-testid="${id}"]`), "::after").content, id);
           assert.doesNotMatch(mark, /✓/, `${id}: no check mark beside a failed case`);
+          assert.equal(mark, '" ="', `${id}: the count is marked equal to the course's (=)`);
         }
         assert.match(await P.text($("counts-note")), /The counts are the course's, but the kit failed this case/);
         await P.tap("lang-toggle");
