@@ -12,7 +12,7 @@ import { replayDifference } from "./replay-difference.js";
 import { orderTrace, buildLinks } from "./links.js";
 import * as views from "./views.js";
 import { renderInspector, requestForMessage, requestsCarrying, renderDecisionTable, renderApprovals, renderFork, renderCompare, tokensOf, tokensText } from "./panels.js";
-import { transcriptDiff } from "./conformance/check.js";
+import { canonical, transcriptDiff } from "./conformance/check.js";
 import { readEmbed, applyEmbed, reportHeight } from "./embed.js";
 import { encodeHash, decodeHash, stateUrl, readRelease } from "./shareable.js";
 import { wireLoopCheck } from "./loopcheck.js";
@@ -331,10 +331,17 @@ function partThreeOf(run, rec) {
 
 /** A replay's first difference from the course's run, in words: what the learner's loop did there, what the
  * correct loop does, and which of the two is missing, repeated or out of order. */
-function differenceText({ key, vars, parts }) {
+function differenceText({ key, vars, parts, at, order }) {
   const say = (part) => (part ? t(part.key, part.vars) : "");
   const fields = Array.isArray(vars.fields) ? { fields: vars.fields.join(t("diff.fieldSeparator")) } : {};
-  return t(key, { ...vars, ...fields, actual: say(parts.actual), expected: say(parts.expected), actualNote: say(parts.actualNote), expectedNote: say(parts.expectedNote) });
+  const words = { ...vars, ...fields, actual: say(parts.actual), expected: say(parts.expected), actualNote: say(parts.actualNote), expectedNote: say(parts.expectedNote) };
+  // Where the loop's transcript held it: a request it sent (said as such), or only the transcript it returned.
+  const sent = at?.request !== undefined && key === "diff.message" ? { key: "diff.message.sent", request: requestsBefore(state.run) + at.request } : null;
+  if (order) {
+    const where = sent ? t("diff.at.request", { request: sent.request }) : t("diff.at.result");
+    return t(order.completion ? "diff.order.completion" : "diff.order.other", { ...words, got: order.got.join(" → "), want: order.want.join(" → "), where });
+  }
+  return t(sent ? sent.key : key, { ...words, request: sent?.request });
 }
 
 /** Where a replay says its first difference: at the event that differs; when the loop's events stopped short of it,
@@ -343,11 +350,25 @@ function showsDifference(run, rec) {
   const diff = state.replay?.difference;
   if (!diff || !run.replay) return false;
   if (diff.where === "event" && diff.index < run.replay.events.length) return rec.seq === diff.index + 1;
+  // A transcript the loop sent with a model request held it already: from the event the page shows that transcript.
+  if (diff.where === "message" && diff.at?.request !== undefined) {
+    const first = run.events.find((r) => r.adopted?.request === diff.at.request);
+    if (first) return rec.seq === first.seq;
+  }
   return (run.status === "done" || run.status === "failed") && rec.seq === run.events.length;
 }
 
 function explainEvent(run, rec) {
-  if (showsDifference(run, rec)) return differenceText(state.replay.difference);
+  // A replayed loop's batch done: the results are in the transcript in the loop's order, said as such when it is not
+  // the calls' order.
+  const loopOrder = run.replay && rec.batchDone && rec.loopOrder && canonical(rec.loopOrder) !== canonical(rec.batchDone) ? rec.loopOrder : null;
+  const ended = rec.type === "tool_end" && rec.batchDone ? t("why.tool_end.replayLast", { call: callLabel(rec.event.result?.toolName, rec.event.result?.toolCallId) }) : "";
+  if (showsDifference(run, rec)) return `${ended}${differenceText(state.replay.difference)}`;
+  if (loopOrder) {
+    const finished = run.events.filter((r) => r.type === "tool_end" && rec.batchDone.includes(r.callId) && r.seq <= rec.seq).map((r) => r.callId);
+    const completion = canonical(finished) === canonical(loopOrder);
+    return `${ended}${t(completion ? "why.tool_end.loopOrder.completion" : "why.tool_end.loopOrder.other", { got: loopOrder.join(" → "), order: rec.batchDone.join(" → ") })}`;
+  }
   // The last request maxSteps allows: after its batch the run ends (it does not ask the model again).
   const last = requestsBefore(run) + rec.request >= (run.def.maxSteps ?? 32);
   const context = { ...batchOf(run, rec), ...partThreeOf(run, rec), last, requestOf: (n) => run.requestOf(n), requestsBefore: requestsBefore(run) };

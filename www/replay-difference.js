@@ -134,6 +134,37 @@ function itemDifference(where, { index, want, got }, how) {
   return { where, index, key: `diff.${where}`, vars: { n }, parts };
 }
 
+/**
+ * The first transcript the loop was recorded with that already held its message `index` as it returned it (and
+ * everything before it): `{request}` (the number, from 1, of the model request that carried it) or `{result: true}`
+ * (only the transcript it returned). The replay shows the difference from where the loop's transcript held it.
+ */
+function whereSent(recorded, messages, index) {
+  const upTo = canonical(messages.slice(0, index + 1));
+  const requests = Array.isArray(recorded?.requests) ? recorded.requests : [];
+  const k = requests.findIndex((r) => Array.isArray(r?.messages) && r.messages.length > index && canonical(r.messages.slice(0, index + 1)) === upTo);
+  return k >= 0 ? { request: k + 1 } : { result: true };
+}
+
+/**
+ * When message `index` is a tool result of a batch whose results the loop holds in another order than its calls
+ * (the same results, none missing or extra): the loop's order, the calls' order and whether the loop's is the order
+ * the calls ended in (their tool_end events), as call ids. Else null.
+ */
+function batchOrder(want, got, events, index) {
+  if (got[index]?.role !== "toolResult") return null;
+  const start = got.findLastIndex((m, i) => i < index && m?.role === "assistant");
+  if (start < 0) return null;
+  const calls = Array.isArray(got[start].content) ? got[start].content.filter((b) => b?.type === "toolCall").map((b) => b.id) : [];
+  let end = start + 1;
+  while (got[end]?.role === "toolResult") end += 1;
+  const ids = got.slice(start + 1, end).map((m) => m.toolCallId);
+  if (ids.length !== calls.length || canonical([...ids].sort()) !== canonical([...calls].sort()) || canonical(ids) === canonical(calls)) return null;
+  if (canonical(want[start]) !== canonical(got[start])) return null;
+  const ended = events.filter((e) => e?.type === "tool_end" && calls.includes(e.result?.toolCallId)).map((e) => e.result.toolCallId);
+  return { got: ids, want: calls, completion: canonical(ended) === canonical(ids) };
+}
+
 const NO_PARTS = { actual: null, expected: null, actualNote: null, expectedNote: null };
 
 /**
@@ -161,6 +192,6 @@ export function replayDifference(kase, recorded, { failed = false } = {}) {
   const messages = recorded?.result?.messages;
   if (!Array.isArray(messages)) return recorded?.threw ? { ...last, key: "diff.run.threw", vars: { ...last.vars, error: String(recorded.threw) } } : { ...last, key: "diff.run.noResult" };
   const inMessages = difference(expect.messages, messages, messageView, def);
-  if (inMessages) return itemDifference("message", inMessages, MESSAGES);
+  if (inMessages) return { ...itemDifference("message", inMessages, MESSAGES), at: whereSent(recorded, messages, inMessages.index), order: batchOrder(expect.messages, messages, events, inMessages.index) };
   return failed ? { ...last, key: "diff.run.agree" } : null;
 }

@@ -285,6 +285,9 @@ export class Run {
       if (e?.type === "model_event" && e.event?.type === "start" && requests[this.sent.length]) {
         this.sent.push(clone(requests[this.sent.length]));
         this.calls.push({ request: this.sent.length, attempt: 1 });
+        // What the loop sent is its transcript so far (as onPrepare's context is for tiny-pi's loop).
+        const sent = this.sent.at(-1).messages;
+        if (Array.isArray(sent)) this.contexts[this.sent.length - 1] = { transcript: clone(sent), loop: true };
       }
       if (e?.type === "tool_start") this.executions += 1;
       await this.onLoopEvent(e);
@@ -460,6 +463,7 @@ export class Run {
         // be shorter: custom roles are left out, prepareRequest may trim, a compaction summarises).
         const context = this.contexts[this.request - 1];
         if (context) this.transcript = clone(context.transcript);
+        if (context?.loop) rec.adopted = { request: this.request };
       }
       rec.request = this.request;
     } else if (e.type === "model_event") rec.attempt = this.events.findLast((r) => r.type === "model_event")?.attempt;
@@ -492,7 +496,8 @@ export class Run {
         if (this.batch?.order.includes(e.result.toolCallId)) {
           this.batch.results.set(e.result.toolCallId, e.result);
           if (this.batch.results.size === this.batch.order.length) {
-            for (const id of this.batch.order) this.transcript.push(this.batch.results.get(id));
+            if (this.replay) this.appendAsTheLoopDid(rec);
+            else for (const id of this.batch.order) this.transcript.push(this.batch.results.get(id));
             rec.batchDone = this.batch.order;
             this.batch = null;
           }
@@ -507,6 +512,28 @@ export class Run {
         break;
     }
     return rec;
+  }
+
+  /**
+   * A replayed loop's batch is done: its results go into the transcript as the loop appended them, never as the
+   * course's loop would. What it appended is in the next transcript it was recorded with (the messages of its next
+   * model request, else the transcript it returned): that becomes the transcript (`rec.adopted` says which,
+   * `rec.loopOrder` the batch's results in the order it holds them). A loop that left no later transcript (it threw,
+   * or hung) is shown with the results in the order it emitted them.
+   */
+  appendAsTheLoopDid(rec) {
+    const { requests, result } = this.replay;
+    const next = requests[this.sent.length];
+    const snapshot = Array.isArray(next?.messages) ? { messages: next.messages, from: { request: this.sent.length + 1 } } : Array.isArray(result?.messages) ? { messages: result.messages, from: { result: true } } : null;
+    const ids = this.batch.order;
+    if (!snapshot) {
+      for (const result of this.batch.results.values()) this.transcript.push(result);
+      return;
+    }
+    const before = this.transcript.length;
+    this.transcript = clone(snapshot.messages);
+    rec.adopted = snapshot.from;
+    rec.loopOrder = this.transcript.slice(before).filter((m) => m?.role === "toolResult" && ids.includes(m.toolCallId)).map((m) => m.toolCallId);
   }
 
   async behave(name, callId, ctx) {

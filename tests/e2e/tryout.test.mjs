@@ -92,15 +92,17 @@ test("2 and 3. a learner's loop stepped through: the why-line says where it firs
   await assert.rejects(withPage("?replay=length&lang=en", async () => {}), /This link replays a loop's run on case length, but its recording \(#replay=…\) cannot be read/);
 });
 
-test("2. a loop whose transcript alone differs: once the replay is over, the why-line names the messages out of order and their call ids", async () => {
+test("2. a loop whose transcript alone differs: at the event its transcript takes the results, the why-line names them out of order and their call ids", async () => {
   await withPage("?scenario=readme&lang=en", async (page) => {
     await checkLoop(page, "order.mjs", loopWith({ completionOrder: true }));
     await page.click(`${$("kit-cases")} > li[data-case="concurrency"] ${$("kit-step")}`);
     await page.click($("run"));
     await waitForDone(page);
+    // The batch's last tool_end (event 11): the loop's transcript (what it sent with request 2) holds them there.
+    await page.click(`${$("timeline")} > li[data-seq="11"]`);
     assert.equal(
       await text(page, $("why")),
-      "In the transcript your loop returned, message #2 is the result of fast(fast-call) (the correct transcript has it later, at message #3: out of order); the correct loop's message #2 is the result of slow(slow-call) (yours has it later, at message #3: out of order).",
+      "slow(slow-call) ended, the last of its batch. Your loop appended this batch's tool results in completion order (fast-call → slow-call; that is how it sent them with model request 2), so message #2 is the result of fast(fast-call). The chapter's step 4 asks for call order (slow-call → fast-call): the correct loop's message #2 is the result of slow(slow-call). Only tool_end follows completion order.",
     );
   });
 });
