@@ -349,7 +349,7 @@ function differenceText({ key, vars, parts, at, order }) {
 function showsDifference(run, rec) {
   const diff = state.replay?.difference;
   if (!diff || !run.replay) return false;
-  if (diff.where === "event" && diff.index < run.replay.events.length) return rec.seq === diff.index + 1;
+  if ((diff.where === "event" || diff.where === "exec") && diff.index < run.replay.events.length) return rec.seq === diff.index + 1;
   // A transcript the loop sent with a model request held it already: from the event the page shows that transcript.
   if (diff.where === "message" && diff.at?.request !== undefined) {
     const first = run.events.find((r) => r.adopted?.request === diff.at.request);

@@ -165,6 +165,27 @@ function batchOrder(want, got, events, index) {
   return { got: ids, want: calls, completion: canonical(ended) === canonical(ids) };
 }
 
+/**
+ * Whether the loop ran a call another number of times than the correct loop (the kit records each call of the
+ * executor: `executions`): the first such call in the order it ran, `where` "exec" at its first tool_start (or the
+ * last event, when it has none), `vars` its label, how often it ran (`n`), how often it should (`want`) and every
+ * call the loop ran (`ran`). Null when every call ran as often as it should, or there is no record.
+ */
+function executionDifference(kase, recorded, events) {
+  const ran = recorded?.executions;
+  if (!Array.isArray(ran)) return null;
+  const want = kase.expect.events.filter((e) => e?.type === "tool_start").map((e) => e.call.id);
+  const count = (list, id) => list.filter((x) => x === id).length;
+  const id = [...new Set([...ran, ...want])].find((x) => count(ran, x) !== count(want, x));
+  if (id === undefined) return null;
+  const n = count(ran, id);
+  const w = count(want, id);
+  const name = kase.def.script.flatMap((m) => (Array.isArray(m.content) ? m.content : [])).find((b) => b?.type === "toolCall" && b.id === id)?.name ?? "?";
+  const start = events.findIndex((e) => e?.type === "tool_start" && e.call?.id === id);
+  const key = n > w ? (w === 0 ? "diff.exec.never" : w === 1 ? "diff.exec.more.once" : "diff.exec.more") : "diff.exec.fewer";
+  return { where: "exec", index: start >= 0 ? start : events.length - 1, key, vars: { call: callLabel(name, id), n, want: w, ran: ran.join(", ") }, parts: NO_PARTS };
+}
+
 const NO_PARTS = { actual: null, expected: null, actualNote: null, expectedNote: null };
 
 /**
@@ -179,6 +200,11 @@ const NO_PARTS = { actual: null, expected: null, actualNote: null, expectedNote:
  *   transcript numbers them), and `parts` what each side did there and a note for each ({key, vars} or null): which
  *   of the two is missing, a second time ("again"), out of order ("later" in the other, around other items), only
  *   moved by what one list lacks before it ("shifted"), or never done by the correct loop;
+ * - `where` "exec", at the call's first tool_start (`index`): the events agree, but the kit's record of the calls the
+ *   loop ran (`executions`) has one run another number of times than the correct loop runs it (`diff.exec.*`);
+ * - `at` (a message difference): the model request whose transcript, as the loop sent it, first held the message
+ *   (`{request}`), else `{result: true}`; `order`: a batch's results in another order than their calls'
+ *   (`{got, want, completion}`), else null;
  * - `where` "run", at the last event (`index`): the events agree but the loop returned no transcript
  *   (`diff.run.threw`, `diff.run.noResult`), or both agree and the kit failed the case on what else it checks, the
  *   requests or the calls run (`diff.run.agree`); the kit's report holds the evidence.
@@ -189,6 +215,8 @@ export function replayDifference(kase, recorded, { failed = false } = {}) {
   const inEvents = difference(expect.events, events, eventView, def);
   if (inEvents) return itemDifference("event", inEvents, EVENTS);
   const last = { where: "run", index: events.length - 1, vars: { n: events.length }, parts: NO_PARTS };
+  const inRuns = executionDifference(kase, recorded, events);
+  if (inRuns) return inRuns;
   const messages = recorded?.result?.messages;
   if (!Array.isArray(messages)) return recorded?.threw ? { ...last, key: "diff.run.threw", vars: { ...last.vars, error: String(recorded.threw) } } : { ...last, key: "diff.run.noResult" };
   const inMessages = difference(expect.messages, messages, messageView, def);

@@ -289,12 +289,29 @@ export class Run {
         const sent = this.sent.at(-1).messages;
         if (Array.isArray(sent)) this.contexts[this.sent.length - 1] = { transcript: clone(sent), loop: true };
       }
-      if (e?.type === "tool_start") this.executions += 1;
+      if (e?.type === "tool_start") this.executions += this.ranAt(i);
       await this.onLoopEvent(e);
       if (this.disposed) return;
     }
+    // Every call the kit recorded the loop running counts, one it ran without a tool_start too.
+    if (Array.isArray(this.replay.executions)) this.executions = this.replay.executions.length;
     if (result && typeof result === "object" && Array.isArray(result.messages)) this.finish(result);
     else this.fail(new Error(threw ?? (timedOut ? "the loop did not settle within the time limit" : "the loop resolved to no result")));
+  }
+
+  /**
+   * How many executions a replayed loop's tool_start (event index i) stands for: what the kit recorded it ran
+   * (`executions`, the call ids in the order their executor was called), the runs of a call shared among its
+   * tool_starts (the rest at its last); without that record, one.
+   */
+  ranAt(i) {
+    const { events, executions } = this.replay;
+    if (!Array.isArray(executions)) return 1;
+    const id = events[i]?.call?.id;
+    const starts = events.flatMap((e, j) => (e?.type === "tool_start" && e.call?.id === id ? [j] : []));
+    const ran = executions.filter((x) => x === id).length;
+    const each = Math.floor(ran / starts.length);
+    return starts.at(-1) === i ? ran - each * (starts.length - 1) : each;
   }
 
   step() {

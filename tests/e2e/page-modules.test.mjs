@@ -818,7 +818,7 @@ test("a replayed loop the kit failed whose events and transcript agree: the why-
   const say = (d, lang) => (setLang(lang), t(d.key, d.vars));
   try {
     // The next request goes before the batch's results: the requests differ, the events and the transcript do not.
-    for (const [bug, code] of [["batchNotAwaited", "requestMessages"], ["callRunTwice", "twice"]]) {
+    for (const [bug, code] of [["batchNotAwaited", "requestMessages"]]) {
       const report = await checkCase(createLoop({ [bug]: true }), readme, { record: true });
       assert.equal(report.pass, false);
       assert.ok(report.evidence.some((e) => e.code === code), `${bug}: ${JSON.stringify(report.evidence)}`);
@@ -829,6 +829,14 @@ test("a replayed loop the kit failed whose events and transcript agree: the why-
       // Without the kit's verdict (a passing case), nothing differs.
       assert.equal(replayDifference(readme, report.run), null);
     }
+    // A call run twice (the second time after the loop resolved): the events and the transcript agree, and the kit's
+    // record of what ran names it at the call's tool_start.
+    const twice = await checkCase(createLoop({ callRunTwice: true }), readme, { record: true });
+    assert.ok(twice.evidence.some((e) => e.code === "twice"), JSON.stringify(twice.evidence));
+    const dt = replayDifference(readme, twice.run, { failed: true });
+    assert.deepEqual([dt.where, dt.index, dt.key], ["exec", twice.run.events.findIndex((e) => e.type === "tool_start"), "diff.exec.more.once"]);
+    assert.equal(say(dt, "en"), "Your loop starts read(call-1) here, but the kit's record shows it ran that call 2 times (your loop ran [call-1, call-1]); the correct loop runs it once. The chapter's step 4: each tool call runs exactly once.");
+    assert.equal(say(dt, "zh"), "你的 loop 在这里开始执行 read(call-1)，但 kit 的记录显示它把这个调用执行了 2 次（你的 loop 执行了 [call-1, call-1]）；正确的 loop 只执行它一次。本章第四步：每个 tool call 只执行一次。");
     // A loop that throws once every event was emitted: no transcript, said as such.
     const reference = createLoop();
     const late = async (options) => {

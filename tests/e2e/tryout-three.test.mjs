@@ -77,5 +77,28 @@ for (const browser of BROWSERS) {
         assert.match(en, /step 4 asks for call order/);
         assert.match(en, /fast-call → slow-call/);
       }));
+
+    test("2. a loop that runs each call twice: the executions counter is what the kit recorded it ran, marked as differing, and the why-line names the double run", () =>
+      open("?scenario=readme&lang=zh", async (P) => {
+        assert.equal(await checkLoop(P, "twice.js"), "failed");
+        await stepThrough(P, "readme");
+        // Event 7: the loop's tool_start of call-1; it ran the call twice (the kit recorded both).
+        await P.stepTo(7);
+        assert.equal(await P.text($("executions")), "2");
+        const why = await P.text($("why"));
+        assert.match(why, /read\(call-1\)/);
+        assert.match(why, /执行了 2 次/);
+        assert.match(why, /\[call-1, call-1\]/);
+        await P.tap("run");
+        await P.waitForDone();
+        assert.equal(await P.text($("executions")), "2");
+        assert.equal(await P.attr($("executions"), "data-match"), "false");
+        assert.equal(await P.visible($("counts-note")), false, "the counts do not agree: no note saying they do");
+        // The same in English.
+        await P.tap("lang-toggle");
+        await P.click(`${$("timeline")} > li[data-seq="7"]`);
+        await P.waitUntil(() => /ran that call 2 times/.test(document.querySelector('[data-testid="why"]').textContent));
+        assert.match(await P.text($("why")), /\[call-1, call-1\]/);
+      }));
   });
 }
