@@ -225,6 +225,10 @@ function showReplay({ name, id, run, failed = false }, { hash = null } = {}) {
   const kase = CASES.find((c) => c.id === id);
   if (!kase || !isRecording(run)) return false;
   chooseScenario(id);
+  // The case as the kit gave it to the loop (its words untranslated: what the loop received, and so what it sent), in
+  // the script, the transcript before the first request and every view.
+  state.def = cloneDef(kase.def);
+  setEditorText(state.def);
   state.replay = { name: String(name ?? ""), id, run, failed: failed === true, difference: replayDifference(kase, run, { failed: failed === true }), hash };
   newRun();
   if (!hash)
@@ -664,6 +668,8 @@ function renderViews(run) {
     : null;
   renderInspector($("inspector"), sent, open, {
     uncarried,
+    // A learner's loop replayed: what it sent is the kit's case as written, never translated.
+    originals: !checked && Boolean(state.replay),
     context: checked ? null : run.contexts[open - 1],
     customRoles: run.def.customRoles ?? [],
     raw: state.raw,

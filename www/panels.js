@@ -126,7 +126,7 @@ export function requestForMessage(sent, message, shown) {
  * `data-request` count this run's requests; their labels number them after the `requestsBefore` requests the run's
  * transcript already holds (a resumed run's startSteps).
  */
-export function renderInspector(box, sent, open, { onPick, context = null, customRoles = [], raw = false, onRaw = () => {}, response = null, payload = undefined, retries = [], running = null, budget = null, uncarried = null, requestsBefore = 0 }) {
+export function renderInspector(box, sent, open, { onPick, originals = false, context = null, customRoles = [], raw = false, onRaw = () => {}, response = null, payload = undefined, retries = [], running = null, budget = null, uncarried = null, requestsBefore = 0 }) {
   const label = (n) => requestsBefore + n;
   const note = uncarried ? h("p", { class: "note", role: "note", "data-testid": "inspector-uncarried", "data-call": uncarried.id }, t(uncarried.ended ? "inspector.uncarriedEnded" : "inspector.uncarriedYet", { id: uncarried.id })) : null;
   if (!sent.length || !sent[open - 1]) {
@@ -231,6 +231,7 @@ export function renderInspector(box, sent, open, { onPick, context = null, custo
   box.replaceChildren(
     picks,
     ...(note ? [note] : []),
+    ...(originals ? [h("p", { class: "note", role: "note", "data-testid": "inspector-originals" }, t("inspector.originals"))] : []),
     h(
       "div",
       { "data-testid": "request-inspector", "data-request": open, class: "request" },

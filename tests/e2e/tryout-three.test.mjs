@@ -100,5 +100,29 @@ for (const browser of BROWSERS) {
         await P.waitUntil(() => /ran that call 2 times/.test(document.querySelector('[data-testid="why"]').textContent));
         assert.match(await P.text($("why")), /\[call-1, call-1\]/);
       }));
+
+    test("3. on a zh page, the replay's inspector shows what the loop really sent (the kit's English system prompt and tool descriptions), says so, and the script shown is the same", () =>
+      open("?scenario=readme&lang=zh", async (P) => {
+        assert.equal(await checkLoop(P, "completion.js"), "failed");
+        await stepThrough(P, "concurrency");
+        await P.stepTo(1);
+        await P.waitFor(`${$("inspector")} ${$("request-inspector")}`);
+        const system = "You are tiny-pi, a small agent. Use tools to read files.";
+        assert.equal(await P.text(`${$("inspector")} pre.system`), system, "what the loop sent, as it sent it");
+        // Said, in the page's language: the kit's cases are written that way, and the page does not translate them.
+        const note = await P.text($("inspector-originals"));
+        assert.match(note, /英文/);
+        assert.match(note, /不翻译/);
+        // The script the page shows for this replay is the case as the loop got it, not its translation.
+        const editor = await P.evaluate(() => document.querySelector('[data-testid="editor"]').value);
+        assert.ok(editor.includes(system), "the editor shows the kit's system prompt");
+        assert.ok(!editor.includes("你是 tiny-pi"), "not a translation the loop never received");
+        // In English, the user message the loop got is the kit's Chinese one, in the transcript as in the request.
+        await P.tap("lang-toggle");
+        await P.waitUntil(() => /does not translate/.test(document.querySelector('[data-testid="inspector-originals"]')?.textContent ?? ""));
+        const first = await P.text(`${$("transcript")} > li[data-index="0"]`);
+        assert.match(first, /同时运行 slow 和 fast。/);
+        assert.match(await P.text(`${$("inspector")} .request-messages > li[data-index="0"]`), /同时运行 slow 和 fast。/);
+      }));
   });
 }
