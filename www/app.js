@@ -1,7 +1,7 @@
 // The playground page: loads the tiny-pi wasm package, runs a scenario with the real runAgentLoop (runner.js)
 // and keeps every view in step with it: timeline, transcript, pairing, request inspector, decision table and
 // trace, each step explained (explain.js), and a selection in one view highlighted in the others (links.js).
-// The URL follows the state (shareable.js): ?scenario=<id>&lang=zh|en&step=<n>|end&wait=tools&release=…&speed=…, a
+// The URL follows the state (shareable.js): ?scenario=<id>&lang=zh|en&step=<n>|end&wait=tools&release=…&abort=…&speed=…, a
 // custom script in the hash; ?embed=1&panels=…&autoplay=1 shows one scenario sized for a lesson's iframe (embed.js).
 
 import { t, tFirst, setLang, getLang, applyI18n, detectLang } from "./i18n.js";
@@ -14,7 +14,7 @@ import * as views from "./views.js";
 import { renderInspector, requestForMessage, requestsCarrying, renderDecisionTable, renderApprovals, renderFork, renderCompare, tokensOf, tokensText } from "./panels.js";
 import { canonical, transcriptDiff } from "./conformance/check.js";
 import { readEmbed, applyEmbed, reportHeight } from "./embed.js";
-import { encodeHash, decodeHash, stateUrl, readRelease } from "./shareable.js";
+import { encodeHash, decodeHash, stateUrl, readRelease, readAbort } from "./shareable.js";
 import { wireLoopCheck } from "./loopcheck.js";
 import { wireLive, liveModel, liveReady, diagnoseConnection, LIVE } from "./live.js";
 
@@ -128,12 +128,14 @@ function relocalize() {
   else setEditorText(state.def);
   const point = runPoint(run);
   const order = run.released.length ? [...run.released] : null;
+  // An abort by hand is part of where the run is: it happens again at the same place.
+  const abort = abortOf(run);
   // The run is made again to the same point: the decisions taken on its calls (and reasons typed) stay too.
   const decisions = state.decisions;
   if (run.status === "ready") newRun();
-  else if (point.step !== null) restoreRun({ ...point, order });
+  else if (point.step !== null) restoreRun({ ...point, order, abort });
   else {
-    newRun({ autoRelease: order ?? state.def.release ?? null });
+    newRun({ autoRelease: order ?? state.def.release ?? null, abortAt: abort });
     state.run.run();
   }
   state.decisions = decisions;
@@ -175,7 +177,7 @@ function fillScenarioSelect() {
 // --- runs ------------------------------------------------------------------------------------------
 
 /** A fresh run of the current script; `autoRelease` opens its gates by themselves (autoplay, a shared step). */
-function newRun({ autoRelease = null, releaseRest = false, followOrder = false, releaseToTarget = false } = {}) {
+function newRun({ autoRelease = null, releaseRest = false, followOrder = false, releaseToTarget = false, abortAt = null } = {}) {
   state.run?.dispose();
   state.fork = null;
   // A comparison stays while the fork's script is the one that runs (a Reset runs the fork again).
@@ -196,7 +198,7 @@ function newRun({ autoRelease = null, releaseRest = false, followOrder = false, 
         },
       })
     : null;
-  state.run = new Run(state.api, def, { onUpdate: render, pace: SPEEDS[state.speed], model, autoRelease, releaseRest, followOrder, releaseToTarget, replay });
+  state.run = new Run(state.api, def, { onUpdate: render, pace: SPEEDS[state.speed], model, autoRelease, releaseRest, followOrder, releaseToTarget, replay, abortAt: replay ? null : abortAt });
   if (state.compare) Object.assign(state.compare, { run: state.run, fork: null });
   render();
 }
@@ -601,9 +603,17 @@ function syncUrl() {
     step: point.step,
     wait: point.wait ? "tools" : null,
     release: !replay && run?.released.length ? run.released : null,
+    abort: !replay && run && !state.checked ? abortOf(run) : null,
     hash: replay ? replay.hash : state.scenarioId === "custom" ? state.customHash : null,
   });
   if (url !== location.href) history.replaceState(null, "", url);
+}
+
+/** Where the learner aborted the run by hand ({seq, tools}, as the address's abort= says it), or null; a link's run on
+ * its way to its abort already says it. */
+function abortOf(run) {
+  if (run.aborted?.by === "hand") return { seq: run.aborted.seq, tools: run.aborted.tools === true };
+  return run.abortAt && !run.controller.signal.aborted ? { ...run.abortAt } : null;
 }
 
 /**
@@ -1373,13 +1383,14 @@ function dropSaved(error) {
   showError(t("storage.dropped", { error }), "dropped-script", "notice");
 }
 
-/** Where the URL says the run was (`step`, `wait`, `release`; see restoreRun). `autoplay=1` runs it at the chosen
- * speed, gates opening in the script's release order. */
+/** Where the URL says the run was (`step`, `wait`, `release`, `abort`; see restoreRun). `autoplay=1` runs it at the
+ * chosen speed, gates opening in the script's release order. */
 function resumeFromUrl() {
   const step = params.get("step");
   const release = params.get("release");
   const order = release !== null ? readRelease(release) : null;
-  if (step === "end" || /^[1-9]\d*$/.test(step ?? "")) restoreRun({ step: step === "end" ? "end" : Number(step), wait: params.get("wait") === "tools", order });
+  const abort = readAbort(params.get("abort"));
+  if (step === "end" || /^[1-9]\d*$/.test(step ?? "")) restoreRun({ step: step === "end" ? "end" : Number(step), wait: params.get("wait") === "tools", order, abort });
   else if (embed.autoplay) {
     newRun({ autoRelease: order ?? state.def.release ?? null });
     state.run.run();
@@ -1392,15 +1403,17 @@ function resumeFromUrl() {
  * `order` (the gates the learner opened, in order), all of it; without one, in the script's own `release` order,
  * which `step=end` follows to the end but `step` n only on the way to event n: from there every gate that waits is
  * the learner's to release. A run gets there by its order alone: an order it cannot follow is said in the status.
+ * `abort` ({seq, tools}, readAbort's) aborts it by hand on the way, where the learner did: right after event seq, or
+ * once the loop went on past it and its tools wait at their gates.
  */
-function restoreRun({ step, wait = false, order = null }) {
+function restoreRun({ step, wait = false, order = null, abort = null }) {
   const autoRelease = order ?? state.def.release ?? null;
   if (step === "end") {
-    newRun({ autoRelease, followOrder: true });
+    newRun({ autoRelease, followOrder: true, abortAt: abort });
     state.run.setPace(0);
     state.run.run();
   } else {
-    newRun({ autoRelease, followOrder: true, releaseToTarget: order === null });
+    newRun({ autoRelease, followOrder: true, releaseToTarget: order === null, abortAt: abort });
     state.run.stepTo(step, { wait });
   }
 }

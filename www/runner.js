@@ -91,9 +91,12 @@ export class Run {
    *   shared link): when the order cannot open any of the gates that wait, `stuck` says so; once stepTo's event is
    *   reached the run is the learner's,
    *   releaseToTarget: autoRelease opens gates only on the way to stepTo's event (the script's own order, when a link
-   *   names none): from that event on, every gate waits for the learner}
+   *   names none): from that event on, every gate waits for the learner,
+   *   abortAt: {seq, tools}, an abort by hand made again (a link's abort=): right after event seq, as if the learner
+   *   pressed Abort while the loop was held there; with `tools`, once the loop has gone on past event seq and its
+   *   tools wait at their gates (before any of them is opened)}
    */
-  constructor(api, def, { onUpdate = () => {}, pace = 0, model = null, autoRelease = null, releaseRest = false, replay = null, followOrder = false, releaseToTarget = false } = {}) {
+  constructor(api, def, { onUpdate = () => {}, pace = 0, model = null, autoRelease = null, releaseRest = false, replay = null, followOrder = false, releaseToTarget = false, abortAt = null } = {}) {
     this.api = api;
     this.def = def;
     this.onUpdate = onUpdate;
@@ -106,6 +109,7 @@ export class Run {
     this.releaseRest = releaseRest; // after autoRelease's order, any other gate opens once it waits (a run that must end)
     this.followOrder = followOrder;
     this.releaseToTarget = releaseToTarget;
+    this.abortAt = abortAt;
     this.stuck = null; // {next}: the order's next call id (undefined when it has no more) is not among the gates that wait
     this.stopped = null; // {seq, got}: a replayed loop emitted something that is no event, as event seq
     this.released = []; // call ids in the order their gates were opened (by hand or by autoRelease)
@@ -141,8 +145,9 @@ export class Run {
     const open = unansweredCalls(api, def.messages, def.customRoles).map((c) => c.id);
     this.batch = open.length ? { order: open, results: new Map() } : null;
     this.hold = null; // {seq, resolve} while the loop awaits our onEvent promise
-    // When the signal was aborted: after which event, by whom, the tools running then, how many had been called.
-    this.aborted = null; // {seq, by: "hand" | "scenario", running: ["name(id)"], execs}
+    // When the signal was aborted: after which event, by whom, the tools running then, how many had been called, and
+    // whether the loop had gone on past that event with tools out (`tools`: not held, tools running or at their gates).
+    this.aborted = null; // {seq, by: "hand" | "scenario", running: ["name(id)"], execs, tools}
     this.timer = null;
     this.controller = new AbortController();
     this.disposed = false;
@@ -245,6 +250,7 @@ export class Run {
       };
     }
     if (def.abort === "before-start") this.abortNow("scenario");
+    if (this.abortAt?.seq === 0) this.abortNow("hand");
 
     let promise;
     try {
@@ -352,11 +358,31 @@ export class Run {
   }
 
   /** Abort the signal and remember where: after which event, by whom, and which tools were running then. */
-  abortNow(by) {
+  abortNow(by, { tools } = {}) {
     if (this.controller.signal.aborted) return;
     const running = this.pendingTools.map((x) => callLabel(x.name, x.callId));
-    this.aborted = { seq: this.events.length, by, running, execs: this.execs.length };
+    this.aborted = { seq: this.events.length, by, running, execs: this.execs.length, tools: tools ?? (!this.held && running.length > 0) };
+    this.abortAt = null;
     this.controller.abort();
+  }
+
+  /** abortAt's abort, when its moment has come: right after its event (called as the event is recorded), or, with
+   * `tools`, once the loop went on past it and every tool out waits at its gate. True when it aborted. */
+  abortIfDue() {
+    const at = this.abortAt;
+    if (!at || this.disposed || this.status !== "active" || this.controller.signal.aborted || this.events.length !== at.seq) return false;
+    if (at.tools) {
+      const pending = this.pendingTools;
+      if (this.held || !pending.length || pending.some((x) => x.state !== "gated")) return false;
+    }
+    this.abortNow("hand", { tools: at.tools === true });
+    this.onUpdate();
+    return true;
+  }
+
+  /** abortIfDue one macrotask later: the calls of a parallel batch all start in the same turn. */
+  abortSoon() {
+    if (this.abortAt?.tools) setTimeout(() => this.abortIfDue(), 0);
   }
 
   setPace(ms) {
@@ -392,6 +418,8 @@ export class Run {
         }
         break;
       }
+      // A link's abort while its tools wait comes before any of them is opened.
+      this.abortIfDue();
       this.release(exec);
       await macrotask();
     }
@@ -423,6 +451,8 @@ export class Run {
   onLoopEvent(e) {
     if (this.disposed) return undefined;
     this.record(e);
+    if (this.abortAt && !this.abortAt.tools) this.abortIfDue();
+    else this.abortSoon();
     if (this.target !== null) {
       if (this.events.length < this.target) {
         this.onUpdate();
@@ -449,6 +479,8 @@ export class Run {
 
   /** stepTo's event is in: the run is the learner's from here, in step mode; gates open only in an order a link gave. */
   reachTarget() {
+    // A link's abort happens on its way to its event (at it, at the latest), never after.
+    if (this.abortAt && this.abortAt.seq > this.events.length) this.abortAt = null;
     this.target = null;
     this.mode = "step";
     this.followOrder = false;
@@ -576,6 +608,7 @@ export class Run {
         this.onUpdate();
       });
       this.onUpdate();
+      this.abortSoon();
       this.releaseInOrder();
       await opened;
       exec.release = null;

@@ -1,17 +1,17 @@
 // The page's address as its state, so a learner can send a link to exactly what they see: the scenario, the
 // language, how far the run went (step, and wait=tools when its tools wait there to be released by hand), the order
-// tools were released, a custom script in the hash
+// tools were released, where the learner aborted the run by hand (abort=<n>, or <n>-tools), a custom script in the hash
 // (#script=<base64url of the deflate-raw JSON {def, base, compare?}>, `compare` the fork's comparison), and a learner's
 // loop stepped through (replay=<case id>, #replay=<the same packing of {name, run, failed}>, what the kit recorded and
 // whether it failed the case); a hash is
 // never sent to a server.
 
-const KEYS = ["scenario", "replay", "lang", "step", "wait", "release"];
+const KEYS = ["scenario", "replay", "lang", "step", "wait", "release", "abort"];
 
 /** `href` with the state's parameters set (others, such as embed or panels, kept) and its hash. */
-export function stateUrl(href, { scenario, replay = null, lang, step, wait = null, release, hash }) {
+export function stateUrl(href, { scenario, replay = null, lang, step, wait = null, release, abort = null, hash }) {
   const url = new URL(href);
-  const values = { scenario, replay, lang, step, wait, release: release ? releaseParam(release) : null };
+  const values = { scenario, replay, lang, step, wait, release: release ? releaseParam(release) : null, abort: abort ? abortParam(abort) : null };
   for (const key of KEYS) {
     if (values[key] === null || values[key] === undefined) url.searchParams.delete(key);
     else url.searchParams.set(key, String(values[key]));
@@ -33,6 +33,18 @@ export function readRelease(text) {
     .split(",")
     .filter(Boolean)
     .map((id) => id.replace(/%(2C|25)/gi, (_, code) => (code === "25" ? "%" : ",")));
+}
+
+/** Where the learner aborted the run by hand, as one parameter: `<n>` (held right after event n), `<n>-tools` (the
+ * loop had gone on past event n and its tools were out, waiting at their gates). */
+export function abortParam({ seq, tools = false }) {
+  return `${seq}${tools ? "-tools" : ""}`;
+}
+
+/** An abort parameter read back ({seq, tools}), or null when it is none. */
+export function readAbort(text) {
+  const match = /^(0|[1-9]\d*)(-tools)?$/.exec(text ?? "");
+  return match ? { seq: Number(match[1]), tools: match[2] !== undefined } : null;
 }
 
 async function pipe(bytes, transform) {

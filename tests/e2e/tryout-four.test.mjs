@@ -1,0 +1,158 @@
+// A learner's third tryout of the page, one test per point, each written once and run in Chromium (playwright-core)
+// and in Firefox (firefox-esr through geckodriver) through the shared page API:
+// 1. an abort by hand is part of the address (abort=<n>, or <n>-tools when the tools were out waiting), and a
+//    reload, the language switch and the link make it again at the same place;
+// 2. the why-line and the status name the real cause: a response that was aborted is not a signal aborted, an error
+//    end says which row, and a run with queues or a budget says it checks them;
+// 3. the speed chosen is written to the address;
+// 4. the Chinese page's visible text has no half-width : ; ( next to a Chinese character.
+// Run: node --test tests/e2e/tryout-four.test.mjs   (needs dist/ built; E2E_BROWSERS=chromium or firefox runs one)
+
+import { test, describe } from "node:test";
+import assert from "node:assert/strict";
+import { BROWSERS, browserSuite } from "./browsers.mjs";
+
+const $ = (id) => `[data-testid="${id}"]`;
+
+/** The address's parameters, as an object. */
+const params = (P) => P.evaluate(() => Object.fromEntries(new URLSearchParams(location.search)));
+
+/** The address of the page as it stands, relative to the server (what a learner copies). */
+const addressOf = (P) => P.evaluate(() => location.search + location.hash);
+
+/** Wait until the address's parameter `name` reads `value`. */
+const addressSays = (P, name, value) => P.waitUntil((name, value) => new URLSearchParams(location.search).get(name) === value, name, value);
+
+/** Wait until the run stands after event n, not held, its tools waiting at their gates: exactly `gates` (call ids)
+ * have a Release button. */
+const waitingAt = (P, n, gates) =>
+  P.waitUntil(
+    (n, gates) => {
+      const shown = [...document.querySelectorAll('[data-testid^="release-"]')].map((b) => b.dataset.testid.slice("release-".length)).sort();
+      return (
+        document.querySelector('[data-testid="status"]').dataset.run === "active" &&
+        document.querySelectorAll('[data-testid="timeline"] > li').length === n &&
+        !document.querySelector('[data-testid="timeline"] > li.held') &&
+        JSON.stringify(shown) === JSON.stringify([...gates].sort())
+      );
+    },
+    n,
+    gates,
+  );
+
+/** Wait until the run is held right after event n. */
+const heldAt = (P, n) => P.waitFor(`${$("timeline")} > li.held[data-seq="${n}"]`);
+
+/** Press Step until the run is over. */
+async function stepToEnd(P) {
+  for (;;) {
+    const run = await P.evaluate(() => document.querySelector('[data-testid="status"]').dataset.run);
+    if (run === "done" || run === "failed") return;
+    const seq = await P.evaluate(() => document.querySelectorAll('[data-testid="timeline"] > li').length);
+    await P.tap("step");
+    await P.waitUntil(
+      (seq) => ["done", "failed"].includes(document.querySelector('[data-testid="status"]').dataset.run) || document.querySelector(`[data-testid="timeline"] > li.held[data-seq="${seq + 1}"]`) !== null,
+      seq,
+    );
+  }
+}
+
+/** What the page shows of a run aborted by hand: its reason and steps, the requests made, the marked event. */
+const abortedRun = (P) =>
+  P.evaluate(() => ({
+    reason: document.querySelector('[data-testid="reason"]').textContent,
+    steps: document.querySelector('[data-testid="steps"]').textContent,
+    requests: document.querySelector('[data-testid="requests"]').textContent,
+    marked: [...document.querySelectorAll('[data-testid="timeline"] > li[data-aborted="hand"]')].map((li) => li.dataset.seq),
+  }));
+
+for (const browser of BROWSERS) {
+  describe(browser, () => {
+    const suite = browserSuite(browser);
+    const open = (query, fn, options) => suite.open(query, fn, options);
+
+    test("1a. readme aborted by hand after event 7: abort=7 in the address; the language switch, a reload and the link make it again", () =>
+      open("?scenario=readme&lang=zh&step=7", async (P) => {
+        await heldAt(P, 7);
+        await P.tap("abort");
+        await addressSays(P, "abort", "7");
+        // The language switch right after the abort keeps it, still held at 7.
+        await P.tap("lang-toggle");
+        await P.waitUntil(() => document.documentElement.lang === "en");
+        await heldAt(P, 7);
+        assert.deepEqual((await abortedRun(P)).marked, ["7"]);
+        assert.equal((await params(P)).abort, "7");
+        await stepToEnd(P);
+        const aborted = { reason: "aborted", steps: "1", requests: "1", marked: ["7"] };
+        assert.deepEqual(await abortedRun(P), aborted);
+        await addressSays(P, "step", "end");
+        assert.deepEqual(await params(P), { scenario: "readme", lang: "en", step: "end", abort: "7" });
+        const link = await addressOf(P);
+
+        await P.reload();
+        await P.waitUntil(() => document.body.dataset.ready === "true");
+        await P.waitForDone();
+        assert.deepEqual(await abortedRun(P), aborted);
+        assert.match(await P.text($("status")), /You aborted the run by hand after event 7\./);
+
+        await P.tap("lang-toggle");
+        await P.waitUntil(() => document.documentElement.lang === "zh-CN");
+        await P.waitForDone();
+        assert.deepEqual(await abortedRun(P), aborted);
+        assert.match(await P.text($("timeline")), /你在这里手动取消/);
+
+        await P.open(link);
+        await P.waitForDone();
+        assert.deepEqual(await abortedRun(P), aborted);
+        assert.deepEqual(await params(P), { scenario: "readme", lang: "en", step: "end", abort: "7" });
+      }));
+
+    test("1b. concurrency aborted while its tools wait: abort=9-tools with the releases after it; a reload, the language switch and the link make it again", () =>
+      open("?scenario=concurrency&lang=zh&step=9", async (P) => {
+        await heldAt(P, 9);
+        await P.tap("step");
+        await waitingAt(P, 9, ["slow-call", "fast-call"]);
+        await P.tap("abort");
+        await addressSays(P, "abort", "9-tools");
+        assert.deepEqual(await params(P), { scenario: "concurrency", lang: "zh", step: "9", wait: "tools", abort: "9-tools" });
+        const waiting = await P.text($("status"));
+        assert.match(waiting, /^已在事件 9 之后取消/);
+        // The language switch while they wait: the same abort, the same gates.
+        await P.tap("lang-toggle");
+        await P.waitUntil(() => document.documentElement.lang === "en");
+        await waitingAt(P, 9, ["slow-call", "fast-call"]);
+        assert.match(await P.text($("status")), /^Aborted after event 9\. .*waits for slow\(slow-call\), fast\(fast-call\)/);
+        await P.tap("release-slow-call");
+        await heldAt(P, 10);
+        await P.tap("step");
+        await waitingAt(P, 10, ["fast-call"]);
+        await P.tap("release-fast-call");
+        await heldAt(P, 11);
+        await stepToEnd(P);
+        await addressSays(P, "step", "end");
+        assert.deepEqual(await params(P), { scenario: "concurrency", lang: "en", step: "end", release: "slow-call,fast-call", abort: "9-tools" });
+        const status = await P.text($("status"));
+        assert.match(status, /^Finished: reason = aborted, steps = 1\. You aborted the run by hand after event 9\. slow\(slow-call\), fast\(fast-call\) were already running/);
+        const done = await abortedRun(P);
+        assert.deepEqual(done, { reason: "aborted", steps: "1", requests: "1", marked: ["9"] });
+        const link = await addressOf(P);
+
+        await P.reload();
+        await P.waitUntil(() => document.body.dataset.ready === "true");
+        await P.waitForDone();
+        assert.deepEqual(await abortedRun(P), done);
+        assert.equal(await P.text($("status")), status);
+
+        await P.open(link);
+        await P.waitForDone();
+        assert.deepEqual(await abortedRun(P), done);
+        assert.equal(await P.text($("status")), status);
+        assert.deepEqual(await P.attrs(`${$("timeline")} > li[data-type="tool_end"]`, "data-call-id"), ["slow-call", "fast-call"]);
+
+        // A link to the wait itself: aborted, both gates still the learner's.
+        await P.open("?scenario=concurrency&lang=zh&step=9&wait=tools&abort=9-tools");
+        await waitingAt(P, 9, ["slow-call", "fast-call"]);
+        assert.equal(await P.text($("status")), waiting);
+      }));
+  });
+}
