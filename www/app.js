@@ -330,6 +330,11 @@ function usageSoFar(run, seq) {
   return sum;
 }
 
+/** The queues a run's definition has (SPEC §7): what the loop asks after a batch and after a stop answer. */
+function queuesOf(run) {
+  return { steering: run.def.steering !== undefined, followUp: run.def.followUp !== undefined };
+}
+
 /** What the explanations of part three need: the definition's options, the usage so far, where an entry stands. */
 function partThreeOf(run, rec) {
   return { retry: run.def.retry ?? null, budget: run.def.budget ?? null, compaction: run.def.compaction ?? null, usage: usageSoFar(run, rec.seq), index: rec.entryIndex ?? "?" };
@@ -377,7 +382,7 @@ function explainEvent(run, rec) {
   }
   // The last request maxSteps allows: after its batch the run ends (it does not ask the model again).
   const last = requestsBefore(run) + rec.request >= (run.def.maxSteps ?? 32);
-  const context = { ...batchOf(run, rec), ...partThreeOf(run, rec), last, requestOf: (n) => run.requestOf(n), requestsBefore: requestsBefore(run) };
+  const context = { ...batchOf(run, rec), ...partThreeOf(run, rec), last, requestOf: (n) => run.requestOf(n), requestsBefore: requestsBefore(run), queues: queuesOf(run) };
   const why = whyOf(rec, context);
   return tFirst(why.keys, why.vars);
 }
@@ -484,7 +489,7 @@ function statusText(run) {
         return t("status.abortWaiting", { seq: run.aborted.seq, names: names(run.pendingTools.map((x) => callLabel(x.name, x.callId))) });
       if (run.held && run.mode === "step") {
         const rec = run.events[run.hold.seq - 1];
-        const wait = waitOf(rec, { ...batchOf(run, rec), retry: run.def.retry ?? null, requestsBefore: requestsBefore(run) });
+        const wait = waitOf(rec, { ...batchOf(run, rec), retry: run.def.retry ?? null, requestsBefore: requestsBefore(run), budget: run.def.budget ?? null, queues: queuesOf(run) });
         return t("status.held", { seq: rec.seq, label: views.eventLabel(rec), wait: tFirst(wait.keys, wait.vars) });
       }
       // Between a retry and the next call of the model the loop waits on a timer.

@@ -131,15 +131,24 @@ const plainText = (content) => (Array.isArray(content) ? content.map((b) => b?.t
 /** `name(id)` of a call or a result, as the timeline writes it. */
 export const callLabel = (name, id) => `${name}(${id})`;
 
+/** The queues a run asks at a point, in the order it asks them (`asks`: their getters joined by " → "), or null when
+ * it has none there: after a `stop` answer, the steering queue then the follow-up queue; after a batch, the steering
+ * queue only. `queues` is {steering, followUp}, whether the run's definition has each. */
+function queuesAsked(queues, afterStop) {
+  const names = [queues?.steering ? "getSteeringMessages" : null, afterStop && queues?.followUp ? "getFollowUpMessages" : null].filter(Boolean);
+  return names.length ? names.join(" → ") : null;
+}
+
 /**
  * The explanation of one recorded event: an i18n key and its values. Keys, most specific first:
  * `why.<type>.<sub or reason>`, then `why.<type>`; app.js takes the first that has a text.
  * `context` gives what the event alone does not say: the response of this request, the run's requests, whether the
  * batch runs one call at a time or waits for approval, whether this request is the last maxSteps allows, and part
- * three's options (`retry`, `budget`, `compaction`), the run's usage so far and where a compaction entry stands.
+ * three's options (`retry`, `budget`, `compaction`), the run's usage so far and where a compaction entry stands, and
+ * the queues it has (`queues`: {steering, followUp}).
  * A request is named by its number after the `requestsBefore` requests the run's transcript already holds.
  */
-export function whyOf(rec, { response, requestOf, sequential = false, approval = false, last = false, retry = null, usage = null, budget = null, compaction = null, index = "?", requestsBefore = 0 } = {}) {
+export function whyOf(rec, { response, requestOf, sequential = false, approval = false, last = false, retry = null, usage = null, budget = null, compaction = null, index = "?", requestsBefore = 0, queues = null } = {}) {
   const e = rec.event;
   const row = response ? decisionRow(response) : null;
   const vars = { n: requestsBefore + rec.request, row: row?.id ?? "?" };
@@ -170,8 +179,11 @@ export function whyOf(rec, { response, requestOf, sequential = false, approval =
     }
     case "assistant_message": {
       const variant = approval ? "approval" : sequential ? "sequential" : last ? "last" : budget ? "budget" : null;
-      Object.assign(vars, { total: usage?.totalTokens ?? "?", maxTokens: budget?.maxTokens ?? "–" });
-      return { keys: [variant ? `why.assistant_message.${row?.id}.${variant}` : null, `why.assistant_message.${row?.id}`, "why.assistant_message"].filter(Boolean), vars };
+      // A stop answer is not the end while a queue may still give a message; after a batch the steering queue is asked.
+      const asks = row?.id === "stop" ? queuesAsked(queues, true) : row?.id === "tooluse" ? queuesAsked(queues, false) : null;
+      Object.assign(vars, { total: usage?.totalTokens ?? "?", maxTokens: budget?.maxTokens ?? "–", asks: asks ?? "" });
+      const keys = [variant ? `why.assistant_message.${row?.id}.${variant}` : null, asks ? `why.assistant_message.${row?.id}.queues` : null, `why.assistant_message.${row?.id}`, "why.assistant_message"];
+      return { keys: keys.filter(Boolean), vars };
     }
     case "tool_start":
       return { keys: [sequential ? "why.tool_start.sequential" : "why.tool_start"], vars: { ...vars, call: callLabel(e.call?.name, e.call?.id) } };
@@ -197,18 +209,23 @@ export function whyOf(rec, { response, requestOf, sequential = false, approval =
       return { keys: [`why.queued_message.${e.queue}`, "why.queued_message"], vars: { ...vars, role: e.message?.role, queue: e.queue, text } };
     }
     case "turn_end":
-      return { keys: [`why.turn_end.${e.reason}`, "why.turn_end"], vars: { ...vars, reason: e.reason, steps: e.steps, total: usage?.totalTokens ?? "?", cost: usage?.cost ?? "?", maxTokens: budget?.maxTokens ?? "–", maxCost: budget?.maxCost ?? "–" } };
+      // The row of the last response names the cause when it is the one that ended the run (an aborted response is
+      // not an aborted signal; an error end says which row).
+      return { keys: [row ? `why.turn_end.${e.reason}.${row.id}` : null, `why.turn_end.${e.reason}`, "why.turn_end"].filter(Boolean), vars: { ...vars, reason: e.reason, steps: e.steps, total: usage?.totalTokens ?? "?", cost: usage?.cost ?? "?", maxTokens: budget?.maxTokens ?? "–", maxCost: budget?.maxCost ?? "–" } };
     default:
       return { keys: [`why.${e.type}`, "why.unknown"], vars: { ...vars, type: e.type } };
   }
 }
 
 /** What the loop does once a hold on this event is released: the most specific key that has a text (a request
- * numbered as whyOf numbers it). */
-export function waitOf(rec, { response, sequential = false, approval = false, retry = null, requestsBefore = 0 } = {}) {
+ * numbered as whyOf numbers it). After a batch, the checks the run has (`budget`) and the steering queue it asks
+ * (`queues`) are named; after a stop answer, the queues it asks before it ends. */
+export function waitOf(rec, { response, sequential = false, approval = false, retry = null, requestsBefore = 0, budget = null, queues = null } = {}) {
   const e = rec.event;
   const row = response ? decisionRow(response) : null;
   const sub = e.type === "model_event" ? e.event?.type : undefined;
+  const asks = e.type === "assistant_message" && row?.id === "stop" ? queuesAsked(queues, true) : e.type === "tool_end" ? queuesAsked(queues, false) : null;
+  const checks = e.type === "tool_end" ? [budget ? "budget" : null, asks ? "steering" : null].filter(Boolean).join("-") : "";
   const keys =
     e.type === "model_event"
       ? [sub === "error" && retry ? "wait.model_event.end.retry" : null, sub === "done" || sub === "error" ? "wait.model_event.end" : "wait.model_event"].filter(Boolean)
@@ -216,8 +233,10 @@ export function waitOf(rec, { response, sequential = false, approval = false, re
           approval ? `wait.${e.type}.${row?.id}.approval` : null,
           sequential ? `wait.${e.type}.sequential` : null,
           e.type === "tool_skipped" ? `wait.tool_skipped.${e.result?.details?.reason}` : null,
+          checks ? `wait.tool_end.${checks}` : null,
+          asks && e.type === "assistant_message" ? `wait.assistant_message.${row?.id}.queues` : null,
           `wait.${e.type}.${row?.id}`,
           `wait.${e.type}`,
         ].filter(Boolean);
-  return { keys: [...keys, "wait.unknown"], vars: { row: row?.id ?? "?", n: requestsBefore + (e.type === "compaction" ? rec.request + 1 : rec.request), delayMs: e.delayMs ?? "?" } };
+  return { keys: [...keys, "wait.unknown"], vars: { row: row?.id ?? "?", n: requestsBefore + (e.type === "compaction" ? rec.request + 1 : rec.request), delayMs: e.delayMs ?? "?", asks: asks ?? "" } };
 }

@@ -57,6 +57,16 @@ async function stepToEnd(P) {
   }
 }
 
+/** Press Step until the run is held right after an event of `type` (the first after the one held now): its seq. */
+async function stepUntil(P, type) {
+  for (;;) {
+    const seq = await P.evaluate(() => Number(document.querySelector('[data-testid="timeline"] > li.held')?.dataset.seq ?? 0));
+    await P.tap("step");
+    await heldAt(P, seq + 1);
+    if ((await P.attr(`${$("timeline")} > li[data-seq="${seq + 1}"]`, "data-type")) === type) return seq + 1;
+  }
+}
+
 /** What the page shows of a run aborted by hand: its reason and steps, the requests made, the marked event. */
 const abortedRun = (P) =>
   P.evaluate(() => ({
@@ -154,5 +164,71 @@ for (const browser of BROWSERS) {
         await waitingAt(P, 9, ["slow-call", "fast-call"]);
         assert.equal(await P.text($("status")), waiting);
       }));
+
+    test("2a. an aborted response is not an aborted signal: the why-line names the aborted row, and a real abort still names the signal", async () => {
+      await open("?scenario=aborted&lang=zh&step=end", async (P) => {
+        await P.waitForDone();
+        const why = await P.text($("why"));
+        assert.match(why, /^运行以 aborted 结束：模型的回复本身以 stopReason aborted 结束（决策表的 aborted 行）/);
+        assert.doesNotMatch(why, /检查 signal/);
+      });
+      await open("?scenario=abort-during-tool&lang=en&step=end", async (P) => {
+        await P.waitForDone();
+        assert.match(await P.text($("why")), /^The run is over, aborted: the loop checks the signal before each model request/);
+      });
+    });
+
+    test("2b. an error end says its cause: the row of the last response", async () => {
+      for (const [id, zh, en] of [
+        ["stop-with-calls", /stopReason 是 stop，却带着工具调用（stop-calls 行）/, /stopReason stop yet asks for tools \(row stop-calls\)/],
+        ["tooluse-no-calls", /stopReason 是 toolUse，却没有任何工具调用（tooluse-no-calls 行）/, /stopReason toolUse but asks for no tool \(row tooluse-no-calls\)/],
+        ["repeated-id", /两个调用共用一个 id（tooluse-repeated-id 行）/, /share an id \(row tooluse-repeated-id\)/],
+        ["error", /模型的回复出错了（stopReason 为 error/, /the model's response failed \(stopReason error/],
+      ]) {
+        await open(`?scenario=${id}&lang=zh&step=end`, async (P) => {
+          await P.waitForDone();
+          const why = await P.text($("why"));
+          assert.match(why, zh, id);
+          assert.doesNotMatch(why, /或者模型流失败了/, id);
+          await P.tap("lang-toggle");
+          await P.waitUntil(() => document.documentElement.lang === "en");
+          await P.waitForDone();
+          assert.match(await P.text($("why")), en, id);
+        });
+      }
+      // tooluse-no-calls: held at its response, the status does not speak of calls it does not have.
+      await open("?scenario=tooluse-no-calls&lang=zh", async (P) => {
+        await stepUntil(P, "assistant_message");
+        const status = await P.text($("status"));
+        assert.match(status, /tooluse-no-calls 行/);
+        assert.doesNotMatch(status, /如有调用/);
+      });
+    });
+
+    test("2c. a run with queues or a budget: the status and why-line say the loop asks the queues (or checks the budget) before it ends or asks again", async () => {
+      await open("?scenario=follow-up&lang=zh&step=4", async (P) => {
+        await heldAt(P, 4);
+        assert.equal(await P.attr(`${$("timeline")} > li[data-seq="4"]`, "data-type"), "assistant_message");
+        const status = await P.text($("status"));
+        assert.match(status, /loop 先询问 getFollowUpMessages：有消息就追加并再次请求模型，都没有才结束运行（stop 行）/);
+        assert.match(await P.text($("why")), /结束之前先询问 getFollowUpMessages/);
+        await P.tap("step");
+        await heldAt(P, 5);
+        assert.equal(await P.attr(`${$("timeline")} > li[data-seq="5"]`, "data-type"), "queued_message");
+      });
+      for (const [id, zh, en] of [
+        ["steering", /先询问 getSteeringMessages（steering 队列）/, /it asks getSteeringMessages \(the steering queue\)/],
+        ["budget", /依次检查 signal、budget 和 maxSteps/, /checks the signal, the budget and maxSteps, in that order/],
+      ]) {
+        await open(`?scenario=${id}&lang=zh`, async (P) => {
+          const seq = await stepUntil(P, "tool_end");
+          assert.match(await P.text($("status")), zh, id);
+          await P.tap("lang-toggle");
+          await P.waitUntil(() => document.documentElement.lang === "en");
+          await heldAt(P, seq);
+          assert.match(await P.text($("status")), en, id);
+        });
+      }
+    });
   });
 }
