@@ -605,6 +605,8 @@ function syncUrl() {
     scenario: replay || state.scenarioId === "custom" ? null : state.scenarioId,
     replay: replay ? replay.id : null,
     lang: getLang(),
+    // The speed chosen, when it is not the normal one (a link opens at the speed its sender chose).
+    speed: state.speed === "normal" ? null : state.speed,
     step: point.step,
     wait: point.wait ? "tools" : null,
     release: !replay && run?.released.length ? run.released : null,
@@ -1248,8 +1250,9 @@ function wire() {
   for (const name of Object.keys(actions)) $(name).addEventListener("click", actions[name]);
   $("speed").value = state.speed;
   $("speed").addEventListener("change", (ev) => {
-    state.speed = ev.target.value;
+    state.speed = Object.hasOwn(SPEEDS, ev.target.value) ? ev.target.value : "normal";
     state.run?.setPace(SPEEDS[state.speed]);
+    syncUrl();
   });
 
   $("editor").addEventListener("input", () => readEditor());

@@ -1,17 +1,17 @@
 // The page's address as its state, so a learner can send a link to exactly what they see: the scenario, the
-// language, how far the run went (step, and wait=tools when its tools wait there to be released by hand), the order
+// language, the speed (when not the normal one), how far the run went (step, and wait=tools when its tools wait there to be released by hand), the order
 // tools were released, where the learner aborted the run by hand (abort=<n>, or <n>-tools), a custom script in the hash
 // (#script=<base64url of the deflate-raw JSON {def, base, compare?}>, `compare` the fork's comparison), and a learner's
 // loop stepped through (replay=<case id>, #replay=<the same packing of {name, run, failed}>, what the kit recorded and
 // whether it failed the case); a hash is
 // never sent to a server.
 
-const KEYS = ["scenario", "replay", "lang", "step", "wait", "release", "abort"];
+const KEYS = ["scenario", "replay", "lang", "speed", "step", "wait", "release", "abort"];
 
 /** `href` with the state's parameters set (others, such as embed or panels, kept) and its hash. */
-export function stateUrl(href, { scenario, replay = null, lang, step, wait = null, release, abort = null, hash }) {
+export function stateUrl(href, { scenario, replay = null, lang, speed = null, step, wait = null, release, abort = null, hash }) {
   const url = new URL(href);
-  const values = { scenario, replay, lang, step, wait, release: release ? releaseParam(release) : null, abort: abort ? abortParam(abort) : null };
+  const values = { scenario, replay, lang, speed, step, wait, release: release ? releaseParam(release) : null, abort: abort ? abortParam(abort) : null };
   for (const key of KEYS) {
     if (values[key] === null || values[key] === undefined) url.searchParams.delete(key);
     else url.searchParams.set(key, String(values[key]));

@@ -230,5 +230,28 @@ for (const browser of BROWSERS) {
         });
       }
     });
+
+    test("3. the speed chosen is written to the address, and a reload or the link opens at it", () =>
+      open("?scenario=readme&lang=zh", async (P) => {
+        assert.equal((await params(P)).speed, undefined, "normal is the default, left out");
+        await P.select($("speed"), "slow");
+        await addressSays(P, "speed", "slow");
+        await P.select($("speed"), "instant");
+        await addressSays(P, "speed", "instant");
+        const link = await addressOf(P);
+        await P.reload();
+        await P.waitUntil(() => document.body.dataset.ready === "true");
+        assert.equal(await P.evaluate(() => document.querySelector('[data-testid="speed"]').value), "instant");
+        assert.equal((await params(P)).speed, "instant");
+        await P.select($("speed"), "normal");
+        await P.waitUntil(() => !new URLSearchParams(location.search).has("speed"));
+        await P.open(link);
+        assert.equal(await P.evaluate(() => document.querySelector('[data-testid="speed"]').value), "instant");
+        // The speed stays in the address as the run goes on.
+        await P.tap("run");
+        await P.waitForDone();
+        await addressSays(P, "step", "end");
+        assert.deepEqual(await params(P), { scenario: "readme", lang: "zh", speed: "instant", step: "end" });
+      }));
   });
 }
