@@ -542,7 +542,7 @@ function renderCounters(run) {
   const step = checked ? null : from ? from.step : isPartTwo(run.def) ? "two" : null;
   $("chapter-step").hidden = step === null;
   $("chapter-step").dataset.step = step ?? "";
-  $("chapter-step").textContent = step === null ? "" : `${t("step.label")} ${t(`step.${step}`)}`;
+  $("chapter-step").textContent = step === null ? "" : t("step.line", { step: t(`step.${step}`) });
   $("expected").textContent = checked || !scenario ? "–" : byHand ? t("expected.abortedByHand", { seq: run.aborted.seq }) : t("expected.line", scenario.expect);
   $("expected").dataset.state = byHand && !checked ? "aborted-by-hand" : "";
   $("requests").textContent = String(run.requests);
@@ -1278,7 +1278,7 @@ function wire() {
     // A paused transcript's responses count toward maxSteps: the run that finishes its batch goes on from them.
     const imported = continueFrom(messages);
     $("check-error").textContent = imported.errors
-      ? t("check.notImported", { error: imported.errors.join("; ") })
+      ? t("check.notImported", { error: imported.errors.join(t("sep.list")) })
       : t("check.imported", { n: messages.length, a: imported.a, next: imported.next, title: imported.title });
   });
   $("check-file").addEventListener("change", async (ev) => {

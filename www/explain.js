@@ -128,6 +128,10 @@ export function decisionRow(message) {
 /** The text of a message's content (a string, or its blocks' text run together), for an explanation. */
 const plainText = (content) => (Array.isArray(content) ? content.map((b) => b?.text ?? "").join("") : String(content ?? ""));
 
+/** A message's text as a why-line quotes it inside a sentence of its own: its closing full stop left out (the
+ * sentence has one). */
+const quoted = (content) => plainText(content).replace(/[。.]+$/u, "");
+
 /** `name(id)` of a call or a result, as the timeline writes it. */
 export const callLabel = (name, id) => `${name}(${id})`;
 
@@ -151,7 +155,7 @@ function queuesAsked(queues, afterStop) {
 export function whyOf(rec, { response, requestOf, sequential = false, approval = false, last = false, retry = null, usage = null, budget = null, compaction = null, index = "?", requestsBefore = 0, queues = null } = {}) {
   const e = rec.event;
   const row = response ? decisionRow(response) : null;
-  const vars = { n: requestsBefore + rec.request, row: row?.id ?? "?" };
+  const vars = { n: requestsBefore + rec.request, row: row?.id ?? "?", calls: response ? toolCalls(response).length : 0 };
   switch (e.type) {
     case "model_event": {
       const m = e.event ?? {};
@@ -201,11 +205,11 @@ export function whyOf(rec, { response, requestOf, sequential = false, approval =
     case "tool_skipped": {
       const reason = e.result?.details?.reason;
       const call = callLabel(e.result?.toolName, e.result?.toolCallId);
-      const text = plainText(e.result?.content);
+      const text = quoted(e.result?.content);
       return { keys: [`why.tool_skipped.${reason}`, "why.tool_skipped"], vars: { ...vars, call, id: e.result?.toolCallId, reason, text } };
     }
     case "queued_message": {
-      const text = plainText(e.message?.content);
+      const text = quoted(e.message?.content);
       return { keys: [`why.queued_message.${e.queue}`, "why.queued_message"], vars: { ...vars, role: e.message?.role, queue: e.queue, text } };
     }
     case "turn_end":

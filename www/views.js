@@ -299,7 +299,7 @@ export function renderTranscript(list, messages, keys, { highlight, selected, pr
     }
     for (const p of problems.filter((p) => p.index === i)) {
       const waiting = inProgress.has(`${p.index}:${p.toolCallId}`);
-      badges.push(h("span", { class: `badge ${waiting ? "pending" : "problem"}`, "data-kind": p.kind, "data-call-id": p.toolCallId, "data-state": waiting ? (paused ? "paused" : "in-progress") : undefined }, waitingText(p.toolCallId, waiting, paused) ?? `${t(`kind.${p.kind}`)}: ${p.toolCallId}`));
+      badges.push(h("span", { class: `badge ${waiting ? "pending" : "problem"}`, "data-kind": p.kind, "data-call-id": p.toolCallId, "data-state": waiting ? (paused ? "paused" : "in-progress") : undefined }, waitingText(p.toolCallId, waiting, paused) ?? `${t(`kind.${p.kind}`)}${t("sep.colon")}${p.toolCallId}`));
     }
     const item = h(
       "li",
@@ -407,7 +407,7 @@ export function renderPairing(list, rows, { execs, live, paused = null, inProgre
       state = r.details?.skipped ? "skipped" : r.isError ? "error" : "paired";
       label = [t("pairing.paired", { index: row.resultIndex })];
       if (r.details?.skipped) label.push(t("pairing.skipped", { reason: t(`skip.${r.details.reason}`) }));
-      else if (r.isError) label.push(`${t("pairing.error")}: ${short(contentText(r.content), 60)}`);
+      else if (r.isError) label.push(`${t("pairing.error")}${t("sep.colon")}${short(contentText(r.content), 60)}`);
       else label.push(short(contentText(r.content), 60));
     } else {
       const exec = pending && live ? [...execs].reverse().find((x) => x.callId === row.callId) : undefined;
@@ -448,7 +448,7 @@ export function renderFindings(box, validation, { inProgress = new Set(), paused
     return;
   }
   if (validation.error) {
-    box.replaceChildren(h("p", { class: "bad" }, `${t("findings")}: ${validation.error}`));
+    box.replaceChildren(h("p", { class: "bad" }, `${t("findings")}${t("sep.colon")}${validation.error}`));
     return;
   }
   const pending = (p) => inProgress.has(`${p.index}:${p.toolCallId}`);
@@ -631,7 +631,7 @@ export function renderWaterfall(box, rows, { tokensOf, tokensText, budget = null
   };
   let running = 0;
   const items = rows.map((r) => {
-    const time = `${ms(r.start)} → ${r.open ? t("waterfall.running") : ms(r.end)} (${ms(r.end - r.start)})`;
+    const time = r.open ? `${ms(r.start)} → ${t("waterfall.runningFor", { ms: ms(r.end - r.start) })}` : `${ms(r.start)} → ${ms(r.end)} (${ms(r.end - r.start)})`;
     if (r.kind === "request") {
       const tokens = tokensOf({ usage: r.usage });
       if (tokens?.totalTokens !== undefined) running += tokens.totalTokens;

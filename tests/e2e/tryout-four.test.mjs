@@ -57,6 +57,18 @@ async function stepToEnd(P) {
   }
 }
 
+/** Half-width : ; ( next to a Chinese character, a space after full-width punctuation before one, and a quote's
+ * full stop doubled: what Chinese text must not show (code such as `runAgentLoop(options) 的` is not matched). */
+const HALF_WIDTH = /\p{Script=Han}[:;(]|[:;(]\p{Script=Han}|\p{Script=Han} [(:;]|[：；，。] (?=\p{Script=Han})|） (?=\p{Script=Han})|[。.]”[。.]/u;
+
+/** The lines of the page's visible text (every panel opened) that break HALF_WIDTH. */
+const badLines = (P, re) =>
+  P.evaluate((source) => {
+    for (const d of document.querySelectorAll("details")) d.open = true;
+    const re = new RegExp(source, "u");
+    return document.body.innerText.split("\n").filter((line) => re.test(line));
+  }, re.source);
+
 /** Press Step until the run is held right after an event of `type` (the first after the one held now): its seq. */
 async function stepUntil(P, type) {
   for (;;) {
@@ -253,5 +265,48 @@ for (const browser of BROWSERS) {
         await addressSays(P, "step", "end");
         assert.deepEqual(await params(P), { scenario: "readme", lang: "zh", speed: "instant", step: "end" });
       }));
+
+    test("4. the Chinese page's visible text: full-width punctuation next to Chinese, no stray spaces, no doubled full stops", async () => {
+      const checks = [
+        ["?scenario=readme&lang=zh&step=end", null],
+        ["?scenario=executor-rejects&lang=zh&step=end", null],
+        ["?scenario=concurrency&lang=zh&step=9&wait=tools", null],
+        ["?scenario=timeout&lang=zh&step=end", null],
+        ["?scenario=approval&lang=zh&step=end", null],
+        ["?scenario=steering&lang=zh&step=end", "queued_message"],
+        ["?scenario=blocked&lang=zh&step=end", "tool_skipped"],
+        ["?scenario=stop-with-calls&lang=zh&step=end", null],
+      ];
+      for (const [query, pick] of checks) {
+        await open(query, async (P) => {
+          await P.waitUntil(() => {
+            const run = document.querySelector('[data-testid="status"]').dataset.run;
+            return run === "done" || document.querySelector('[data-testid="timeline"] > li') !== null;
+          });
+          if (query.includes("step=end")) await P.waitForDone();
+          if (query.includes("wait=tools")) await P.waitFor('[data-testid^="release-"]');
+          if (pick) await P.click(`${$("timeline")} > li[data-type="${pick}"]`);
+          assert.deepEqual(await badLines(P, HALF_WIDTH), [], query);
+        });
+      }
+      // A pasted transcript with a call left unanswered, checked; then refused as an input, every problem named.
+      await open("?scenario=readme&lang=zh", async (P) => {
+        const messages = [
+          { role: "user", content: "读取 README.md。", timestamp: 1 },
+          { role: "assistant", content: [{ type: "toolCall", id: "a", name: "read", arguments: {} }, { type: "toolCall", id: "a", name: "read", arguments: {} }], stopReason: "toolUse", timestamp: 2 },
+          { role: "toolResult", toolCallId: "b", toolName: "read", content: [{ type: "text", text: "?" }], isError: true, timestamp: 3 },
+        ];
+        await P.evaluate(() => (document.querySelector('details[data-panel="check"]').open = true));
+        await P.fill($("check-input"), JSON.stringify(messages));
+        await P.tap("check-button");
+        await P.waitFor(`${$("status")}[data-run="checked"]`);
+        assert.deepEqual(await badLines(P, HALF_WIDTH), [], "the checked transcript");
+        await P.tap("import-button");
+        await P.waitUntil(() => document.querySelector('[data-testid="check-error"]').textContent.startsWith("没有导入"));
+        const refusal = await P.text($("check-error"));
+        assert.doesNotMatch(refusal, /; /);
+        assert.deepEqual(await badLines(P, HALF_WIDTH), [], "the refusal");
+      });
+    });
   });
 }

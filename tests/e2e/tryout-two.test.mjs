@@ -209,7 +209,7 @@ for (const browser of BROWSERS) {
         await P.waitForDone();
         await named();
         await P.tap("lang-toggle");
-        await P.waitUntil(() => document.querySelector('[data-testid="scenario-select"]').selectedOptions[0].textContent === "批准：运行暂停，决定后继续（needsApproval）（按你的决定继续）");
+        await P.waitUntil(() => document.querySelector('[data-testid="scenario-select"]').selectedOptions[0].textContent === "“批准：运行暂停，决定后继续（needsApproval）”（按你的决定继续）");
       }));
 
     test("4. a resumed run numbers its request after the paused run's, as steps counts it, in every view", () =>
@@ -228,7 +228,7 @@ for (const browser of BROWSERS) {
         assert.match(await P.text($("why")), /^Model request 2 begins: /);
         await P.tap("lang-toggle");
         await P.waitUntil(() => document.querySelector('[data-testid="timeline"] .request-label')?.textContent === "模型请求 2");
-        assert.match(await P.text($("requests-before")), /之前已有 1 次，所以编号从 2 开始/);
+        assert.match(await P.text($("requests-before")), /已有 1 次请求，所以本次从请求 2 开始编号/);
       }));
 
     test("4. a fork keeps the scenario's name: the fork of it, and which response was edited; so does its link", () =>
