@@ -20,7 +20,7 @@ test("request inspector: Model request 2 of the README round trip is exactly wha
     // Held on the start of request 2, the inspector opens that request by itself.
     await stepTo(page, 9);
     assert.equal(await page.getAttribute('[data-testid="request-inspector"]', "data-request"), "2");
-    assert.match(await text(page, "why"), /Model request 2 begins: the loop called model\.stream\(\) with the system prompt, 3 message\(s\) and 1 tool definition\(s\)/);
+    assert.match(await text(page, "why"), /Model request 2 begins: the loop called model\.stream\(\) with the system prompt, 3 messages and 1 tool definition/);
 
     await page.click('[data-testid="run"]');
     await waitForDone(page);
@@ -228,7 +228,7 @@ test("continue from an imported transcript: the loop starts from it and the tran
     await page.click('summary:has-text("Check a transcript")');
     await page.fill('[data-testid="check-input"]', JSON.stringify(input));
     await page.click('[data-testid="import-button"]');
-    assert.match(await text(page, "check-error"), /Imported 3 messages holding 1 model response\(s\): .*response 2 of the script/);
+    assert.match(await text(page, "check-error"), /Imported 3 messages holding 1 model response: .*response 2 of the script/);
     await runToEnd(page);
     assert.equal(await text(page, "reason"), "stop");
     assert.equal(await text(page, "requests"), "1", "one request: the script's second response");

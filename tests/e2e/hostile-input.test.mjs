@@ -206,7 +206,7 @@ test("importing a custom script's transcript keeps its custom roles, tools and s
     // Up to the tool's result: the script's second response answers the next request.
     await page.fill($("check-input"), lines.slice(0, 4).join("\n"));
     await page.click($("import-button"));
-    assert.match(await text(page, "check-error"), /^Imported 4 messages holding 1 model response\(s\): .*goes on with response 2 of the script of “Edited script”/);
+    assert.match(await text(page, "check-error"), /^Imported 4 messages holding 1 model response: .*goes on with response 2 of the script of “Edited script”/);
     const edited = JSON.parse(await page.inputValue($("editor")));
     assert.deepEqual(edited.customRoles, ["note"]);
     await page.click($("run"));

@@ -190,10 +190,10 @@ test("the request inspector shows what the model received against the transcript
     assert.match(await page.textContent(`${inspector} .request-messages`), /Now read CHANGELOG\.md/);
     assert.deepEqual(await attrs(page, '[data-testid="request-left-out"] > li', "data-index"), ["0", "1", "2", "3"]);
     assert.deepEqual(await attrs(page, '[data-testid="request-left-out"] > li', "data-reason"), ["prepareRequest", "prepareRequest", "prepareRequest", "prepareRequest"]);
-    assert.match(await page.textContent(inspector), /left out of this request: 4 of the transcript's 5 message\(s\)/);
+    assert.match(await page.textContent(inspector), /left out of this request: 4 of the transcript's 5 messages/);
     await page.click('[data-testid="inspector"] button[data-request="2"]');
     assert.deepEqual(await attrs(page, `${inspector} .request-messages > [data-role]`, "data-role"), ["user", "assistant", "toolResult"]);
-    assert.match(await page.textContent(inspector), /left out of this request: 4 of the transcript's 7 message\(s\)/);
+    assert.match(await page.textContent(inspector), /left out of this request: 4 of the transcript's 7 messages/);
     await screenshot(page, "part2-prepare-request-1280x720");
   });
   await withPage("?scenario=notification&lang=en&speed=instant", async (page) => {
@@ -242,7 +242,7 @@ test("approvals: pause, export the JSON Lines, reload, import them, approve one 
     await page.click('[data-testid="run"]');
     await waitForDone(page);
     assert.equal(await text(page, "reason"), "paused");
-    assert.match(await text(page, "status"), /^Finished: reason = paused, steps = 1\. 2 call\(s\) wait for a decision/);
+    assert.match(await text(page, "status"), /^Finished: reason = paused, steps = 1\. 2 calls wait for a decision/);
     assert.deepEqual(await loopEvents(page), ["assistant_message", "turn_end"], "nothing of the batch ran");
     assert.deepEqual(await attrs(page, '[data-testid="approvals-list"] > li', "data-call-id"), ["call-1", "call-2", "call-3"]);
     assert.deepEqual(await attrs(page, '[data-testid="approvals-list"] > li', "data-needs-approval"), ["true", "true", "false"]);

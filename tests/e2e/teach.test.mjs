@@ -497,7 +497,7 @@ for (const browser of BROWSERS) {
       await open("?scenario=readme&lang=en&speed=instant", async (P) => {
         await runEdited(P, readmeWithUsage());
         assert.deepEqual(await P.attrs(`${$("waterfall")} > li[data-request]`, "data-tokens"), ["42", "68"]);
-        assert.match(await P.text($("tokens-total")), /110 tokens in all \(2 request\(s\) with usage\)/);
+        assert.match(await P.text($("tokens-total")), /110 tokens in all \(2 requests with usage\)/);
       });
     });
 
