@@ -128,8 +128,8 @@ export function decisionRow(message) {
 /** The text of a message's content (a string, or its blocks' text run together), for an explanation. */
 const plainText = (content) => (Array.isArray(content) ? content.map((b) => b?.text ?? "").join("") : String(content ?? ""));
 
-/** A message's text as a why-line quotes it inside a sentence of its own: its closing full stop left out (the
- * sentence has one). */
+/** A message's text as a Chinese why-line quotes it inside a sentence of its own (`quote`): its closing full stop
+ * left out, since the sentence has one after the quote (“…。”。 is doubled). */
 const quoted = (content) => plainText(content).replace(/[。.]+$/u, "");
 
 /** `name(id)` of a call or a result, as the timeline writes it. */
@@ -205,12 +205,12 @@ export function whyOf(rec, { response, requestOf, sequential = false, approval =
     case "tool_skipped": {
       const reason = e.result?.details?.reason;
       const call = callLabel(e.result?.toolName, e.result?.toolCallId);
-      const text = quoted(e.result?.content);
-      return { keys: [`why.tool_skipped.${reason}`, "why.tool_skipped"], vars: { ...vars, call, id: e.result?.toolCallId, reason, text } };
+      const text = plainText(e.result?.content);
+      return { keys: [`why.tool_skipped.${reason}`, "why.tool_skipped"], vars: { ...vars, call, id: e.result?.toolCallId, reason, text, quote: quoted(e.result?.content) } };
     }
     case "queued_message": {
-      const text = quoted(e.message?.content);
-      return { keys: [`why.queued_message.${e.queue}`, "why.queued_message"], vars: { ...vars, role: e.message?.role, queue: e.queue, text } };
+      const text = plainText(e.message?.content);
+      return { keys: [`why.queued_message.${e.queue}`, "why.queued_message"], vars: { ...vars, role: e.message?.role, queue: e.queue, text, quote: quoted(e.message?.content) } };
     }
     case "turn_end":
       // The row of the last response names the cause when it is the one that ended the run (an aborted response is
