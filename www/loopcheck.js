@@ -156,7 +156,7 @@ export function renderKitReport(box, reports, { onStep }) {
       "li",
       { "data-case": r.id, "data-pass": "false", "data-optional": String(r.optional === true), "data-rule": r.rule?.id },
       head,
-      h("p", { class: "kit-rule", "data-testid": "kit-rule", "data-step": r.rule?.step ?? "" }, h("strong", {}, r.optional ? t("kit.ruleOptional") : t("kit.rule")), " ", ruleText(r.rule, lang), r.rule?.step && r.rule.step !== r.step ? ` (${stepName(r.rule.step, lang)})` : ""),
+      h("p", { class: "kit-rule", "data-testid": "kit-rule", "data-step": r.rule?.step ?? "" }, h("strong", {}, r.optional ? t("kit.ruleOptional") : t("kit.rule")), lang === "zh" ? "" : " ", ruleText(r.rule, lang), r.rule?.step && r.rule.step !== r.step ? (lang === "zh" ? `（${stepName(r.rule.step, lang)}）` : ` (${stepName(r.rule.step, lang)})`) : ""),
       h("p", { class: "kit-links" }, link, " · ", step),
       h("details", { class: "kit-evidence" }, h("summary", {}, t("kit.evidence", { n: evidence.length })), h("ul", {}, ...evidence), ...details),
     );
@@ -174,9 +174,11 @@ export function summaryText(result) {
   if (!optionalFailed.length) return line;
   const ids = optionalFailed.join(", ");
   const note = requiredFailed.length ? t("kit.optionalNoteFailing", { ids, required: requiredFailed.join(", ") }) : t("kit.optionalNote", { ids });
-  // Chinese sentences follow each other without a space.
-  return `${line}${getLang() === "zh" ? "" : " "}${note}`;
+  return `${line}${gap()}${note}`;
 }
+
+/** What goes between two sentences, or after a label: nothing in Chinese (full-width punctuation ends them), a space in English. */
+const gap = () => (getLang() === "zh" ? "" : " ");
 
 /** Reads the picked files as {path, text}: a folder's files keep their paths inside it. */
 async function readPicked(list) {
@@ -238,7 +240,7 @@ export function wireLoopCheck({ onStep = () => {} } = {}) {
     last = { reports: result.reports, name, result };
     show(result.reports, name);
     status.dataset.state = result.failed ? "failed" : "passed";
-    status.textContent = `${t("loop.done", { name })} ${summaryText(result)}`;
+    status.textContent = `${t("loop.done", { name })}${gap()}${summaryText(result)}`;
     // Not a live region (the page has one, the run's status): the outcome takes the focus instead.
     status.focus();
   });
@@ -247,7 +249,7 @@ export function wireLoopCheck({ onStep = () => {} } = {}) {
     relabel() {
       if (!last) return;
       show(last.reports, last.name);
-      status.textContent = `${t("loop.done", { name: last.name })} ${summaryText(last.result)}`;
+      status.textContent = `${t("loop.done", { name: last.name })}${gap()}${summaryText(last.result)}`;
     },
   };
 }

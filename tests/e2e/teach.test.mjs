@@ -244,7 +244,7 @@ for (const browser of BROWSERS) {
         // The rule comes first, before any evidence, in the page's language and tied to the chapter's step.
         const order = await P.evaluate((sel) => [...document.querySelector(sel).children].map((n) => n.dataset.testid ?? n.className), item);
         assert.deepEqual(order, ["kit-head", "kit-rule", "kit-links", "kit-evidence"]);
-        assert.match(await P.text(`${item} ${$("kit-rule")}`), /^违反的规则： stopReason 为 length 的回复里的调用一个都不得执行/);
+        assert.match(await P.text(`${item} ${$("kit-rule")}`), /^违反的规则：stopReason 为 length 的回复里的调用一个都不得执行/);
         assert.match(await P.text(`${item} .kit-head`), /第三步：给不会执行的调用也配对/);
         assert.equal(await P.attr(`${item} ${$("kit-rule")}`, "data-step"), "3");
         const href = await P.attr(`${item} a${$("kit-scenario")}`, "href");
