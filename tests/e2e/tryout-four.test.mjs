@@ -11,37 +11,10 @@
 import { test, describe } from "node:test";
 import assert from "node:assert/strict";
 import { BROWSERS, browserSuite } from "./browsers.mjs";
-
-const $ = (id) => `[data-testid="${id}"]`;
-
-/** The address's parameters, as an object. */
-const params = (P) => P.evaluate(() => Object.fromEntries(new URLSearchParams(location.search)));
-
-/** The address of the page as it stands, relative to the server (what a learner copies). */
-const addressOf = (P) => P.evaluate(() => location.search + location.hash);
+import { $, addressOf, heldAt, params, waitingAt } from "./page-waits.mjs";
 
 /** Wait until the address's parameter `name` reads `value`. */
 const addressSays = (P, name, value) => P.waitUntil((name, value) => new URLSearchParams(location.search).get(name) === value, name, value);
-
-/** Wait until the run stands after event n, not held, its tools waiting at their gates: exactly `gates` (call ids)
- * have a Release button. */
-const waitingAt = (P, n, gates) =>
-  P.waitUntil(
-    (n, gates) => {
-      const shown = [...document.querySelectorAll('[data-testid^="release-"]')].map((b) => b.dataset.testid.slice("release-".length)).sort();
-      return (
-        document.querySelector('[data-testid="status"]').dataset.run === "active" &&
-        document.querySelectorAll('[data-testid="timeline"] > li').length === n &&
-        !document.querySelector('[data-testid="timeline"] > li.held') &&
-        JSON.stringify(shown) === JSON.stringify([...gates].sort())
-      );
-    },
-    n,
-    gates,
-  );
-
-/** Wait until the run is held right after event n. */
-const heldAt = (P, n) => P.waitFor(`${$("timeline")} > li.held[data-seq="${n}"]`);
 
 /** Press Step until the run is over. */
 async function stepToEnd(P) {

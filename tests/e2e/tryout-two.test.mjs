@@ -22,39 +22,13 @@ import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { BROWSERS, browserSuite } from "./browsers.mjs";
+import { $, addressOf, heldAt, params, waitingAt } from "./page-waits.mjs";
 
 const ROOT = path.join(path.dirname(fileURLToPath(import.meta.url)), "..", "..");
 const REFERENCE = fs.readFileSync(path.join(ROOT, "tests", "conformance", "reference-loop.mjs"), "utf8");
-const $ = (id) => `[data-testid="${id}"]`;
 
 /** The reference loop (written from chapter 07) with some of its bugs switched on, as a module's text. */
 const loopWith = (bugs) => REFERENCE.replace("export const runAgentLoop = createLoop();", `export const runAgentLoop = createLoop(${JSON.stringify(bugs)});`);
-
-/** The address's parameters, as an object. */
-const params = (P) => P.evaluate(() => Object.fromEntries(new URLSearchParams(location.search)));
-
-/** The address of the page as it stands, relative to the server (what a learner copies). */
-const addressOf = (P) => P.evaluate(() => location.search + location.hash);
-
-/** Wait until the run stands after event n, not held, its tools waiting at their gates: exactly `gates` (call ids)
- * have a Release button. */
-const waitingAt = (P, n, gates) =>
-  P.waitUntil(
-    (n, gates) => {
-      const shown = [...document.querySelectorAll('[data-testid^="release-"]')].map((b) => b.dataset.testid.slice("release-".length)).sort();
-      return (
-        document.querySelector('[data-testid="status"]').dataset.run === "active" &&
-        document.querySelectorAll('[data-testid="timeline"] > li').length === n &&
-        !document.querySelector('[data-testid="timeline"] > li.held') &&
-        JSON.stringify(shown) === JSON.stringify([...gates].sort())
-      );
-    },
-    n,
-    gates,
-  );
-
-/** Wait until the run is held right after event n. */
-const heldAt = (P, n) => P.waitFor(`${$("timeline")} > li.held[data-seq="${n}"]`);
 
 /** The call ids of the tool_end events so far, in order. */
 const toolEnds = (P) => P.attrs(`${$("timeline")} > li[data-type="tool_end"]`, "data-call-id");
